@@ -1,0 +1,41 @@
+# Every target creates or reuses .venv itself; nothing needs to be installed by hand.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint format bench golden clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $@
+
+demo: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
+
+test: lint
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/ruff format --check src tests benchmarks scripts
+	$(BIN)/mypy
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix src tests benchmarks scripts
+	$(BIN)/ruff format src tests benchmarks scripts
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_matrix_expand.py
+
+# Regenerate the golden expansions after an intended matrix change; review the diff.
+golden: $(STAMP)
+	for r in 2.6 2.7 2.8 2.9; do \
+	  $(BIN)/relforge matrix list matrix/pytorch.yaml --release $$r --format json \
+	    > tests/golden/pytorch-$$r.json || exit 1; done
+	$(BIN)/relforge matrix list matrix/example.yaml --release 1.0 --format json \
+	  > tests/golden/example-1.0.json
+
+clean:
+	rm -rf $(VENV) .relforge .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,3 @@
+from relforge.cli import main
+
+main()

@@ -1,0 +1,315 @@
+"""`relforge matrix …`: list, explain, diff, docs, lint and check a build matrix."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import click
+
+from relforge.cli.output import append_step_summary, console, print_json
+from relforge.errors import NothingToDoError, UsageError, ValidationFailed
+from relforge.matrix.cell import Cell
+from relforge.matrix.expand import expand_cells
+from relforge.matrix.load import load_matrix
+from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix
+from relforge.matrix.selector import Selector, parse_selector
+
+_FILE_HELP = "Matrix file, or REV:PATH for the file at a git revision."
+
+
+def parse_selectors(values: tuple[str, ...]) -> list[Selector]:
+    selectors = []
+    for value in values:
+        try:
+            selectors.append(parse_selector(value))
+        except ValueError as exc:
+            raise UsageError(
+                str(exc),
+                key=f"--select {value!r}",
+                hint="e.g. --select 'os=linux,accelerator=cuda,python>=3.12' "
+                "or an id glob like 'wheel-*-cu128'",
+            ) from None
+    return selectors
+
+
+def _parse_date(value: str | None) -> datetime.date | None:
+    if value is None:
+        return None
+    try:
+        return datetime.date.fromisoformat(value)
+    except ValueError:
+        raise UsageError(f"{value!r} is not a date like 2025-10-15", key="--date") from None
+
+
+@click.group()
+def matrix() -> None:
+    """Load, expand, explain, compare and document a build matrix."""
+
+
+@matrix.command("list")
+@click.argument("file", metavar="FILE")
+@click.option("--release", "-r", required=True, help="Release X.Y to expand.")
+@click.option(
+    "--channel",
+    type=click.Choice(CHANNEL_NAMES),
+    help="Stamp each cell with the channel's version and upload location.",
+)
+@click.option(
+    "--select",
+    "-s",
+    "selects",
+    multiple=True,
+    metavar="SELECTOR",
+    help="Keep cells matching e.g. 'os=linux,accelerator=cuda|rocm,python>=3.12' or "
+    "an id glob; repeat to keep the union.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "github"]),
+    default="table",
+    show_default=True,
+    help='github prints {"include": [...]} for a job matrix.',
+)
+@click.option(
+    "--date",
+    "date_text",
+    metavar="YYYY-MM-DD",
+    help="Date of nightly versions (default: today in UTC, or SOURCE_DATE_EPOCH).",
+)
+def list_cells(
+    file: str,
+    release: str,
+    channel: ChannelName | None,
+    selects: tuple[str, ...],
+    fmt: str,
+    date_text: str | None,
+) -> None:
+    """List the cells of one release. FILE is a matrix file (or REV:PATH)."""
+    selectors = parse_selectors(selects)
+    loaded = load_matrix(file)
+    cells = expand_cells(
+        loaded, release, channel=channel, date=_parse_date(date_text), selectors=selectors
+    )
+    if not cells:
+        raise NothingToDoError(
+            f"no cell of release {release} matches " + " or ".join(repr(s) for s in selects),
+            key="--select",
+        )
+    if fmt == "json":
+        print_json([c.to_json() for c in cells])
+    elif fmt == "github":
+        print_json({"include": [c.to_json() for c in cells]})
+    else:
+        _print_cells(loaded, release, cells, channel)
+    append_step_summary(_cells_markdown(loaded, release, cells))
+
+
+def _print_cells(
+    loaded: Matrix, release: str, cells: list[Cell], channel: ChannelName | None
+) -> None:
+    from rich.table import Table
+
+    table = Table(
+        title=f"{loaded.project.title} {release}: {len(cells)} cells", title_justify="left"
+    )
+    for name in ("id", "python", "accelerator", "platform tag", "abi", "image", "reqs"):
+        table.add_column(name, no_wrap=True)
+    if channel:
+        table.add_column("version", no_wrap=True)
+    for c in cells:
+        accel = c.accelerator + (
+            f" {c.accelerator_full_version}" if c.accelerator_full_version else ""
+        )
+        row = [
+            c.id,
+            c.python or "—",
+            accel,
+            c.platform_tag or "—",
+            "cxx11" if c.cxx11_abi else "pre-cxx11",
+            c.image or "—",
+            "bundled" if c.bundles_libraries else str(len(c.extra_install_requires)),
+        ]
+        if channel:
+            row.append(c.version or "")
+        table.add_row(*row)
+    console().print(table)
+
+
+def _cells_markdown(loaded: Matrix, release: str, cells: list[Cell]) -> str:
+    counts: dict[tuple[str, str], int] = {}
+    for c in cells:
+        counts[(c.package_type, c.platform)] = counts.get((c.package_type, c.platform), 0) + 1
+    lines = [
+        f"### {loaded.project.title} {release}: {len(cells)} cells",
+        "",
+        "| Package | Platform | Cells |",
+        "|---|---|---:|",
+    ]
+    lines += [f"| {t} | {p} | {n} |" for (t, p), n in counts.items()]
+    return "\n".join(lines)
+
+
+@matrix.command()
+@click.argument("file", metavar="FILE")
+@click.argument("cell_id", metavar="CELL")
+@click.option("--release", "-r", required=True, help="Release X.Y.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def explain(file: str, cell_id: str, release: str, fmt: str) -> None:
+    """Why CELL exists in a release, or which rule or definition keeps it out."""
+    from relforge.matrix.explain import explain_cell
+
+    found = explain_cell(load_matrix(file), release, cell_id)
+    if found.status == "unknown":
+        hint = (
+            "did you mean " + ", ".join(found.suggestions) + "?"
+            if found.suggestions
+            else f"list the ids with: relforge matrix list {file} --release {release}"
+        )
+        raise UsageError(found.summary, key="CELL", hint=hint)
+    if fmt == "json":
+        print_json(found.to_json())
+        return
+    click.echo(found.summary)
+    for reason in found.reasons:
+        click.echo(f"  - {reason.text}" + (f"  ({reason.where})" if reason.where else ""))
+
+
+@matrix.command()
+@click.argument("file", metavar="FILE")
+@click.argument("other", metavar="[OTHER]", required=False)
+@click.option("--from", "from_release", required=True, help="Release X.Y to compare from.")
+@click.option(
+    "--to", "to_release", help="Release X.Y to compare to (default: --from when OTHER is given)."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["markdown", "json"]),
+    default="markdown",
+    show_default=True,
+)
+def diff(file: str, other: str | None, from_release: str, to_release: str | None, fmt: str) -> None:
+    """Compare two releases: of FILE, or of FILE (old) and OTHER (new).
+
+    FILE and OTHER may be REV:PATH to read a git revision, e.g. HEAD~1:matrix/pytorch.yaml.
+    """
+    from relforge.matrix.diff import diff_releases, render_markdown
+
+    if to_release is None:
+        if other is None:
+            raise UsageError("give --to, or a second matrix file to compare with", key="--to")
+        to_release = from_release
+    old = load_matrix(file)
+    new = load_matrix(other) if other else old
+    labels = (f"{from_release} ({file})", f"{to_release} ({other})") if other else (None, None)
+    result = diff_releases(
+        old, from_release, new, to_release, old_label=labels[0], new_label=labels[1]
+    )
+    markdown = render_markdown(result)
+    if fmt == "json":
+        print_json(result.to_json())
+    else:
+        click.echo(markdown, nl=False)
+    append_step_summary(markdown)
+
+
+@matrix.command()
+@click.argument("file", metavar="FILE")
+@click.option(
+    "--release",
+    "-r",
+    "releases",
+    multiple=True,
+    help="Release(s) to give install commands for (default: all).",
+)
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to this file instead of stdout.",
+)
+def docs(file: str, releases: tuple[str, ...], out_path: Path | None) -> None:
+    """The compatibility table of every release and install commands per variant and channel."""
+    from relforge.matrix.docs import render_docs
+
+    text = render_docs(load_matrix(file), list(releases) or None)
+    if out_path is None:
+        click.echo(text, nl=False)
+        return
+    tmp = out_path.with_name(f".{out_path.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out_path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {out_path}: {exc.strerror}", key="--out") from None
+    click.echo(f"wrote {out_path}", err=True)
+
+
+@matrix.command()
+@click.argument("file", metavar="FILE")
+@click.option(
+    "--release", "-r", "releases", multiple=True, help="Release(s) to lint (default: all)."
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@click.option("--strict", is_flag=True, help="Fail on warnings too.")
+def lint(file: str, releases: tuple[str, ...], fmt: str, strict: bool) -> None:
+    """Policy checks with stable IDs (RF-L001…); exit 4 when an error (or, with --strict, any
+    finding) is found."""
+    from relforge.matrix.lint import RULES, lint_matrix
+
+    loaded = load_matrix(file)
+    findings = lint_matrix(loaded, list(releases) or None)
+    if fmt == "json":
+        print_json(
+            {
+                "findings": [f.to_json() for f in findings],
+                "rules": {
+                    r.id: {"name": r.name, "severity": r.severity, "doc": r.doc}
+                    for r in RULES.values()
+                },
+            }
+        )
+    elif findings:
+        from rich.table import Table
+
+        table = Table(title=f"{len(findings)} findings", title_justify="left")
+        for name in ("id", "severity", "release", "message", "where"):
+            table.add_column(name)
+        for f in findings:
+            table.add_row(
+                f"{f.rule.id} {f.rule.name}", f.rule.severity, f.release, f.message, str(f.where)
+            )
+        console().print(table)
+    else:
+        click.echo(f"{file}: no findings")
+    if findings:
+        append_step_summary(
+            "\n".join(
+                ["### Matrix lint", ""]
+                + [
+                    f"- **{f.rule.id}** ({f.rule.severity}) {f.release}: {f.message} — `{f.where}`"
+                    for f in findings
+                ]
+            )
+        )
+    failing = [f for f in findings if strict or f.rule.severity == "error"]
+    if failing:
+        raise ValidationFailed(
+            f"{len(failing)} of {len(findings)} findings fail the lint",
+            hint=None if strict else "warnings do not fail; --strict makes them",
+        )
+
+
+@matrix.command()
+@click.argument("file", metavar="FILE")
+def check(file: str) -> None:
+    """Load FILE strictly and report what it holds (exit 2 with the first problem)."""
+    loaded = load_matrix(file)
+    parts = [f"{name}: {len(expand_cells(loaded, name))} cells" for name in loaded.releases]
+    click.echo(f"{file}: ok — {len(loaded.releases)} releases ({'; '.join(parts)})")

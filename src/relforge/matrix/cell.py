@@ -1,0 +1,74 @@
+"""The Cell: one artifact to build, the unit every later stage (workflows, builds, validation,
+promotion) works on.  `Cell.to_json()` is the contract shape printed by `matrix list --format json`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from relforge.matrix.schema import AcceleratorKind, ChannelName, OperatingSystem, Status
+
+PackageType = Literal["wheel", "libtorch"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cell:
+    id: str
+    release: str
+    package_type: PackageType
+    platform: str
+    os: OperatingSystem
+    arch: str
+    python: str | None
+    python_tag: str | None
+    abi_tag: str | None
+    free_threaded: bool
+    accelerator: AcceleratorKind
+    accelerator_version: str | None
+    accelerator_full_version: str | None
+    variant: str
+    local_version: str
+    status: Status
+    platform_tag: str | None
+    cxx11_abi: bool
+    image: str | None
+    extra_install_requires: tuple[str, ...]
+    bundles_libraries: bool
+    upload_subfolder: str
+    pypi_default: bool
+    cudnn_version: str | None
+    nccl_version: str | None
+    cuda_arch_list: tuple[str, ...]
+    nvcc_flags: tuple[str, ...]
+    libtorch_variant: str | None
+    libtorch_config: str | None
+    build_runner: str | None
+    test_runner: str | None
+    extra_of: str | None = field(
+        default=None, metadata={"doc": "id of the cell an include rule copied"}
+    )
+    env: Mapping[str, str] = field(default_factory=dict)
+    channel: ChannelName | None = None
+    version: str | None = None
+    upload_prefix: str | None = None
+    index_url: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, Mapping):
+                value = dict(value)
+            out[f.name] = value
+        return out
+
+    def replace(self, **changes: Any) -> Cell:
+        return dataclasses.replace(self, **changes)
+
+
+CELL_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Cell))

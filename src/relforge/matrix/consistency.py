@@ -1,0 +1,311 @@
+"""Load-time checks that need more than one key: references between sections, names that must
+agree with versions, pins that must agree with the cuDNN/NCCL/CUDA versions they belong to.
+
+Each failure is a ConfigError at the key that is wrong.  Policy questions (is this a good matrix?)
+belong to `relforge.matrix.lint`, not here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from packaging.utils import InvalidName, canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from relforge.errors import ConfigError
+from relforge.matrix.schema import CHANNEL_NAMES, Located, Matrix, Release, Variant
+from relforge.matrix.selector import selector_from_match
+from relforge.matrix.values import (
+    check_name,
+    local_version,
+    parse_requirement,
+    pinned_version,
+    platform_tag_problem,
+)
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_ARCH_ENTRY = re.compile(
+    r"\d+\.\d+[af]?(\+PTX)?\Z"
+)  # CUDA/ROCm arch list entries: 8.0, 9.0a, 12.0+PTX
+
+
+def _fail(message: str, obj: Located, key: str, path: str, hint: str | None = None) -> ConfigError:
+    return ConfigError(message, where=obj.at(key), key=f"{path}.{key}" if key else path, hint=hint)
+
+
+def check_matrix(matrix: Matrix) -> None:
+    project = matrix.project
+    try:
+        canonicalize_name(project.name, validate=True)
+    except InvalidName:
+        raise _fail(
+            f"{project.name!r} is not a valid distribution name", project, "name", "project"
+        ) from None
+    if project.size_limit_mb < 1:
+        raise _fail("must be at least 1", project, "size_limit_mb", "project")
+    _check_env(project.env, project, "project")
+    if not _ENV_NAME.match(project.build.arch_list_env):
+        raise _fail(
+            "not an environment variable name", project.build, "arch_list_env", "project.build"
+        )
+    store = matrix.publishing.store
+    if store and not (
+        (store.startswith("file://") and len(store) > 7)
+        or (store.startswith("s3://") and store[5:].strip("/"))
+    ):
+        raise _fail(
+            f"{store!r} is neither file://PATH nor s3://BUCKET[/PREFIX]",
+            matrix.publishing,
+            "store",
+            "publishing",
+        )
+    if matrix.publishing.nightly_keep < 1:
+        raise _fail("must be at least 1", matrix.publishing, "nightly_keep", "publishing")
+    for name in CHANNEL_NAMES:
+        channel = matrix.channels.get(name)
+        if not channel.prefix.strip("/"):
+            raise _fail("must not be empty", channel, "prefix", f"channels.{name}")
+    for release in matrix.releases.values():
+        _check_release(release)
+
+
+def _check_release(release: Release) -> None:
+    path = f"releases.{release.name}"
+    if release.version is not None and release.version.release[:2] != Version(release.name).release:
+        raise _fail(
+            f"version {release.version} does not belong to release {release.name}",
+            release,
+            "version",
+            path,
+            hint=f"use {release.name}.N",
+        )
+    if not release.python:
+        raise _fail("at least one Python version is needed", release, "python", path)
+    seen = set()
+    for python in release.python:
+        if python in seen:
+            raise _fail(f"Python {python} is listed twice", release, "python", path)
+        seen.add(python)
+        if release.requires_python is not None and not release.requires_python.contains(
+            str(python.version), prereleases=True
+        ):
+            raise _fail(
+                f"Python {python} is built but requires_python "
+                f"'{release.requires_python}' excludes it",
+                release,
+                "requires_python",
+                path,
+            )
+    _check_env(release.env, release, path)
+    if not release.platforms:
+        raise _fail("at least one platform is needed", release, "platforms", path)
+    for pname, platform in release.platforms.items():
+        ppath = f"{path}.platforms.{pname}"
+        _check_name(pname, "platform name", release, "platforms", path)
+        _check_name(platform.arch, "architecture", platform, "arch", ppath)
+        problem = platform_tag_problem(platform.platform_tag, platform.os, platform.arch)
+        if problem:
+            raise _fail(problem, platform, "platform_tag", ppath)
+        _check_env(platform.env, platform, ppath)
+    if not release.accelerators:
+        raise _fail("at least one accelerator variant is needed", release, "accelerators", path)
+    for vname, variant in release.accelerators.items():
+        _check_variant(release, vname, variant, f"{path}.accelerators.{vname}")
+    for pname, vname in release.pypi_default.items():
+        _ref(pname, release.platforms, "platform", release, "pypi_default", path)
+        _ref(vname, release.accelerators, "accelerator variant", release, "pypi_default", path)
+    if release.libtorch is not None:
+        lib = release.libtorch
+        lpath = f"{path}.libtorch"
+        for key, names in (
+            ("variants", lib.variants),
+            ("configs", lib.configs),
+            ("platforms", lib.platforms),
+            ("accelerators", lib.accelerators),
+        ):
+            if not names:
+                raise _fail("must list at least one name", lib, key, lpath)
+            if len(set(names)) != len(names):
+                raise _fail("lists a name twice", lib, key, lpath)
+            for name in names:
+                _check_name(name, key[:-1], lib, key, lpath)
+        for pname in (*lib.platforms, *lib.images):
+            _ref(pname, release.platforms, "platform", lib, "platforms", lpath)
+        for vname in lib.accelerators:
+            _ref(vname, release.accelerators, "accelerator variant", lib, "accelerators", lpath)
+        for images in lib.images.values():
+            for vname in images:
+                _ref(vname, release.accelerators, "accelerator variant", lib, "images", lpath)
+    for i, rule in enumerate((*release.exclude, *release.include)):
+        kind = "exclude" if i < len(release.exclude) else "include"
+        rpath = f"{path}.{kind}[{i if kind == 'exclude' else i - len(release.exclude)}]"
+        if not rule.reason.strip():
+            raise _fail("every rule needs a reason", rule, "reason", rpath)
+        try:
+            selector_from_match(rule.match)
+        except ValueError as exc:
+            raise _fail(str(exc), rule, "match", rpath) from None
+    for j, inc in enumerate(release.include):
+        rpath = f"{path}.include[{j}]"
+        _check_name(inc.suffix, "suffix", inc, "suffix", rpath)
+        try:
+            inc.set.upload_subfolder.format(variant="v")
+        except (KeyError, IndexError, ValueError):
+            raise _fail(
+                "may only use the placeholder {variant}",
+                inc.set,
+                "upload_subfolder",
+                f"{rpath}.set",
+            ) from None
+        _check_env(inc.set.env, inc.set, f"{rpath}.set")
+
+
+def _check_variant(release: Release, name: str, variant: Variant, path: str) -> None:
+    where = release.spans.get("accelerators")
+    try:
+        check_name(name, "variant name")
+        local_version(name)
+    except ValueError as exc:
+        raise ConfigError(str(exc), where=where, key=path) from None
+    kind = variant.kind
+    if kind in ("cuda", "rocm") and variant.version is None:
+        raise _fail(
+            f"a {kind} variant needs its full toolkit version",
+            variant,
+            "",
+            path,
+            hint="add e.g. `version: 12.8.1`",
+        )
+    if kind == "cpu" and variant.version is not None:
+        raise _fail("a cpu variant has no accelerator version", variant, "version", path)
+    if kind != "cuda":
+        for key in ("cudnn", "nccl", "nvcc_flags"):
+            if getattr(variant, key):
+                raise _fail(f"only CUDA variants have {key}", variant, key, path)
+    if kind not in ("cuda", "rocm") and variant.arch_list:
+        raise _fail("only CUDA and ROCm variants have an arch list", variant, "arch_list", path)
+    for arch in variant.arch_list:
+        if kind == "cuda" and not _ARCH_ENTRY.match(arch):
+            raise _fail(
+                f"{arch!r} is not a CUDA arch like 8.0, 9.0a or 12.0+PTX",
+                variant,
+                "arch_list",
+                path,
+            )
+    if variant.version is not None:
+        expected = {
+            "cuda": f"cu{variant.version.major}{variant.version.minor}",
+            "rocm": f"rocm{variant.version}",
+        }.get(kind)
+        if expected and _names_version(name, kind) and name != expected:
+            raise _fail(
+                f"variant {name!r} says a different version than {variant.version}",
+                variant,
+                "version",
+                path,
+                hint=f"a {kind} {variant.version} variant is named {expected!r}",
+            )
+    for pname, on in variant.platforms.items():
+        _ref(pname, release.platforms, "platform", variant, "platforms", path)
+        platform = release.platforms[pname]
+        if on.platform_tag:
+            problem = platform_tag_problem(on.platform_tag, platform.os, platform.arch)
+            if problem:
+                raise _fail(problem, on, "platform_tag", f"{path}.platforms.{pname}")
+        _check_env(on.env, on, f"{path}.platforms.{pname}")
+    _check_env(variant.env, variant, path)
+    _check_pins(variant, path)
+
+
+def _names_version(name: str, kind: str) -> bool:
+    """Whether a variant name is the conventional one that spells a version (cu128, rocm6.4)."""
+    if kind == "cuda":
+        return name.startswith("cu") and name[2:].isdigit()
+    if kind == "rocm" and name.startswith("rocm"):
+        try:
+            Version(name[4:])
+        except InvalidVersion:
+            return False
+        return True
+    return False
+
+
+def _check_pins(variant: Variant, path: str) -> None:
+    seen: dict[tuple[str, str], str] = {}
+    for text in variant.extra_install_requires:
+        req = parse_requirement(text)
+        name = canonicalize_name(req.name)
+        key = (name, str(req.marker or ""))
+        if key in seen:
+            raise _fail(
+                f"{req.name} is required twice ({seen[key]!r} and {text!r})",
+                variant,
+                "extra_install_requires",
+                path,
+            )
+        seen[key] = text
+        if variant.kind != "cuda" or variant.version is None:
+            continue
+        cuda = variant.version
+        suffix = re.search(r"-cu(\d+)\Z", name)  # nvidia-cudnn-cu12: built for CUDA 12
+        if suffix and int(suffix.group(1)) != cuda.major:
+            raise _fail(
+                f"{req.name} is built for CUDA {suffix.group(1)}, but this variant is CUDA {cuda}",
+                variant,
+                "extra_install_requires",
+                path,
+            )
+        pinned = pinned_version(text)
+        if pinned is None:
+            continue
+        base = name[: suffix.start()] if suffix else name
+        if base == "nvidia-cudnn" and variant.cudnn and pinned != variant.cudnn:
+            raise _fail(
+                f"cudnn {variant.cudnn} contradicts the pin {text!r}",
+                variant,
+                "cudnn",
+                path,
+                hint="make `cudnn:` and the nvidia-cudnn pin name the same version",
+            )
+        if base == "nvidia-nccl" and variant.nccl and pinned != variant.nccl:
+            raise _fail(
+                f"nccl {variant.nccl} contradicts the pin {text!r}",
+                variant,
+                "nccl",
+                path,
+                hint="make `nccl:` and the nvidia-nccl pin name the same version",
+            )
+        if base == "nvidia-cuda-runtime" and pinned.release[:2] != cuda.release[:2]:
+            raise _fail(
+                f"the pin {text!r} is not CUDA {cuda.major}.{cuda.minor}",
+                variant,
+                "extra_install_requires",
+                path,
+            )
+
+
+def _check_name(name: str, what: str, obj: Located, key: str, path: str) -> None:
+    try:
+        check_name(name, what)
+    except ValueError as exc:
+        raise _fail(str(exc), obj, key, path) from None
+
+
+def _ref(
+    name: str, known: Mapping[str, object], what: str, obj: Located, key: str, path: str
+) -> None:
+    if name not in known:
+        raise _fail(
+            f"{what} {name!r} is not defined in this release",
+            obj,
+            key,
+            path,
+            hint="defined: " + ", ".join(known),
+        )
+
+
+def _check_env(env: Mapping[str, str], obj: Located, path: str) -> None:
+    for name in env:
+        if not _ENV_NAME.match(name):
+            raise _fail(f"{name!r} is not an environment variable name", obj, "env", path)

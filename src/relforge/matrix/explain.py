@@ -1,0 +1,237 @@
+"""Why a cell exists, or why it does not: the definitions that produce it (with file:line), or the
+exclude rule that removed it, or the part of the id that no release definition offers."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from relforge.errors import Span
+from relforge.matrix.cell import Cell
+from relforge.matrix.describe import python_label, variant_label
+from relforge.matrix.expand import Candidate, candidates
+from relforge.matrix.schema import Matrix, Release
+from relforge.matrix.selector import selector_from_match
+
+Status = Literal["built", "excluded", "not-offered", "unknown"]
+
+
+@dataclass(frozen=True)
+class Reason:
+    text: str
+    where: Span | None = None
+
+
+@dataclass(frozen=True)
+class Explanation:
+    cell_id: str
+    release: str
+    status: Status
+    summary: str
+    reasons: tuple[Reason, ...] = ()
+    cell: Cell | None = None
+    suggestions: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cell_id": self.cell_id,
+            "release": self.release,
+            "status": self.status,
+            "summary": self.summary,
+            "reasons": [
+                {"text": r.text, "where": str(r.where) if r.where else None} for r in self.reasons
+            ],
+            "cell": self.cell.to_json() if self.cell else None,
+            "suggestions": list(self.suggestions),
+        }
+
+
+def explain_cell(matrix: Matrix, release_name: str, cell_id: str) -> Explanation:
+    release = matrix.release(release_name)
+    offered = {c.cell.id: c for c in candidates(matrix, release)}
+    found = offered.get(cell_id)
+    if found is not None and found.built:
+        return Explanation(
+            cell_id,
+            release.name,
+            "built",
+            f"{cell_id} is built in release {release.name}.",
+            _provenance(matrix, release, found),
+            found.cell,
+        )
+    if found is not None:
+        rule = found.excluded_by
+        assert rule is not None
+        return Explanation(
+            cell_id,
+            release.name,
+            "excluded",
+            f"{cell_id} would be built, but an exclude rule removes it: {rule.reason}",
+            (
+                Reason(f"exclude rule {selector_from_match(rule.match)}: {rule.reason}", rule.span),
+                *_provenance(matrix, release, found),
+            ),
+            found.cell,
+        )
+    missing = _not_offered(matrix, release, cell_id)
+    if missing is not None:
+        return missing
+    built = [cid for cid, c in offered.items() if c.built]
+    close = tuple(difflib.get_close_matches(cell_id, built, n=5, cutoff=0.6))
+    return Explanation(
+        cell_id,
+        release.name,
+        "unknown",
+        f"no cell of release {release.name} has the id {cell_id!r}.",
+        suggestions=close,
+    )
+
+
+def _provenance(matrix: Matrix, release: Release, candidate: Candidate) -> tuple[Reason, ...]:
+    cell = candidate.cell
+    reasons = [
+        Reason(
+            f"release {release.name}"
+            + (f" (extends {release.extends})" if release.extends else ""),
+            release.span,
+        )
+    ]
+    platform = release.platforms[cell.platform]
+    variant = release.accelerators[cell.variant]
+    on = variant.platforms.get(cell.platform)
+    reasons.append(
+        Reason(f"platform {cell.platform}: {platform.os} {platform.arch}", platform.span)
+    )
+    if cell.python is not None:
+        reasons.append(
+            Reason(f"Python {cell.python} is in the release's python list", release.at("python"))
+        )
+    reasons.append(
+        Reason(
+            f"variant {cell.variant}: {variant_label(cell.variant, variant)}, {variant.status}",
+            variant.span,
+        )
+    )
+    if cell.package_type == "wheel" and on is not None:
+        reasons.append(Reason(f"{cell.variant} is built on {cell.platform}", on.span))
+        tag_from = on if on.platform_tag else platform
+        reasons.append(Reason(f"platform tag {cell.platform_tag}", tag_from.at("platform_tag")))
+        abi_from = on if on.cxx11_abi is not None else platform
+        reasons.append(
+            Reason(f"C++11 ABI {'on' if cell.cxx11_abi else 'off'}", abi_from.at("cxx11_abi"))
+        )
+        if cell.bundles_libraries:
+            reasons.append(
+                Reason(
+                    "bundles its libraries (no extra install requirements)",
+                    on.at("bundle_libraries"),
+                )
+            )
+        elif cell.extra_install_requires:
+            reasons.append(
+                Reason(
+                    f"{len(cell.extra_install_requires)} extra install requirements",
+                    variant.at("extra_install_requires"),
+                )
+            )
+    if cell.package_type == "libtorch" and release.libtorch is not None:
+        reasons.append(
+            Reason(
+                f"native archive {cell.libtorch_variant}, config {cell.libtorch_config}",
+                release.libtorch.span,
+            )
+        )
+    if cell.pypi_default:
+        reasons.append(
+            Reason(f"the PyPI default variant of {cell.platform}", release.at("pypi_default"))
+        )
+    if candidate.included_by is not None:
+        rule = candidate.included_by
+        reasons.append(
+            Reason(
+                f"extra copy of {cell.extra_of} made by an include rule: {rule.reason}", rule.span
+            )
+        )
+    if candidate.excluded_by is None:
+        reasons.append(Reason("no exclude rule matches it"))
+    return tuple(reasons)
+
+
+def _not_offered(matrix: Matrix, release: Release, cell_id: str) -> Explanation | None:
+    """Explain ids made of names the matrix knows (in any release) that this release lacks."""
+    platforms = {p for r in matrix.releases.values() for p in r.platforms}
+    variants = {v for r in matrix.releases.values() for v in r.accelerators}
+    pythons = {str(p) for r in matrix.releases.values() for p in r.python}
+    for pname in platforms:
+        for vname in variants:
+            for py in pythons:
+                if cell_id == f"wheel-{pname}-py{py}-{vname}":
+                    return _why_no_wheel(matrix, release, cell_id, pname, py, vname)
+    if cell_id.startswith("libtorch-"):
+        lib = release.libtorch
+        if lib is None:
+            return Explanation(
+                cell_id,
+                release.name,
+                "not-offered",
+                f"release {release.name} builds no native archives.",
+                (Reason("no `libtorch:` section", release.span),),
+            )
+        for pname in platforms:
+            for vname in variants:
+                prefix = f"libtorch-{pname}-{vname}-"
+                if cell_id.startswith(prefix):
+                    if pname not in lib.platforms:
+                        text = f"native archives are not built on {pname}"
+                        return _offered_not(cell_id, release, text, lib.at("platforms"))
+                    if vname not in lib.accelerators:
+                        text = f"native archives are not built for {vname}"
+                        return _offered_not(cell_id, release, text, lib.at("accelerators"))
+                    text = (
+                        f"the archive variant or config is not one of {list(lib.variants)} × "
+                        f"{list(lib.configs)}"
+                    )
+                    return _offered_not(cell_id, release, text, lib.at("variants"))
+    return None
+
+
+def _offered_not(cell_id: str, release: Release, text: str, where: Span) -> Explanation:
+    return Explanation(
+        cell_id,
+        release.name,
+        "not-offered",
+        f"{cell_id} is not built in release {release.name}: {text}.",
+        (Reason(text, where),),
+    )
+
+
+def _why_no_wheel(
+    matrix: Matrix, release: Release, cell_id: str, pname: str, py: str, vname: str
+) -> Explanation:
+    def where_else(has: Any) -> str:
+        names = [r.name for r in matrix.releases.values() if has(r)]
+        return f" (built in {', '.join(names)})" if names else ""
+
+    if pname not in release.platforms:
+        text = f"platform {pname} is not defined in this release" + where_else(
+            lambda r: pname in r.platforms
+        )
+        return _offered_not(cell_id, release, text, release.at("platforms"))
+    if py not in {str(p) for p in release.python}:
+        label = python_label(
+            next(p for r in matrix.releases.values() for p in r.python if str(p) == py)
+        )
+        text = f"Python {label} is not in the release's python list" + where_else(
+            lambda r: py in {str(p) for p in r.python}
+        )
+        return _offered_not(cell_id, release, text, release.at("python"))
+    if vname not in release.accelerators:
+        text = f"variant {vname} is not defined in this release" + where_else(
+            lambda r: vname in r.accelerators
+        )
+        return _offered_not(cell_id, release, text, release.at("accelerators"))
+    variant = release.accelerators[vname]
+    built_on = ", ".join(variant.platforms) or "no platform"
+    text = f"variant {vname} is not built on {pname} (it is built on {built_on})"
+    return _offered_not(cell_id, release, text, variant.at("platforms"))

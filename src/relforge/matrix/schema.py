@@ -1,0 +1,273 @@
+"""The typed matrix: frozen dataclasses that mirror the YAML file key for key.
+
+Every class is built by `relforge.matrix.convert` from located YAML nodes, so each object knows
+where it (and each of its keys) was written: `obj.at("cudnn")` is a file:line:column.
+A field with a default is optional in YAML; one without is required.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from relforge.errors import NOWHERE, Span
+from relforge.matrix.values import PythonVersion
+
+AcceleratorKind = Literal["cpu", "cuda", "rocm", "xpu"]
+ACCELERATOR_KINDS: tuple[AcceleratorKind, ...] = ("cpu", "cuda", "rocm", "xpu")
+Status = Literal["stable", "experimental"]
+OperatingSystem = Literal["linux", "windows", "macos"]
+VersionScheme = Literal["dev-date", "final"]
+ChannelName = Literal["nightly", "test", "release"]
+CHANNEL_NAMES: tuple[ChannelName, ...] = ("nightly", "test", "release")
+
+
+class Requirement508(str):
+    """A PEP 508 requirement string, checked by `packaging` when loaded; kept as written."""
+
+
+class PlatformTag(str):
+    """A wheel platform tag such as `manylinux_2_28_x86_64` (several may be joined with `.`)."""
+
+
+class Match(dict[str, tuple[str, ...]]):
+    """A rule's condition: cell field → accepted values (see relforge.matrix.selector)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Located:
+    """Where an object and each of its keys came from."""
+
+    span: Span = field(default=NOWHERE, compare=False, repr=False)
+    spans: Mapping[str, Span] = field(default_factory=dict, compare=False, repr=False)
+
+    def at(self, key: str) -> Span:
+        return self.spans.get(key, self.span)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Build(Located):
+    """How the project builds one cell (used by `relforge build`)."""
+
+    command: tuple[str, ...] = field(
+        default=(),
+        metadata={"doc": "argv run in the source tree; empty means a PEP 517 wheel build"},
+    )
+    smoke: tuple[str, ...] = field(
+        default=(), metadata={"doc": "argv run in a fresh environment with the artifact installed"}
+    )
+    arch_list_env: str = field(
+        default="CUDA_ARCH_LIST",
+        metadata={
+            "doc": "variable that carries the CUDA arch list (PyTorch: TORCH_CUDA_ARCH_LIST)"
+        },
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Project(Located):
+    name: str = field(metadata={"doc": "distribution name on the index (e.g. torch)"})
+    display_name: str = field(default="", metadata={"doc": "name used in docs (default: name)"})
+    version_file: str = field(default="version.txt", metadata={"doc": "file holding X.Y.Z"})
+    download_url: str = field(
+        default="",
+        metadata={"doc": "base URL the channel prefixes hang off (https://download.pytorch.org)"},
+    )
+    size_limit_mb: int = field(default=100, metadata={"doc": "largest artifact the index accepts"})
+    build: Build = field(default_factory=Build)
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        return self.display_name or self.name
+
+
+@dataclass(frozen=True, kw_only=True)
+class Channel(Located):
+    version_scheme: VersionScheme = field(
+        metadata={"doc": "dev-date: X.Y.Z.devYYYYMMDD+variant; final: X.Y.Z+variant (RCs too)"}
+    )
+    prefix: str = field(metadata={"doc": "storage prefix of wheels, e.g. whl/test"})
+    libtorch_prefix: str = field(default="", metadata={"doc": "storage prefix of native archives"})
+
+
+def _channel(scheme: VersionScheme, prefix: str, libtorch: str) -> Channel:
+    return Channel(version_scheme=scheme, prefix=prefix, libtorch_prefix=libtorch)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Channels(Located):
+    nightly: Channel = field(
+        default_factory=lambda: _channel("dev-date", "whl/nightly", "libtorch/nightly")
+    )
+    test: Channel = field(default_factory=lambda: _channel("final", "whl/test", "libtorch/test"))
+    release: Channel = field(default_factory=lambda: _channel("final", "whl", "libtorch"))
+
+    def get(self, name: ChannelName) -> Channel:
+        channel: Channel = getattr(self, name)
+        return channel
+
+
+@dataclass(frozen=True, kw_only=True)
+class Publishing(Located):
+    store: str = field(
+        default="", metadata={"doc": "file://PATH or s3://bucket/prefix; empty: .relforge/store"}
+    )
+    s3_endpoint_url: str = ""
+    backup_store: str = ""
+    pypi_repository_url: str = ""
+    nightly_keep: int = field(default=30, metadata={"doc": "nightly versions kept per package"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Platform(Located):
+    os: OperatingSystem
+    arch: str
+    platform_tag: PlatformTag = field(metadata={"doc": "default wheel platform tag"})
+    cxx11_abi: bool = True
+    build_runner: str = ""
+    test_runners: Mapping[AcceleratorKind, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class VariantOnPlatform(Located):
+    """A variant's settings on one platform; the keys override the platform's defaults."""
+
+    image: str = ""
+    platform_tag: PlatformTag | None = None
+    cxx11_abi: bool | None = None
+    bundle_libraries: bool = field(
+        default=False,
+        metadata={
+            "doc": "bundle the libraries in the wheel instead of declaring extra_install_requires"
+        },
+    )
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Variant(Located):
+    """One accelerator build: `cpu`, `cu128`, `rocm6.4`, `xpu`, `cpu-cxx11-abi`…"""
+
+    kind: AcceleratorKind
+    version: Version | None = field(default=None, metadata={"doc": "full toolkit version"})
+    status: Status = "stable"
+    cudnn: Version | None = None
+    nccl: Version | None = None
+    arch_list: tuple[str, ...] = ()
+    nvcc_flags: tuple[str, ...] = ()
+    extra_install_requires: tuple[Requirement508, ...] = ()
+    platforms: Mapping[str, VariantOnPlatform] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    description: str = ""
+
+    @property
+    def short_version(self) -> str:
+        """`12.8` for CUDA 12.8.1; the whole version for ROCm 6.2.4; empty for CPU."""
+        if self.version is None:
+            return ""
+        if self.kind == "cuda":
+            return f"{self.version.major}.{self.version.minor}"
+        return str(self.version)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Libtorch(Located):
+    """Native archives (libtorch-style): accelerators × variants × configs per platform."""
+
+    platforms: tuple[str, ...]
+    accelerators: tuple[str, ...]
+    variants: tuple[str, ...]
+    configs: tuple[str, ...] = ("release",)
+    cxx11_abi: bool | None = field(
+        default=None,
+        metadata={
+            "doc": "C++11 ABI of the archives (default: as the variant builds on the platform)"
+        },
+    )
+    images: Mapping[str, Mapping[str, str]] = field(
+        default_factory=dict, metadata={"doc": "platform → accelerator variant → builder image"}
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rule(Located):
+    match: Match
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExcludeRule(Rule):
+    """Cells matching `match` are not built."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtraCellSettings(Located):
+    bundle_libraries: bool | None = None
+    upload_subfolder: str = field(default="", metadata={"doc": "may use {variant}"})
+    image: str = ""
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class IncludeRule(Rule):
+    """One-off extra cells: copies of the matched cells with a suffix and some settings changed."""
+
+    suffix: str
+    set: ExtraCellSettings = field(default_factory=ExtraCellSettings)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Release(Located):
+    name: str = field(default="", metadata={"internal": True, "doc": "the release key, X.Y"})
+    extends: str = ""
+    version: Version | None = field(default=None, metadata={"doc": "full version, default X.Y.0"})
+    date: datetime.date | None = None
+    cxx_standard: str = ""
+    python: tuple[PythonVersion, ...]
+    requires_python: SpecifierSet | None = None
+    platforms: Mapping[str, Platform]
+    accelerators: Mapping[str, Variant]
+    pypi_default: Mapping[str, str] = field(default_factory=dict)
+    libtorch: Libtorch | None = None
+    exclude: tuple[ExcludeRule, ...] = ()
+    include: tuple[IncludeRule, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    notes: str = ""
+
+    @property
+    def full_version(self) -> Version:
+        return self.version or Version(f"{self.name}.0")
+
+    @property
+    def python_specifier(self) -> SpecifierSet:
+        if self.requires_python is not None:
+            return self.requires_python
+        return SpecifierSet(f">={min(p.version for p in self.python)}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Matrix(Located):
+    schema_version: Literal[1] = 1
+    project: Project
+    channels: Channels = field(default_factory=Channels)
+    publishing: Publishing = field(default_factory=Publishing)
+    releases: Mapping[str, Release] = field(metadata={"internal": True})
+    file: str = field(default="", metadata={"internal": True, "doc": "path it was read from"})
+
+    def release(self, name: str) -> Release:
+        from relforge.errors import UsageError
+
+        try:
+            return self.releases[name]
+        except KeyError:
+            known = ", ".join(self.releases) or "none"
+            raise UsageError(
+                f"release {name!r} is not in {self.file} (releases: {known})", key="--release"
+            ) from None

@@ -1,0 +1,183 @@
+"""Cell selectors: `os=linux,accelerator=cuda|rocm,python>=3.12` and id globs (`wheel-*-cu128`).
+
+A selector is an AND of clauses; a clause is an OR of terms on one field.  `=` and `!=` compare
+text with shell-style globs; `<`, `<=`, `>`, `>=` compare versions (python, accelerator_version,
+cudnn_version, nccl_version).  A term with no operator is a glob on the cell id.  Exclude and
+include rules in the matrix file use the same terms, written as a mapping (`python: "<3.11"`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from packaging.version import InvalidVersion, Version
+
+FieldKind = Literal["text", "bool", "version"]
+
+SELECTABLE: dict[str, FieldKind] = {
+    "id": "text",
+    "release": "version",
+    "package_type": "text",
+    "platform": "text",
+    "os": "text",
+    "arch": "text",
+    "python": "version",
+    "free_threaded": "bool",
+    "accelerator": "text",
+    "accelerator_version": "version",
+    "variant": "text",
+    "status": "text",
+    "platform_tag": "text",
+    "cxx11_abi": "bool",
+    "image": "text",
+    "bundles_libraries": "bool",
+    "pypi_default": "bool",
+    "upload_subfolder": "text",
+    "libtorch_variant": "text",
+    "libtorch_config": "text",
+    "cudnn_version": "version",
+    "nccl_version": "version",
+}
+
+_OPERATORS = ("!=", ">=", "<=", "==", "=", ">", "<")
+_ORDERING = {"<", "<=", ">", ">="}
+
+
+@dataclass(frozen=True)
+class Term:
+    field: str
+    op: str
+    value: str
+
+    def matches(self, cell: Any) -> bool:
+        raw = getattr(cell, self.field)
+        if self.op in _ORDERING:
+            have = _as_version(raw)
+            if have is None:
+                return False
+            want = Version(self.value)
+            return {"<": have < want, "<=": have <= want, ">": have > want, ">=": have >= want}[
+                self.op
+            ]
+        hit = fnmatch.fnmatchcase(_as_text(raw), self.value)
+        return hit if self.op in ("=", "==") else not hit
+
+    def __str__(self) -> str:
+        return f"{self.field}{self.op}{self.value}"
+
+
+@dataclass(frozen=True)
+class Clause:
+    """Terms on one field, any of which may match."""
+
+    terms: tuple[Term, ...]
+
+    def matches(self, cell: Any) -> bool:
+        if self.terms[0].op == "!=":  # `variant!=cpu|xpu` means neither
+            return all(t.matches(cell) for t in self.terms)
+        return any(t.matches(cell) for t in self.terms)
+
+    def __str__(self) -> str:
+        first = self.terms[0]
+        if all(t.op == first.op for t in self.terms):
+            return f"{first.field}{first.op}" + "|".join(t.value for t in self.terms)
+        return "|".join(map(str, self.terms))
+
+
+@dataclass(frozen=True)
+class Selector:
+    clauses: tuple[Clause, ...]
+
+    def matches(self, cell: Any) -> bool:
+        return all(c.matches(cell) for c in self.clauses)
+
+    def __str__(self) -> str:
+        return ",".join(map(str, self.clauses))
+
+
+def _as_text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _as_version(value: object) -> Version | None:
+    if value is None or value == "":
+        return None
+    text = str(value).removesuffix("t")
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def _term(field: str, op: str, value: str) -> Term:
+    if field not in SELECTABLE:
+        close = difflib.get_close_matches(field, SELECTABLE, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"unknown cell field {field!r}{hint}; fields: {', '.join(SELECTABLE)}")
+    if op in _ORDERING:
+        if SELECTABLE[field] != "version":
+            raise ValueError(f"{field} is not a version; use = or != with it")
+        try:
+            Version(value)
+        except InvalidVersion:
+            raise ValueError(f"{value!r} is not a version to compare {field} with") from None
+    elif not value and op not in ("=", "==", "!="):
+        raise ValueError(f"{field}{op} needs a value")
+    return Term(field, op, value)
+
+
+def _split(text: str) -> tuple[str, str, str] | None:
+    """Split `field<op>value` at the first operator; None when the text has no operator."""
+    best: tuple[int, str] | None = None
+    for op in _OPERATORS:
+        at = text.find(op)
+        if at > 0 and (best is None or at < best[0] or (at == best[0] and len(op) > len(best[1]))):
+            best = (at, op)
+    if best is None:
+        return None
+    at, op = best
+    return text[:at].strip(), op, text[at + len(op) :].strip()
+
+
+def parse_selector(text: str) -> Selector:
+    """Parse a `--select` value; raises ValueError with a readable message."""
+    clauses = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            raise ValueError(f"empty term in selector {text!r}")
+        split = _split(part)
+        if split is None:
+            clauses.append(Clause((Term("id", "=", part),)))
+            continue
+        field, op, value = split
+        values = value.split("|") if op in ("=", "==", "!=") else [value]
+        clauses.append(Clause(tuple(_term(field, op, v.strip()) for v in values)))
+    return Selector(tuple(clauses))
+
+
+def selector_from_match(match: Mapping[str, Sequence[str]]) -> Selector:
+    """The selector of a rule's `match:` mapping; a value may start with an operator."""
+    clauses = []
+    for field, values in match.items():
+        terms = []
+        for value in values:
+            split = _split(f"{field}{value}") if value[:1] in "!<>=" else None
+            terms.append(_term(*split) if split else _term(field, "=", value))
+        clauses.append(Clause(tuple(terms)))
+    return Selector(tuple(clauses))
+
+
+def select(cells: Iterable[Any], selectors: Sequence[Selector]) -> list[Any]:
+    """Cells matching any of the selectors (all cells when there are none)."""
+    if not selectors:
+        return list(cells)
+    return [c for c in cells if any(s.matches(c) for s in selectors)]

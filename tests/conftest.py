@@ -1,0 +1,120 @@
+"""Shared test helpers: a small valid matrix, and running the CLI in-process."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from relforge.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+PYTORCH = REPO / "matrix" / "pytorch.yaml"
+EXAMPLE = REPO / "matrix" / "example.yaml"
+
+# A small matrix that exercises every section; tests change one thing in it at a time.
+SMALL = textwrap.dedent("""\
+    schema_version: 1
+    project:
+      name: demo
+      download_url: https://example.org
+    channels:
+      nightly: {version_scheme: dev-date, prefix: whl/nightly}
+      test: {version_scheme: final, prefix: whl/test}
+      release: {version_scheme: final, prefix: whl}
+    releases:
+      "1.0":
+        date: 2025-06-01
+        python: ["3.11", "3.12", "3.13t"]
+        platforms:
+          linux-x86_64:
+            os: linux
+            arch: x86_64
+            platform_tag: manylinux_2_28_x86_64
+          windows-x86_64:
+            os: windows
+            arch: x86_64
+            platform_tag: win_amd64
+            cxx11_abi: false
+        accelerators:
+          cpu:
+            kind: cpu
+            platforms:
+              linux-x86_64: {image: "img:cpu"}
+              windows-x86_64: {}
+          cu128:
+            kind: cuda
+            version: 12.8.1
+            cudnn: 9.10.2.21
+            extra_install_requires:
+              - "nvidia-cudnn-cu12==9.10.2.21; platform_system == 'Linux'"
+            platforms:
+              linux-x86_64: {image: "img:cuda12.8"}
+              windows-x86_64: {bundle_libraries: true}
+        pypi_default:
+          linux-x86_64: cu128
+          windows-x86_64: cpu
+        libtorch:
+          platforms: [linux-x86_64]
+          accelerators: [cpu, cu128]
+          variants: [shared-with-deps, static-with-deps]
+        exclude:
+          - match: {platform: windows-x86_64, python: "3.13t"}
+            reason: no free-threaded Windows build yet
+        include:
+          - match: {platform: linux-x86_64, python: "3.12", variant: cu128}
+            suffix: full
+            set: {bundle_libraries: true, upload_subfolder: "{variant}_full"}
+            reason: a wheel that bundles its CUDA libraries
+      "1.1":
+        extends: "1.0"
+        date: 2025-12-01
+        python: ["3.12", "3.13", "3.13t", "3.14"]
+        accelerators:
+          cu130:
+            kind: cuda
+            version: 13.0.0
+            status: experimental
+            platforms:
+              linux-x86_64: {}
+        include: []
+    """)
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
+    """Run `relforge ARGS…` in-process; returns exit code, stdout and stderr."""
+
+    def invoke(*args: str) -> Result:
+        capsys.readouterr()
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return invoke
+
+
+@pytest.fixture
+def write(tmp_path: Path) -> Callable[[str], Path]:
+    """Write a matrix text to a file in tmp_path and return its path."""
+
+    def writer(text: str, name: str = "matrix.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return writer

@@ -1,0 +1,204 @@
+"""The `relforge matrix` commands end to end: output shapes, exit codes, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from tests.conftest import EXAMPLE, PYTORCH, SMALL, Result
+
+Run = Callable[..., Result]
+
+
+def test_list_json_is_the_cell_contract(run: Run) -> None:
+    result = run(
+        "matrix",
+        "list",
+        str(PYTORCH),
+        "--release",
+        "2.9",
+        "--select",
+        "os=linux",
+        "--format",
+        "json",
+    )
+    assert result.code == 0, result.err
+    cells = json.loads(result.out)
+    assert len(cells) == 49 + 28 + 6
+    assert {c["package_type"] for c in cells} == {"wheel", "libtorch"}
+    assert all(isinstance(c["extra_install_requires"], list) for c in cells)
+
+
+def test_list_github_format(run: Run) -> None:
+    result = run(
+        "matrix", "list", str(EXAMPLE), "-r", "1.0", "--format", "github", "--channel", "test"
+    )
+    data = json.loads(result.out)
+    assert list(data) == ["include"] and len(data["include"]) == 8
+    assert data["include"][0]["version"] == "1.0.0+cpu"
+
+
+def test_list_table(run: Run) -> None:
+    result = run("matrix", "list", str(EXAMPLE), "-r", "1.0")
+    assert result.code == 0
+    assert "wheel-linux-x86_64-py3.13-cu130" in result.out and "8 cells" in result.out
+
+
+def test_step_summary(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    run("matrix", "list", str(EXAMPLE), "-r", "1.0", "--format", "json")
+    run("matrix", "diff", str(PYTORCH), "--from", "2.8", "--to", "2.9")
+    text = summary.read_text()
+    assert "| wheel | linux-x86_64 | 8 |" in text
+    assert "## Releng: PyTorch 2.8 → 2.9" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        (["--select", "os=linux,pyton>=3.12"], 2, "usage error: --select 'os=linux,pyton>=3.12'"),
+        (["--select", "os=haiku"], 3, "nothing to do"),
+        (["--channel", "beta"], 2, "Invalid value for '--channel'"),
+        (["--date", "yesterday", "--channel", "nightly"], 2, "--date"),
+    ],
+)
+def test_list_usage_errors(run: Run, args: list[str], code: int, words: str) -> None:
+    result = run("matrix", "list", str(EXAMPLE), "-r", "1.0", *args)
+    assert result.code == code
+    assert words in result.err
+    assert result.out == ""
+    assert "Traceback" not in result.err
+
+
+def test_unknown_release(run: Run) -> None:
+    result = run("matrix", "list", str(EXAMPLE), "-r", "9.9")
+    assert result.code == 2
+    assert "release '9.9' is not in" in result.err and "releases: 1.0" in result.err
+
+
+def test_bad_file_is_one_paragraph(run: Run, write: Callable[[str], Path]) -> None:
+    path = write(SMALL.replace("kind: cuda", "kind: gpu"))
+    result = run("matrix", "list", str(path), "-r", "1.0", "--format", "json")
+    assert result.code == 2
+    assert result.out == ""
+    line = SMALL.splitlines().index("        kind: cuda") + 1
+    assert result.err.startswith(
+        f"config error: {path}:{line}:15: releases.1.0.accelerators.cu128.kind: 'gpu' is not one of"
+    )
+    assert "Traceback" not in result.err
+    assert len(result.err.strip().splitlines()) <= 2
+
+
+def test_explain(run: Run) -> None:
+    result = run("matrix", "explain", str(PYTORCH), "-r", "2.9", "wheel-linux-x86_64-py3.13t-cu128")
+    assert result.code == 0
+    assert result.out.startswith("wheel-linux-x86_64-py3.13t-cu128 is built in release 2.9.")
+    assert f"({PYTORCH}:" in result.out
+    result = run("matrix", "explain", str(PYTORCH), "-r", "2.9", "nope", "--format", "json")
+    assert result.code == 2 and "no cell of release 2.9" in result.err
+    result = run(
+        "matrix",
+        "explain",
+        str(PYTORCH),
+        "-r",
+        "2.9",
+        "--format",
+        "json",
+        "wheel-linux-aarch64-py3.12-rocm6.4",
+    )
+    assert json.loads(result.out)["status"] == "not-offered"
+
+
+def test_diff_json_and_missing_to(run: Run) -> None:
+    result = run("matrix", "diff", str(PYTORCH), "--from", "2.8", "--to", "2.9", "--format", "json")
+    data = json.loads(result.out)
+    assert data["python_removed"] == ["3.9"] and data["python_added"] == ["3.14", "3.14t"]
+    result = run("matrix", "diff", str(PYTORCH), "--from", "2.8")
+    assert result.code == 2 and "--to" in result.err
+
+
+def test_diff_between_git_revisions(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.org")
+    git("config", "user.name", "t")
+    (repo / "matrix.yaml").write_text(SMALL)
+    git("add", ".")
+    git("commit", "-qm", "one")
+    (repo / "matrix.yaml").write_text(SMALL.replace('"3.11", "3.12", "3.13t"', '"3.12", "3.13t"'))
+    monkeypatch.chdir(repo)
+    result = run("matrix", "diff", "HEAD:matrix.yaml", "matrix.yaml", "--from", "1.0")
+    assert result.code == 0, result.err
+    assert "- Removed Python 3.11." in result.out
+    assert "## Releng: demo 1.0 (HEAD:matrix.yaml) → 1.0 (matrix.yaml)" in result.out
+    result = run("matrix", "diff", "HEAD~5:matrix.yaml", "matrix.yaml", "--from", "1.0")
+    assert result.code == 2 and "git cannot show it" in result.err
+
+
+def test_docs_out_and_no_partial_output(
+    run: Run, tmp_path: Path, write: Callable[[str], Path]
+) -> None:
+    out = tmp_path / "COMPAT.md"
+    result = run("matrix", "docs", str(PYTORCH), "--out", str(out))
+    assert result.code == 0 and out.read_text().startswith("# PyTorch compatibility matrix")
+    bad = write("releases: {}\n", "bad.yaml")
+    other = tmp_path / "OTHER.md"
+    result = run("matrix", "docs", str(bad), "--out", str(other))
+    assert result.code == 2 and not other.exists()
+
+
+def test_lint_exit_codes(run: Run, write: Callable[[str], Path]) -> None:
+    assert run("matrix", "lint", str(EXAMPLE)).code == 0
+    warn = run("matrix", "lint", str(PYTORCH))
+    assert warn.code == 0 and "RF-L007" in warn.out
+    strict = run("matrix", "lint", str(PYTORCH), "--strict")
+    assert strict.code == 4 and "validation failed" in strict.err
+    broken = write(
+        SMALL.replace(
+            "    include: []\n", "    include: []\n    pypi_default: {windows-x86_64: cu130}\n"
+        )
+    )
+    result = run("matrix", "lint", str(broken), "--format", "json")
+    assert result.code == 4
+    assert [f["id"] for f in json.loads(result.out)["findings"]] == ["RF-L004", "RF-L008"]
+
+
+def test_check(run: Run) -> None:
+    result = run("matrix", "check", str(PYTORCH))
+    assert result.code == 0 and "4 releases" in result.out
+
+
+def test_internal_errors_have_no_traceback(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    import relforge.cli.matrix as cli_matrix
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(cli_matrix, "load_matrix", boom)
+    result = run("matrix", "check", str(EXAMPLE))
+    assert result.code == 1
+    assert "internal error: RuntimeError: kaboom" in result.err and "Traceback" not in result.err
+    result = run("--debug", "matrix", "check", str(EXAMPLE))
+    assert result.code == 1 and "Traceback" in result.err
+
+
+def test_module_entry_point() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "relforge", "matrix", "check", str(EXAMPLE)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0 and "1 releases" in done.stdout

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from relforge.matrix.selector import parse_selector, select, selector_from_match
+
+
+def cell(**kw: object) -> SimpleNamespace:
+    base = {
+        "id": "wheel-linux-x86_64-py3.12-cu128",
+        "os": "linux",
+        "accelerator": "cuda",
+        "python": "3.12",
+        "accelerator_version": "12.8",
+        "variant": "cu128",
+        "free_threaded": False,
+        "platform": "linux-x86_64",
+        "libtorch_variant": None,
+    }
+    return SimpleNamespace(**{**base, **kw})
+
+
+@pytest.mark.parametrize(
+    ("text", "hits"),
+    [
+        ("os=linux", True),
+        ("os=windows", False),
+        ("os!=windows", True),
+        ("accelerator=rocm|cuda", True),
+        ("variant!=cpu|cu128", False),
+        ("python>=3.12", True),
+        ("python>3.12", False),
+        ("python<3.13,accelerator_version>=12.6", True),
+        ("accelerator_version<12.8", False),
+        ("wheel-*-cu128", True),
+        ("wheel-*-cu126", False),
+        ("os=linux,wheel-linux-*", True),
+        ("free_threaded=false", True),
+        ("libtorch_variant=", True),
+        ("platform=linux-*", True),
+    ],
+)
+def test_terms(text: str, hits: bool) -> None:
+    assert parse_selector(text).matches(cell()) is hits
+
+
+def test_free_threaded_compares_as_its_version() -> None:
+    threaded = cell(python="3.13t", free_threaded=True)
+    assert parse_selector("python>=3.13").matches(threaded)
+    assert parse_selector("python=3.13t").matches(threaded)
+    assert not parse_selector("python=3.13").matches(threaded)
+    assert not parse_selector("python>=3.12").matches(cell(python=None))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("oss=linux", "unknown cell field 'oss' (did you mean 'os'?)"),
+        ("os>linux", "os is not a version"),
+        ("python>=three", "'three' is not a version"),
+        ("os=linux,,python=3.12", "empty term"),
+    ],
+)
+def test_bad_selectors(text: str, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_selector(text)
+    assert message in str(info.value)
+
+
+def test_union_of_selectors() -> None:
+    cells = [cell(), cell(os="windows", id="w"), cell(os="macos", id="m")]
+    chosen = select(cells, [parse_selector("os=windows"), parse_selector("m")])
+    assert [c.id for c in chosen] == ["w", "m"]
+    assert select(cells, []) == cells
+
+
+def test_rule_match_mapping() -> None:
+    rule = selector_from_match({"python": ("<3.11", ">=3.14", "3.13t"), "os": ("linux",)})
+    assert rule.matches(cell(python="3.10"))
+    assert rule.matches(cell(python="3.14t"))
+    assert rule.matches(cell(python="3.13t"))
+    assert not rule.matches(cell(python="3.12"))
+    assert not rule.matches(cell(python="3.10", os="windows"))
+    assert str(rule) == "python<3.11|python>=3.14|python=3.13t,os=linux"
+    negated = selector_from_match({"libtorch_variant": ("!=shared-with-deps",)})
+    assert negated.matches(cell(libtorch_variant="static-with-deps"))
+    assert not negated.matches(cell(libtorch_variant="shared-with-deps"))
