@@ -1,0 +1,189 @@
+"""The artifact manifest: what was built for which cell, with hashes, build facts and verdicts.
+
+One JSON file (`relforge-manifest.json`, schema_version 1) that travels between stages:
+`relforge build` writes or merges entries, `relforge validate` adds verdicts, `relforge publish` and
+`promote` refuse files whose entry is not validated.  Artifact paths are relative to the
+manifest's directory.
+
+    {"schema_version": 1, "project": "torch", "release": "2.9", "channel": "test",
+     "entries": {"<cell id>": {"cell_id": …, "file": "dist/torch-2.9.0+cu128-….whl", "size": …,
+                               "sha256": …, "version": …, "build": {…}, "verdicts": [...]}}}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from relforge.errors import ConfigError, Span
+
+SCHEMA_VERSION = 1
+MANIFEST_NAME = "relforge-manifest.json"
+VerdictStatus = Literal["pass", "fail", "skip"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """The outcome of one check (stable ID, e.g. RF-W001) on one artifact."""
+
+    check: str
+    status: VerdictStatus
+    message: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ManifestEntry:
+    cell_id: str
+    file: str = field(metadata={"doc": "path relative to the manifest's directory"})
+    size: int
+    sha256: str
+    version: str
+    package_type: str
+    variant: str
+    upload_subfolder: str
+    platform_tag: str | None = None
+    python: str | None = None
+    build: Mapping[str, Any] = field(
+        default_factory=dict,
+        metadata={
+            "doc": "builder, image, seconds, log, cached, source_digest, relforge_version, …"
+        },
+    )
+    verdicts: tuple[Verdict, ...] = ()
+
+    @property
+    def validated(self) -> bool:
+        """Checked by at least one check, and no check failed."""
+        return bool(self.verdicts) and all(v.status != "fail" for v in self.verdicts)
+
+    @property
+    def failed(self) -> tuple[Verdict, ...]:
+        return tuple(v for v in self.verdicts if v.status == "fail")
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["build"] = dict(self.build)
+        data["verdicts"] = [v.to_json() for v in self.verdicts]
+        return data
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArtifactManifest:
+    project: str
+    release: str
+    channel: str
+    entries: Mapping[str, ManifestEntry] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+    def with_entries(self, entries: Iterable[ManifestEntry]) -> ArtifactManifest:
+        """A copy where each given entry replaces the one of its cell (or is added)."""
+        merged = dict(self.entries)
+        for entry in entries:
+            merged[entry.cell_id] = entry
+        return dataclasses.replace(self, entries=merged)
+
+    def with_verdicts(self, cell_id: str, verdicts: Iterable[Verdict]) -> ArtifactManifest:
+        """A copy whose entry for `cell_id` carries these verdicts (replacing same-ID ones)."""
+        entry = self.entries[cell_id]
+        fresh = list(verdicts)
+        kept = [v for v in entry.verdicts if v.check not in {f.check for f in fresh}]
+        return self.with_entries([dataclasses.replace(entry, verdicts=(*kept, *fresh))])
+
+    def merge(self, other: ArtifactManifest) -> ArtifactManifest:
+        """Entries of `other` replace ours; both must describe the same project/release/channel."""
+        for key in ("project", "release", "channel"):
+            if getattr(self, key) != getattr(other, key):
+                raise ConfigError(
+                    f"cannot merge manifests of different {key}s: "
+                    f"{getattr(self, key)!r} and {getattr(other, key)!r}"
+                )
+        return self.with_entries(other.entries.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": self.schema_version,
+            "project": self.project,
+            "release": self.release,
+            "channel": self.channel,
+            "entries": {k: e.to_json() for k, e in sorted(self.entries.items())},
+        }
+
+    def save(self, path: Path) -> None:
+        """Write atomically: a reader never sees a half-written manifest."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(self.to_json(), fh, indent=2)
+                fh.write("\n")
+            Path(tmp).replace(path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+def load_manifest(path: Path) -> ArtifactManifest:
+    """Read a manifest; any problem is a ConfigError naming the file and key."""
+    where = Span(str(path))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            "no such manifest", where=where, hint="`relforge build` writes relforge-manifest.json"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the manifest: {exc}", where=where) from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"not JSON: {exc.msg}", where=Span(str(path), exc.lineno, exc.colno)
+        ) from None
+    try:
+        return _from_json(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"not a relforge manifest: {exc}", where=where) from None
+
+
+def _from_json(data: Any) -> ArtifactManifest:
+    if not isinstance(data, dict):
+        raise TypeError("top level is not an object")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise ValueError(
+            f"schema_version {data.get('schema_version')!r}, expected {SCHEMA_VERSION}"
+        )
+    entries = {}
+    for cell_id, raw in data["entries"].items():
+        if not isinstance(raw, dict):
+            raise TypeError(f"entries.{cell_id} is not an object")
+        names = {f.name for f in dataclasses.fields(ManifestEntry)}
+        unknown = set(raw) - names
+        if unknown:
+            raise KeyError(f"entries.{cell_id}: unknown keys {sorted(unknown)}")
+        verdicts = tuple(Verdict(**v) for v in raw.get("verdicts", ()))
+        entry = ManifestEntry(**{**raw, "verdicts": verdicts})
+        if entry.cell_id != cell_id:
+            raise ValueError(f"entries.{cell_id} has cell_id {entry.cell_id!r}")
+        entries[cell_id] = entry
+    return ArtifactManifest(
+        project=str(data["project"]),
+        release=str(data["release"]),
+        channel=str(data["channel"]),
+        entries=entries,
+    )
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
