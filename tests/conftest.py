@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from relforge.cli import main
+from tests import fakegithub
 
 REPO = Path(__file__).resolve().parent.parent
 PYTORCH = REPO / "matrix" / "pytorch.yaml"
@@ -118,3 +119,17 @@ def write(tmp_path: Path) -> Callable[[str], Path]:
         return path
 
     return writer
+
+
+@pytest.fixture
+def fake_github(monkeypatch: pytest.MonkeyPatch) -> Iterator[fakegithub.FakeGitHub]:
+    """A stateful stand-in for GitHub's REST API; GITHUB_TOKEN and GITHUB_API_URL point at it."""
+    fake, server, thread = fakegithub.start()
+    monkeypatch.setenv("GITHUB_TOKEN", fakegithub.TOKEN)
+    monkeypatch.setenv("GITHUB_API_URL", fake.url)
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from tests.conftest import EXAMPLE, PYTORCH, SMALL, Result
 
 Run = Callable[..., Result]

@@ -8,13 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.conftest import EXAMPLE, PYTORCH, SMALL
 
 from relforge.matrix.cell import CELL_FIELDS
 from relforge.matrix.expand import candidates, expand_cells
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import Matrix
 from relforge.matrix.selector import parse_selector
+from tests.conftest import EXAMPLE, PYTORCH, SMALL
 
 LINUX_X86 = "platform_system == 'Linux' and platform_machine == 'x86_64'"
 

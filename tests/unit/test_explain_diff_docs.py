@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from tests.conftest import PYTORCH
 
 from relforge.matrix.diff import diff_releases, render_markdown
 from relforge.matrix.docs import render_docs
 from relforge.matrix.explain import explain_cell
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import Matrix
+from tests.conftest import PYTORCH
 
 
 @pytest.fixture(scope="module")

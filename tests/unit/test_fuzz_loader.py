@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
-from tests.conftest import SMALL
 
 from relforge.errors import ConfigError
 from relforge.matrix.load import load_matrix
 from relforge.matrix.values import PythonVersion, check_platform_tag
+from tests.conftest import SMALL
 
 BASE: dict[str, Any] = yaml.safe_load(SMALL)
 FUZZ = settings(

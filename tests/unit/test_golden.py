@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.conftest import EXAMPLE, PYTORCH, REPO
 
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
+from tests.conftest import EXAMPLE, PYTORCH, REPO
 
 GOLDEN = REPO / "tests" / "golden"
 CASES = [(PYTORCH, r) for r in ("2.6", "2.7", "2.8", "2.9")] + [(EXAMPLE, "1.0")]

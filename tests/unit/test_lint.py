@@ -6,10 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.conftest import EXAMPLE, PYTORCH, SMALL
 
 from relforge.matrix.lint import RULES, lint_matrix, python_eol_dates
 from relforge.matrix.load import load_matrix
+from tests.conftest import EXAMPLE, PYTORCH, SMALL
 
 EXTRA_VARIANTS = {
     "RF-L002": """

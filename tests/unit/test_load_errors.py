@@ -6,11 +6,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.conftest import SMALL
 
 from relforge.errors import ConfigError
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
+from tests.conftest import SMALL
 
 
 def line_of(text: str, snippet: str) -> int:

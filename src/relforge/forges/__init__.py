@@ -1,0 +1,1 @@
+"""Code forges relforge talks to (GitHub's REST API today)."""

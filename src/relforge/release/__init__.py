@@ -1,0 +1,1 @@
+"""Release branches, tags and audits on real git repositories."""

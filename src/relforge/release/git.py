@@ -1,0 +1,181 @@
+"""A small git wrapper: argv lists (never a shell), C locale, no prompts, and failures turned into
+errors a release engineer can act on (missing remote, auth failure, rejected push, detached HEAD).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from relforge.errors import ConfigError, RefusedError, RelforgeError
+
+
+class GitError(RelforgeError):
+    """git failed in a way relforge cannot explain more precisely (exit 1)."""
+
+    label = "git error"
+
+
+@dataclass(frozen=True)
+class GitResult:
+    args: tuple[str, ...]
+    code: int
+    out: str
+    err: str
+
+
+_AUTH = (
+    "Authentication failed",
+    "Permission denied",
+    "could not read Username",
+    "terminal prompts disabled",
+    "403",
+    "401 Unauthorized",
+)
+_REJECTED = ("[rejected]", "non-fast-forward", "fetch first", "stale info", "already exists")
+
+
+class Git:
+    """Runs git in one repository."""
+
+    def __init__(self, repo: Path | str) -> None:
+        path = Path(repo)
+        if not path.is_dir():
+            raise ConfigError(f"{path} is not a directory", key="--repo")
+        probe = _run(["git", "-C", str(path), "rev-parse", "--show-toplevel"])
+        if probe.code != 0:
+            raise ConfigError(
+                f"{path} is not inside a git repository",
+                key="--repo",
+                hint="pass --repo DIR with the project's clone",
+            )
+        self.root = Path(probe.out.strip())
+
+    def result(
+        self, *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None
+    ) -> GitResult:
+        """Run git; return the result whatever the exit code."""
+        return _run(["git", "-C", str(self.root), *args], env=env, stdin=stdin)
+
+    def run(
+        self, *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None
+    ) -> str:
+        """Run git and return stdout; a failure raises the most specific error we can name."""
+        done = self.result(*args, env=env, stdin=stdin)
+        if done.code != 0:
+            raise classify(done)
+        return done.out
+
+    def ok(self, *args: str) -> bool:
+        return self.result(*args).code == 0
+
+    def commit_of(self, ref: str) -> str | None:
+        """The commit a ref names, or None if it names nothing."""
+        done = self.result("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        return done.out.strip() if done.code == 0 else None
+
+    def current_branch(self) -> str | None:
+        """The checked-out branch, or None on a detached HEAD."""
+        done = self.result("symbolic-ref", "--quiet", "--short", "HEAD")
+        return done.out.strip() if done.code == 0 else None
+
+    def require_branch(self) -> str:
+        branch = self.current_branch()
+        if branch is None:
+            raise ConfigError(
+                f"{self.root} has a detached HEAD",
+                key="--repo",
+                hint="check out a branch first (git switch BRANCH)",
+            )
+        return branch
+
+    def is_dirty(self) -> bool:
+        """Tracked files changed or staged (untracked files do not count)."""
+        return bool(self.run("status", "--porcelain", "--untracked-files=no").strip())
+
+    def remote_url(self, remote: str) -> str:
+        done = self.result("remote", "get-url", remote)
+        if done.code != 0:
+            known = self.run("remote").split() or ["none"]
+            raise ConfigError(
+                f"no git remote named {remote!r} in {self.root}",
+                key="--remote",
+                hint=f"remotes: {', '.join(known)}",
+            )
+        return done.out.strip()
+
+    def remote_refs(self, remote: str, *patterns: str) -> dict[str, str]:
+        """Refs on the remote (ls-remote) → commit; annotated tags are peeled to their commit."""
+        self.remote_url(remote)
+        out = self.run("ls-remote", remote, *patterns)
+        refs: dict[str, str] = {}
+        for line in out.splitlines():
+            sha, _, ref = line.partition("\t")
+            if ref.endswith("^{}"):
+                refs[ref[:-3]] = sha  # the peeled commit wins over the tag object
+            else:
+                refs.setdefault(ref, sha)
+        return refs
+
+    def local_refs(self, *patterns: str) -> dict[str, str]:
+        """Local refs → commit (tags peeled)."""
+        out = self.run(
+            "for-each-ref", "--format=%(refname) %(objectname) %(*objectname)", *patterns
+        )
+        refs = {}
+        for line in out.splitlines():
+            ref, sha, peeled = [*line.split(" "), "", ""][:3]
+            refs[ref] = peeled or sha
+        return refs
+
+    def fetch(self, remote: str, *refspecs: str) -> None:
+        self.remote_url(remote)
+        self.run("fetch", "--quiet", remote, *refspecs)
+
+    def push(self, remote: str, refspecs: Sequence[str]) -> None:
+        """Push atomically: every ref updates or none does."""
+        self.remote_url(remote)
+        self.run("push", "--atomic", "--porcelain", remote, *refspecs)
+
+
+def classify(done: GitResult) -> RelforgeError:
+    """Turn a failed git run into the error a user can act on."""
+    err = done.err.strip() or done.out.strip()
+    command = "git " + " ".join(a for a in done.args[3:])  # without `git -C DIR`
+    last = err.splitlines()[-1] if err else f"exit code {done.code}"
+    if any(word in err for word in _AUTH):
+        return GitError(
+            f"`{command}` was refused by the remote: {last}",
+            hint="check the remote's credentials (token or SSH key) and permissions",
+        )
+    if done.args[3:4] == ("push",) and any(word in err + done.out for word in _REJECTED):
+        return RefusedError(
+            f"`{command}` was rejected: {last}",
+            hint="the remote moved; fetch, check what changed, and rerun",
+        )
+    if "not a git repository" in err:
+        return ConfigError(f"`{command}`: {last}", key="--repo")
+    return GitError(f"`{command}` failed: {last}")
+
+
+def _run(
+    argv: list[str], *, env: Mapping[str, str] | None = None, stdin: str | None = None
+) -> GitResult:
+    full_env = {
+        **os.environ,
+        "LC_ALL": "C",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_ASKPASS": "true",
+        "SSH_ASKPASS": "true",
+        **(env or {}),
+    }
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, env=full_env, input=stdin, check=False
+        )
+    except FileNotFoundError:
+        raise ConfigError("git is not installed (no `git` on PATH)") from None
+    return GitResult(tuple(argv), done.returncode, done.stdout, done.stderr)
