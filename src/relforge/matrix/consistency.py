@@ -24,6 +24,8 @@ from relforge.matrix.values import (
     platform_tag_problem,
 )
 
+# Packages whose pin must equal a variant field (nvidia-cudnn-cu12==X ⇔ cudnn: X).
+_PINNED_FIELDS = {"nvidia-cudnn": "cudnn", "nvidia-nccl": "nccl"}
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _ARCH_ENTRY = re.compile(
     r"\d+\.\d+[af]?(\+PTX)?\Z"
@@ -260,21 +262,15 @@ def _check_pins(variant: Variant, path: str) -> None:
         if pinned is None:
             continue
         base = name[: suffix.start()] if suffix else name
-        if base == "nvidia-cudnn" and variant.cudnn and pinned != variant.cudnn:
+        field = _PINNED_FIELDS.get(base)
+        declared = getattr(variant, field) if field else None
+        if field and declared and pinned != declared:
             raise _fail(
-                f"cudnn {variant.cudnn} contradicts the pin {text!r}",
+                f"{field} {declared} contradicts the pin {text!r}",
                 variant,
-                "cudnn",
+                field,
                 path,
-                hint="make `cudnn:` and the nvidia-cudnn pin name the same version",
-            )
-        if base == "nvidia-nccl" and variant.nccl and pinned != variant.nccl:
-            raise _fail(
-                f"nccl {variant.nccl} contradicts the pin {text!r}",
-                variant,
-                "nccl",
-                path,
-                hint="make `nccl:` and the nvidia-nccl pin name the same version",
+                hint=f"make `{field}:` and the {base} pin name the same version",
             )
         if base == "nvidia-cuda-runtime" and pinned.release[:2] != cuda.release[:2]:
             raise _fail(
