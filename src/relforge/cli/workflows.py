@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import click
 
 from relforge.cli.output import append_step_summary
 from relforge.workflows import RenderRequest, check_dir, render_workflows, write_dir
-
-_TEMPLATE_NAMES = (
-    "build.yml.j2 (reusable: build, test, upload one cell), binaries.yml.j2 (one per OS and "
-    "package type), bot.yml.j2, validate-binaries.yml.j2, _setup.yml.j2 (steps every job starts "
-    "with)"
-)
 
 
 @click.group()
@@ -65,7 +60,14 @@ def generate(
     are no longer part of the set are removed.  Run it from the repository root.
 
     \b
-    Templates (Jinja, sandboxed; <{ value }>, <% statement %>, <# comment #>):
+    Templates (Jinja, sandboxed, strict; <{ value }>, <% statement %>, <# comment #>):
+      build.yml.j2              reusable workflow: build, test, upload one cell
+      binaries.yml.j2           one per OS and package type (variable `group`)
+      bot.yml.j2                the cherry-pick bot
+      validate-binaries.yml.j2  install every cell from its index (`channels`)
+      _setup.yml.j2             the steps every job starts with
+    Every template sees `ctx` (relforge.workflows.context.RenderContext) and
+    `action("owner/repo")`, which returns a pinned `uses:` value.
     """
     request = RenderRequest(
         matrix_file=Path(file),
@@ -76,8 +78,6 @@ def generate(
     )
     rendered = render_workflows(request)
     shown = _display(out_dir)
-    for name, why in rendered.skipped:
-        click.echo(f"skipped {shown}/{name}: {why}", err=True)
     if check:
         drifts = check_dir(out_dir, rendered, shown)
         if not drifts:
@@ -95,8 +95,10 @@ def generate(
             f"### Generated workflows are stale\n\n{listing}\n\n"
             f"Regenerate with `{rendered.regenerate}`."
         )
-        raise click.exceptions.Exit(1)
+        sys.exit(1)  # like `git diff --exit-code`: 1 means "differs"
     report = write_dir(out_dir, rendered)
+    for name, why in rendered.skipped:
+        click.echo(f"skipped {shown}/{name}: {why}", err=True)
     jobs = {f.name: f.jobs for f in rendered.files}
     for kind, names in (
         ("created", report.created),
@@ -107,9 +109,6 @@ def generate(
         for name in names:
             cells = f" ({jobs[name]} cells)" if jobs.get(name) else ""
             click.echo(f"{kind:9} {shown}/{name}{cells}")
-
-
-generate.help = (generate.help or "") + "\n    " + _TEMPLATE_NAMES
 
 
 def _display(path: Path) -> str:

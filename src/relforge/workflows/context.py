@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from relforge import __version__
 from relforge.errors import ConfigError, UsageError
 from relforge.matrix.cell import Cell
-from relforge.matrix.expand import expand_cells
+from relforge.matrix.expand import on_channel
 from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix, Release
 from relforge.workflows.layout import MAX_MATRIX_JOBS, Shard, matrix_entry, shards
 
@@ -141,15 +141,17 @@ def _looks_like_script(arg: str) -> bool:
     return "/" in arg or arg.endswith(_SCRIPT_SUFFIXES)
 
 
-def channel_cells(matrix: Matrix, release: str, limit: int = MAX_MATRIX_JOBS) -> list[ChannelCells]:
+def channel_cells(
+    matrix: Matrix, release: Release, cells: Sequence[Cell], limit: int = MAX_MATRIX_JOBS
+) -> list[ChannelCells]:
     """Per channel, the cells with their index URL, sharded into job matrices."""
     out = []
     for channel in CHANNEL_NAMES:
-        cells = expand_cells(matrix, release, channel=channel, date=_ANY_DAY)
+        stamped = [on_channel(c, matrix, release, channel, _ANY_DAY) for c in cells]
         out.append(
             ChannelCells(
                 name=channel,
-                shards=shards(cells, channel, limit, lambda c: matrix_entry(c, "index_url")),
+                shards=shards(stamped, channel, limit, lambda c: matrix_entry(c, "index_url")),
             )
         )
     return out

@@ -68,15 +68,15 @@ def yaml_scalar(value: Any) -> str:
 def template_closure(env: jinja2.Environment, name: str) -> dict[str, str]:
     """The sources of a template and of every template it includes, imports or extends."""
     sources: dict[str, str] = {}
-    pending = [name]
+    pending: list[tuple[str, str | None]] = [(name, None)]
     while pending:
-        current = pending.pop()
+        current, parent = pending.pop()
         if current in sources:
             continue
-        source = _source(env, current)
+        source = _source(env, current, parent)
         sources[current] = source
         try:
-            parsed = env.parse(source, current)
+            parsed = env.parse(source, current, _filename(env, current))
         except jinja2.TemplateSyntaxError as exc:
             raise _syntax_error(exc) from None
         for ref in jinja2.meta.find_referenced_templates(parsed):
@@ -85,7 +85,7 @@ def template_closure(env: jinja2.Environment, name: str) -> dict[str, str]:
                     "includes a template whose name is computed; name it literally",
                     where=Span(_filename(env, current)),
                 )
-            pending.append(ref)
+            pending.append((ref, current))
     return dict(sorted(sources.items()))
 
 
@@ -125,12 +125,13 @@ def render_template(env: jinja2.Environment, name: str, **context: Any) -> str:
         raise
 
 
-def _source(env: jinja2.Environment, name: str) -> str:
+def _source(env: jinja2.Environment, name: str, included_by: str | None = None) -> str:
     try:
-        source, _filename, _uptodate = env.loader.get_source(env, name)  # type: ignore[union-attr]
+        source, _path, _uptodate = env.loader.get_source(env, name)  # type: ignore[union-attr]
     except jinja2.TemplateNotFound:
         raise ConfigError(
             f"template {name!r} not found",
+            where=Span(_filename(env, included_by)) if included_by else None,
             hint="templates are looked up in --templates DIR first, then in relforge's own",
         ) from None
     return source
