@@ -4,12 +4,15 @@ idempotent, removes stray generated files and never overwrites a file relforge d
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from tests.conftest import EXAMPLE, REPO, Result
 from tests.workflows_support import scratch_repo
+
+from relforge.workflows.pins import load_pins
 
 Run = Callable[..., Result]
 OUT = ".github/workflows"
@@ -141,3 +144,14 @@ def test_committed_example_workflows_are_current(monkeypatch: pytest.MonkeyPatch
     committed = sorted(p.name for p in (REPO / OUT).glob("relforge-*.yml"))
     assert committed == ["relforge-bot.yml", "relforge-build.yml", "relforge-linux-wheel.yml"]
     assert os.access(REPO / OUT / "ci.yml", os.R_OK)
+
+
+def test_hand_written_ci_uses_the_same_pins_as_the_generated_workflows() -> None:
+    pins, _text = load_pins()
+    ci = (REPO / OUT / "ci.yml").read_text()
+    used = re.findall(r"uses: (\S+)@(\S+) # (\S+)", ci)
+    assert used
+    for action, sha, tag in used:
+        assert (pins[action].sha, pins[action].tag) == (sha, tag), action
+    assert "relforge workflows generate matrix/example.yaml --release 1.0" in ci
+    assert "--out .github/workflows --check" in ci and "make test" in ci

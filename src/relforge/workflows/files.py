@@ -29,8 +29,10 @@ class Drift:
     diff: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class WriteReport:
+    """What `write_dir` did, file by file (filled in as it goes)."""
+
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
