@@ -28,14 +28,17 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_matrix_expand.py
+	$(BIN)/python benchmarks/bench_workflows_render.py
 
-# Regenerate the golden expansions after an intended matrix change; review the diff.
+# Regenerate the golden expansions (and the example project's committed workflows) after an
+# intended matrix or template change; review the diff.
 golden: $(STAMP)
 	for r in 2.6 2.7 2.8 2.9; do \
 	  $(BIN)/relforge matrix list matrix/pytorch.yaml --release $$r --format json \
 	    > tests/golden/pytorch-$$r.json || exit 1; done
 	$(BIN)/relforge matrix list matrix/example.yaml --release 1.0 --format json \
 	  > tests/golden/example-1.0.json
+	$(BIN)/relforge workflows generate matrix/example.yaml --release 1.0 --out .github/workflows
 
 clean:
 	rm -rf $(VENV) .relforge .pytest_cache .mypy_cache .ruff_cache

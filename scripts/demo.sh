@@ -16,3 +16,18 @@ relforge matrix explain matrix/pytorch.yaml --release 2.8 wheel-linux-aarch64-py
 
 step "PyTorch 2.8 → 2.9, as release notes"
 relforge matrix diff matrix/pytorch.yaml --from 2.8 --to 2.9
+
+step "Generated CI: the example project's GitHub Actions workflows, rendered into a scratch repository"
+scratch=$(mktemp -d)
+mkdir -p "$scratch/matrix" && cp matrix/example.yaml "$scratch/matrix/"
+(cd "$scratch" && relforge workflows generate matrix/example.yaml --release 1.0 --out .github/workflows)
+
+step "The committed .github/workflows/relforge-*.yml are current (the CI staleness gate)"
+relforge workflows generate matrix/example.yaml --release 1.0 --out .github/workflows --check
+
+step "A hand edit is caught: --check exits 1 with a unified diff"
+sed -i 's/timeout-minutes: 360/timeout-minutes: 30/' "$scratch/.github/workflows/relforge-build.yml"
+if (cd "$scratch" && relforge workflows generate matrix/example.yaml --release 1.0 --out .github/workflows --check); then
+  echo "expected --check to fail" >&2; exit 1
+fi
+rm -rf "$scratch"

@@ -79,6 +79,13 @@ class Project(Located):
         metadata={"doc": "base URL the channel prefixes hang off (https://download.pytorch.org)"},
     )
     size_limit_mb: int = field(default=100, metadata={"doc": "largest artifact the index accepts"})
+    repository: str = field(
+        default="",
+        metadata={
+            "doc": "GitHub owner/name; generated workflows call their reusable workflow there "
+            "at a ref (`workflows generate --ref`)"
+        },
+    )
     build: Build = field(default_factory=Build)
     env: Mapping[str, str] = field(default_factory=dict)
 

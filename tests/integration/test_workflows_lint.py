@@ -1,0 +1,107 @@
+"""The generated workflows against the real linters: actionlint (with shellcheck), zizmor
+(offline) and check-jsonschema's GitHub-workflow schema — zero findings on every set."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from tests.conftest import EXAMPLE, PYTORCH, REPO, Result
+from tests.workflows_support import (
+    big_matrix,
+    load_workflows,
+    run_linters,
+    scratch_repo,
+    write_actionlint_config,
+)
+
+Run = Callable[..., Result]
+OUT = ".github/workflows"
+CLEAN = {"actionlint": "", "zizmor": "", "check-jsonschema": ""}
+IGNORE = re.compile(r"# zizmor: ignore\[([a-z-]+)\](.*)")
+
+pytestmark = pytest.mark.slow
+
+
+def _render(
+    root: Path, run: Run, matrix: str, release: str, *extra: str, name: str = "matrix/m.yaml"
+) -> None:
+    path = scratch_repo(root, matrix, name)
+    result = run("workflows", "generate", name, "--release", release, "--out", OUT, *extra)
+    assert result.code == 0, result.err
+    write_actionlint_config(root, path, release)
+
+
+def _ignores_carry_reasons(directory: Path) -> int:
+    count = 0
+    for path in directory.glob("*.yml"):
+        for match in IGNORE.finditer(path.read_text()):
+            assert len(match.group(2).split()) >= 5, f"{path.name}: ignore without a reason"
+            count += 1
+    return count
+
+
+@pytest.fixture
+def in_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    return root
+
+
+def test_pytorch_29_has_no_findings(in_repo: Path, run: Run) -> None:
+    _render(in_repo, run, PYTORCH.read_text(), "2.9")
+    assert len(list((in_repo / OUT).glob("*.yml"))) == 7
+    assert run_linters(in_repo) == CLEAN
+    assert _ignores_carry_reasons(in_repo / OUT) == 1  # issue_comment, explained in place
+
+
+def test_pytorch_29_on_a_release_branch_with_s3_has_no_findings(in_repo: Path, run: Run) -> None:
+    text = PYTORCH.read_text() + "publishing:\n  store: s3://pytorch-binaries/whl\n"
+    _render(in_repo, run, text, "2.9", "--ref", "release/2.9")
+    build = (in_repo / OUT / "relforge-build.yml").read_text()
+    assert "aws-actions/configure-aws-credentials@" in build
+    assert run_linters(in_repo) == CLEAN
+    assert _ignores_carry_reasons(in_repo / OUT) == 9  # + each call of the branch-pinned workflow
+
+
+def test_example_project_has_no_findings(in_repo: Path, run: Run) -> None:
+    _render(in_repo, run, EXAMPLE.read_text(), "1.0", name="matrix/example.yaml")
+    assert run_linters(in_repo) == CLEAN
+
+
+def test_a_matrix_over_256_cells_is_sharded_and_lints_clean(in_repo: Path, run: Run) -> None:
+    pythons = ("3.10", "3.11", "3.12", "3.13", "3.13t", "3.14", "3.14t")
+    _render(in_repo, run, big_matrix(20, pythons), "1.0")  # 20 × 7 × 2 = 280 linux wheels
+    workflow = load_workflows(in_repo / OUT)["relforge-linux-wheel.yml"]
+    sizes = {
+        job_id: len(job["strategy"]["matrix"]["include"])
+        for job_id, job in workflow["jobs"].items()
+    }
+    assert sizes == {"pr-1": 40, "build-1": 140, "build-2": 140}
+    validate = load_workflows(in_repo / OUT)["relforge-validate-binaries.yml"]["jobs"]
+    assert all(len(j["strategy"]["matrix"]["include"]) <= 256 for j in validate.values())
+    assert run_linters(in_repo) == CLEAN
+
+
+def test_this_repositorys_workflows_have_no_findings() -> None:
+    """ci.yml (hand-written) and the committed example workflows, as CI sees them."""
+    assert (REPO / OUT / "ci.yml").is_file()
+    assert run_linters(REPO) == CLEAN
+
+
+def test_the_linters_do_find_problems(in_repo: Path, run: Run) -> None:
+    """The gate can fail: a workflow with an unpinned action, an expression in a script and an
+    unknown runner label gets findings from each linter."""
+    _render(in_repo, run, EXAMPLE.read_text(), "1.0", name="matrix/example.yaml")
+    (in_repo / OUT / "bad.yml").write_text(
+        "name: bad\non: pull_request\njobs:\n  x:\n    runs-on: no-such-runner\n"
+        "    timeout: 5\n    steps:\n      - uses: actions/checkout@v4\n"
+        "      - run: echo ${{ github.event.pull_request.title }}\n"
+    )
+    found = run_linters(in_repo)
+    assert "no-such-runner" in found["actionlint"]
+    assert "template-injection" in found["zizmor"] and "unpinned-uses" in found["zizmor"]
+    assert "bad.yml" in found["check-jsonschema"]
