@@ -6,9 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import REPO
-
 from relforge.workflows.pins import parse_pins
+from tests.conftest import REPO
 
 SCRIPT = REPO / "scripts" / "refresh_action_pins.py"
 

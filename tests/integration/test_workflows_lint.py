@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from tests.conftest import EXAMPLE, PYTORCH, REPO, Result
 from tests.workflows_support import (
     big_matrix,

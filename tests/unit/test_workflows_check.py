@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.conftest import EXAMPLE, REPO, Result
-from tests.workflows_support import scratch_repo
 
 from relforge.workflows.pins import load_pins
+from tests.conftest import EXAMPLE, REPO, Result
+from tests.workflows_support import scratch_repo
 
 Run = Callable[..., Result]
 OUT = ".github/workflows"

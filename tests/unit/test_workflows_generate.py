@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.conftest import PYTORCH, Result
-from tests.workflows_support import SHA_PINNED, load_workflows, scratch_repo, steps
 
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
 from relforge.workflows.pins import load_pins
+from tests.conftest import PYTORCH, Result
+from tests.workflows_support import SHA_PINNED, load_workflows, scratch_repo, steps
 
 Run = Callable[..., Result]
 OUT = ".github/workflows"

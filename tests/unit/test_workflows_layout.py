@@ -6,8 +6,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.conftest import PYTORCH, SMALL
-from tests.workflows_support import big_matrix
 
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
@@ -20,6 +18,8 @@ from relforge.workflows.layout import (
     runner_labels,
     split,
 )
+from tests.conftest import PYTORCH, SMALL
+from tests.workflows_support import big_matrix
 
 
 @pytest.mark.parametrize(

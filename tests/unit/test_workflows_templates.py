@@ -8,6 +8,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+
 from tests.conftest import EXAMPLE, SMALL, Result
 from tests.workflows_support import scratch_repo
 
