@@ -19,6 +19,8 @@ from relforge.errors import EXIT_CODES, RelforgeError
 # command name → "module:attribute"; each stage registers its group here.
 COMMANDS: dict[str, str] = {
     "matrix": "relforge.cli.matrix:matrix",
+    "bot": "relforge.cli.bot:bot",
+    "cherry-pick": "relforge.cli.bot:cherry_pick",
 }
 
 
