@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from relforge.bot.handler import Status
+from relforge.bot.handler import BotSettings, Status, dispatch
+from relforge.errors import ConfigError
 from relforge.forges.github import GitHubError
-from tests.botworld import FIXES, REPO, World, make_world
+from tests.botworld import FIXES, REPO, World, comment_event, make_world
 from tests.fakegithub import FakeGitHub
 from tests.gitrepos import git
 
@@ -393,3 +394,23 @@ def test_no_tracker_for_the_release_is_reported(world: World) -> None:
     [reply] = world.fake.comments_on(REPO, pr)
     assert "no open issue labelled release tracker names 2.9" in reply
     assert world.fake.comments_on(REPO, world.trackers["2.91"]) == []
+
+
+def test_webhook_dispatch_answers_only_comments_of_the_served_repository(world: World) -> None:
+    pr, _ = world.land("Fix", {"src/lib.py": "x\n"})
+    body = f"{CMD} --onto release/2.9 -c docs"
+    settings = BotSettings(execute=True)
+    push = dispatch(
+        "push", {"ref": "refs/heads/main"}, git=world.git, github_repo=REPO, settings=settings
+    )
+    other = dispatch(
+        "issue_comment",
+        comment_event(body, number=pr, repo="someone/else"),
+        git=world.git,
+        github_repo=REPO,
+        settings=settings,
+    )
+    assert (push.status, other.status) == (Status.IGNORED, Status.IGNORED)
+    assert "serving 'acme/widget'" in other.reason and world.fake.requests == []
+    with pytest.raises(ConfigError, match="not an issue_comment event payload"):
+        dispatch("issue_comment", {"issue": {}}, git=world.git, github_repo=REPO, settings=settings)

@@ -233,7 +233,8 @@ def parse_release_branch(value: str) -> ReleaseBranch:
         version = Version(rest)
     except InvalidVersion:
         raise GrammarError(problem) from None
-    if str(version) != rest or len(version.release) != 2:
+    canonical = ".".join(str(n) for n in version.release)  # no epoch, pre, post, dev or local
+    if len(version.release) != 2 or not rest == str(version) == canonical:
         major, minor = (*version.release, 0)[:2]
         raise GrammarError(problem, hint=f"write the version as X.Y, e.g. release/{major}.{minor}")
     return ReleaseBranch(version)

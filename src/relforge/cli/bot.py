@@ -61,7 +61,9 @@ def _flow_settings(remote: str, draft_on_conflict: bool) -> FlowSettings:
 def _github_repo(git: Git, remote: str, given: str | None) -> str:
     if given:
         return given
-    found = repo_from_url(git.remote_url(remote))
+    git.remote_url(remote)  # a clear error for a missing remote
+    # The configured URL, not the one insteadOf rewrites it to (a mirror names no repository).
+    found = repo_from_url(git.run("config", "--get", f"remote.{remote}.url").strip())
     if found is None:
         raise ConfigError(
             f"cannot tell the GitHub repository from the URL of remote {remote!r}",
