@@ -16,3 +16,6 @@ relforge matrix explain matrix/pytorch.yaml --release 2.8 wheel-linux-aarch64-py
 
 step "PyTorch 2.8 → 2.9, as release notes"
 relforge matrix diff matrix/pytorch.yaml --from 2.8 --to 2.9
+
+step "The cherry-pick bot's GitHub Actions workflow (relforge bot workflow)"
+relforge bot workflow

@@ -22,7 +22,7 @@ from relforge.bot.cherrypick import (
     pick_branch,
     try_pick,
 )
-from relforge.bot.grammar import CherryPickCommand, ReleaseBranch
+from relforge.bot.grammar import CherryPickCommand, ReleaseBranch, parse_release_branch
 from relforge.bot.tracker import TRACKER_LABEL, pick_tracker, recorded, tracker_comment
 from relforge.errors import RefusedError, UsageError
 from relforge.forges.github import Comment, GitHubClient, GitHubError, Issue, PullRequest
@@ -115,9 +115,7 @@ def plan_picks(
     )
     missing = [o.name for o in command.onto if f"refs/heads/{o.name}" not in remote_heads]
     if missing:
-        existing = sorted(
-            r.removeprefix("refs/heads/") for r in git.remote_refs(remote, "refs/heads/release/*")
-        )
+        existing = _release_branches(git.remote_refs(remote, "refs/heads/release/*"))
         raise UsageError(
             f"{', '.join(missing)} does not exist on {remote}",
             key="--onto",
@@ -201,6 +199,17 @@ def _plan_one(
                 head=attempt.commit,
                 conflicts=attempt.conflicts,
             )
+
+
+def _release_branches(refs: dict[str, str]) -> list[str]:
+    """Names of release/X.Y branches, in version order (2.8 before 2.10)."""
+    found = []
+    for ref in refs:
+        try:
+            found.append(parse_release_branch(ref.removeprefix("refs/heads/")))
+        except UsageError:
+            continue
+    return [b.name for b in sorted(found)]
 
 
 def apply_plan(git: Git, gh: GitHubClient, settings: FlowSettings, plan: Plan) -> list[Done]:

@@ -236,6 +236,8 @@ def serve(
     def on_event(name: str, payload: Any) -> None:
         outcome = dispatch(name, payload, git=git, github_repo=served, settings=settings)
         server.log(f"{name}: {outcome.status.value}: {outcome.reason}")
+        if outcome.reply is not None and not outcome.posted:
+            server.log(f"reply not posted (dry run or posted before):\n{outcome.reply}")
 
     from relforge.bot.webhook import WebhookServer  # http.server only when serving
 
