@@ -31,3 +31,6 @@ if (cd "$scratch" && relforge workflows generate matrix/example.yaml --release 1
   echo "expected --check to fail" >&2; exit 1
 fi
 rm -rf "$scratch"
+
+step "The cherry-pick bot's GitHub Actions workflow (relforge bot workflow)"
+relforge bot workflow

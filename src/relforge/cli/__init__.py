@@ -20,6 +20,8 @@ from relforge.errors import EXIT_CODES, RelforgeError
 COMMANDS: dict[str, str] = {
     "matrix": "relforge.cli.matrix:matrix",
     "workflows": "relforge.cli.workflows:workflows",
+    "bot": "relforge.cli.bot:bot",
+    "cherry-pick": "relforge.cli.bot:cherry_pick",
 }
 
 

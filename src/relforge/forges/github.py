@@ -283,3 +283,18 @@ def _error(method: str, url: str, response: requests.Response) -> GitHubError:
         status=response.status_code,
         hint=hint,
     )
+
+
+def repo_from_url(url: str) -> str | None:
+    """`owner/name` of a GitHub remote URL (https://…, ssh://…, git@host:owner/name.git)."""
+    from urllib.parse import urlsplit
+
+    if "://" in url:
+        path = urlsplit(url).path
+    elif ":" in url and not url.startswith(("/", ".")):
+        path = url.split(":", 1)[1]
+    else:
+        return None
+    path = path.strip("/").removesuffix(".git")
+    parts = path.split("/")
+    return path if len(parts) == 2 and all(parts) else None

@@ -1,0 +1,131 @@
+"""The git side of a cherry-pick: fetch what is needed, try `git cherry-pick -x` in a throwaway
+worktree (so neither the user's checkout nor their branches change, and a dry run leaves nothing
+behind), report conflicts instead of resolving them, and find reverts on the source branch.
+"""
+
+from __future__ import annotations
+
+import enum
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from relforge.bot.grammar import ReleaseBranch
+from relforge.release.git import Git, GitError, classify
+from relforge.release.picks import Commit, commits
+
+BOT_NAME = "relforge-bot"
+BOT_EMAIL = "relforge-bot@users.noreply.github.com"
+# Hooks of the user's clone do not run on our throwaway worktrees, and rerere must not replay a
+# recorded resolution: a conflict is reported, never resolved behind anyone's back.
+_SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "rerere.enabled=false")
+
+
+class PickOutcome(enum.Enum):
+    CLEAN = "clean"
+    CONFLICT = "conflict"
+    EMPTY = "empty"  # the change is already there (the pick would commit nothing)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PickAttempt:
+    outcome: PickOutcome
+    commit: str | None = None  # the new commit (clean, or a conflict committed on request)
+    conflicts: tuple[str, ...] = ()
+
+
+def pick_branch(pr: int, onto: ReleaseBranch) -> str:
+    """`cherry-pick/<pr>-onto-release-X.Y`."""
+    return f"cherry-pick/{pr}-onto-{onto.slug}"
+
+
+def fetch_branch(git: Git, remote: str, branch: str) -> str:
+    """Fetch one remote branch into FETCH_HEAD only (no ref of the clone changes); its commit."""
+    git.remote_url(remote)  # a clear error for a missing remote
+    git.run("fetch", "--quiet", "--no-tags", "--refmap=", remote, f"+refs/heads/{branch}")
+    sha = git.commit_of("FETCH_HEAD")
+    if sha is None:
+        raise GitError(f"fetching {branch} from {remote} gave no commit")
+    return sha
+
+
+def ensure_commit(git: Git, remote: str, sha: str) -> None:
+    """Make sure a commit is present, fetching it by id if needed."""
+    if git.commit_of(sha):
+        return
+    git.result("fetch", "--quiet", "--no-tags", "--refmap=", remote, sha)
+    if not git.commit_of(sha):
+        raise GitError(
+            f"commit {sha} is not in {git.root} and {remote} did not send it",
+            hint="fetch the branch the pull request was merged into and rerun",
+        )
+
+
+def parent_count(git: Git, sha: str) -> int:
+    return len(git.run("rev-list", "--parents", "-n", "1", sha).split()) - 1
+
+
+def is_ancestor(git: Git, ancestor: str, descendant: str) -> bool:
+    return git.ok("merge-base", "--is-ancestor", ancestor, descendant)
+
+
+def active_revert(git: Git, commit: str, tip: str) -> Commit | None:
+    """The commit on `tip` that reverts `commit`, unless that revert was itself reverted."""
+    revert: Commit | None = None
+    for c in reversed(commits(git, f"{commit}..{tip}")):  # oldest first
+        target = c.reverts
+        if target is None:
+            continue
+        if revert is None and _same(commit, target):
+            revert = c
+        elif revert is not None and _same(revert.sha, target):
+            revert = None  # relanded
+    return revert
+
+
+def try_pick(git: Git, commit: str, base: str, *, keep_conflict: bool = False) -> PickAttempt:
+    """Cherry-pick `commit` onto `base` in a throwaway worktree; the new commit id stays
+    reachable by id only (pushed later by id, so no local branch is ever created)."""
+    with tempfile.TemporaryDirectory(prefix="relforge-pick-") as tmp:
+        path = Path(tmp) / "worktree"
+        git.run(*_SAFE, "worktree", "add", "--quiet", "--detach", str(path), base)
+        try:
+            return _pick_in(Git(path), commit, keep_conflict, identity_env(git))
+        finally:
+            git.result("worktree", "remove", "--force", str(path))
+            git.result("worktree", "prune")
+
+
+def identity_env(git: Git) -> dict[str, str]:
+    """Commit as the bot when the clone has no identity (as on a fresh CI runner)."""
+    if git.ok("config", "user.name") and git.ok("config", "user.email"):
+        return {}
+    return {"GIT_COMMITTER_NAME": BOT_NAME, "GIT_COMMITTER_EMAIL": BOT_EMAIL}
+
+
+def _pick_in(wt: Git, commit: str, keep_conflict: bool, env: dict[str, str]) -> PickAttempt:
+    mainline = ["-m", "1"] if parent_count(wt, commit) > 1 else []
+    done = wt.result(*_SAFE, "cherry-pick", "-x", *mainline, commit, env=env)
+    if done.code == 0:
+        return PickAttempt(outcome=PickOutcome.CLEAN, commit=wt.run("rev-parse", "HEAD").strip())
+    unmerged = wt.run("diff", "--name-only", "--diff-filter=U", "-z").split("\0")
+    conflicts = tuple(sorted(name for name in unmerged if name))
+    if not conflicts:
+        empty = wt.commit_of("CHERRY_PICK_HEAD") is not None and wt.ok(
+            "diff", "--cached", "--quiet"
+        )
+        wt.result("cherry-pick", "--abort")
+        if empty:
+            return PickAttempt(outcome=PickOutcome.EMPTY)
+        raise classify(done)
+    if keep_conflict:
+        wt.run("add", "--all")
+        wt.run(*_SAFE, "commit", "--no-edit", "--cleanup=strip", "--no-verify", env=env)
+        head = wt.run("rev-parse", "HEAD").strip()
+        return PickAttempt(outcome=PickOutcome.CONFLICT, commit=head, conflicts=conflicts)
+    wt.run("cherry-pick", "--abort")
+    return PickAttempt(outcome=PickOutcome.CONFLICT, conflicts=conflicts)
+
+
+def _same(full: str, maybe_short: str) -> bool:
+    return full.startswith(maybe_short) or maybe_short.startswith(full)

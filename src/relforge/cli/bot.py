@@ -1,0 +1,260 @@
+"""`relforge bot …` (the cherry-pick bot: GitHub Actions event handler, webhook server, workflow)
+and `relforge cherry-pick` (the same flow from a terminal)."""
+
+from __future__ import annotations
+
+import json
+import os
+import string
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import click
+
+from relforge.bot.flow import Action, FlowSettings, Target, apply_plan, plan_picks
+from relforge.bot.grammar import CATEGORY_NAMES, DEFAULT_BOT, make_command, parse_release_branch
+from relforge.bot.handler import BotSettings, CommentEvent, dispatch, handle_comment, post_once
+from relforge.bot.replies import result_reply, target_lines
+from relforge.cli.output import append_step_summary
+from relforge.errors import ConfigError, NothingToDoError, UsageError, ValidationFailed
+from relforge.forges.github import GitHubClient, repo_from_url
+from relforge.release.git import Git
+
+_BOT_CHARS = frozenset(string.ascii_letters + string.digits + "-")
+
+
+def _common(command: Any) -> Any:
+    """Options shared by every command that runs the flow."""
+    for option in reversed(
+        [
+            click.option(
+                "--repo",
+                default=".",
+                show_default=True,
+                type=click.Path(file_okay=False, path_type=Path),
+                help="The project's git clone.",
+            ),
+            click.option("--remote", default="origin", show_default=True, help="Its git remote."),
+            click.option(
+                "--github-repo",
+                metavar="OWNER/NAME",
+                help="The GitHub repository (default: from the event, or the remote's URL).",
+            ),
+            click.option(
+                "--draft-on-conflict",
+                is_flag=True,
+                help="On a conflict, push the pick with its conflict markers and open a draft PR "
+                "(default: abort and report the files).",
+            ),
+            click.option("--execute", is_flag=True, help="Push and post (default: dry run)."),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def _flow_settings(remote: str, draft_on_conflict: bool) -> FlowSettings:
+    return FlowSettings(remote=remote, draft_on_conflict=draft_on_conflict)
+
+
+def _github_repo(git: Git, remote: str, given: str | None) -> str:
+    if given:
+        return given
+    git.remote_url(remote)  # a clear error for a missing remote
+    # The configured URL, not the one insteadOf rewrites it to (a mirror names no repository).
+    found = repo_from_url(git.run("config", "--get", f"remote.{remote}.url").strip())
+    if found is None:
+        raise ConfigError(
+            f"cannot tell the GitHub repository from the URL of remote {remote!r}",
+            key="--github-repo",
+            hint="pass --github-repo OWNER/NAME",
+        )
+    return found
+
+
+def _check_bot_name(name: str) -> str:
+    if not name or not set(name) <= _BOT_CHARS:
+        raise UsageError(f"{name!r} is not a GitHub login", key="--bot-name")
+    return name
+
+
+@click.command("cherry-pick")
+@click.argument("pr", type=click.IntRange(min=1), metavar="PR")
+@click.option(
+    "--onto",
+    "onto",
+    multiple=True,
+    required=True,
+    metavar="release/X.Y",
+    help="Release branch to pick onto; repeat for several.",
+)
+@click.option(
+    "-c",
+    "--classification",
+    "category",
+    required=True,
+    type=click.Choice(CATEGORY_NAMES),
+    help="Why the fix belongs in the release.",
+)
+@click.option("--fixes", metavar="URL", help="The issue it fixes (needed for regression, …).")
+@_common
+def cherry_pick(
+    pr: int,
+    onto: tuple[str, ...],
+    category: str,
+    fixes: str | None,
+    repo: Path,
+    remote: str,
+    github_repo: str | None,
+    draft_on_conflict: bool,
+    execute: bool,
+) -> None:
+    """Cherry-pick merged pull request PR onto release branches, open the PRs and record them
+    on the release tracker.  Dry run unless --execute."""
+    branches = []
+    for value in onto:
+        branch = parse_release_branch(value)
+        if branch in branches:
+            raise UsageError(f"--onto {branch} is given twice")
+        branches.append(branch)
+    command = make_command(onto=branches, category=category, fixes=fixes)
+    # Arguments are valid: only now touch git and the network.
+    git = Git(repo)
+    gh = GitHubClient(_github_repo(git, remote, github_repo))
+    settings = _flow_settings(remote, draft_on_conflict)
+    plan = plan_picks(git, gh, settings, pr=pr, command=command)
+    click.echo(f"cherry-pick #{pr} {plan.source.title!r} ({plan.commit[:12]}), {command.summary()}")
+    done = apply_plan(git, gh, settings, plan) if execute else None
+    for line in target_lines(plan, done):
+        click.echo(line)
+    if done is not None and any(d.pull for d in done):
+        key = f"cherry-pick #{pr} onto {', '.join(o.name for o in command.onto)}"
+        post_once(gh, pr, result_reply(plan, done, key), key)
+    if done is None:
+        click.echo("dry run: nothing was pushed or posted; rerun with --execute")
+    _exit_for(plan.targets)
+
+
+def _exit_for(targets: tuple[Target, ...]) -> None:
+    aborted = [t for t in targets if t.action is Action.CONFLICT and t.head is None]
+    if aborted:
+        raise ValidationFailed(
+            "; ".join(f"{t.onto.name} conflicts in {', '.join(t.conflicts)}" for t in aborted),
+            hint="pick those by hand (git cherry-pick -x) or rerun with --draft-on-conflict",
+        )
+    if all(t.action is Action.ALREADY for t in targets):
+        raise NothingToDoError("the fix is already on every branch named by --onto")
+
+
+@click.group()
+def bot() -> None:
+    """The cherry-pick bot: answer `@relforge-bot cherry-pick …` comments on pull requests."""
+
+
+@bot.command("handle")
+@click.argument("event_file", type=click.Path(dir_okay=False, path_type=Path), metavar="EVENT.json")
+@click.option("--bot-name", default=DEFAULT_BOT, show_default=True, help="The login to answer to.")
+@_common
+def handle(
+    event_file: Path,
+    bot_name: str,
+    repo: Path,
+    remote: str,
+    github_repo: str | None,
+    draft_on_conflict: bool,
+    execute: bool,
+) -> None:
+    """Answer one GitHub Actions `issue_comment` event (the file in $GITHUB_EVENT_PATH).
+    Dry run unless --execute: the reply is printed, nothing is pushed or posted."""
+    _check_bot_name(bot_name)
+    try:
+        payload = json.loads(event_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the event: {exc}", key=str(event_file)) from None
+    if not isinstance(payload, dict):
+        raise ConfigError("the event is not a JSON object", key=str(event_file))
+    event = CommentEvent.from_payload(payload)
+    if github_repo and event.repo and github_repo != event.repo:
+        raise ConfigError(
+            f"the event is from {event.repo!r}, not {github_repo!r}", key="--github-repo"
+        )
+    name = event.repo or github_repo
+    if not name:
+        raise ConfigError("the event names no repository", key="--github-repo")
+    settings = BotSettings(
+        bot=bot_name, execute=execute, flow=_flow_settings(remote, draft_on_conflict)
+    )
+    outcome = handle_comment(event, git=Git(repo), gh=GitHubClient(name), settings=settings)
+    click.echo(f"{outcome.status.value}: {outcome.reason}")
+    if outcome.reply is not None:
+        where = "posted on" if outcome.posted else "reply for"
+        if not execute:
+            where = "dry run, would post on"
+        click.echo(f"{where} #{event.number}:\n{outcome.reply}")
+        append_step_summary(f"### relforge-bot on #{event.number}\n\n{outcome.reply}")
+
+
+@bot.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--secret-env",
+    default="RELFORGE_WEBHOOK_SECRET",
+    show_default=True,
+    help="Environment variable holding the webhook secret.",
+)
+@click.option("--bot-name", default=DEFAULT_BOT, show_default=True, help="The login to answer to.")
+@_common
+def serve(
+    host: str,
+    port: int,
+    secret_env: str,
+    bot_name: str,
+    repo: Path,
+    remote: str,
+    github_repo: str | None,
+    draft_on_conflict: bool,
+    execute: bool,
+) -> None:
+    """Receive GitHub webhooks (issue_comment) and answer cherry-pick commands.  Requests without
+    a valid X-Hub-Signature-256 are answered 401.  Dry run unless --execute."""
+    _check_bot_name(bot_name)
+    secret = os.environ.get(secret_env, "")
+    if not secret:
+        raise ConfigError(
+            f"${secret_env} is empty: the server cannot check webhook signatures",
+            key="--secret-env",
+            hint="set it to the secret configured on the GitHub webhook",
+        )
+    git = Git(repo)
+    served = _github_repo(git, remote, github_repo)
+    settings = BotSettings(
+        bot=bot_name, execute=execute, flow=_flow_settings(remote, draft_on_conflict)
+    )
+
+    def on_event(name: str, payload: Any) -> None:
+        outcome = dispatch(name, payload, git=git, github_repo=served, settings=settings)
+        server.log(f"{name}: {outcome.status.value}: {outcome.reason}")
+        if outcome.reply is not None and not outcome.posted:
+            server.log(f"reply not posted (dry run or posted before):\n{outcome.reply}")
+
+    from relforge.bot.webhook import WebhookServer  # http.server only when serving
+
+    server = WebhookServer((host, port), secret=secret.encode(), handle=on_event)
+    click.echo(f"listening on {server.url} for {served}; {settings.summary()}")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+@bot.command("workflow")
+@click.option("--bot-name", default=DEFAULT_BOT, show_default=True, help="The login to answer to.")
+def workflow(bot_name: str) -> None:
+    """Print a GitHub Actions workflow that runs the bot (with --execute) on PR comments."""
+    _check_bot_name(bot_name)
+    text = resources.files("relforge").joinpath("resources/cherry-pick-bot.yaml").read_text()
+    click.echo(text.replace("relforge-bot", bot_name), nl=False)

@@ -1,0 +1,152 @@
+"""A small project for the cherry-pick bot tests: a bare origin with `main`, `release/2.8` and
+`release/2.9`, a fix merged on main, the fix's PR and the release trackers on the fake GitHub,
+and a separate clone the bot works in (like the checkout of a GitHub Actions job)."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from relforge.bot.flow import FlowSettings
+from relforge.bot.handler import BotSettings, CommentEvent, Outcome, handle_comment
+from relforge.forges.github import GitHubClient
+from relforge.release.git import Git
+from tests.fakegithub import FakeGitHub
+from tests.gitrepos import Repos, git, make_repos
+
+REPO = "acme/widget"
+FIXES = "https://github.com/acme/widget/issues/7"
+BASE_FILES = {
+    "version.txt": "2.9.0a0\n",
+    "src/lib.py": "def answer():\n    return 41\n",
+    "README": "widget\n",
+}
+_ids = itertools.count(5000)
+
+
+@dataclass
+class World:
+    repos: Repos
+    fake: FakeGitHub
+    bot_clone: Path
+    trackers: dict[str, int] = field(default_factory=dict)
+    waits: list[float] = field(default_factory=list)
+
+    @property
+    def git(self) -> Git:
+        return Git(self.bot_clone)
+
+    def client(self, **kw: Any) -> GitHubClient:
+        return GitHubClient(REPO, sleep=self.waits.append, **kw)
+
+    def remote_heads(self) -> dict[str, str]:
+        out = git(self.repos.origin, "for-each-ref", "--format=%(refname) %(objectname)")
+        return dict(line.split(" ") for line in out.splitlines())
+
+    def land(self, title: str, files: dict[str, str], *, merge: bool = False) -> tuple[int, str]:
+        """Land a fix on main (squash commit, or a --no-ff merge); its PR number and commit."""
+        clone = self.repos.clone
+        git(clone, "checkout", "-q", "main")
+        git(clone, "pull", "-q", "--ff-only", "origin", "main")
+        if merge:
+            branch = f"topic-{next(_ids)}"
+            git(clone, "checkout", "-q", "-b", branch)
+            self.repos.commit(title, files)
+            git(clone, "checkout", "-q", "main")
+            git(clone, "merge", "-q", "--no-ff", "-m", f"Merge {branch}: {title}", branch)
+            sha = git(clone, "rev-parse", "HEAD")
+        else:
+            sha = self.repos.commit(title, files)
+        git(clone, "push", "-q", "origin", "main")
+        number = self.fake.add_pull(
+            REPO, title, head=f"fix-{next(_ids)}", merged=True, merge_commit_sha=sha
+        )
+        return number, sha
+
+    def on_release(self, branch: str, *args: str) -> str:
+        """Run git on a release branch of the working clone and push it; the new tip."""
+        clone = self.repos.clone
+        git(clone, "checkout", "-q", branch)
+        git(clone, *args)
+        git(clone, "push", "-q", "origin", branch)
+        tip = git(clone, "rev-parse", "HEAD")
+        git(clone, "checkout", "-q", "main")
+        return tip
+
+    def handle(
+        self,
+        body: str,
+        *,
+        number: int,
+        user: str = "alice",
+        execute: bool = True,
+        comment_id: int | None = None,
+        draft_on_conflict: bool = False,
+        gh: GitHubClient | None = None,
+        **payload: Any,
+    ) -> Outcome:
+        event = CommentEvent.from_payload(
+            comment_event(body, number=number, user=user, comment_id=comment_id, **payload)
+        )
+        settings = BotSettings(
+            execute=execute, flow=FlowSettings(draft_on_conflict=draft_on_conflict)
+        )
+        return handle_comment(event, git=self.git, gh=gh or self.client(), settings=settings)
+
+    def pulls(self) -> list[dict[str, Any]]:
+        return list(self.fake.repo(REPO).pulls.values())
+
+    def new_pulls(self) -> list[dict[str, Any]]:
+        return [p for p in self.pulls() if p["user"]["login"] == "relforge-bot"]
+
+
+def comment_event(
+    body: str,
+    *,
+    number: int,
+    user: str = "alice",
+    comment_id: int | None = None,
+    action: str = "created",
+    is_pull_request: bool = True,
+    user_type: str = "User",
+    repo: str = REPO,
+) -> dict[str, Any]:
+    """An `issue_comment` payload shaped like GitHub's (the fields the bot reads, and a few)."""
+    issue: dict[str, Any] = {"number": number, "title": "a pull request", "state": "closed"}
+    if is_pull_request:
+        issue["pull_request"] = {"url": f"https://api.example/repos/{repo}/pulls/{number}"}
+    return {
+        "action": action,
+        "issue": issue,
+        "comment": {
+            "id": comment_id if comment_id is not None else next(_ids),
+            "body": body,
+            "user": {"login": user, "type": user_type},
+        },
+        "repository": {"full_name": repo},
+        "sender": {"login": user},
+    }
+
+
+def make_world(tmp_path: Path, fake: FakeGitHub) -> World:
+    repos = make_repos(tmp_path, BASE_FILES)
+    for branch in ("release/2.8", "release/2.9"):
+        git(repos.clone, "branch", branch)
+        git(repos.clone, "push", "-q", "origin", branch)
+    bot_clone = repos.another_clone("bot-checkout")
+    fake.repo(REPO)
+    for user, permission in [("alice", "write"), ("maintainer", "maintain"), ("owner", "admin")]:
+        fake.set_permission(REPO, user, permission)
+    world = World(repos, fake, bot_clone)
+    label = ("release tracker",)
+    # A decoy that a substring match of "2.9" would take first.
+    world.trackers["2.91"] = fake.add_issue(REPO, "[v2.91.0] Release Tracker", labels=label)
+    world.trackers["2.9-closed"] = fake.add_issue(
+        REPO, "[v2.9.0] Release Tracker", labels=label, state="closed"
+    )
+    world.trackers["2.9-unlabelled"] = fake.add_issue(REPO, "[v2.9.0] Release Tracker notes")
+    world.trackers["2.9"] = fake.add_issue(REPO, "[v2.9.0] Release Tracker", labels=label)
+    world.trackers["2.8"] = fake.add_issue(REPO, "[v.2.8.0] Release Tracker", labels=label)
+    return world

@@ -1,0 +1,109 @@
+"""`relforge bot serve`: real HTTP requests to the served port; signatures are checked first."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from relforge.bot.webhook import signature, verify
+from tests.botworld import REPO, World, comment_event, make_world
+from tests.conftest import Result
+from tests.fakegithub import FakeGitHub
+
+SECRET = "It's a Secret to Everybody"
+
+
+@pytest.fixture
+def world(tmp_path: Path, fake_github: FakeGitHub) -> World:
+    return make_world(tmp_path, fake_github)
+
+
+@pytest.fixture
+def served(world: World) -> Iterator[str]:
+    """`relforge bot serve --execute` on a free port, as its own process; its URL."""
+    env = {**os.environ, "RELFORGE_WEBHOOK_SECRET": SECRET}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "relforge",
+            "bot",
+            "serve",
+            "--port",
+            "0",
+            "--execute",
+            "--repo",
+            str(world.bot_clone),
+            "--github-repo",
+            REPO,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("listening on http://127.0.0.1:"), line
+        yield line.split()[2]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def post(
+    url: str, payload: object, *, event: str = "issue_comment", sig: str | None = "good"
+) -> requests.Response:
+    body = json.dumps(payload).encode()
+    headers = {"X-GitHub-Event": event, "Content-Type": "application/json"}
+    if sig == "good":
+        headers["X-Hub-Signature-256"] = signature(SECRET.encode(), body)
+    elif sig is not None:
+        headers["X-Hub-Signature-256"] = sig
+    return requests.post(url, data=body, headers=headers, timeout=10)
+
+
+def test_signatures_are_checked_before_anything_else(world: World, served: str) -> None:
+    pr, _ = world.land("Fix", {"src/lib.py": "def answer():\n    return 42\n"})
+    payload = comment_event("@relforge-bot cherry-pick --onto release/2.9 -c docs", number=pr)
+    forged = signature(b"another secret", json.dumps(payload).encode())
+    for sig in (None, "", "sha256=", forged, forged.replace("sha256=", "sha1="), "garbage"):
+        response = post(served, payload, sig=sig)
+        assert response.status_code == 401, sig
+    assert requests.get(served, timeout=10).status_code == 405
+    assert post(served, {}, event="ping").status_code == 200
+    time.sleep(0.5)  # nothing was queued: nothing may happen
+    assert world.fake.requests == []
+
+    assert post(served, payload).status_code == 202
+    deadline = time.monotonic() + 60
+    while not world.fake.comments_on(REPO, pr) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    [reply] = world.fake.comments_on(REPO, pr)
+    assert "opened pull request" in reply and len(world.new_pulls()) == 1
+
+
+def test_the_signature_is_hmac_sha256_of_the_raw_body() -> None:
+    # The example in GitHub's documentation on validating webhook deliveries.
+    expected = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+    assert signature(SECRET.encode(), b"Hello, World!") == expected
+    assert verify(SECRET.encode(), b"Hello, World!", expected)
+    assert not verify(SECRET.encode(), b"Hello, World?", expected)
+    assert not verify(b"", b"Hello, World!", signature(b"", b"Hello, World!"))
+
+
+def test_serve_needs_its_secret(
+    run: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RELFORGE_WEBHOOK_SECRET", raising=False)
+    result = run("bot", "serve", "--repo", str(tmp_path))
+    assert result.code == 2 and "$RELFORGE_WEBHOOK_SECRET is empty" in result.err

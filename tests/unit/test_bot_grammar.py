@@ -1,0 +1,256 @@
+"""The bot's command grammar, tracker titles and reply escaping (no servers, no git)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from packaging.version import Version
+
+from relforge.bot.grammar import (
+    Category,
+    CherryPickCommand,
+    GrammarError,
+    HelpCommand,
+    ReleaseBranch,
+    command_line,
+    parse_comment,
+    parse_issue_link,
+    parse_release_branch,
+    usage,
+)
+from relforge.bot.replies import block, code
+from relforge.bot.tracker import pick_tracker, title_version, tracker_comment
+from relforge.forges.github import Issue, repo_from_url
+
+FIXES = "https://github.com/acme/widget/issues/7"
+
+
+def rb(text: str) -> ReleaseBranch:
+    return ReleaseBranch(Version(text))
+
+
+def test_a_full_command() -> None:
+    body = (
+        "LGTM, picking it.\n"
+        "@relforge-bot cherry-pick --onto release/2.9 --onto=release/2.10 "
+        f"--fixes {FIXES} -c critical\n"
+        "@relforge-bot help"
+    )
+    command = parse_comment(body)
+    assert command == CherryPickCommand(
+        onto=(rb("2.9"), rb("2.10")), category=Category.CRITICAL, fixes=parse_issue_link(FIXES)
+    )
+    assert isinstance(command, CherryPickCommand)
+    assert [o.name for o in command.onto] == ["release/2.9", "release/2.10"]
+    assert command.fixes is not None and command.fixes.url == FIXES
+
+
+def test_forms_and_names() -> None:
+    assert parse_comment("@relforge-bot help") == HelpCommand()
+    assert parse_comment("@relforge-bot cherry-pick --help") == HelpCommand()
+    assert parse_comment("no mention here") is None
+    assert parse_comment("@relforge-botty help") is None
+    assert parse_comment(" @relforge-bot help") is None  # indented: code, not a command
+    assert command_line("x\n@relforge-bot\ty") == "@relforge-bot\ty"
+    docs = parse_comment("@relforge-bot cherry-pick --classification=docs --onto 'release/3.0'")
+    assert docs == CherryPickCommand(onto=(rb("3.0"),), category=Category.DOCS, fixes=None)
+    assert parse_comment("@picker help", bot="picker") == HelpCommand()
+    assert parse_comment("@relforge-bot help", bot="picker") is None
+    ghe = parse_issue_link("https://GHE.Example.com/a/b.c/pull/12")
+    assert ghe.kind == "pull" and ghe.url == "https://ghe.example.com/a/b.c/pull/12"
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("@relforge-bot", "no command given"),
+        ("@relforge-bot frobnicate", "unknown command 'frobnicate'"),
+        ("@relforge-bot help me", "help takes no arguments"),
+        ("@relforge-bot cherry-pick -c docs", "--onto release/X.Y is required"),
+        ("@relforge-bot cherry-pick --onto release/2.9", "-c is required"),
+        ("@relforge-bot cherry-pick --onto release/2.9 -c", "-c needs a value"),
+        ("@relforge-bot cherry-pick --onto release/2.9 -c regression", "needs --fixes"),
+        ("@relforge-bot cherry-pick --onto release/2.9 -c fix", "'fix' is not a category"),
+        ("@relforge-bot cherry-pick --onto release/2.9 -c docs -x", "unexpected argument '-x'"),
+        ("@relforge-bot cherry-pick --onto 'release/2.9", "No closing quotation"),
+        ("@relforge-bot cherry-pick --onto release/2.9\x07 -c docs", "printable ASCII"),
+        ("@relforge-bot cherry-pick --onto release/2.9 " + "x" * 1000, "longer than"),
+    ],
+)
+def test_errors(line: str, message: str) -> None:
+    with pytest.raises(GrammarError, match=re.escape(message)):
+        parse_comment(line)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "release/2.9; rm -rf /",
+        "release/$(id)",
+        "release/2.9`id`",
+        "release/2.09",
+        "release/v2.9",
+        "release/2.9.0",
+        "release/2",
+        "release/2.9rc1",
+        "release/2.9+local",
+        "release/1!2.9",
+        "release/ 2.9",
+        "release/2.9/x",
+        "Release/2.9",
+        "refs/heads/release/2.9",
+        "release/-2.9",
+        "main",
+    ],
+)
+def test_bad_release_branches(value: str) -> None:
+    with pytest.raises(GrammarError, match=r"is not a release branch like release/2\.9"):
+        parse_release_branch(value)
+
+
+def test_release_branch_hint() -> None:
+    with pytest.raises(GrammarError) as info:
+        parse_release_branch("release/2.9.1")
+    assert info.value.hint == "write the version as X.Y, e.g. release/2.9"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "http://github.com/a/b/issues/1",
+        "https://github.com/a/b/issues/1?x=1",
+        "https://github.com/a/b/issues/1#c",
+        "https://github.com/a/b/issues/01",
+        "https://github.com/a/b/issues/x",
+        "https://github.com/a/b/commits/1",
+        "https://github.com/a/b/issues/1/",
+        "https://github.com/a/../issues/1",
+        "https://github.com:8443/a/b/issues/1",
+        "https://u:p@github.com/a/b/issues/1",
+        'https://github.com/a/b/issues/1"',
+        "https://github.com/a/b%20c/issues/1",
+        "https://localhost/a/b/issues/1",
+        "https://-x.com/a/b/issues/1",
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "https://github.com/a/b/issues/1 x",
+        "",
+    ],
+)
+def test_bad_fixes_links(value: str) -> None:
+    with pytest.raises(GrammarError, match="is not a link to an issue or pull request"):
+        parse_issue_link(value)
+
+
+@given(st.text(max_size=60))
+def test_any_comment_either_parses_to_validated_values_or_raises(tail: str) -> None:
+    try:
+        command = parse_comment(f"@relforge-bot cherry-pick {tail}")
+    except GrammarError:
+        return
+    assert isinstance(command, CherryPickCommand | HelpCommand)
+    if isinstance(command, CherryPickCommand):
+        for onto in command.onto:
+            assert parse_release_branch(onto.name) == onto
+        if command.fixes:
+            assert parse_issue_link(command.fixes.url) == command.fixes
+
+
+def test_categories() -> None:
+    assert [c.value for c in Category if c.needs_fixes] == [
+        "regression",
+        "critical",
+        "fixnewfeature",
+    ]
+    assert Category.FIXNEWFEATURE.label == "Fixnewfeature"
+    assert "-c {regression,critical,fixnewfeature,docs,release}" in usage()
+    # No usage line starts with the mention, so the bot never reads its own replies.
+    assert command_line(usage()) is None
+
+
+def _issue(
+    number: int, title: str, *, state: str = "open", label: str = "release tracker"
+) -> Issue:
+    return Issue(
+        number=number,
+        title=title,
+        state=state,
+        labels=(label,),
+        html_url=f"https://h/{number}",
+        is_pull_request=False,
+        milestone=None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("title", "version"),
+    [
+        ("[v2.9.0] Release Tracker", "2.9.0"),
+        ("[v.2.1.0] Release Tracker", "2.1.0"),
+        ("[V2.14.1] Release Tracker", "2.14.1"),
+        ("Release tracker for 2.9", "2.9"),
+        ("Release Tracker (2.10.0)", "2.10.0"),
+        ("Release Tracker", None),
+        ("[v2] Release Tracker", None),
+        ("[vnext] tracker", None),
+    ],
+)
+def test_title_versions(title: str, version: str | None) -> None:
+    found = title_version(title)
+    assert (str(found) if found else None) == version
+
+
+def test_tracker_is_chosen_by_version_never_by_substring() -> None:
+    issues = [
+        _issue(1, "[v2.14.0] Release Tracker"),
+        _issue(2, "[v2.1.0] Release Tracker", state="closed"),
+        _issue(3, "[v2.1.0] Release Tracker", label="bug"),
+        _issue(4, "[v.2.1.0] Release Tracker"),
+        _issue(5, "[v2.1.1] Release Tracker"),
+    ]
+    assert pick_tracker(issues, rb("2.14"), "release tracker") == issues[0]
+    assert pick_tracker(issues, rb("2.1"), "release tracker") == issues[4]  # newest patch
+    assert pick_tracker(issues[:4], rb("2.1"), "release tracker") == issues[3]
+    assert pick_tracker(issues, rb("2.11"), "release tracker") is None
+
+
+def test_tracker_comment_format() -> None:
+    common = {"source_url": "https://h/o/r/pull/1", "pick_url": "https://h/o/r/pull/2"}
+    link = parse_issue_link(FIXES)
+    assert tracker_comment(category=Category.CRITICAL, fixes=link, **common) == (
+        "Link to landed trunk PR (if applicable):\n* https://h/o/r/pull/1\n\n"
+        "Link to release branch PR:\n* https://h/o/r/pull/2\n\n"
+        f"Criteria Category:\nCritical - {FIXES}"
+    )
+    assert tracker_comment(category=Category.RELEASE, fixes=None, **common).endswith(
+        "Criteria Category:\nRelease"
+    )
+
+
+@pytest.mark.parametrize("text", ["a`b", "``", "`x", "x```y", "plain"])
+def test_code_spans_and_blocks_cannot_be_closed_by_their_text(text: str) -> None:
+    span = code(text)
+    fence = span[: len(span) - len(span.lstrip("`"))]
+    assert fence not in text and span.endswith(fence)
+    fenced = block(f"{text}\n```\n@relforge-bot cherry-pick")
+    first = fenced.splitlines()[0].removesuffix("text")
+    assert first not in f"{text}\n```" and fenced.endswith("\n" + first)
+
+
+@pytest.mark.parametrize(
+    ("url", "repo"),
+    [
+        ("https://github.com/acme/widget.git", "acme/widget"),
+        ("https://github.com/acme/widget", "acme/widget"),
+        ("git@github.com:acme/widget.git", "acme/widget"),
+        ("ssh://git@github.com/acme/widget.git", "acme/widget"),
+        ("/srv/git/origin.git", None),
+        ("../origin.git", None),
+        ("https://github.com/acme", None),
+    ],
+)
+def test_repo_from_url(url: str, repo: str | None) -> None:
+    assert repo_from_url(url) == repo
