@@ -32,5 +32,5 @@ if (cd "$scratch" && relforge workflows generate matrix/example.yaml --release 1
 fi
 rm -rf "$scratch"
 
-step "The cherry-pick bot's GitHub Actions workflow (relforge bot workflow)"
-relforge bot workflow
+step "The cherry-pick bot's workflow, generated with the others (.github/workflows/relforge-bot.yml)"
+grep -n "relforge bot handle" .github/workflows/relforge-bot.yml

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from relforge.release.git import token_env
 from tests.botworld import FIXES, REPO, World, comment_event, make_world
-from tests.conftest import Result
+from tests.conftest import EXAMPLE, Result
 from tests.fakegithub import FakeGitHub
 from tests.gitrepos import git
 
@@ -147,14 +148,22 @@ def test_bot_handle_dry_run_and_execute(
     assert bad.code == 2 and "not an issue_comment event payload" in bad.err
 
 
-def test_bot_workflow_runs_the_handler_with_execute(run: Run) -> None:
-    result = run("bot", "workflow", "--bot-name", "picker")
-    assert result.code == 0
-    data = yaml.safe_load(result.out)  # YAML 1.1 reads the key `on` as true
-    assert data[True] == {"issue_comment": {"types": ["created"]}}
-    job = data["jobs"]["cherry-pick"]
-    assert "'@picker'" in job["if"]
-    steps = [step.get("run", "") for step in job["steps"]]
-    assert 'relforge bot handle "$GITHUB_EVENT_PATH" --bot-name picker --execute' in steps
+def test_generated_bot_workflow_runs_the_handler_with_execute(run: Run, tmp_path: Path) -> None:
+    out = tmp_path / "wf"
+    result = run("workflows", "generate", str(EXAMPLE), "--release", "1.0", "--out", str(out))
+    assert result.code == 0, result.err
+    data = yaml.safe_load((out / "relforge-bot.yml").read_text())
+    assert data[True] == {"issue_comment": {"types": ["created"]}}  # YAML 1.1 reads `on` as true
+    steps = [step.get("run", "") for step in data["jobs"]["handle"]["steps"]]
+    assert 'relforge bot handle "$GITHUB_EVENT_PATH" --execute' in steps
     assert "${{" not in " ".join(steps)  # no expression is expanded into a shell line
-    assert run("bot", "workflow", "--bot-name", "a b").code == 2
+
+
+def test_bot_pushes_authenticate_with_the_token_only_through_the_environment() -> None:
+    env = token_env("https://github.com/acme/widget.git", "s3cret")
+    assert env is not None and env["GIT_CONFIG_KEY_0"] == "http.https://github.com/.extraheader"
+    assert "s3cret" not in env["GIT_CONFIG_VALUE_0"]  # base64, as actions/checkout sends it
+    assert env["GIT_CONFIG_VALUE_0"].startswith("AUTHORIZATION: basic ")
+    assert token_env("/srv/git/origin.git", "s3cret") is None
+    assert token_env("git@github.com:acme/widget.git", "s3cret") is None
+    assert token_env("https://github.com/acme/widget.git", None) is None

@@ -141,7 +141,8 @@ def test_jobs_run_exactly_the_relforge_commands(rendered: dict[str, dict[str, An
         f'relforge publish {m} --channel "$CHANNEL" '
         "--manifest dist/relforge-manifest.json --execute"
     )
-    assert runs[("relforge-bot.yml", "handle")] == 'relforge bot handle "$GITHUB_EVENT_PATH"'
+    bot = runs[("relforge-bot.yml", "handle")]
+    assert bot == 'relforge bot handle "$GITHUB_EVENT_PATH" --execute'
     assert runs[("relforge-validate-binaries.yml", "test-1")] == (
         f'relforge validate {m} --release 2.9 --channel test --index "$INDEX_URL" '
         '--select "$CELL_ID" --runtime'

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import string
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from relforge.bot.cherrypick import (
     PickOutcome,
@@ -35,6 +35,7 @@ class FlowSettings:
     remote: str = "origin"
     draft_on_conflict: bool = False  # push the conflicted pick and open a draft PR for it
     tracker_label: str = TRACKER_LABEL
+    push_token: str | None = field(default=None, repr=False)  # GITHUB_TOKEN in Actions
 
     def summary(self) -> str:
         conflicts = "open a draft PR" if self.draft_on_conflict else "abort and report"
@@ -220,7 +221,7 @@ def apply_plan(git: Git, gh: GitHubClient, settings: FlowSettings, plan: Plan) -
         if t.head and t.action in (Action.OPEN, Action.CONFLICT)
     ]
     if pushes:
-        git.push(settings.remote, pushes)
+        git.push(settings.remote, pushes, token=settings.push_token)
     done = []
     for target in plan.targets:
         if not target.publishes:

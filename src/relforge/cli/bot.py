@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import string
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +53,11 @@ def _common(command: Any) -> Any:
     return command
 
 
-def _flow_settings(remote: str, draft_on_conflict: bool) -> FlowSettings:
-    return FlowSettings(remote=remote, draft_on_conflict=draft_on_conflict)
+def _flow_settings(remote: str, draft_on_conflict: bool, *, bot: bool = False) -> FlowSettings:
+    # As a bot (in Actions or as a webhook) pushes authenticate with GITHUB_TOKEN, since the
+    # checkout keeps no credentials; a person's own cherry-pick uses their git credentials.
+    token = os.environ.get("GITHUB_TOKEN") if bot else None
+    return FlowSettings(remote=remote, draft_on_conflict=draft_on_conflict, push_token=token)
 
 
 def _github_repo(git: Git, remote: str, given: str | None) -> str:
@@ -183,7 +185,7 @@ def handle(
     if not name:
         raise ConfigError("the event names no repository", key="--github-repo")
     settings = BotSettings(
-        bot=bot_name, execute=execute, flow=_flow_settings(remote, draft_on_conflict)
+        bot=bot_name, execute=execute, flow=_flow_settings(remote, draft_on_conflict, bot=True)
     )
     outcome = handle_comment(event, git=Git(repo), gh=GitHubClient(name), settings=settings)
     click.echo(f"{outcome.status.value}: {outcome.reason}")
@@ -230,7 +232,7 @@ def serve(
     git = Git(repo)
     served = _github_repo(git, remote, github_repo)
     settings = BotSettings(
-        bot=bot_name, execute=execute, flow=_flow_settings(remote, draft_on_conflict)
+        bot=bot_name, execute=execute, flow=_flow_settings(remote, draft_on_conflict, bot=True)
     )
 
     def on_event(name: str, payload: Any) -> None:
@@ -249,12 +251,3 @@ def serve(
         pass
     finally:
         server.server_close()
-
-
-@bot.command("workflow")
-@click.option("--bot-name", default=DEFAULT_BOT, show_default=True, help="The login to answer to.")
-def workflow(bot_name: str) -> None:
-    """Print a GitHub Actions workflow that runs the bot (with --execute) on PR comments."""
-    _check_bot_name(bot_name)
-    text = resources.files("relforge").joinpath("resources/cherry-pick-bot.yaml").read_text()
-    click.echo(text.replace("relforge-bot", bot_name), nl=False)

@@ -4,11 +4,13 @@ errors a release engineer can act on (missing remote, auth failure, rejected pus
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from relforge.errors import ConfigError, RefusedError, RelforgeError
 
@@ -135,10 +137,25 @@ class Git:
         self.remote_url(remote)
         self.run("fetch", "--quiet", remote, *refspecs)
 
-    def push(self, remote: str, refspecs: Sequence[str]) -> None:
-        """Push atomically: every ref updates or none does."""
-        self.remote_url(remote)
-        self.run("push", "--atomic", "--porcelain", remote, *refspecs)
+    def push(self, remote: str, refspecs: Sequence[str], *, token: str | None = None) -> None:
+        """Push atomically: every ref updates or none does.  With `token`, an https remote is
+        authenticated with it (as actions/checkout does) through environment-only git config,
+        so the token is neither written to .git/config nor visible in the process list."""
+        env = token_env(self.remote_url(remote), token)
+        self.run("push", "--atomic", "--porcelain", remote, *refspecs, env=env)
+
+
+def token_env(url: str, token: str | None) -> dict[str, str] | None:
+    """Environment that makes git send `token` to the host of an https `url` (else None)."""
+    parts = urlsplit(url)
+    if not token or parts.scheme != "https" or not parts.hostname:
+        return None
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    return {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": f"http.https://{parts.netloc}/.extraheader",
+        "GIT_CONFIG_VALUE_0": f"AUTHORIZATION: basic {basic}",
+    }
 
 
 def classify(done: GitResult) -> RelforgeError:
