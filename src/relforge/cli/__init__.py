@@ -19,6 +19,7 @@ from relforge.errors import EXIT_CODES, RelforgeError
 # command name → "module:attribute"; each stage registers its group here.
 COMMANDS: dict[str, str] = {
     "matrix": "relforge.cli.matrix:matrix",
+    "release": "relforge.cli.release:release",
 }
 
 
