@@ -73,7 +73,8 @@ def test_unknown_owner_with_candidates_is_a_config_error() -> None:
 @pytest.mark.parametrize(
     ("before", "after_contains"),
     [
-        ("channels:\n  default: nightly  # keep me\n", "  default: test  # keep me\n"),
+        ("channels:\n  default: nightly  # keep me\n", "  default: test     # keep me\n"),
+        ("channels:\n  default: test\n", "  default: test\n"),
         ('channels:\n  default: "nightly"\n', '  default: "test"\n'),
         ("channels:\n  test: {version_scheme: final, prefix: whl/t}\n", "  default: test\n  test:"),
         ("channels: {test: {version_scheme: final, prefix: whl/t}}\n", "{default: test, test:"),

@@ -70,7 +70,10 @@ _GITHUB_REPO = click.option(
 
 @click.group()
 def release() -> None:
-    """Release branches, tags and audits on a real git repository (dry run by default)."""
+    """Release branches, tags and audits on a real git repository.
+
+    Mutating commands print their plan and change nothing without --execute; when everything
+    is already in place they exit 3 (nothing to do)."""
 
 
 def _finish(git: Git, plan: Plan, *, execute: bool, fmt: str) -> None:

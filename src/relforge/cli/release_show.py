@@ -27,6 +27,10 @@ def print_plan(plan: Plan, *, execute: bool, results: dict[str, str] | None = No
                     f"  {step}. commit for {escape(action.branch)} on {action.parent[:12]}: "
                     f"[bold]{escape(action.subject)}[/]"
                 )
+                if results is not None or execute:  # the dry run showed the diffs
+                    paths = ", ".join(c.path for c in action.changes)
+                    out.print(f"       [dim]{escape(paths)}[/]")
+                    continue
                 for change in action.changes:
                     for row in change.diff().splitlines():
                         style = {"+": "green", "-": "red", "@": "cyan"}.get(row[:1], "")

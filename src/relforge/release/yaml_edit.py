@@ -38,5 +38,9 @@ def apply_edits(text: str, edits: Iterable[Edit], file: str) -> str:
                 where=Span(file, edit.line, edit.column),
                 hint="write the value on one line without escapes",
             )
-        lines[edit.line - 1] = row[:start] + edit.new + row[start + len(edit.old) :]
+        rest = row[start + len(edit.old) :]
+        gap = len(rest) - len(rest.lstrip(" "))
+        if gap and rest[gap:].startswith("#"):  # keep a trailing comment in its column
+            rest = " " * max(1, gap + len(edit.old) - len(edit.new)) + rest[gap:]
+        lines[edit.line - 1] = row[:start] + edit.new + rest
     return "".join(lines)
