@@ -85,5 +85,5 @@ def snapshot(repos: Repos) -> dict[str, object]:
         },
         "ref_files": _tree_digest(dot_git / "refs"),
         "work_tree": _tree_digest(repos.clone, skip=(".git/",)),
-        "status": git(repos.clone, "status", "--porcelain", "--ignored"),
+        "status": git(repos.clone, "--no-optional-locks", "status", "--porcelain", "--ignored"),
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -80,6 +81,16 @@ def test_dry_run_changes_nothing_then_execute_cuts_exactly_once(tmp_path: Path, 
     assert git(repos.origin, "rev-list", "--count", "main") == "2"
 
 
+def test_dry_run_does_not_even_refresh_the_index(tmp_path: Path, run: Run) -> None:
+    repos = make_project(tmp_path)
+    version = repos.clone / "version.txt"
+    stat = version.stat()
+    os.utime(version, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))  # stale stat
+    before = snapshot(repos)
+    assert cut(run, repos.clone).code == 0
+    assert snapshot(repos) == before
+
+
 def test_json_plan(tmp_path: Path, run: Run) -> None:
     repos = make_project(tmp_path)
     result = cut(run, repos.clone, "--format", "json")
@@ -101,6 +112,13 @@ def test_json_plan(tmp_path: Path, run: Run) -> None:
         ".github/workflows/wheels.yml",
         "matrix/example.yaml",
     ]
+    applied = cut(run, repos.clone, "--format", "json", "--execute")
+    assert applied.code == 0, applied.err
+    results = json.loads(applied.out)["results"]
+    assert results["refs/heads/release/2.9"] == remote_ref(repos, "refs/heads/release/2.9")
+    rerun = cut(run, repos.clone, "--format", "json", "--execute")
+    assert rerun.code == 3 and "already done" in rerun.err
+    assert json.loads(rerun.out)["nothing_to_do"] is True
 
 
 def test_remote_only_release_branch_is_detected_and_left_alone(tmp_path: Path, run: Run) -> None:

@@ -133,12 +133,10 @@ def cut_command(
 ) -> None:
     """Cut release/X.Y and orig/release/X.Y, commit the release-only changes on the branch and
     bump version.txt on the trunk to X.(Y+1).0a0."""
-    from relforge.release.checkout import require_clean_checkout
     from relforge.release.cut import CutOptions, plan_cut
 
     line = parse_line(version)
     git = Git(repo)
-    require_clean_checkout(git)
     options = CutOptions(
         line=line,
         remote=remote,
@@ -254,9 +252,10 @@ def audit_command(
 
     if (milestone_file is None) == (milestone_number is None):
         raise UsageError(
-            "give exactly one milestone", key="--milestone-file/--milestone",
+            "give exactly one milestone",
+            key="--milestone-file/--milestone",
             hint="--milestone-file FILE, or --milestone N for a GitHub milestone",
-        )  # fmt: skip
+        )
     line = parse_line(version)
     git = Git(repo)
     gh_repo = project_repo(git, remote, github_repo)

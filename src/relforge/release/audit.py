@@ -119,11 +119,13 @@ def audit_release(
             continue
         match = on_branch.find(commit.sha)
         if match is not None:
-            covered.append(Covered(commit=commit.sha, subject=commit.subject, items=items,
-                                   how=match.how))  # fmt: skip
+            covered.append(
+                Covered(commit=commit.sha, subject=commit.subject, items=items, how=match.how)
+            )
         elif refs & branch_refs:
-            covered.append(Covered(commit=commit.sha, subject=commit.subject, items=items,
-                                   how="reference"))  # fmt: skip
+            covered.append(
+                Covered(commit=commit.sha, subject=commit.subject, items=items, how="reference")
+            )
         else:
             findings.append(
                 Finding(kind="missing-pick", commit=commit.sha, subject=commit.subject, items=items)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from relforge.errors import ConfigError, RefusedError
+from relforge.release.checkout import require_clean_checkout
 from relforge.release.git import Git
 from relforge.release.github_repo import project_repo
 from relforge.release.plan import FileChange, NewCommit, Plan, PlanBuilder, SetRef
@@ -35,6 +36,7 @@ class CutOptions:
 
 
 def plan_cut(git: Git, options: CutOptions) -> Plan:
+    require_clean_checkout(git)
     line, remote = options.line, options.remote
     state = RemoteState.read(git, remote)
     trunk_tip = state.require_branch(options.trunk, hint="pass --main BRANCH")

@@ -159,9 +159,15 @@ class Git:
         (no remote-tracking update, no FETCH_HEAD)."""
         self.remote_url(remote)
         self.run(
-            "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-gc",
-            "--refmap=", remote, *refs,
-        )  # fmt: skip
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-auto-gc",
+            "--refmap=",
+            remote,
+            *refs,
+        )
 
     def read_file(self, commit: str, path: str) -> str | None:
         """The text of `path` at `commit`, or None if the commit has no such file."""
@@ -197,8 +203,9 @@ class Git:
                 listed = self.run("ls-tree", parent, "--", path).split()
                 mode = listed[0] if listed else "100644"
                 blob = self.run("hash-object", "-w", "--no-filters", "--stdin", stdin=text)
-                self.run("update-index", "--add", "--cacheinfo", f"{mode},{blob.strip()},{path}",
-                         env=env)  # fmt: skip
+                self.run(
+                    "update-index", "--add", "--cacheinfo", f"{mode},{blob.strip()},{path}", env=env
+                )
             tree = self.run("write-tree", env=env).strip()
         return self.run("commit-tree", tree, "-p", parent, "-F", "-", stdin=message).strip()
 
@@ -244,6 +251,7 @@ def _run(
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_ASKPASS": "true",
         "SSH_ASKPASS": "true",
+        "GIT_OPTIONAL_LOCKS": "0",  # `git status` must not refresh (rewrite) the index
         **(env or {}),
     }
     try:

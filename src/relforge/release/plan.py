@@ -147,8 +147,13 @@ def _action_json(action: Action) -> dict[str, Any]:
                     new = {"tag": action.new.name}
                 case str():
                     new = {"object": action.new}
-            return {"action": "push", "ref": action.ref, "old": action.old, **new,
-                    "why": action.why}  # fmt: skip
+            return {
+                "action": "push",
+                "ref": action.ref,
+                "old": action.old,
+                **new,
+                "why": action.why,
+            }
 
 
 @dataclass
