@@ -34,3 +34,30 @@ rm -rf "$scratch"
 
 step "The cherry-pick bot's workflow, generated with the others (.github/workflows/relforge-bot.yml)"
 grep -n "relforge bot handle" .github/workflows/relforge-bot.yml
+step "Release: cut release/1.0 and tag an RC in a scratch copy of the example project"
+scratch="$PWD/.relforge/demo-release"
+rm -rf "$scratch" && mkdir -p "$scratch/hello/matrix" "$scratch/hello/.github/workflows"
+git init -q --bare -b main "$scratch/origin.git"
+cp matrix/example.yaml "$scratch/hello/matrix/example.yaml"
+printf '1.0.0a0\n' >"$scratch/hello/version.txt"
+cat >"$scratch/hello/.github/workflows/build.yml" <<'YAML'
+name: build
+on: [push]
+jobs:
+  wheels:
+    uses: relforge-demo/hello-native/.github/workflows/_wheels.yml@main
+YAML
+(
+  cd "$scratch/hello"
+  git init -q -b main
+  git config user.name "Demo Releng" && git config user.email releng@example.org
+  git config commit.gpgsign false && git config tag.gpgsign false
+  git add -A && git commit -q -m "hello-native 1.0 development"
+  git remote add origin "$scratch/origin.git" && git push -q origin main
+)
+release=(--repo "$scratch/hello" --github-repo relforge-demo/hello-native)
+relforge release cut 1.0 "${release[@]}"               # the plan: nothing changes yet
+relforge release cut 1.0 "${release[@]}" --execute
+relforge release tag 1.0.0 --rc --repo "$scratch/hello" --execute
+relforge release status 1.0 --repo "$scratch/hello"
+git -C "$scratch/origin.git" log --oneline --graph --decorate --all

@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "workflows": "relforge.cli.workflows:workflows",
     "bot": "relforge.cli.bot:bot",
     "cherry-pick": "relforge.cli.bot:cherry_pick",
+    "release": "relforge.cli.release:release",
 }
 
 

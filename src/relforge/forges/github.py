@@ -82,6 +82,23 @@ class Issue:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MilestoneInfo:
+    number: int
+    title: str
+    state: str
+    html_url: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MilestoneInfo:
+        return cls(
+            number=int(data["number"]),
+            title=str(data["title"]),
+            state=str(data.get("state") or ""),
+            html_url=str(data.get("html_url") or ""),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
 class Comment:
     id: int
     body: str
@@ -217,6 +234,9 @@ class GitHubClient:
         if milestone is not None:
             params["milestone"] = milestone
         return [Issue.from_json(i) for i in self.paginate(self._repo("issues"), **params)]
+
+    def milestone(self, number: int) -> MilestoneInfo:
+        return MilestoneInfo.from_json(self.get(self._repo(f"milestones/{number}")))
 
     def comments(self, number: int) -> list[Comment]:
         return [

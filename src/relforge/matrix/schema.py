@@ -114,6 +114,13 @@ class Channels(Located):
     )
     test: Channel = field(default_factory=lambda: _channel("final", "whl/test", "libtorch/test"))
     release: Channel = field(default_factory=lambda: _channel("final", "whl", "libtorch"))
+    default: ChannelName = field(
+        default="nightly",
+        metadata={
+            "doc": "channel this branch's builds target when no --channel is given; "
+            "`relforge release cut` sets it to test on the release branch"
+        },
+    )
 
     def get(self, name: ChannelName) -> Channel:
         channel: Channel = getattr(self, name)

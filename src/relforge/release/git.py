@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import os
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,12 +138,88 @@ class Git:
         self.remote_url(remote)
         self.run("fetch", "--quiet", remote, *refspecs)
 
-    def push(self, remote: str, refspecs: Sequence[str], *, token: str | None = None) -> None:
-        """Push atomically: every ref updates or none does.  With `token`, an https remote is
-        authenticated with it (as actions/checkout does) through environment-only git config,
-        so the token is neither written to .git/config nor visible in the process list."""
+    def push(
+        self,
+        remote: str,
+        refspecs: Sequence[str],
+        *,
+        leases: Mapping[str, str | None] | None = None,
+        token: str | None = None,
+    ) -> None:
+        """Push atomically: every ref updates or none does.  `leases` (ref → the value the
+        remote must still hold, None: the ref must not exist) guard against a remote that moved.
+        With `token`, an https remote is authenticated with it (as actions/checkout does)
+        through environment-only git config: not written to .git/config, not in the process
+        list."""
         env = token_env(self.remote_url(remote), token)
-        self.run("push", "--atomic", "--porcelain", remote, *refspecs, env=env)
+        guard = [f"--force-with-lease={ref}:{old or ''}" for ref, old in (leases or {}).items()]
+        self.run("push", "--atomic", "--porcelain", *guard, remote, *refspecs, env=env)
+
+    # -- reading objects without touching refs, index or work tree ---------------------------
+
+    def has_commit(self, sha: str) -> bool:
+        return self.ok("cat-file", "-e", f"{sha}^{{commit}}")
+
+    def fetch_objects(self, remote: str, refs: Sequence[str]) -> None:
+        """Download the objects of some remote refs without creating or moving any ref
+        (no remote-tracking update, no FETCH_HEAD)."""
+        self.remote_url(remote)
+        self.run(
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-auto-gc",
+            "--refmap=",
+            remote,
+            *refs,
+        )
+
+    def read_file(self, commit: str, path: str) -> str | None:
+        """The text of `path` at `commit`, or None if the commit has no such file."""
+        done = self.result("cat-file", "blob", f"{commit}:{path}")
+        return done.out if done.code == 0 else None
+
+    def list_files(self, commit: str, *prefixes: str) -> list[str]:
+        """Paths of the files in `commit`'s tree (below `prefixes` when given)."""
+        out = self.run("ls-tree", "-r", "-z", "--name-only", commit, "--", *prefixes)
+        return [p for p in out.split("\0") if p]
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        done = self.result("merge-base", "--is-ancestor", ancestor, descendant)
+        if done.code not in (0, 1):
+            raise classify(done)
+        return done.code == 0
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        done = self.result("merge-base", a, b)
+        return done.out.strip() if done.code == 0 else None
+
+    # -- writing objects (not refs): used only when a plan is executed -----------------------
+
+    def commit_files(self, parent: str, files: Mapping[str, str], message: str) -> str:
+        """A new commit on `parent` with `files` (path → text) changed; returns its id.
+
+        Works on a temporary index outside the repository, so the work tree, the index and
+        every ref stay as they are; only objects are written."""
+        with tempfile.TemporaryDirectory(prefix="relforge-index-") as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self.run("read-tree", parent, env=env)
+            for path, text in files.items():
+                listed = self.run("ls-tree", parent, "--", path).split()
+                mode = listed[0] if listed else "100644"
+                blob = self.run("hash-object", "-w", "--no-filters", "--stdin", stdin=text)
+                self.run(
+                    "update-index", "--add", "--cacheinfo", f"{mode},{blob.strip()},{path}", env=env
+                )
+            tree = self.run("write-tree", env=env).strip()
+        return self.run("commit-tree", tree, "-p", parent, "-F", "-", stdin=message).strip()
+
+    def make_tag(self, name: str, commit: str, message: str) -> str:
+        """An annotated tag object for `commit` (no ref is created); returns its id."""
+        ident = self.run("var", "GIT_COMMITTER_IDENT").strip()
+        text = f"object {commit}\ntype commit\ntag {name}\ntagger {ident}\n\n{message}\n"
+        return self.run("mktag", stdin=text).strip()
 
 
 def token_env(url: str, token: str | None) -> dict[str, str] | None:
@@ -173,6 +250,12 @@ def classify(done: GitResult) -> RelforgeError:
             f"`{command}` was rejected: {last}",
             hint="the remote moved; fetch, check what changed, and rerun",
         )
+    if "Please tell me who you are" in err or "unable to auto-detect email" in err:
+        return ConfigError(
+            f"`{command}`: git does not know who you are",
+            key="--repo",
+            hint="set git config user.name and user.email in the repository",
+        )
     if "not a git repository" in err:
         return ConfigError(f"`{command}`: {last}", key="--repo")
     return GitError(f"`{command}` failed: {last}")
@@ -187,6 +270,7 @@ def _run(
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_ASKPASS": "true",
         "SSH_ASKPASS": "true",
+        "GIT_OPTIONAL_LOCKS": "0",  # `git status` must not refresh (rewrite) the index
         **(env or {}),
     }
     try:

@@ -1,0 +1,283 @@
+"""`relforge release …`: cut release branches, tag RCs and finals, patch releases, status, audit.
+
+Every mutating command prints its plan and changes nothing unless given --execute.  When
+everything is already in place the plan is empty and the command exits 3 (nothing to do).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from relforge.cli.output import append_step_summary, print_json
+from relforge.errors import NothingToDoError, UsageError, ValidationFailed
+from relforge.release.git import Git
+from relforge.release.plan import Plan
+from relforge.release.versions import parse_line, parse_release
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_FORMAT = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json prints one JSON document for machines.",
+)
+
+
+def _common(func: F) -> F:
+    func = click.option(
+        "--repo",
+        default=".",
+        show_default=True,
+        metavar="DIR",
+        help="The project's clone (its remote is what relforge reads and pushes to).",
+    )(func)
+    func = click.option(
+        "--remote", default="origin", show_default=True, metavar="NAME", help="Git remote."
+    )(func)
+    return _FORMAT(func)
+
+
+_EXECUTE = click.option(
+    "--execute", is_flag=True, help="Apply the plan (default: print it and change nothing)."
+)
+_VERSION_FILE = click.option(
+    "--version-file",
+    default="version.txt",
+    show_default=True,
+    metavar="PATH",
+    help="File holding the version, relative to the repository root.",
+)
+_MAIN = click.option(
+    "--main",
+    "trunk",
+    default="main",
+    show_default=True,
+    metavar="BRANCH",
+    help="The development branch (the trunk) release lines are cut from.",
+)
+_GITHUB_REPO = click.option(
+    "--github-repo",
+    metavar="OWNER/NAME",
+    help="The project's GitHub repository (default: from the remote's URL).",
+)
+
+
+@click.group()
+def release() -> None:
+    """Release branches, tags and audits on a real git repository.
+
+    Mutating commands print their plan and change nothing without --execute; when everything
+    is already in place they exit 3 (nothing to do)."""
+
+
+def _finish(git: Git, plan: Plan, *, execute: bool, fmt: str) -> None:
+    from relforge.cli.release_show import plan_markdown, print_plan
+    from relforge.release.apply import apply_plan
+
+    if plan.empty:
+        if fmt == "json":
+            print_json(plan.to_json())
+        else:
+            print_plan(plan, execute=execute)
+        raise NothingToDoError(f"`relforge {plan.command}` is already done", hint=plan.next_step)
+    if not execute:
+        print_json(plan.to_json()) if fmt == "json" else print_plan(plan, execute=False)
+        append_step_summary(plan_markdown(plan, executed=False))
+        return
+    if fmt == "text":
+        print_plan(plan, execute=True)
+    results = apply_plan(git, plan)
+    if fmt == "json":
+        print_json(plan.to_json(executed=True, results=results))
+    else:
+        click.echo(f"  applied: {len(results)} ref(s) pushed to {plan.remote}")
+    append_step_summary(plan_markdown(plan, executed=True))
+
+
+@release.command("cut")
+@click.argument("version", metavar="X.Y")
+@click.option(
+    "--from",
+    "source",
+    metavar="REF",
+    help="Branch or tag of the remote to cut from, e.g. viable/strict (default: --main).",
+)
+@_MAIN
+@click.option(
+    "--matrix",
+    metavar="PATH",
+    help="Matrix file whose channels.default the cut switches to test "
+    "(default: matrix.yaml or the one file in matrix/).",
+)
+@_VERSION_FILE
+@_GITHUB_REPO
+@_EXECUTE
+@_common
+def cut_command(
+    version: str,
+    source: str | None,
+    trunk: str,
+    matrix: str | None,
+    version_file: str,
+    github_repo: str | None,
+    execute: bool,
+    repo: str,
+    remote: str,
+    fmt: str,
+) -> None:
+    """Cut release/X.Y and orig/release/X.Y, commit the release-only changes on the branch and
+    bump version.txt on the trunk to X.(Y+1).0a0."""
+    from relforge.release.cut import CutOptions, plan_cut
+
+    line = parse_line(version)
+    git = Git(repo)
+    options = CutOptions(
+        line=line,
+        remote=remote,
+        source=source,
+        trunk=trunk,
+        matrix=matrix,
+        version_file=version_file,
+        github_repo=github_repo,
+    )
+    _finish(git, plan_cut(git, options), execute=execute, fmt=fmt)
+
+
+@release.command("tag")
+@click.argument("version", metavar="X.Y.Z")
+@click.option("--rc", "kind", flag_value="rc", help="Tag the next release candidate vX.Y.Z-rcN.")
+@click.option("--final", "kind", flag_value="final", help="Tag vX.Y.Z on the newest RC's commit.")
+@click.option(
+    "--at", metavar="REV", help="Commit of release/X.Y for the RC (default: the branch's tip)."
+)
+@_VERSION_FILE
+@_EXECUTE
+@_common
+def tag_command(
+    version: str,
+    kind: str | None,
+    at: str | None,
+    version_file: str,
+    execute: bool,
+    repo: str,
+    remote: str,
+    fmt: str,
+) -> None:
+    """Tag the next RC on the tip of release/X.Y, or the final on the newest RC."""
+    from relforge.release.tag import TagOptions, plan_tag
+
+    parsed = parse_release(version)
+    if kind not in ("rc", "final"):
+        raise UsageError("say which tag to make", key="--rc/--final", hint="pass --rc or --final")
+    if at and kind == "final":
+        raise UsageError("the final goes on the newest RC's commit", key="--at")
+    git = Git(repo)
+    options = TagOptions(
+        version=parsed,
+        kind="rc" if kind == "rc" else "final",
+        remote=remote,
+        at=at,
+        version_file=version_file,
+    )
+    _finish(git, plan_tag(git, options), execute=execute, fmt=fmt)
+
+
+@release.command("patch")
+@click.argument("version", metavar="X.Y.Z")
+@_VERSION_FILE
+@_EXECUTE
+@_common
+def patch_command(
+    version: str, version_file: str, execute: bool, repo: str, remote: str, fmt: str
+) -> None:
+    """Bump version.txt on release/X.Y to X.Y.Z for a patch release (X.Y.(Z-1) must be final)."""
+    from relforge.release.patch import PatchOptions, plan_patch
+
+    git = Git(repo)
+    options = PatchOptions(version=parse_release(version), remote=remote, version_file=version_file)
+    _finish(git, plan_patch(git, options), execute=execute, fmt=fmt)
+
+
+@release.command("status")
+@click.argument("version", metavar="X.Y")
+@_MAIN
+@_VERSION_FILE
+@_common
+def status_command(
+    version: str, trunk: str, version_file: str, repo: str, remote: str, fmt: str
+) -> None:
+    """Branches, cut point, RCs and finals, commits since the last RC, and the next command."""
+    from relforge.cli.release_show import print_status
+    from relforge.release.status import release_status
+
+    status = release_status(
+        Git(repo), parse_line(version), remote=remote, trunk=trunk, version_file=version_file
+    )
+    print_json(status.to_json()) if fmt == "json" else print_status(status)
+
+
+@release.command("audit")
+@click.argument("version", metavar="X.Y")
+@click.option(
+    "--milestone-file",
+    metavar="FILE",
+    help="YAML/JSON list of the milestone's issue/PR numbers or URLs.",
+)
+@click.option("--milestone", "milestone_number", type=int, metavar="N", help="GitHub milestone N.")
+@_GITHUB_REPO
+@_MAIN
+@_common
+def audit_command(
+    version: str,
+    milestone_file: str | None,
+    milestone_number: int | None,
+    github_repo: str | None,
+    trunk: str,
+    repo: str,
+    remote: str,
+    fmt: str,
+) -> None:
+    """Milestone fixes on the trunk that release/X.Y lacks, and trunk reverts it still needs.
+    Exits 4 when something is missing."""
+    from relforge.cli.release_show import audit_markdown, print_audit
+    from relforge.release.audit import audit_release
+    from relforge.release.github_repo import project_repo
+    from relforge.release.milestone import fetch_milestone, load_milestone_file
+
+    if (milestone_file is None) == (milestone_number is None):
+        raise UsageError(
+            "give exactly one milestone",
+            key="--milestone-file/--milestone",
+            hint="--milestone-file FILE, or --milestone N for a GitHub milestone",
+        )
+    line = parse_line(version)
+    git = Git(repo)
+    gh_repo = project_repo(git, remote, github_repo)
+    if milestone_file is not None:
+        milestone = load_milestone_file(milestone_file, gh_repo)
+    else:
+        from relforge.forges.github import GitHubClient
+
+        if gh_repo is None:
+            raise UsageError(
+                f"the remote {remote!r} is not a GitHub URL, so the milestone's repository "
+                "is unknown",
+                key="--github-repo",
+                hint="pass --github-repo OWNER/NAME",
+            )
+        assert milestone_number is not None
+        milestone = fetch_milestone(GitHubClient(gh_repo), milestone_number)
+    report = audit_release(git, line, milestone, remote=remote, trunk=trunk, repo=gh_repo)
+    print_json(report.to_json()) if fmt == "json" else print_audit(report)
+    append_step_summary(audit_markdown(report))
+    if report.findings:
+        raise ValidationFailed(
+            f"{line.branch} is missing {len(report.findings)} change(s) (see above)",
+            hint="cherry-pick them with `git cherry-pick -x`, then rerun the audit",
+        )

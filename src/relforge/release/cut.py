@@ -1,0 +1,190 @@
+"""`release cut X.Y`: plan release/X.Y + orig/release/X.Y, the release-only commit and the
+version bump on the trunk — every decision made from the remote's refs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from relforge.errors import ConfigError, RefusedError
+from relforge.release.checkout import require_clean_checkout
+from relforge.release.git import Git
+from relforge.release.github_repo import project_repo
+from relforge.release.plan import FileChange, NewCommit, Plan, PlanBuilder, SetRef
+from relforge.release.release_only import (
+    WORKFLOW_DIRS,
+    ReleaseOnlyInputs,
+    is_workflow_path,
+    release_only_changes,
+)
+from relforge.release.remote import RemoteState
+from relforge.release.versions import Line, read_version
+
+
+def release_only_subject(line: Line) -> str:
+    return f"[RELEASE-ONLY CHANGES] Branch Cut for Release {line}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CutOptions:
+    line: Line
+    remote: str = "origin"
+    source: str | None = None  # --from; default: the trunk
+    trunk: str = "main"
+    matrix: str | None = None  # path of the matrix file in the tree; default: discovered
+    version_file: str = "version.txt"
+    github_repo: str | None = None
+
+
+def plan_cut(git: Git, options: CutOptions) -> Plan:
+    require_clean_checkout(git)
+    line, remote = options.line, options.remote
+    state = RemoteState.read(git, remote)
+    trunk_tip = state.require_branch(options.trunk, hint="pass --main BRANCH")
+    source_name = options.source or options.trunk
+    source = state.resolve(source_name, "--from")
+    release = state.branch(line.branch)
+    orig = state.branch(line.orig_branch)
+    state.ensure(trunk_tip, source, release, orig)
+    plan = PlanBuilder(f"release cut {line}", remote)
+
+    cut = orig or (git.merge_base(release, trunk_tip) if release else None) or source
+    if orig is None:
+        plan.actions.append(
+            SetRef(
+                ref=f"refs/heads/{line.orig_branch}",
+                old=None,
+                new=cut,
+                why="frozen marker of the cut point",
+            )
+        )
+    else:
+        plan.done.append(f"{line.orig_branch} exists on {remote} at {orig[:12]}; left alone")
+
+    if release is None:
+        if orig is None and not git.is_ancestor(source, trunk_tip):
+            raise RefusedError(
+                f"{source_name} ({source[:12]}) is not on {remote}/{options.trunk}'s history",
+                key="--from",
+                hint="cut from a commit of the trunk, e.g. --from viable/strict",
+            )
+        label = f"{remote}/{line.orig_branch if orig else source_name}"
+        _check_cut_version(git, cut, label, line, options.version_file)
+        commit = _release_only_commit(git, cut, label, options, plan)
+        plan.actions += [commit] if commit else []
+        plan.actions.append(
+            SetRef(
+                ref=f"refs/heads/{line.branch}",
+                old=None,
+                new=commit or cut,
+                why=f"release branch, cut at {cut[:12]}",
+            )
+        )
+    else:
+        plan.done.append(f"{line.branch} exists on {remote} at {release[:12]}; left alone")
+
+    _plan_trunk_bump(git, trunk_tip, options, plan)
+    plan.next_step = f"relforge release tag {line}.0 --rc --execute"
+    return plan.build()
+
+
+def _read(git: Git, commit: str, path: str, label: str, flag: str) -> str:
+    text = git.read_file(commit, path)
+    if text is None:
+        raise ConfigError(f"{label} has no file {path}", key=flag)
+    return text
+
+
+def _check_cut_version(git: Git, cut: str, label: str, line: Line, version_file: str) -> None:
+    text = _read(git, cut, version_file, label, "--version-file")
+    version = read_version(text, where=f"{label}:{version_file}")
+    if not line.contains(version):
+        raise RefusedError(
+            f"{version_file} at {label} ({cut[:12]}) says {version}, so it is not the {line} line",
+            key="X.Y",
+            hint=f"cut {version.major}.{version.minor}, or pass --from a commit whose "
+            f"{version_file} says {line}.*",
+        )
+
+
+def _find_matrix(git: Git, commit: str, given: str | None, label: str) -> str:
+    if given:
+        _read(git, commit, given, label, "--matrix")
+        return given
+    found = [
+        p
+        for p in git.list_files(commit, "matrix.yaml", "matrix")
+        if p == "matrix.yaml" or (p.count("/") == 1 and p.endswith((".yaml", ".yml")))
+    ]
+    if len(found) != 1:
+        raise ConfigError(
+            f"{label} has {'no' if not found else len(found)} matrix file(s) "
+            f"({', '.join(found) or 'looked for matrix.yaml and matrix/*.yaml'})",
+            key="--matrix",
+            hint="pass --matrix PATH (the matrix whose channels.default the cut switches)",
+        )
+    return found[0]
+
+
+def _release_only_commit(
+    git: Git, cut: str, label: str, options: CutOptions, plan: PlanBuilder
+) -> NewCommit | None:
+    matrix = _find_matrix(git, cut, options.matrix, label)
+    paths = [p for p in git.list_files(cut, *WORKFLOW_DIRS) if is_workflow_path(p)]
+    files = {p: _read(git, cut, p, label, "--repo") for p in [*paths, matrix]}
+    repo = project_repo(git, options.remote, options.github_repo)
+    result = release_only_changes(
+        files,
+        ReleaseOnlyInputs(
+            line=options.line,
+            trunk=options.trunk,
+            matrix_path=matrix,
+            owners=frozenset({repo.split("/")[0].lower()}) if repo else None,
+            source=label,
+        ),
+    )
+    plan.notes += result.notes
+    if not result.files:
+        plan.notes.append("no release-only change to make; the branch starts at the cut point")
+        return None
+    changes = tuple(
+        FileChange(path=p, old=files.get(p), new=text) for p, text in sorted(result.files.items())
+    )
+    body = "\n".join(f"- {c.path}" for c in changes)
+    return NewCommit(
+        key="release-only",
+        branch=options.line.branch,
+        parent=cut,
+        message=f"{release_only_subject(options.line)}\n\n"
+        f"Reusable workflow refs pinned to {options.line.branch}; builds target the test "
+        f"channel.\n\n{body}\n",
+        changes=changes,
+    )
+
+
+def _plan_trunk_bump(git: Git, tip: str, options: CutOptions, plan: PlanBuilder) -> None:
+    line, trunk, path = options.line, options.trunk, options.version_file
+    label = f"{options.remote}/{trunk}"
+    text = _read(git, tip, path, label, "--version-file")
+    version = read_version(text, where=f"{label}:{path}")
+    target = line.next_dev
+    if version >= target:
+        plan.done.append(f"{path} on {trunk} already says {version} (≥ {target})")
+        return
+    if not line.contains(version):
+        raise RefusedError(
+            f"{path} on {label} says {version}, so {trunk} is not on the {line} line",
+            key="X.Y",
+            hint=f"cut {version.major}.{version.minor} instead, or fix {path} first",
+        )
+    new = f"{target}\n" if text.endswith("\n") or not text else str(target)
+    commit = NewCommit(
+        key="version-bump",
+        branch=trunk,
+        parent=tip,
+        message=f"Bump {path} to {target} after the {line.branch} cut\n",
+        changes=(FileChange(path=path, old=text, new=new),),
+    )
+    plan.actions += [
+        commit,
+        SetRef(ref=f"refs/heads/{trunk}", old=tip, new=commit, why=f"{trunk} moves to {target}"),
+    ]

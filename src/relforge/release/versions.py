@@ -1,0 +1,169 @@
+"""Release lines (X.Y), release versions (X.Y.Z), their branches and tags.
+
+Every version is read by `packaging`; a tag is `v` + a version, so `v2.9.0-rc1` and `v2.9.0rc1`
+are the same release candidate.  relforge writes `vX.Y.Z-rcN` and `vX.Y.Z`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+from relforge.errors import UsageError
+
+
+@dataclass(frozen=True, order=True)
+class Line:
+    """A release line X.Y: one release branch, its patch releases and their RCs."""
+
+    major: int
+    minor: int
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+    @property
+    def branch(self) -> str:
+        return f"release/{self}"
+
+    @property
+    def orig_branch(self) -> str:
+        """The frozen marker of the cut point."""
+        return f"orig/release/{self}"
+
+    @property
+    def next_dev(self) -> Version:
+        """What the main line's version.txt says after this line is cut."""
+        return Version(f"{self.major}.{self.minor + 1}.0a0")
+
+    def contains(self, version: Version) -> bool:
+        return version.release[:2] == (self.major, self.minor)
+
+
+def _plain(text: str, parts: int, flag: str, example: str) -> Version:
+    try:
+        version = Version(text)
+    except InvalidVersion:
+        raise UsageError(f"{text!r} is not a version like {example}", key=flag) from None
+    if (
+        len(version.release) != parts
+        or version.epoch
+        or version.pre
+        or version.post is not None
+        or version.dev is not None
+        or version.local
+    ):
+        raise UsageError(f"{text!r} is not a plain version like {example}", key=flag)
+    return version
+
+
+def parse_line(text: str, flag: str = "X.Y") -> Line:
+    """`2.9` → Line(2, 9); anything else is a usage error."""
+    version = _plain(text, 2, flag, "2.9")
+    return Line(version.major, version.minor)
+
+
+def parse_release(text: str, flag: str = "X.Y.Z") -> Version:
+    """`2.9.1` → Version; RC, dev or local versions are refused (the command adds the RC)."""
+    return _plain(text, 3, flag, "2.9.1")
+
+
+def line_of(version: Version) -> Line:
+    return Line(version.major, version.minor)
+
+
+def rc_tag(version: Version, number: int) -> str:
+    return f"v{version}-rc{number}"
+
+
+def final_tag(version: Version) -> str:
+    return f"v{version}"
+
+
+@dataclass(frozen=True)
+class Tag:
+    """A release tag on a remote: its name, the commit it points at and what version it is."""
+
+    name: str
+    commit: str
+    version: Version
+
+    @property
+    def base(self) -> Version:
+        return Version(self.version.base_version)
+
+    @property
+    def rc(self) -> int | None:
+        """N of an RC tag, None for a final."""
+        pre = self.version.pre
+        return pre[1] if pre is not None else None
+
+    @property
+    def is_final(self) -> bool:
+        return self.version.pre is None
+
+
+def parse_tag(name: str, commit: str) -> Tag | None:
+    """A `v…` tag that is a release (`vX.Y.Z`) or an RC (`vX.Y.Z-rcN`); None for any other tag."""
+    if not name.startswith("v"):
+        return None
+    try:
+        version = Version(name[1:])
+    except InvalidVersion:
+        return None
+    plain = (
+        len(version.release) == 3
+        and not version.epoch
+        and version.post is None
+        and version.dev is None
+        and not version.local
+    )
+    if not plain or (version.pre is not None and version.pre[0] != "rc"):
+        return None
+    return Tag(name, commit, version)
+
+
+def release_tags(refs: Mapping[str, str], line: Line | None = None) -> list[Tag]:
+    """The release tags among `refs/tags/*` refs (→ commit), optionally of one line, oldest
+    version first (RCs before their final)."""
+    found = []
+    for ref, commit in refs.items():
+        if not ref.startswith("refs/tags/"):
+            continue
+        tag = parse_tag(ref.removeprefix("refs/tags/"), commit)
+        if tag is not None and (line is None or line.contains(tag.version)):
+            found.append(tag)
+    return sorted(found, key=lambda t: (t.version, t.name))
+
+
+def rcs_of(tags: Iterable[Tag], version: Version) -> list[Tag]:
+    """The RC tags of one X.Y.Z, lowest N first."""
+    found = [t for t in tags if t.base == version and t.rc is not None]
+    return sorted(found, key=lambda t: t.version)
+
+
+def final_of(tags: Iterable[Tag], version: Version) -> Tag | None:
+    return next((t for t in tags if t.base == version and t.is_final), None)
+
+
+def read_version(text: str, *, where: str) -> Version:
+    """The version in a version.txt (first non-empty line)."""
+    from relforge.errors import ConfigError
+
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    try:
+        return Version(first)
+    except InvalidVersion:
+        raise ConfigError(
+            f"{first!r} is not a version", key=where, hint="version.txt holds one line like 2.9.0a0"
+        ) from None
+
+
+def with_release(old: Version, new_release: Version) -> str:
+    """`new_release` written in the style of `old`: 2.9.0a0 + 2.9.1 → 2.9.1a0."""
+    text = str(new_release)
+    if old.pre is not None:
+        text += f"{old.pre[0]}{old.pre[1]}"
+    return text

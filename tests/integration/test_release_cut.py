@@ -1,0 +1,226 @@
+"""`relforge release cut` on real repositories: a bare origin and clones in tmp_path."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from relforge.errors import RefusedError
+from relforge.matrix.load import load_matrix
+from relforge.release.apply import apply_plan
+from relforge.release.cut import CutOptions, plan_cut
+from relforge.release.git import Git
+from relforge.release.versions import Line
+from tests.conftest import Result
+from tests.gitrepos import git
+from tests.releaseproject import make_project, remote_file, remote_ref, snapshot
+
+Run = Callable[..., Result]
+GH = ("--github-repo", "acme/hello")
+
+
+def cut(run: Run, repos_clone: Path, *extra: str) -> Result:
+    return run("release", "cut", "2.9", "--repo", str(repos_clone), *GH, *extra)
+
+
+def test_dry_run_changes_nothing_then_execute_cuts_exactly_once(tmp_path: Path, run: Run) -> None:
+    repos = make_project(tmp_path)
+    cut_point = git(repos.clone, "rev-parse", "HEAD")
+    before = snapshot(repos)
+
+    dry = cut(run, repos.clone)
+    assert dry.code == 0, dry.err
+    assert "dry run" in dry.out and "pass --execute" in dry.out
+    assert "+    uses: acme/hello/.github/workflows/_build.yml@release/2.9" in dry.out
+    assert "+  default: test" in dry.out and "+2.10.0a0" in dry.out
+    assert snapshot(repos) == before  # refs, index, work tree, config and the whole origin
+
+    done = cut(run, repos.clone, "--execute")
+    assert done.code == 0, done.err
+    assert "applied: 3 ref(s) pushed" in done.out
+    assert snapshot(repos) != before
+    release = remote_ref(repos, "refs/heads/release/2.9")
+    assert remote_ref(repos, "refs/heads/orig/release/2.9") == cut_point
+    assert git(repos.origin, "rev-parse", "release/2.9^") == cut_point
+    assert git(repos.origin, "log", "-1", "--format=%s", "release/2.9") == (
+        "[RELEASE-ONLY CHANGES] Branch Cut for Release 2.9"
+    )
+    assert git(repos.origin, "rev-parse", "main^") == cut_point
+    assert remote_file(repos, "main", "version.txt") == "2.10.0a0\n"
+    assert remote_file(repos, "release/2.9", "version.txt") == "2.9.0a0\n"
+
+    # (a) the project's own reusable refs follow the branch; others stay as they were
+    build = remote_file(repos, "release/2.9", ".github/workflows/build.yml")
+    assert "acme/hello/.github/workflows/_build.yml@release/2.9" in build
+    assert "acme/hello/.github/actions/setup@release/2.9" in build
+    assert '"acme/infra/.github/actions/cache@release/2.9"' in build
+    assert "other/thing@main" in build and "./.github/actions/local\n" in build
+    assert "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683  # v4.2.2" in build
+    assert "run: echo main" in build
+    assert "@release/2.9" in remote_file(repos, "release/2.9", ".github/workflows/wheels.yml")
+    # (b) the branch's builds target the test channel; main stays nightly
+    branch_matrix = remote_file(repos, "release/2.9", "matrix/example.yaml")
+    main_matrix = remote_file(repos, "main", "matrix/example.yaml")
+    assert load_matrix("m.yaml", text=branch_matrix).channels.default == "test"
+    assert load_matrix("m.yaml", text=main_matrix).channels.default == "nightly"
+    # local clone: remote-tracking refs updated, work tree and local main untouched
+    assert git(repos.clone, "rev-parse", "origin/release/2.9") == release
+    assert git(repos.clone, "rev-parse", "main") == cut_point
+    assert git(repos.clone, "status", "--porcelain") == ""
+
+    after = snapshot(repos)
+    again = cut(run, repos.clone, "--execute")
+    assert again.code == 3, again.err
+    assert "nothing to do" in again.out and "left alone" in again.out
+    assert snapshot(repos) == after
+    assert git(repos.origin, "rev-list", "--count", "orig/release/2.9..release/2.9") == "1"
+    assert git(repos.origin, "rev-list", "--count", "main") == "2"
+
+
+def test_dry_run_does_not_even_refresh_the_index(tmp_path: Path, run: Run) -> None:
+    repos = make_project(tmp_path)
+    version = repos.clone / "version.txt"
+    stat = version.stat()
+    os.utime(version, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))  # stale stat
+    before = snapshot(repos)
+    assert cut(run, repos.clone).code == 0
+    assert snapshot(repos) == before
+
+
+def test_json_plan(tmp_path: Path, run: Run) -> None:
+    repos = make_project(tmp_path)
+    result = cut(run, repos.clone, "--format", "json")
+    assert result.code == 0, result.err
+    plan = json.loads(result.out)
+    assert plan["executed"] is False and plan["nothing_to_do"] is False
+    pushes = {a["ref"]: a for a in plan["actions"] if a["action"] == "push"}
+    assert set(pushes) == {
+        "refs/heads/orig/release/2.9",
+        "refs/heads/release/2.9",
+        "refs/heads/main",
+    }
+    assert pushes["refs/heads/release/2.9"]["commit"] == "release-only"
+    assert pushes["refs/heads/release/2.9"]["old"] is None
+    commits = [a for a in plan["actions"] if a["action"] == "commit"]
+    commit = next(a for a in commits if a["key"] == "release-only")
+    assert [c["path"] for c in commit["changes"]] == [
+        ".github/workflows/build.yml",
+        ".github/workflows/wheels.yml",
+        "matrix/example.yaml",
+    ]
+    applied = cut(run, repos.clone, "--format", "json", "--execute")
+    assert applied.code == 0, applied.err
+    results = json.loads(applied.out)["results"]
+    assert results["refs/heads/release/2.9"] == remote_ref(repos, "refs/heads/release/2.9")
+    rerun = cut(run, repos.clone, "--format", "json", "--execute")
+    assert rerun.code == 3 and "already done" in rerun.err
+    assert json.loads(rerun.out)["nothing_to_do"] is True
+
+
+def test_remote_only_release_branch_is_detected_and_left_alone(tmp_path: Path, run: Run) -> None:
+    repos = make_project(tmp_path)
+    cut_point = git(repos.clone, "rev-parse", "HEAD")
+    other = repos.another_clone("colleague")
+    git(other, "switch", "-q", "-c", "release/2.9")
+    handmade = repos.commit("hand-made release change", where=other)
+    git(other, "push", "-q", "origin", "release/2.9")
+    git(other, "switch", "-q", "main")
+    repos.commit("more on main", where=other)
+    git(other, "push", "-q", "origin", "main")
+    assert git(repos.clone, "branch", "-a") == "* main\n  remotes/origin/main"  # never fetched
+
+    before = snapshot(repos)
+    dry = cut(run, repos.clone)
+    assert dry.code == 0, dry.err
+    assert f"release/2.9 exists on origin at {handmade[:12]}; left alone" in dry.out
+    assert snapshot(repos)["origin"] == before["origin"]
+    assert snapshot(repos)["refs"] == before["refs"]
+
+    assert cut(run, repos.clone, "--execute").code == 0
+    assert remote_ref(repos, "refs/heads/release/2.9") == handmade
+    assert remote_ref(repos, "refs/heads/orig/release/2.9") == cut_point  # the fork point
+    assert remote_file(repos, "main", "version.txt") == "2.10.0a0\n"
+
+
+def test_cut_from_another_source_branch(tmp_path: Path, run: Run) -> None:
+    repos = make_project(tmp_path)
+    viable = git(repos.clone, "rev-parse", "HEAD")
+    git(repos.clone, "push", "-q", "origin", "HEAD:refs/heads/viable/strict")
+    repos.commit("not yet green", {"src/new.c": "int x;\n"})
+    git(repos.clone, "push", "-q", "origin", "main")
+    tip = git(repos.clone, "rev-parse", "HEAD")
+
+    assert cut(run, repos.clone, "--from", "viable/strict", "--execute").code == 0
+    assert remote_ref(repos, "refs/heads/orig/release/2.9") == viable
+    assert git(repos.origin, "rev-parse", "release/2.9^") == viable
+    assert git(repos.origin, "rev-parse", "main^") == tip
+
+
+def test_existing_test_channel_and_no_workflows(tmp_path: Path, run: Run) -> None:
+    repos = make_project(tmp_path)
+    git(repos.clone, "rm", "-q", "-r", ".github")
+    matrix = repos.clone / "matrix" / "example.yaml"
+    matrix.write_text(matrix.read_text().replace("default: nightly", "default: test"))
+    repos.commit("no CI here")
+    git(repos.clone, "push", "-q", "origin", "main")
+    result = run("release", "cut", "2.9", "--repo", str(repos.clone), "--execute")
+    assert result.code == 0, result.err
+    assert "no release-only change to make" in result.out
+    assert remote_ref(repos, "refs/heads/release/2.9") == remote_ref(
+        repos, "refs/heads/orig/release/2.9"
+    )
+
+
+def test_refusals_and_config_errors(tmp_path: Path, run: Run) -> None:
+    repos = make_project(tmp_path, version="2.8.0a0")
+    clone = str(repos.clone)
+
+    mismatch = run("release", "cut", "2.9", "--repo", clone, *GH)
+    assert mismatch.code == 5
+    assert "version.txt at origin/main" in mismatch.err and "says 2.8.0a0" in mismatch.err
+
+    missing = run("release", "cut", "2.8", "--repo", clone, "--remote", "upstream", *GH)
+    assert missing.code == 2 and "no git remote named 'upstream'" in missing.err
+
+    no_owner = run("release", "cut", "2.8", "--repo", clone)
+    assert no_owner.code == 2 and "--github-repo" in no_owner.err
+    assert ".github/workflows/build.yml:5:" in no_owner.err
+
+    bad = run("release", "cut", "2.8.1", "--repo", clone, *GH)
+    assert bad.code == 2 and "not a plain version like 2.9" in bad.err
+
+    no_source = run("release", "cut", "2.8", "--repo", clone, "--from", "nope", *GH)
+    assert no_source.code == 2 and "no branch or tag 'nope'" in no_source.err
+
+    two = run("release", "cut", "2.8", "--repo", clone, "--matrix", "nope.yaml", *GH)
+    assert two.code == 2 and "has no file nope.yaml" in two.err
+
+    (repos.clone / "version.txt").write_text("dirty\n")
+    dirty = run("release", "cut", "2.8", "--repo", clone, *GH)
+    assert dirty.code == 5 and "uncommitted changes" in dirty.err
+    git(repos.clone, "checkout", "-q", "--", "version.txt")
+
+    git(repos.clone, "checkout", "-q", "--detach")
+    detached = run("release", "cut", "2.8", "--repo", clone, *GH)
+    assert detached.code == 2 and "detached HEAD" in detached.err
+    assert "Traceback" not in detached.err + dirty.err + mismatch.err
+
+
+def test_a_remote_that_moved_after_planning_is_refused_atomically(tmp_path: Path) -> None:
+    repos = make_project(tmp_path)
+    g = Git(repos.clone)
+    plan = plan_cut(g, CutOptions(line=Line(2, 9), github_repo="acme/hello"))
+    other = repos.another_clone("racer")
+    repos.commit("raced", where=other)
+    git(other, "push", "-q", "origin", "main")
+    origin_before = snapshot(repos)["origin"]
+    with pytest.raises(RefusedError, match="rejected") as info:
+        apply_plan(g, plan)
+    assert info.value.exit_code == 5
+    assert snapshot(repos)["origin"] == origin_before  # atomic: no branch was created
+    # planning again on the new remote state works
+    assert apply_plan(g, plan_cut(g, CutOptions(line=Line(2, 9), github_repo="acme/hello")))
