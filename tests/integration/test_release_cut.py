@@ -17,7 +17,14 @@ from relforge.release.git import Git
 from relforge.release.versions import Line
 from tests.conftest import Result
 from tests.gitrepos import git
-from tests.releaseproject import make_project, remote_file, remote_ref, snapshot
+from tests.releaseproject import (
+    GENERATED_WHEELS,
+    generated_workflows,
+    make_project,
+    remote_file,
+    remote_ref,
+    snapshot,
+)
 
 Run = Callable[..., Result]
 GH = ("--github-repo", "acme/hello")
@@ -61,7 +68,17 @@ def test_dry_run_changes_nothing_then_execute_cuts_exactly_once(tmp_path: Path, 
     assert "other/thing@main" in build and "./.github/actions/local\n" in build
     assert "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683  # v4.2.2" in build
     assert "run: echo main" in build
-    assert "@release/2.9" in remote_file(repos, "release/2.9", ".github/workflows/wheels.yml")
+    # generated workflows are re-rendered for the branch: current for `--check --ref release/2.9`
+    generated = generated_workflows(
+        branch_matrix_text := remote_file(repos, "release/2.9", "matrix/example.yaml"),
+        ref="release/2.9",
+    )
+    for path, text in generated.items():
+        assert remote_file(repos, "release/2.9", path) == text, path
+    wheels = remote_file(repos, "release/2.9", GENERATED_WHEELS)
+    assert "uses: acme/hello/.github/workflows/relforge-build.yml@release/2.9" in wheels
+    assert "--ref release/2.9" in wheels and "@main" not in wheels
+    assert "default: test" in branch_matrix_text
     # (b) the branch's builds target the test channel; main stays nightly
     branch_matrix = remote_file(repos, "release/2.9", "matrix/example.yaml")
     main_matrix = remote_file(repos, "main", "matrix/example.yaml")
@@ -109,7 +126,9 @@ def test_json_plan(tmp_path: Path, run: Run) -> None:
     commit = next(a for a in commits if a["key"] == "release-only")
     assert [c["path"] for c in commit["changes"]] == [
         ".github/workflows/build.yml",
-        ".github/workflows/wheels.yml",
+        ".github/workflows/relforge-bot.yml",
+        ".github/workflows/relforge-build.yml",
+        ".github/workflows/relforge-linux-wheel.yml",
         "matrix/example.yaml",
     ]
     applied = cut(run, repos.clone, "--format", "json", "--execute")

@@ -140,6 +140,9 @@ def _release_only_commit(
             matrix_path=matrix,
             owners=frozenset({repo.split("/")[0].lower()}) if repo else None,
             source=label,
+            read_tree=lambda prefix: {
+                p: _read(git, cut, p, label, "--repo") for p in git.list_files(cut, prefix)
+            },
         ),
     )
     plan.notes += result.notes
