@@ -19,6 +19,11 @@ from relforge.errors import EXIT_CODES, RelforgeError
 # command name → "module:attribute"; each stage registers its group here.
 COMMANDS: dict[str, str] = {
     "matrix": "relforge.cli.matrix:matrix",
+    "publish": "relforge.cli.publish:publish",
+    "index": "relforge.cli.publish:index",
+    "promote": "relforge.cli.publish:promote",
+    "pypi": "relforge.cli.pypi:pypi",
+    "wheel": "relforge.cli.pypi:wheel",
 }
 
 
