@@ -17,7 +17,8 @@ PROJECT = "rfdemo"
 def matrix_text(publishing: str = "", release_extra: str = "") -> str:
     """Release 1.0 of `rfdemo`: linux cpu + cu128, windows cpu; PyPI takes linux cu128 and
     windows cpu."""
-    return textwrap.dedent("""\
+    return (
+        textwrap.dedent("""\
         schema_version: 1
         project:
           name: rfdemo
@@ -26,7 +27,9 @@ def matrix_text(publishing: str = "", release_extra: str = "") -> str:
           nightly: {version_scheme: dev-date, prefix: whl/nightly}
           test: {version_scheme: final, prefix: whl/test}
           release: {version_scheme: final, prefix: whl}
-        """) + (publishing or "") + textwrap.dedent("""\
+        """)
+        + (publishing or "")
+        + textwrap.dedent("""\
         releases:
           "1.0":
             date: 2026-01-01
@@ -47,7 +50,9 @@ def matrix_text(publishing: str = "", release_extra: str = "") -> str:
                 version: 12.8.1
                 platforms: {linux-x86_64: {}}
             pypi_default: {linux-x86_64: cu128, windows-x86_64: cpu}
-        """) + release_extra
+        """)
+        + release_extra
+    )
 
 
 CELLS = {

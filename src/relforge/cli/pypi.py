@@ -54,6 +54,8 @@ def stage(file: str, version: str, manifest_path: Path | None, execute: bool) ->
 
         outcome = apply(staged, click.echo)
     summary = f"staged {outcome.created} new file(s) of {plan.version} ({len(rewritten)} in all)"
+    if outcome.created == 0:
+        summary += " — everything was already in place"
     click.echo(summary)
     append_step_summary(f"### relforge pypi stage\n\n{summary}")
 

@@ -44,8 +44,7 @@ class S3Store:
 
     @property
     def url(self) -> str:
-        where = f" at {self.endpoint_url}" if self.endpoint_url else ""
-        return f"s3://{self.bucket}/{self.prefix}".rstrip("/") + where
+        return f"s3://{self.bucket}/{self.prefix}".rstrip("/")
 
     @property
     def directory_pages(self) -> bool:
