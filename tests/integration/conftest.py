@@ -98,7 +98,6 @@ def s3(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> S3:
     for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     bucket = f"rf-{uuid.uuid4().hex[:12]}"
-    import boto3
 
     s3 = S3(moto_endpoint, bucket)
     s3.create_public_bucket(bucket)
