@@ -184,8 +184,8 @@ def strip_local(wheel: Path, out_dir: Path) -> Rewritten:
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        rewrite_zip(wheel, tmp, rename=rename, replace=replace)
-        sha, size = sha256_file(tmp), tmp.stat().st_size
+        sha = rewrite_zip(wheel, tmp, rename=rename, replace=replace)
+        size = tmp.stat().st_size
         written = not target.exists()
         if not written and sha256_file(target) != sha:
             raise RefusedError(

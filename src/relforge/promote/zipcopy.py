@@ -9,8 +9,11 @@ headers, central directory and end records (with ZIP64 when needed) is done here
 
 from __future__ import annotations
 
+import hashlib
 import os
+import queue
 import struct
+import threading
 import zipfile
 import zlib
 from collections.abc import Callable, Mapping
@@ -50,23 +53,67 @@ def rewrite_zip(
     *,
     rename: Callable[[str], str],
     replace: Mapping[str, bytes],
-) -> None:
+) -> str:
     """Write `src` to `dst` with each member named `rename(name)`; members named (by their old
-    name) in `replace` get that content, deflated; all others keep their compressed bytes."""
+    name) in `replace` get that content, deflated; all others keep their compressed bytes.
+    Returns the sha256 of `dst`, computed on a second thread while the kernel copies."""
     with zipfile.ZipFile(src) as zf:
         infos = sorted(zf.infolist(), key=lambda i: i.header_offset)
     with src.open("rb") as fin, dst.open("wb") as fout:
-        writer = _Writer(fin.fileno(), fout.fileno())
-        entries = [
-            writer.member(info, rename(info.filename), replace.get(info.filename)) for info in infos
-        ]
-        writer.flush_run()
-        writer.finish(entries)
+        hasher = _Hasher(fin.fileno())
+        writer = _Writer(fin.fileno(), fout.fileno(), hasher)
+        try:
+            entries = [
+                writer.member(info, rename(info.filename), replace.get(info.filename))
+                for info in infos
+            ]
+            writer.flush_run()
+            writer.finish(entries)
+        finally:
+            digest = hasher.close()
+    return digest
+
+
+class _Hasher:
+    """sha256 of the output, fed in output order: bytes written, and source ranges copied
+    (read back from the source; hashlib releases the GIL, so this overlaps the copy)."""
+
+    def __init__(self, fin: int) -> None:
+        self.fin = fin
+        self.queue: queue.SimpleQueue[bytes | tuple[int, int] | None] = queue.SimpleQueue()
+        self.digest = hashlib.sha256()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            while (item := self.queue.get()) is not None:
+                if isinstance(item, bytes):
+                    self.digest.update(item)
+                    continue
+                offset, count = item
+                while count > 0:
+                    block = os.pread(self.fin, min(count, 1 << 22), offset)
+                    if not block:
+                        raise RelforgeError(f"the archive ends early (at byte {offset})")
+                    self.digest.update(block)
+                    offset += len(block)
+                    count -= len(block)
+        except BaseException as exc:  # reported by close()
+            self.error = exc
+
+    def close(self) -> str:
+        self.queue.put(None)
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.digest.hexdigest()
 
 
 class _Writer:
-    def __init__(self, fin: int, fout: int) -> None:
-        self.fin, self.fout = fin, fout
+    def __init__(self, fin: int, fout: int, hasher: _Hasher) -> None:
+        self.fin, self.fout, self.hasher = fin, fout, hasher
         self.pos = 0
         self.run: tuple[int, int] | None = None  # a pending verbatim source range [start, end)
 
@@ -225,6 +272,7 @@ class _Writer:
             self._copy(start, end - start)
 
     def _copy(self, offset: int, count: int) -> None:
+        self.hasher.queue.put((offset, count))
         self.pos += count
         while count > 0:
             try:
@@ -237,6 +285,7 @@ class _Writer:
             count -= done
 
     def _write(self, data: bytes) -> None:
+        self.hasher.queue.put(data)
         view = memoryview(data)
         while view:
             view = view[os.write(self.fout, view) :]
