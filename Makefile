@@ -27,7 +27,10 @@ format: $(STAMP)
 	$(BIN)/ruff format src tests benchmarks scripts
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,bench]'
 	$(BIN)/python benchmarks/bench_matrix_expand.py
+	$(BIN)/python benchmarks/bench_strip_local.py
+	$(BIN)/python benchmarks/bench_promote.py
 
 # Regenerate the golden expansions after an intended matrix change; review the diff.
 golden: $(STAMP)
