@@ -43,6 +43,8 @@ class Journal:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         if fresh:
             self._append({"plan": self.digest, "started": time.time(), **summary})
+        elif self.complete:
+            self._append({"rerun": time.time()})
         else:
             self._append({"resumed": time.time(), "already_done": len(self.done)})
 
