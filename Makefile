@@ -27,8 +27,11 @@ format: $(STAMP)
 	$(BIN)/ruff format src tests benchmarks scripts
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,bench]'
 	$(BIN)/python benchmarks/bench_matrix_expand.py
 	$(BIN)/python benchmarks/bench_workflows_render.py
+	$(BIN)/python benchmarks/bench_strip_local.py
+	$(BIN)/python benchmarks/bench_promote.py
 
 # Regenerate the golden expansions (and the example project's committed workflows) after an
 # intended matrix or template change; review the diff.

@@ -61,3 +61,18 @@ relforge release cut 1.0 "${release[@]}" --execute
 relforge release tag 1.0.0 --rc --repo "$scratch/hello" --execute
 relforge release status 1.0 --repo "$scratch/hello"
 git -C "$scratch/origin.git" log --oneline --graph --decorate --all
+step "Publish the example wheels to the test channel, index it, promote to release, stage for PyPI"
+MANIFEST=dist/relforge-manifest.json
+if [ -f "$MANIFEST" ]; then
+  # The version to promote: the public version of the manifest's artifacts (1.0.0+cpu → 1.0.0).
+  VERSION=$(python -c 'import json, sys; from packaging.version import Version
+m = json.load(open(sys.argv[1]))
+print(sorted({Version(e["version"]).public for e in m["entries"].values()})[-1])' "$MANIFEST")
+  relforge publish matrix/example.yaml --channel test --manifest "$MANIFEST" --execute
+  relforge index matrix/example.yaml --channel test
+  relforge promote matrix/example.yaml --version "$VERSION" --from test --to release --execute
+  relforge pypi stage matrix/example.yaml --version "$VERSION" --execute
+  echo "pip install hello-native --index-url file://$PWD/.relforge/store/whl/cpu/  (or serve .relforge/store over HTTP)"
+else
+  echo "skipped: no $MANIFEST yet (relforge build writes it, relforge validate adds the verdicts)"
+fi

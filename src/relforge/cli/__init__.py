@@ -23,6 +23,11 @@ COMMANDS: dict[str, str] = {
     "bot": "relforge.cli.bot:bot",
     "cherry-pick": "relforge.cli.bot:cherry_pick",
     "release": "relforge.cli.release:release",
+    "publish": "relforge.cli.publish:publish",
+    "index": "relforge.cli.publish:index",
+    "promote": "relforge.cli.publish:promote",
+    "pypi": "relforge.cli.pypi:pypi",
+    "wheel": "relforge.cli.pypi:wheel",
 }
 
 

@@ -1,0 +1,139 @@
+"""`relforge publish`, `relforge index`, `relforge promote`: channels in an object store.
+
+Dry run by default: each prints its plan and changes nothing; `--execute` applies it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from relforge.cli.output import append_step_summary
+from relforge.matrix.load import load_matrix
+from relforge.matrix.schema import ChannelName
+
+_EXECUTE = click.option(
+    "--execute", is_flag=True, help="Apply the plan (the default is a dry run that writes nothing)."
+)
+_WORKERS = click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=32,
+    show_default=True,
+    help="Parallel transfers.",
+)
+
+
+def _run_plan(plan: object, execute: bool) -> None:
+    from relforge.promote.plan import Plan, render
+    from relforge.promote.plan import execute as apply
+    from relforge.promote.transfer import refuse_conflicts
+
+    assert isinstance(plan, Plan)
+    render(plan, click.echo)
+    refuse_conflicts(plan.batches)
+    if not execute:
+        click.echo("dry run: nothing was written; add --execute to apply")
+        return
+    outcome = apply(plan, click.echo)
+    rebuilt = sum(len(f.rebuild) for f in outcome.indexed)
+    summary = (
+        f"{plan.title}: {outcome.created} object(s) written, {outcome.deleted} deleted, "
+        f"{rebuilt} project page(s) rebuilt in {len(outcome.indexed)} folder(s)"
+    )
+    if outcome.created == 0 and outcome.deleted == 0 and not outcome.indexed:
+        summary += " — everything was already in place"
+    click.echo(summary)
+    append_step_summary(f"### relforge {plan.command}\n\n{summary}")
+
+
+@click.command()
+@click.argument("file", metavar="FILE")
+@click.option(
+    "--channel", type=click.Choice(["nightly", "test"]), required=True, help="Channel to fill."
+)
+@click.option(
+    "--manifest",
+    "manifest_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Artifact manifest (relforge-manifest.json) whose validated files are published.",
+)
+@_EXECUTE
+@_WORKERS
+def publish(
+    file: str, channel: ChannelName, manifest_path: Path, execute: bool, workers: int
+) -> None:
+    """Upload a manifest's validated artifacts (with PEP 658 sidecars) to a channel, store the
+    manifest there, prune old nightlies, and re-index.  FILE is the matrix file."""
+    from relforge.promote.publish import plan_publish
+
+    _run_plan(plan_publish(load_matrix(file), manifest_path, channel, workers=workers), execute)
+
+
+@click.command()
+@click.argument("file", metavar="FILE")
+@click.option(
+    "--channel",
+    type=click.Choice(["nightly", "test", "release"]),
+    required=True,
+    help="Channel whose wheel folders are indexed.",
+)
+@_EXECUTE
+@_WORKERS
+def index(file: str, channel: ChannelName, execute: bool, workers: int) -> None:
+    """(Re)build the PEP 503/691 index of every wheel folder of a channel; only projects whose
+    files changed are rebuilt.  FILE is the matrix file."""
+    from relforge.promote.channel import main_store, wheel_folders
+    from relforge.promote.index import apply_folder, plan_folder
+    from relforge.promote.plan import describe_index
+
+    matrix = load_matrix(file)
+    store = main_store(matrix)
+    plans = [plan_folder(store, f, workers=workers) for f in wheel_folders(matrix, channel)]
+    click.echo(f"index of the {channel} channel in {store.url}: {len(plans)} folder(s)")
+    describe_index(plans, click.echo)
+    changed = [p for p in plans if p.changed]
+    if not execute:
+        click.echo("dry run: nothing was written; add --execute to apply")
+        return
+    for plan in changed:
+        apply_folder(store, plan, workers=workers)
+    click.echo(f"{len(changed)} folder(s) written, {len(plans) - len(changed)} up to date")
+
+
+@click.command()
+@click.argument("file", metavar="FILE")
+@click.option("--version", "version", required=True, help="Version X.Y.Z to promote.")
+@click.option(
+    "--from", "source", type=click.Choice(["nightly", "test"]), default="test", show_default=True
+)
+@click.option(
+    "--to", "target", type=click.Choice(["test", "release"]), default="release", show_default=True
+)
+@click.option(
+    "--manifest",
+    "manifest_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Manifest selecting the artifacts (default: the manifests publish stored in the "
+    "--from channel for this version).",
+)
+@_EXECUTE
+@_WORKERS
+def promote(
+    file: str,
+    version: str,
+    source: ChannelName,
+    target: ChannelName,
+    manifest_path: Path | None,
+    execute: bool,
+    workers: int,
+) -> None:
+    """Copy the exact validated objects of one version between channels (server-side, each
+    sha256 verified, never overwriting), back them up, and re-index the destination last.
+    A killed run resumes when rerun.  FILE is the matrix file."""
+    from relforge.promote.promote import plan_promote
+
+    plan = plan_promote(load_matrix(file), version, source, target, manifest_path, workers=workers)
+    _run_plan(plan, execute)

@@ -1,0 +1,141 @@
+"""`relforge pypi stage|upload` and `relforge wheel strip-local`."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import click
+
+from relforge.cli.output import append_step_summary
+from relforge.matrix.load import load_matrix
+
+
+@click.group()
+def pypi() -> None:
+    """Stage the PyPI-default wheels of a release and upload them with twine."""
+
+
+@pypi.command()
+@click.argument("file", metavar="FILE")
+@click.option("--version", "version", required=True, help="Released version X.Y.Z.")
+@click.option(
+    "--manifest",
+    "manifest_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Manifest of the release (default: the one promote stored in the release channel).",
+)
+@click.option("--execute", is_flag=True, help="Write the staged files (default: dry run).")
+def stage(file: str, version: str, manifest_path: Path | None, execute: bool) -> None:
+    """Rewrite each platform's PyPI-default wheel without its local version (2.9.0+cu128 →
+    2.9.0) into pypi-staging/X.Y.Z/ of the store.  FILE is the matrix file."""
+    from relforge.promote.plan import Plan, render
+    from relforge.promote.pypi import apply_stage, plan_stage, render_stage
+    from relforge.promote.transfer import refuse_conflicts
+
+    plan = plan_stage(load_matrix(file), version, manifest_path)
+    render_stage(plan, click.echo)
+    if not execute:
+        click.echo("dry run: nothing was written; add --execute to apply")
+        return
+    with tempfile.TemporaryDirectory(prefix="relforge-stage-") as tmp:
+        batch, rewritten = apply_stage(plan, Path(tmp))
+        for r in rewritten:
+            click.echo(f"  {r.path.name}: " + "; ".join(r.changes or ("unchanged",)))
+        staged = Plan(
+            command="pypi-stage",
+            title=f"PyPI staging of {plan.version}",
+            batches=(batch,),
+            store=plan.store,
+        )
+        render(staged, click.echo)
+        refuse_conflicts(staged.batches)
+        from relforge.promote.plan import execute as apply
+
+        outcome = apply(staged, click.echo)
+    summary = f"staged {outcome.created} new file(s) of {plan.version} ({len(rewritten)} in all)"
+    if outcome.created == 0:
+        summary += " — everything was already in place"
+    click.echo(summary)
+    append_step_summary(f"### relforge pypi stage\n\n{summary}")
+
+
+@pypi.command()
+@click.argument("file", metavar="FILE")
+@click.option("--version", "version", required=True, help="Version X.Y.Z staged for PyPI.")
+@click.option(
+    "--repository-url",
+    help="Upload endpoint (default: publishing.pypi_repository_url), e.g. "
+    "https://upload.pypi.org/legacy/.",
+)
+@click.option(
+    "--index-url",
+    help="Simple index that shows what the repository holds (default: derived from "
+    "--repository-url: pypi.org/simple for PyPI, else REPOSITORY/simple/).",
+)
+@click.option("--execute", is_flag=True, help="Upload (default: dry run).")
+def upload(
+    file: str, version: str, repository_url: str | None, index_url: str | None, execute: bool
+) -> None:
+    """Upload pypi-staging/X.Y.Z/ with twine.  A file the index has with the same sha256 is
+    skipped; one it has with another sha256 stops everything before any upload.  Credentials
+    come from TWINE_USERNAME/TWINE_PASSWORD.  FILE is the matrix file."""
+    from relforge.promote.channel import main_store
+    from relforge.promote.pypi import (
+        default_index_url,
+        plan_upload,
+        refuse_upload_conflicts,
+        require_repository,
+    )
+    from relforge.promote.pypi import upload as do_upload
+
+    matrix = load_matrix(file)
+    repository = require_repository(repository_url, matrix)
+    index = index_url or default_index_url(repository)
+    store = main_store(matrix)
+    items = plan_upload(store, version, index)
+    click.echo(f"upload {len(items)} staged file(s) of {version} to {repository} (index {index})")
+    verbs = {"upload": "upload", "identical": "skip", "conflict": "REFUSE"}
+    for item in items:
+        found = (
+            f" (index has {item.found[:12]}…)" if item.state == "conflict" and item.found else ""
+        )
+        click.echo(f"  {verbs[item.state]:<7} {item.filename}  sha256={item.sha256[:12]}…{found}")
+    refuse_upload_conflicts(items, index)
+    if not execute:
+        click.echo("dry run: nothing was uploaded; add --execute to upload")
+        return
+    count = do_upload(store, items, repository, index)
+    summary = f"uploaded {count} file(s) of {version}; {len(items) - count} already on the index"
+    click.echo(summary)
+    append_step_summary(f"### relforge pypi upload\n\n{summary}")
+
+
+@click.group()
+def wheel() -> None:
+    """Local wheel transforms."""
+
+
+@wheel.command("strip-local")
+@click.argument("wheel_path", metavar="IN.whl", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory for the rewritten wheel.",
+)
+def strip_local(wheel_path: Path, out_dir: Path) -> None:
+    """Write IN.whl without its local version (METADATA Version, .dist-info name, RECORD, file
+    name) and without classifiers PyPI rejects, copying the other members' compressed bytes.
+    An identical output is kept; a different file at the output is never overwritten."""
+    from relforge.errors import UsageError
+    from relforge.promote.wheels import strip_local as rewrite
+
+    if not wheel_path.is_file():
+        raise UsageError(f"{wheel_path} does not exist", key="IN.whl")
+    result = rewrite(wheel_path, out_dir)
+    state = "wrote" if result.written else "already there:"
+    click.echo(f"{state} {result.path} ({result.size} B, sha256 {result.sha256})")
+    for change in result.changes:
+        click.echo(f"  {change}")

@@ -1,0 +1,191 @@
+"""LocalStore: a directory as an object store (the embedded default, `.relforge/store`).
+
+Objects are created with a hard link from a finished temporary file, so a key either holds the
+whole verified object or nothing, and an existing key is never replaced.  Each object's sha256
+sits in `.relforge-meta/<key>.json` with the size, inode and mtime it describes; when those no
+longer match (or the record is missing) the file is hashed again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from relforge.errors import RefusedError, RelforgeError
+from relforge.manifest import sha256_file
+from relforge.promote.store import OCTET_STREAM, ObjectInfo, ObjectStore, copy_stream
+
+META_DIR = ".relforge-meta"
+_TMP = ".relforge-tmp-"
+
+
+class LocalStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @property
+    def url(self) -> str:
+        return f"file://{self.root}"
+
+    @property
+    def directory_pages(self) -> bool:
+        return False  # a static file server maps a folder URL to its index.html
+
+    def _path(self, key: str) -> Path:
+        parts = key.split("/")
+        if not key or key.startswith("/") or any(p in ("", ".", "..") for p in parts[:-1]):
+            raise RelforgeError(f"bad object key {key!r}")
+        if parts[0] == META_DIR or parts[-1].startswith(_TMP):
+            raise RelforgeError(f"object key {key!r} is reserved")
+        return self.root / key
+
+    def _meta(self, key: str) -> Path:
+        return self.root / META_DIR / f"{key}.json"
+
+    def list(self, prefix: str) -> Iterator[ObjectInfo]:
+        base = self.root / prefix.rpartition("/")[0]
+        if not base.is_dir():
+            return
+        found = []
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = [d for d in dirnames if d != META_DIR]
+            for name in filenames:
+                if name.startswith(_TMP):
+                    continue
+                path = Path(dirpath) / name
+                key = path.relative_to(self.root).as_posix()
+                if key.startswith(prefix):
+                    found.append(key)
+        for key in sorted(found):
+            info = self.head(key)
+            if info is not None:
+                yield info
+
+    def head(self, key: str) -> ObjectInfo | None:
+        try:
+            st = self._path(key).stat()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return ObjectInfo(
+            key=key, size=st.st_size, etag=f"{st.st_ino}-{st.st_size}-{st.st_mtime_ns}"
+        )
+
+    def sha256(self, key: str) -> str | None:
+        path = self._path(key)
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return None
+        stamp = [st.st_ino, st.st_size, st.st_mtime_ns]
+        try:
+            meta = json.loads(self._meta(key).read_text(encoding="utf-8"))
+            if meta.get("stamp") == stamp:
+                return str(meta["sha256"])
+        except (OSError, ValueError, KeyError):
+            pass
+        return sha256_file(path)  # no record, or the file changed since: the bytes decide
+
+    def get(self, key: str) -> bytes:
+        try:
+            return self._path(key).read_bytes()
+        except FileNotFoundError:
+            raise RelforgeError(f"{self.url}: no object {key!r}") from None
+
+    def download(self, key: str, dest: Path) -> str:
+        try:
+            with self._path(key).open("rb") as src, dest.open("wb") as dst:
+                return copy_stream(src, dst)[0]
+        except FileNotFoundError:
+            raise RelforgeError(f"{self.url}: no object {key!r}") from None
+
+    def put_if_absent(
+        self, key: str, source: Path | bytes, sha256: str, content_type: str = OCTET_STREAM
+    ) -> bool:
+        path = self._path(key)
+        if path.exists():
+            return False
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self._temp(path) as tmp:
+            with tmp.open("wb") as dst:
+                if isinstance(source, bytes):
+                    dst.write(source)
+                    got = _hash(source)
+                else:
+                    with source.open("rb") as src:
+                        got = copy_stream(src, dst)[0]
+                dst.flush()
+                os.fsync(dst.fileno())
+            if got != sha256:
+                raise RefusedError(
+                    f"{source if isinstance(source, Path) else key}: sha256 {got} is not the "
+                    f"expected {sha256}; nothing was written",
+                    hint="the file changed after it was hashed",
+                )
+            return self._link(tmp, path, key, sha256)
+
+    def copy_if_absent(self, source: ObjectStore, src_key: str, key: str, sha256: str) -> bool:
+        path = self._path(key)
+        if path.exists():
+            return False
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self._temp(path) as tmp:
+            got = source.download(src_key, tmp)
+            if got != sha256:
+                raise RefusedError(
+                    f"{source.url}/{src_key}: sha256 {got} is not the expected {sha256}; "
+                    "nothing was copied"
+                )
+            return self._link(tmp, path, key, sha256)
+
+    def write(self, key: str, data: bytes, content_type: str) -> None:
+        if key.endswith("/"):
+            return  # folder pages are index.html files here
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self._temp(path) as tmp:
+            tmp.write_bytes(data)
+            tmp.replace(path)
+        self._record(key, path, _hash(data))
+
+    def delete(self, key: str) -> None:
+        if key.endswith("/"):
+            return
+        self._path(key).unlink(missing_ok=True)
+        self._meta(key).unlink(missing_ok=True)
+
+    @contextlib.contextmanager
+    def _temp(self, path: Path) -> Iterator[Path]:
+        fd, name = tempfile.mkstemp(prefix=f"{_TMP}{path.name}.", dir=path.parent)
+        os.close(fd)
+        tmp = Path(name)
+        try:
+            yield tmp
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def _link(self, tmp: Path, path: Path, key: str, sha256: str) -> bool:
+        try:
+            os.link(tmp, path)  # fails when the key exists: never replaces an object
+        except FileExistsError:
+            return False
+        self._record(key, path, sha256)
+        return True
+
+    def _record(self, key: str, path: Path, sha256: str) -> None:
+        st = path.stat()
+        meta = self._meta(key)
+        meta.parent.mkdir(parents=True, exist_ok=True)
+        record = {"sha256": sha256, "stamp": [st.st_ino, st.st_size, st.st_mtime_ns]}
+        with self._temp(meta) as tmp:
+            tmp.write_text(json.dumps(record), encoding="utf-8")
+            tmp.replace(meta)
+
+
+def _hash(data: bytes) -> str:
+    from relforge.promote.store import sha256_bytes
+
+    return sha256_bytes(data)

@@ -1,0 +1,130 @@
+"""A mutating plan (publish, promote, PyPI staging): transfers into stores, deletions, then the
+indexes of the folders it touched — printed first, applied only on request, journaled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from relforge.promote.index import FolderPlan, apply_folder, plan_folder
+from relforge.promote.journal import Journal
+from relforge.promote.store import ObjectStore
+from relforge.promote.transfer import Batch, Step, apply_batch, plan_digest, refuse_conflicts
+
+Echo = Callable[[str], None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    command: str
+    title: str
+    batches: tuple[Batch, ...]
+    store: ObjectStore  # where deletions happen and the indexes live
+    deletes: tuple[str, ...] = ()
+    index_folders: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def pending(self) -> int:
+        return sum(len(b.to_create) for b in self.batches) + len(self.deletes)
+
+    def digest(self) -> str:
+        return plan_digest(
+            self.command, self.batches, [*self.deletes, *self.index_folders, self.store.url]
+        )
+
+
+def render(plan: Plan, echo: Echo) -> None:
+    echo(plan.title)
+    for note in plan.notes:
+        echo(f"  {note}")
+    for batch in plan.batches:
+        if not batch.steps:
+            continue
+        counts = {
+            s: sum(1 for x in batch.steps if x.state == s)
+            for s in ("create", "identical", "conflict")
+        }
+        echo(
+            f"{batch.label or 'objects'} → {batch.store.url}: {counts['create']} to write, "
+            f"{counts['identical']} already there (same sha256), {counts['conflict']} conflicting"
+        )
+        for step in batch.steps:
+            echo("  " + _step_line(step, batch))
+    if plan.deletes:
+        echo(f"prune ({len(plan.deletes)} objects) in {plan.store.url}:")
+        for key in plan.deletes:
+            echo(f"  delete    {key}")
+    if plan.index_folders:
+        echo(f"then re-index {len(plan.index_folders)} folder(s) in {plan.store.url}:")
+        for folder in plan.index_folders:
+            echo(f"  index     {folder}/")
+
+
+def _step_line(step: Step, batch: Batch) -> str:
+    t = step.transfer
+    verb = {
+        "create": "copy" if t.source_key else "upload",
+        "identical": "skip",
+        "conflict": "REFUSE",
+    }[step.state]
+    src = f" ← {t.source_key}" if t.source_key and t.source_key != t.key else ""
+    extra = f" (found {step.found[:12]}…)" if step.state == "conflict" and step.found else ""
+    return f"{verb:<9} {t.key}{src}  sha256={t.sha256[:12]}… {t.size} B  [{t.what}]{extra}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    created: int
+    deleted: int
+    indexed: tuple[FolderPlan, ...]
+    resumed_from: int
+
+
+def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
+    """Apply the plan: refuse on any conflict first; then transfers, deletions, indexes (last)."""
+    refuse_conflicts(plan.batches)
+    journal = Journal(plan.command, plan.digest())
+    resumed_from = len(journal.done) if journal.resumed else 0
+    if resumed_from:
+        echo(f"resuming {journal.path}: {resumed_from} action(s) done by an interrupted run")
+    journal.open({"command": plan.command, "title": plan.title})
+    try:
+        created = 0
+        for batch in plan.batches:
+            created += apply_batch(batch, journal, workers=workers)
+        for key in plan.deletes:
+            plan.store.delete(key)
+            journal.record(f"delete {key}")
+        indexed = []
+        for folder in plan.index_folders:
+            folder_plan = plan_folder(plan.store, folder, workers=workers)
+            if folder_plan.changed:
+                apply_folder(plan.store, folder_plan, workers=workers)
+                indexed.append(folder_plan)
+            journal.record(f"index {folder}", rebuilt=list(folder_plan.rebuild))
+        journal.finish()
+    finally:
+        journal.close()
+    return Outcome(
+        created=created,
+        deleted=len(plan.deletes),
+        indexed=tuple(indexed),
+        resumed_from=resumed_from,
+    )
+
+
+def describe_index(plans: Sequence[FolderPlan], echo: Echo) -> None:
+    for p in plans:
+        if not p.changed:
+            echo(f"  {p.folder}/: up to date ({len(p.projects)} projects)")
+            continue
+        parts = []
+        if p.rebuild:
+            parts.append("rebuild " + ", ".join(p.rebuild))
+        if p.remove:
+            parts.append("drop pages of " + ", ".join(p.remove))
+        if not parts:
+            parts.append("folder page")
+        echo(f"  {p.folder}/: " + "; ".join(parts) + f" ({len(p.unchanged)} unchanged)")

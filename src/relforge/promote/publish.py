@@ -1,0 +1,200 @@
+"""`relforge publish`: validated artifacts of a manifest → a channel (nightly or test), with
+their PEP 658 sidecars, the manifest stored beside them, nightly pruning, and the index."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from relforge.errors import ConfigError, NothingToDoError, RefusedError, UsageError
+from relforge.manifest import ArtifactManifest, load_manifest, sha256_file
+from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.channel import (
+    Placed,
+    main_store,
+    manifest_bytes,
+    manifest_key,
+    place,
+    public_version,
+)
+from relforge.promote.index import SIDECAR, list_folder, parse_dist
+from relforge.promote.plan import Plan
+from relforge.promote.store import ObjectStore, sha256_bytes
+from relforge.promote.transfer import Transfer, plan_batch
+from relforge.promote.wheels import core_metadata
+
+METADATA_TYPE = "text/plain; charset=utf-8"
+
+
+def refuse_unvalidated(placed: list[Placed], where: str) -> None:
+    bad = []
+    for p in placed:
+        if p.entry.validated:
+            continue
+        failed = ", ".join(f"{v.check} {v.message}".strip() for v in p.entry.failed)
+        bad.append(f"{p.entry.cell_id}: " + (f"failed {failed}" if failed else "not validated"))
+    if bad:
+        raise RefusedError(
+            f"{where}: {len(bad)} artifact(s) are not validated; nothing is published:\n  "
+            + "\n  ".join(bad),
+            hint="run `relforge validate` on the manifest; only artifacts that passed are shipped",
+        )
+
+
+def _check_file(manifest_dir: Path, p: Placed, limit_mb: int) -> Path:
+    path = manifest_dir / p.entry.file
+    if not path.is_file():
+        raise ConfigError(f"{p.entry.cell_id}: {path} does not exist", key="--manifest")
+    if p.entry.size > limit_mb * 1024 * 1024:
+        raise RefusedError(
+            f"{p.entry.cell_id}: {path.name} is {p.entry.size / 2**20:.1f} MiB, over the "
+            f"project's limit of {limit_mb} MiB",
+            hint="project.size_limit_mb in the matrix",
+        )
+    got = sha256_file(path)
+    if got != p.entry.sha256 or path.stat().st_size != p.entry.size:
+        raise RefusedError(
+            f"{p.entry.cell_id}: {path} has sha256 {got}, the manifest says {p.entry.sha256}",
+            hint="the file changed after it was built and validated; rebuild it",
+        )
+    return path
+
+
+def artifact_transfers(placed: list[Placed], paths: list[Path]) -> list[Transfer]:
+    out = []
+    for p, path in zip(placed, paths, strict=True):
+        out.append(
+            Transfer(
+                key=p.key, sha256=p.entry.sha256, size=p.entry.size, what=p.entry.cell_id, path=path
+            )
+        )
+        if path.name.endswith(".whl"):
+            meta = core_metadata(path)
+            out.append(
+                Transfer(
+                    key=p.key + SIDECAR,
+                    sha256=sha256_bytes(meta),
+                    size=len(meta),
+                    what="core metadata (PEP 658)",
+                    data=meta,
+                    content_type=METADATA_TYPE,
+                )
+            )
+    return out
+
+
+def manifest_transfers(manifest: ArtifactManifest, placed: list[Placed]) -> list[Transfer]:
+    """The manifest of what went into the channel, one per public version, stored with it."""
+    by_version: dict[str, list[Placed]] = defaultdict(list)
+    for p in placed:
+        by_version[public_version(p.entry.version)].append(p)
+    out = []
+    for version, group in sorted(by_version.items()):
+        part = ArtifactManifest(
+            project=manifest.project, release=manifest.release, channel=manifest.channel
+        ).with_entries(p.entry for p in group)
+        data = manifest_bytes(part)
+        out.append(
+            Transfer(
+                key=manifest_key(part, version),
+                sha256=sha256_bytes(data),
+                size=len(data),
+                what=f"manifest of {version}",
+                data=data,
+                content_type="application/json",
+            )
+        )
+    return out
+
+
+def nightly_prune(
+    store: ObjectStore, folders: list[str], new_keys: set[str], keep: int
+) -> list[str]:
+    """Keys of nightly files older than the newest `keep` versions of their project (with
+    their sidecars); files being published now are never pruned."""
+    doomed = []
+    for folder in folders:
+        listing = list_folder(store, folder)
+        versions: dict[str, set[object]] = defaultdict(set)
+        files: dict[str, list[tuple[object, str]]] = defaultdict(list)
+        for project, infos in listing.projects.items():
+            for info in infos:
+                parsed = parse_dist(info.key.rsplit("/", 1)[1])
+                assert parsed is not None
+                files[project].append((parsed[1], info.key))
+        for key in new_keys:
+            if key.rsplit("/", 1)[0] == folder and (parsed := parse_dist(key.rsplit("/", 1)[1])):
+                files[parsed[0]].append((parsed[1], key))
+        for project, found in files.items():
+            ordered = sorted({v for v, _ in found}, reverse=True)  # type: ignore[type-var]
+            versions[project] = set(ordered[:keep])
+            for version, key in found:
+                if version not in versions[project] and key not in new_keys:
+                    doomed.append(key)
+                    if key + SIDECAR in listing.sidecars:
+                        doomed.append(key + SIDECAR)
+    return sorted(set(doomed))
+
+
+def plan_publish(
+    matrix: Matrix, manifest_path: Path, channel: ChannelName, *, workers: int = 32
+) -> Plan:
+    if channel == "release":
+        raise UsageError(
+            "the release channel is filled only by promotion",
+            key="--channel",
+            hint="relforge promote FILE --version X.Y.Z --from test --to release",
+        )
+    manifest = load_manifest(manifest_path)
+    if manifest.channel != channel:
+        raise UsageError(
+            f"{manifest_path} holds artifacts built for the {manifest.channel!r} channel, not "
+            f"{channel!r}",
+            key="--channel",
+            hint="the channel decides the version; build again for this channel",
+        )
+    if manifest.project != matrix.project.name:
+        raise UsageError(
+            f"{manifest_path} is for project {manifest.project!r}, {matrix.file} for "
+            f"{matrix.project.name!r}",
+            key="--manifest",
+        )
+    placed = place(matrix, manifest, channel, where=str(manifest_path))
+    if not placed:
+        raise NothingToDoError(f"{manifest_path} has no entries", key="--manifest")
+    refuse_unvalidated(placed, str(manifest_path))
+    with ThreadPoolExecutor(4) as pool:
+        paths = list(
+            pool.map(
+                lambda p: _check_file(manifest_path.parent, p, matrix.project.size_limit_mb), placed
+            )
+        )
+    store = main_store(matrix)
+    artifacts = plan_batch(
+        store, artifact_transfers(placed, paths), label="artifacts", workers=workers
+    )
+    stored = plan_batch(
+        store, manifest_transfers(manifest, placed), label="manifest", workers=workers
+    )
+    folders = sorted({p.folder for p in placed if p.cell.package_type == "wheel"})
+    deletes: list[str] = []
+    notes = [
+        f"store: {store.url}",
+        f"channel: {channel} ({len(placed)} artifacts from {manifest_path})",
+    ]
+    if channel == "nightly":
+        keep = matrix.publishing.nightly_keep
+        deletes = nightly_prune(store, folders, {p.key for p in placed}, keep)
+        notes.append(
+            f"nightly keeps the newest {keep} versions per project (publishing.nightly_keep)"
+        )
+    return Plan(
+        command="publish",
+        title=f"publish {manifest.project} {manifest.release} to {channel}",
+        batches=(artifacts, stored),
+        store=store,
+        deletes=tuple(deletes),
+        index_folders=tuple(folders),
+        notes=tuple(notes),
+    )

@@ -1,0 +1,136 @@
+"""The ObjectStore protocol and the registry of stores by URL scheme.
+
+A store holds objects by key (`whl/test/cpu/demo-1.0+cpu-py3-none-any.whl`).  Artifacts are
+written only with `put_if_absent`/`copy_if_absent` and carry their sha256; only index pages are
+replaced (`write`), atomically.  Credentials come from the environment only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Protocol
+
+from relforge.errors import ConfigError
+
+OCTET_STREAM = "application/octet-stream"
+DEFAULT_STORE = "file://.relforge/store"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ObjectInfo:
+    """What a listing tells about an object; `etag` changes whenever its bytes change."""
+
+    key: str
+    size: int
+    etag: str
+
+
+class ObjectStore(Protocol):
+    """Where channels, indexes, backups and PyPI staging live."""
+
+    @property
+    def url(self) -> str:
+        """Where the store is, for people (never holds credentials)."""
+        ...
+
+    @property
+    def directory_pages(self) -> bool:
+        """True when a folder URL is served from an object named `folder/` (plain S3)."""
+        ...
+
+    def list(self, prefix: str) -> Iterator[ObjectInfo]:
+        """Every object whose key starts with `prefix`, in key order."""
+        ...
+
+    def head(self, key: str) -> ObjectInfo | None: ...
+
+    def sha256(self, key: str) -> str | None:
+        """The object's verified sha256 (None when absent); raises RefusedError when the
+        stored hash disagrees with the bytes."""
+        ...
+
+    def get(self, key: str) -> bytes: ...
+
+    def download(self, key: str, dest: Path) -> str:
+        """Write the object to `dest`; returns the sha256 of the bytes written."""
+        ...
+
+    def put_if_absent(
+        self, key: str, source: Path | bytes, sha256: str, content_type: str = OCTET_STREAM
+    ) -> bool:
+        """Create the object unless the key exists (then False, nothing written).  The bytes
+        are checked against `sha256`, which is stored with the object."""
+        ...
+
+    def copy_if_absent(self, source: ObjectStore, src_key: str, key: str, sha256: str) -> bool:
+        """Copy (server-side when both ends allow) unless the key exists; the copy's sha256 is
+        verified, and a copy that does not match is removed and refused."""
+        ...
+
+    def write(self, key: str, data: bytes, content_type: str) -> None:
+        """Create or atomically replace a small object (index pages only)."""
+        ...
+
+    def delete(self, key: str) -> None: ...
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def copy_stream(src: BinaryIO, dst: BinaryIO, chunk: int = 1 << 20) -> tuple[str, int]:
+    """Copy a stream, returning the sha256 and size of what went through."""
+    digest = hashlib.sha256()
+    size = 0
+    while block := src.read(chunk):
+        digest.update(block)
+        dst.write(block)
+        size += len(block)
+    return digest.hexdigest(), size
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoreOptions:
+    s3_endpoint_url: str = ""
+    key: str = "publishing.store"  # the matrix key the URL came from, for error messages
+
+
+def _open_local(url: str, options: StoreOptions) -> ObjectStore:
+    from relforge.promote.local import LocalStore
+
+    return LocalStore(Path(url.removeprefix("file://")))
+
+
+def _open_s3(url: str, options: StoreOptions) -> ObjectStore:
+    from relforge.promote.s3 import S3Store
+
+    bucket, _, prefix = url.removeprefix("s3://").partition("/")
+    if not bucket:
+        raise ConfigError(
+            f"{url!r} names no bucket", key=options.key, hint="write s3://BUCKET/PREFIX"
+        )
+    return S3Store(bucket=bucket, prefix=prefix.strip("/"), endpoint_url=options.s3_endpoint_url)
+
+
+# URL scheme → store factory; `file://PATH` (relative to the working directory) or
+# `s3://BUCKET/PREFIX`.
+STORES: dict[str, Callable[[str, StoreOptions], ObjectStore]] = {
+    "file": _open_local,
+    "s3": _open_s3,
+}
+
+
+def open_store(url: str, options: StoreOptions | None = None) -> ObjectStore:
+    options = options or StoreOptions()
+    scheme, sep, rest = url.partition("://")
+    factory = STORES.get(scheme) if sep else None
+    if factory is None or not rest.strip("/"):
+        raise ConfigError(
+            f"{url!r} is not a store URL",
+            key=options.key,
+            hint="use " + " or ".join(f"{s}://…" for s in STORES),
+        )
+    return factory(url, options)

@@ -1,0 +1,153 @@
+"""publish / promote / pypi on the local store: refusals, usage errors and dry runs, each a
+one-paragraph error with its exit code."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from tests.conftest import Result
+from tests.promote_kit import build_wheel, matrix_text, release_wheels, write_manifest
+
+LINUX_CPU = "wheel-linux-x86_64-py3.11-cpu"
+WINDOWS = "wheel-windows-x86_64-py3.11-cpu"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return release_wheels(tmp_path_factory.mktemp("wheels"))
+
+
+@pytest.fixture
+def work(tmp_path: Path, built: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "matrix.yaml").write_text(matrix_text(), encoding="utf-8")
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    for wheel in built.values():
+        shutil.copy(wheel, dist)
+    return tmp_path
+
+
+def wheels(work: Path, built: dict[str, Path]) -> dict[str, Path]:
+    return {cell: work / "dist" / wheel.name for cell, wheel in built.items()}
+
+
+def publish(run: Callable[..., Result], *extra: str) -> Result:
+    return run(
+        "publish",
+        "matrix.yaml",
+        "--channel",
+        "test",
+        "--manifest",
+        "relforge-manifest.json",
+        *extra,
+    )
+
+
+def test_dry_run_writes_nothing(
+    work: Path, built: dict[str, Path], run: Callable[..., Result]
+) -> None:
+    write_manifest(work / "relforge-manifest.json", wheels(work, built))
+    result = publish(run)
+    assert result.code == 0 and "dry run: nothing was written" in result.out
+    assert not (work / ".relforge").exists()
+
+
+def test_unvalidated_artifacts_are_refused(
+    work: Path, built: dict[str, Path], run: Callable[..., Result]
+) -> None:
+    write_manifest(
+        work / "relforge-manifest.json", wheels(work, built), validated={LINUX_CPU: False}
+    )
+    result = publish(run, "--execute")
+    assert result.code == 5
+    assert f"{LINUX_CPU}: failed RF-W001" in result.err and "Traceback" not in result.err
+    assert not (work / ".relforge").exists()
+    write_manifest(work / "relforge-manifest.json", wheels(work, built), validated=False)
+    never = publish(run, "--execute")
+    assert never.code == 5 and "not validated" in never.err
+
+
+def test_changed_file_and_missing_file(
+    work: Path, built: dict[str, Path], run: Callable[..., Result]
+) -> None:
+    files = wheels(work, built)
+    write_manifest(work / "relforge-manifest.json", files)
+    files[WINDOWS].write_bytes(files[WINDOWS].read_bytes() + b"\0")
+    changed = publish(run, "--execute")
+    assert changed.code == 5 and "changed after it was built" in changed.err
+    files[WINDOWS].unlink()
+    missing = publish(run, "--execute")
+    assert missing.code == 2 and "does not exist" in missing.err
+
+
+def test_usage_errors(work: Path, built: dict[str, Path], run: Callable[..., Result]) -> None:
+    write_manifest(work / "relforge-manifest.json", wheels(work, built), channel="nightly")
+    wrong = publish(run)
+    assert wrong.code == 2 and "'nightly' channel" in wrong.err and "--channel" in wrong.err
+    release = run(
+        "publish", "matrix.yaml", "--channel", "release", "--manifest", "relforge-manifest.json"
+    )
+    assert release.code == 2
+    (work / "bad.yaml").write_text(matrix_text("publishing:\n  store: ftp://nowhere\n"))
+    bad = run("index", "bad.yaml", "--channel", "test")
+    assert bad.code == 2 and "publishing.store" in bad.err
+    nothing = run("promote", "matrix.yaml", "--version", "1.0.0")
+    assert nothing.code == 3 and "publish to test first" in nothing.err
+    no_repo = run("pypi", "upload", "matrix.yaml", "--version", "1.0.0")
+    assert no_repo.code == 2 and "--repository-url" in no_repo.err
+
+
+def test_promote_selects_by_version_and_refuses_what_differs(
+    work: Path, built: dict[str, Path], run: Callable[..., Result]
+) -> None:
+    write_manifest(work / "relforge-manifest.json", wheels(work, built))
+    assert publish(run, "--execute").code == 0
+    other = run("promote", "matrix.yaml", "--version", "1.0.1")
+    assert other.code == 3 and "no manifest of rfdemo 1.0.1" in other.err
+    assert (
+        run("promote", "matrix.yaml", "--version", "1.0.0", "--from", "test", "--to", "test").code
+        == 2
+    )
+    plan = run("promote", "matrix.yaml", "--version", "1.0.0")
+    assert plan.code == 0 and "6 to write" in plan.out
+    assert (
+        "whl/cu128/rfdemo-1.0.0+cu128-py3-none-manylinux_2_28_x86_64.whl ← whl/test/cu128/"
+        in plan.out
+    )
+    assert not (work / ".relforge" / "store" / "whl" / "cu128").exists()
+    # a different object already at a destination key: refused, nothing copied
+    squat = work / ".relforge" / "store" / "whl" / "cpu" / "rfdemo-1.0.0+cpu-py3-none-win_amd64.whl"
+    squat.parent.mkdir(parents=True)
+    squat.write_bytes(b"other bytes")
+    refused = run("promote", "matrix.yaml", "--version", "1.0.0", "--execute")
+    assert refused.code == 5 and "never overwritten" in refused.err
+    assert sorted(p.name for p in squat.parent.iterdir()) == [squat.name]
+    squat.unlink()
+    done = run("promote", "matrix.yaml", "--version", "1.0.0", "--execute")
+    assert done.code == 0, done.err
+
+
+def test_pypi_stage_refuses_two_wheels_with_one_pypi_name(
+    work: Path, built: dict[str, Path], run: Callable[..., Result], tmp_path: Path
+) -> None:
+    files = wheels(work, built)
+    # the Windows cell's file carries the Linux platform tag: both become one PyPI file name
+    odd = build_wheel(
+        tmp_path / "odd", version="1.0.0+cpu", plat="manylinux_2_28_x86_64", payload="odd"
+    )
+    files[WINDOWS] = work / "dist" / "windows" / odd.name
+    files[WINDOWS].parent.mkdir()
+    shutil.copy(odd, files[WINDOWS])
+    del files[LINUX_CPU]
+    write_manifest(work / "relforge-manifest.json", files)
+    assert publish(run, "--execute").code == 0, publish(run).err
+    assert run("promote", "matrix.yaml", "--version", "1.0.0", "--execute").code == 0
+    clash = run("pypi", "stage", "matrix.yaml", "--version", "1.0.0")
+    assert clash.code == 5
+    assert "rfdemo-1.0.0-py3-none-manylinux_2_28_x86_64.whl ← " in clash.err
+    assert WINDOWS in clash.err and "wheel-linux-x86_64-py3.11-cu128" in clash.err
+    assert not (work / ".relforge" / "store" / "pypi-staging").exists()

@@ -1,0 +1,70 @@
+"""LocalStore: create-if-absent, verified hashes, atomic pages; the store URL registry."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from relforge.errors import ConfigError, RefusedError
+from relforge.promote.local import LocalStore
+from relforge.promote.store import STORES, open_store
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_put_if_absent_never_replaces(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "s")
+    assert store.put_if_absent("a/b.whl", b"one", sha(b"one"))
+    assert not store.put_if_absent("a/b.whl", b"two", sha(b"two"))
+    assert store.get("a/b.whl") == b"one"
+    assert store.sha256("a/b.whl") == sha(b"one")
+    assert store.sha256("a/missing.whl") is None
+    assert [i.key for i in store.list("a/")] == ["a/b.whl"]
+
+
+def test_bytes_that_do_not_match_their_hash_are_not_written(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "s")
+    with pytest.raises(RefusedError, match="nothing was written"):
+        store.put_if_absent("a/b.whl", b"one", sha(b"other"))
+    assert store.head("a/b.whl") is None
+    assert list((tmp_path / "s" / "a").iterdir()) == []  # no temporary left behind
+
+
+def test_hash_is_recomputed_when_the_file_changed_behind_our_back(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "s")
+    store.put_if_absent("f.whl", b"one", sha(b"one"))
+    path = tmp_path / "s" / "f.whl"
+    path.write_bytes(b"tampered")
+    os.utime(path, ns=(1, 1))
+    assert store.sha256("f.whl") == sha(b"tampered")
+
+
+def test_copy_verifies_and_pages_are_replaced(tmp_path: Path) -> None:
+    src, dst = LocalStore(tmp_path / "src"), LocalStore(tmp_path / "dst")
+    src.put_if_absent("x/f.whl", b"data", sha(b"data"))
+    assert dst.copy_if_absent(src, "x/f.whl", "y/f.whl", sha(b"data"))
+    assert not dst.copy_if_absent(src, "x/f.whl", "y/f.whl", sha(b"data"))
+    with pytest.raises(RefusedError):
+        dst.copy_if_absent(src, "x/f.whl", "y/g.whl", sha(b"something else"))
+    assert dst.head("y/g.whl") is None
+    dst.write("y/index.html", b"<a>1</a>", "text/html")
+    dst.write("y/index.html", b"<a>2</a>", "text/html")
+    assert dst.get("y/index.html") == b"<a>2</a>"
+    dst.write("y/", b"ignored: a folder page is its index.html here", "text/html")
+    assert (tmp_path / "dst" / "y").is_dir()
+
+
+def test_store_urls(tmp_path: Path) -> None:
+    assert set(STORES) == {"file", "s3"}
+    local = open_store(f"file://{tmp_path}/store")
+    assert isinstance(local, LocalStore) and local.root == tmp_path / "store"
+    s3 = open_store("s3://bucket/some/prefix/")
+    assert s3.url == "s3://bucket/some/prefix"
+    for bad in ("ftp://x", "bucket/prefix", "s3://", "file://"):
+        with pytest.raises(ConfigError, match=r"publishing\.store"):
+            open_store(bad)
