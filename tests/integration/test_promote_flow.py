@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tests.conftest import Result
 from tests.integration.conftest import S3, PyPIServer, pip_install
 from tests.promote_kit import build_wheel, matrix_text, release_wheels, write_manifest

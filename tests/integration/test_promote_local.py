@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from tests.conftest import Result
 from tests.integration.conftest import pip_install
 from tests.promote_kit import build_wheel, matrix_text, write_manifest

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from tests.conftest import Result
 from tests.integration.conftest import S3
 from tests.integration.test_promote_flow import objects, s3_matrix

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from tests.conftest import Result
 from tests.promote_kit import build_wheel, matrix_text, release_wheels, write_manifest
 
