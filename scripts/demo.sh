@@ -16,3 +16,11 @@ relforge matrix explain matrix/pytorch.yaml --release 2.8 wheel-linux-aarch64-py
 
 step "PyTorch 2.8 → 2.9, as release notes"
 relforge matrix diff matrix/pytorch.yaml --from 2.8 --to 2.9
+
+step "Build the example project's Python 3.12 cells on the host (C++ and a CUDA kernel by nvcc)"
+relforge build matrix/example.yaml --release 1.0 --builder host --select python=3.12 \
+  --out .relforge/demo/dist
+
+step "Build them again: nothing changed, so both come from the cache"
+relforge build matrix/example.yaml --release 1.0 --builder host --select python=3.12 \
+  --out .relforge/demo/dist

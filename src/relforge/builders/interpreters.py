@@ -75,7 +75,7 @@ def probe(path: str) -> Interpreter | None:
 def _candidates(wanted: PythonVersion) -> Iterator[str]:
     name = f"python{wanted}"  # python3.12, python3.13t
     on_path = shutil.which(name)
-    if on_path:
+    if on_path and Path(on_path).parent != _pyenv_root() / "shims":  # a shim: see _pyenv
         yield on_path
     yield from _pyenv(wanted, name)
     uv = shutil.which("uv")
@@ -94,8 +94,13 @@ def _candidates(wanted: PythonVersion) -> Iterator[str]:
             yield done.stdout.strip()
 
 
+def _pyenv_root() -> Path:
+    return Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+
+
 def _pyenv(wanted: PythonVersion, name: str) -> Iterator[str]:
-    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    """pyenv's installed versions, directly (its shims only answer for activated versions)."""
+    root = _pyenv_root() / "versions"
     if not root.is_dir():
         return
     found: list[tuple[Version, Path]] = []
