@@ -4,6 +4,10 @@ install into a fresh venv, import, and compare build_info() with the cell."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -121,3 +125,30 @@ def test_a_wheel_that_cannot_take_the_cells_platform_tag_fails(run: Run, workdir
     assert "auditwheel repair exited" in cells[cell]["reason"]
     assert "manylinux_2_17" in Path(cells[cell]["log"]).read_text()
     assert not list((workdir / "dist").glob("*.whl"))
+
+
+def test_an_interrupt_stops_every_running_build(workdir: Path) -> None:
+    """Ctrl-C kills the builds' process groups (compilers included) and removes scratch."""
+    matrix = example_matrix(workdir, {"    command: []": "    command: [sh, -c, 'sleep 120']"})
+    argv = [str(Path(sys.executable).parent / "relforge"), "build", str(matrix), "-r", "1.0"]
+    argv += ["--builder", "host", "--jobs", "2"]
+    proc = subprocess.Popen(
+        argv,
+        cwd=workdir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    logs = workdir / ".relforge" / "logs"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and b"sleep 120" not in b"".join(
+        p.read_bytes() for p in logs.glob("*.log")
+    ):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 130, out.decode()
+    sleeping = subprocess.run(["pgrep", "-f", "sleep 120"], capture_output=True, text=True)
+    assert sleeping.stdout == ""
+    assert list((workdir / ".relforge" / "work").iterdir()) == []
+    assert not (workdir / "dist" / "relforge-manifest.json").exists()

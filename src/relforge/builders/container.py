@@ -25,6 +25,8 @@ from relforge.builders.base import (
     default_command,
     output_files,
 )
+from relforge.builders import cancel
+from relforge.builders.cancel import cancellable
 from relforge.builders.engine import connect, image_id, missing_image_hint
 from relforge.builders.postbuild import RepairPolicy
 from relforge.builders.tools import container_tools_dir
@@ -43,6 +45,7 @@ class DockerBuilder:
         self._client: Any = None
         self._unreachable: ConfigError | None = None
         self._ids: dict[str, str | None] = {}
+        self._arch: str | None = None
         self._lock = threading.Lock()
 
     def client(self) -> Any:
@@ -62,6 +65,13 @@ class DockerBuilder:
             if name not in self._ids:
                 self._ids[name] = image_id(client, name)
             return self._ids[name]
+
+    def engine_arch(self) -> str:
+        client = self.client()
+        with self._lock:
+            if self._arch is None:
+                self._arch = str(client.info().get("Architecture", ""))
+            return self._arch
 
     def has_image(self, name: str) -> bool:
         """For `--builder auto`: is the engine up and the image local?  Never raises."""
@@ -85,7 +95,7 @@ class DockerBuilder:
             return f"Docker builds Linux cells; this one is {cell.os}"
         if not cell.image:
             return "the cell names no builder image"
-        arch = str(self.client().info().get("Architecture", ""))
+        arch = self.engine_arch()
         if _ARCHES.get(arch, arch) != _ARCHES.get(cell.arch, cell.arch):
             return f"the Docker engine runs {arch}, the cell is {cell.arch}"
         if self.image_id(cell.image) is None:
@@ -136,6 +146,8 @@ class DockerBuilder:
         import requests.exceptions
 
         client = self.client()
+        if cancel.requested():
+            raise BuildFailure("interrupted")
         try:
             container = client.containers.create(
                 job.cell.image,
@@ -152,13 +164,14 @@ class DockerBuilder:
             container.start()
             pump = threading.Thread(target=_pump_logs, args=(container, job.log), daemon=True)
             pump.start()
-            try:
-                status = container.wait(timeout=max(job.timeout_s, 1.0))
-            except requests.exceptions.RequestException:
-                container.kill()
-                raise BuildFailure(
-                    f"the build timed out after {job.timeout_s / 60:.0f} minutes"
-                ) from None
+            with cancellable(container.kill):
+                try:
+                    status = container.wait(timeout=max(job.timeout_s, 1.0))
+                except requests.exceptions.RequestException:
+                    container.kill()
+                    raise BuildFailure(
+                        f"the build timed out after {job.timeout_s / 60:.0f} minutes"
+                    ) from None
             pump.join(timeout=30)
             return int(status.get("StatusCode", 1))
         finally:

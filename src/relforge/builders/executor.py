@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from relforge import __version__
+from relforge.builders import cancel
 from relforge.builders.base import Builder, BuildFailure, BuildJob, CellSkipped, output_files
 from relforge.builders.cache import BuildCache, CachedArtifact, cache_key
+from relforge.builders.cancel import cancel_all
 from relforge.builders.plan import BuildPlan
 from relforge.builders.postbuild import (
     ArtifactProblem,
@@ -60,12 +62,19 @@ def run_build(
 ) -> list[CellResult]:
     """Build every cell of the plan with its builder (cell id → builder); results in plan order."""
     run = _Run(plan, builders, reporter)
+    cancel.reset()
     plan.out.mkdir(parents=True, exist_ok=True)
     run.logs.mkdir(parents=True, exist_ok=True)
+    pool = ThreadPoolExecutor(max_workers=plan.jobs, thread_name_prefix="relforge-build")
     try:
-        with ThreadPoolExecutor(max_workers=plan.jobs, thread_name_prefix="relforge-build") as pool:
-            return list(pool.map(run.cell, plan.cells))
+        futures = [pool.submit(run.cell, cell) for cell in plan.cells]
+        return [future.result() for future in futures]
+    except BaseException:  # interrupted: start nothing new, stop what runs
+        pool.shutdown(wait=False, cancel_futures=True)
+        cancel_all()
+        raise
     finally:
+        pool.shutdown(wait=True)
         run.cleanup()
 
 
