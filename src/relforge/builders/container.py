@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from relforge.builders import cancel
 from relforge.builders.base import (
     BuilderName,
     BuildFailure,
@@ -25,7 +26,6 @@ from relforge.builders.base import (
     default_command,
     output_files,
 )
-from relforge.builders import cancel
 from relforge.builders.cancel import cancellable
 from relforge.builders.engine import connect, image_id, missing_image_hint
 from relforge.builders.postbuild import RepairPolicy
