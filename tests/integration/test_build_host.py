@@ -79,6 +79,12 @@ def test_cells_build_install_and_report_their_build(run: Run, workdir: Path) -> 
     assert rerun.entries[CPU].build["cached"] is True
     assert (workdir / "dist" / rerun.entries[CPU].file).is_file()  # restored from the cache
 
+    # A build of one cell merges into the manifest; it does not drop the other entries.
+    single, _ = build(run, matrix, "--cell", CPU)
+    assert single.code == 0, single.err
+    merged = load_manifest(workdir / "dist" / "relforge-manifest.json")
+    assert sorted(merged.entries) == sorted([CPU, CUDA])
+
 
 def test_one_failing_cell_does_not_stop_the_others(run: Run, workdir: Path) -> None:
     """py3.11 breaks on purpose; py3.12 still builds, and declares the cell's requirements."""
@@ -152,3 +158,27 @@ def test_an_interrupt_stops_every_running_build(workdir: Path) -> None:
     assert sleeping.stdout == ""
     assert list((workdir / ".relforge" / "work").iterdir()) == []
     assert not (workdir / "dist" / "relforge-manifest.json").exists()
+
+
+def test_cells_the_host_cannot_build_are_skipped_with_the_reason(run: Run, workdir: Path) -> None:
+    extra = (
+        "    accelerators:\n"
+        "      rocm6.4:\n"
+        "        kind: rocm\n"
+        "        version: '6.4'\n"
+        "        platforms:\n"
+        "          linux-x86_64: {}\n"
+        "      cu129:\n"
+        "        kind: cuda\n"
+        "        version: 12.9.1\n"
+        "        platforms:\n"
+        "          linux-x86_64: {}\n"
+    )
+    matrix = example_matrix(workdir, {"    accelerators:\n": extra})
+    result, cells = build(run, matrix, "--select", "python=3.12,variant=rocm6.4|cu129")
+    assert result.code == 3, result.err  # nothing was built: every cell was skipped
+    assert {c["status"] for c in cells.values()} == {"skipped"}
+    reasons = {c: cells[c]["reason"] for c in cells}
+    assert reasons["wheel-linux-x86_64-py3.12-rocm6.4"].startswith("no ROCm toolchain (hipcc)")
+    assert reasons["wheel-linux-x86_64-py3.12-cu129"].startswith("no nvcc for CUDA 12.9")
+    assert "13.0" in reasons["wheel-linux-x86_64-py3.12-cu129"]  # what the host does have

@@ -49,8 +49,7 @@ class CellSkipped(Exception):
 class BuildJob:
     """Everything one cell's build needs; the executor makes one per cell it builds."""
 
-    cell: Cell
-    version: str
+    cell: Cell  # stamped: cell.version is the version to build
     command: tuple[str, ...] = ()  # () means default_command()
     env: Mapping[str, str]  # the cell's env plus relforge's variables; no host paths
     source: Path  # the source snapshot (never written to)
@@ -59,7 +58,6 @@ class BuildJob:
     log: Path
     timeout_s: float
     repair: RepairPolicy | None
-    network: bool = False
 
 
 class Builder(Protocol):

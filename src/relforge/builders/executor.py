@@ -24,6 +24,7 @@ from relforge.builders.cancel import cancel_all
 from relforge.builders.plan import BuildPlan
 from relforge.builders.postbuild import (
     ArtifactProblem,
+    RepairPolicy,
     check_wheel,
     declare_requirements,
     pick_artifact,
@@ -211,7 +212,9 @@ class _Run:
             shutil.rmtree(work, ignore_errors=True)
         return self._result(cell, builder, stored, key, cached=False, start=start)
 
-    def _job(self, cell: Cell, work: Path, out: Path, log: Path, repair: Any) -> BuildJob:
+    def _job(
+        self, cell: Cell, work: Path, out: Path, log: Path, repair: RepairPolicy | None
+    ) -> BuildJob:
         plan = self.plan
         version = cell.version or ""
         env = {
@@ -223,7 +226,6 @@ class _Run:
         }
         return BuildJob(
             cell=cell,
-            version=version,
             command=plan.command,
             env=env,
             source=self.snapshot(),
@@ -232,7 +234,6 @@ class _Run:
             log=log,
             timeout_s=plan.timeout_s,
             repair=repair,
-            network=plan.network,
         )
 
     def _result(
