@@ -76,3 +76,10 @@ print(sorted({Version(e["version"]).public for e in m["entries"].values()})[-1])
 else
   echo "skipped: no $MANIFEST yet (relforge build writes it, relforge validate adds the verdicts)"
 fi
+step "Build the example project's Python 3.12 cells on the host (C++ and a CUDA kernel by nvcc)"
+relforge build matrix/example.yaml --release 1.0 --builder host --select python=3.12 \
+  --out .relforge/demo/dist
+
+step "Build them again: nothing changed, so both come from the cache"
+relforge build matrix/example.yaml --release 1.0 --builder host --select python=3.12 \
+  --out .relforge/demo/dist

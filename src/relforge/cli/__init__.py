@@ -28,6 +28,8 @@ COMMANDS: dict[str, str] = {
     "promote": "relforge.cli.publish:promote",
     "pypi": "relforge.cli.pypi:pypi",
     "wheel": "relforge.cli.pypi:wheel",
+    "build": "relforge.cli.build:build",
+    "builder-image": "relforge.cli.build:builder_image",
 }
 
 

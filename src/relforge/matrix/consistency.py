@@ -47,10 +47,13 @@ def check_matrix(matrix: Matrix) -> None:
     if project.size_limit_mb < 1:
         raise _fail("must be at least 1", project, "size_limit_mb", "project")
     _check_env(project.env, project, "project")
-    if not _ENV_NAME.match(project.build.arch_list_env):
-        raise _fail(
-            "not an environment variable name", project.build, "arch_list_env", "project.build"
-        )
+    for key in ("arch_list_env", "version_env"):
+        if not _ENV_NAME.match(getattr(project.build, key)):
+            raise _fail("not an environment variable name", project.build, key, "project.build")
+    if project.build.max_jobs < 0:
+        raise _fail("must be 0 (automatic) or more", project.build, "max_jobs", "project.build")
+    if project.build.timeout_minutes < 1:
+        raise _fail("must be at least 1", project.build, "timeout_minutes", "project.build")
     store = matrix.publishing.store
     if store and not (
         (store.startswith("file://") and len(store) > 7)

@@ -67,6 +67,23 @@ class Build(Located):
             "doc": "variable that carries the CUDA arch list (PyTorch: TORCH_CUDA_ARCH_LIST)"
         },
     )
+    version_env: str = field(
+        default="RELFORGE_VERSION",
+        metadata={
+            "doc": "variable that carries the stamped version (RELFORGE_VERSION is always set; "
+            "PyTorch: PYTORCH_BUILD_VERSION)"
+        },
+    )
+    source: str = field(
+        default="",
+        metadata={
+            "doc": "source tree, relative to the matrix file (default: the current directory)"
+        },
+    )
+    max_jobs: int = field(
+        default=0, metadata={"doc": "MAX_JOBS of one build (0: the cores shared among --jobs)"}
+    )
+    timeout_minutes: int = field(default=120, metadata={"doc": "a cell's build is stopped after"})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,0 +1,83 @@
+"""What every builder shares: the job it is given, the Protocol it satisfies, how it fails.
+
+The build contract: relforge copies the source tree into a scratch folder, runs the project's
+build command there with the cell's environment (DESIRED_PYTHON, DESIRED_CUDA, GPU_ARCH_TYPE,
+GPU_ARCH_VERSION, PACKAGE_TYPE, the CUDA arch list, MAX_JOBS, RELFORGE_VERSION, RELFORGE_CELL_ID,
+RELFORGE_EXTRA_INSTALL_REQUIRES, …) and `python` on PATH being the cell's interpreter, and
+collects what the command wrote to $RELFORGE_OUTPUT_DIR.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from relforge.builders.postbuild import RepairPolicy
+from relforge.matrix.cell import Cell
+
+BuilderName = Literal["docker", "host"]
+BUILDER_NAMES: tuple[BuilderName, ...] = ("docker", "host")
+
+
+def default_command(output_dir: str) -> tuple[str, ...]:
+    """The PEP 517 wheel build of the source tree, offline, with the build environment as is."""
+    return (
+        "python",
+        "-m",
+        "pip",
+        "wheel",
+        "--no-deps",
+        "--no-build-isolation",
+        "--no-index",
+        "--wheel-dir",
+        output_dir,
+        ".",
+    )
+
+
+class BuildFailure(Exception):
+    """The cell's build failed; the message says why in one line (details are in the log)."""
+
+
+class CellSkipped(Exception):
+    """The builder cannot build this cell here (e.g. no nvcc); the message says why."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuildJob:
+    """Everything one cell's build needs; the executor makes one per cell it builds."""
+
+    cell: Cell  # stamped: cell.version is the version to build
+    command: tuple[str, ...] = ()  # () means default_command()
+    env: Mapping[str, str]  # the cell's env plus relforge's variables; no host paths
+    source: Path  # the source snapshot (never written to)
+    work: Path  # this cell's scratch folder (exists, empty, removed afterwards)
+    out: Path  # where the builder leaves the finished artifact (exists, empty)
+    log: Path
+    timeout_s: float
+    repair: RepairPolicy | None
+
+
+class Builder(Protocol):
+    """A place cells are built: a container engine, or the host itself."""
+
+    name: BuilderName
+
+    def check(self, cells: Sequence[Cell]) -> None:
+        """Fail early (RelforgeError with a hint) when the builder cannot start at all."""
+
+    def unsatisfied(self, cell: Cell) -> str | None:
+        """Why this builder cannot build `cell` here (the cell is skipped), or None."""
+
+    def identity(self, cell: Cell) -> Mapping[str, str]:
+        """What, besides the source and the cell, decides the output (image id, compilers)."""
+
+    def build(self, job: BuildJob) -> None:
+        """Build `job.cell` and leave its artifact in `job.out`; raise BuildFailure or
+        CellSkipped."""
+
+
+def output_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []

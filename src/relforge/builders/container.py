@@ -1,0 +1,202 @@
+"""DockerBuilder: build a cell in a container of the cell's image, with the docker SDK.
+
+The source snapshot is mounted read-only and copied inside; results come back through a
+mounted output folder; the container has no network unless asked, sees only the cell's
+environment, streams its output to the cell's log, is killed at the deadline and always removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import threading
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from relforge.builders import cancel
+from relforge.builders.base import (
+    BuilderName,
+    BuildFailure,
+    BuildJob,
+    CellSkipped,
+    default_command,
+    output_files,
+)
+from relforge.builders.cancel import cancellable
+from relforge.builders.engine import connect, image_id, missing_image_hint
+from relforge.builders.postbuild import RepairPolicy
+from relforge.builders.tools import container_tools_dir
+from relforge.errors import ConfigError, RelforgeError
+from relforge.matrix.cell import Cell
+
+SKIP_EXIT = 86  # in_container.sh: the image cannot build this cell
+_ARCHES = {"amd64": "x86_64", "arm64": "aarch64"}
+
+
+class DockerBuilder:
+    name: BuilderName = "docker"
+
+    def __init__(self, *, network: bool = False) -> None:
+        self.network = network
+        self._client: Any = None
+        self._unreachable: ConfigError | None = None
+        self._ids: dict[str, str | None] = {}
+        self._arch: str | None = None
+        self._lock = threading.Lock()
+
+    def client(self) -> Any:
+        with self._lock:
+            if self._client is None and self._unreachable is None:
+                try:
+                    self._client = connect()
+                except ConfigError as exc:
+                    self._unreachable = exc
+            if self._unreachable is not None:
+                raise self._unreachable
+            return self._client
+
+    def image_id(self, name: str) -> str | None:
+        client = self.client()
+        with self._lock:
+            if name not in self._ids:
+                self._ids[name] = image_id(client, name)
+            return self._ids[name]
+
+    def engine_arch(self) -> str:
+        client = self.client()
+        with self._lock:
+            if self._arch is None:
+                self._arch = str(client.info().get("Architecture", ""))
+            return self._arch
+
+    def has_image(self, name: str) -> bool:
+        """For `--builder auto`: is the engine up and the image local?  Never raises."""
+        try:
+            return self.image_id(name) is not None
+        except RelforgeError:
+            return False
+
+    def check(self, cells: Sequence[Cell]) -> None:
+        self.client()
+        for name in dict.fromkeys(c.image for c in cells if c.image):
+            if self.image_id(name) is None:
+                raise ConfigError(
+                    f"the Docker engine has no image {name}",
+                    key="image",
+                    hint=missing_image_hint(name),
+                )
+
+    def unsatisfied(self, cell: Cell) -> str | None:
+        if cell.os != "linux":
+            return f"Docker builds Linux cells; this one is {cell.os}"
+        if not cell.image:
+            return "the cell names no builder image"
+        arch = self.engine_arch()
+        if _ARCHES.get(arch, arch) != _ARCHES.get(cell.arch, cell.arch):
+            return f"the Docker engine runs {arch}, the cell is {cell.arch}"
+        if self.image_id(cell.image) is None:
+            return f"the Docker engine has no image {cell.image}"
+        return None
+
+    def identity(self, cell: Cell) -> Mapping[str, str]:
+        return {"image": cell.image or "", "image_id": self.image_id(cell.image or "") or ""}
+
+    def build(self, job: BuildJob) -> None:
+        control = job.work / "control"
+        control.mkdir()
+        script = resources.files("relforge.builders").joinpath("in_container.sh")
+        (control / "build.sh").write_text(script.read_text("utf-8"), encoding="utf-8")
+        (control / "repair.sh").write_text(_repair_script(job.repair), encoding="utf-8")
+        out = job.work / "container-out"
+        out.mkdir()
+        volumes = {
+            str(job.source): {"bind": "/src", "mode": "ro"},
+            str(out): {"bind": "/out", "mode": "rw"},
+            str(control): {"bind": "/relforge/control", "mode": "ro"},
+        }
+        if job.repair is not None:
+            volumes[str(container_tools_dir())] = {"bind": "/relforge/tools", "mode": "ro"}
+        env = {
+            **job.env,
+            "RELFORGE_OUTPUT_DIR": "/out/raw",
+            "RELFORGE_UID": str(os.getuid()),
+            "RELFORGE_GID": str(os.getgid()),
+        }
+        command = job.command or default_command("/out/raw")
+        code = self._run(job, ["/bin/sh", "/relforge/control/build.sh", *command], env, volumes)
+        if code == SKIP_EXIT and (out / "skip-reason").exists():
+            raise CellSkipped((out / "skip-reason").read_text(encoding="utf-8").strip())
+        if code != 0:
+            raise BuildFailure(f"the build in {job.cell.image} exited with code {code}")
+        for artifact in output_files(out / "final"):
+            shutil.move(artifact, job.out / artifact.name)
+
+    def _run(
+        self,
+        job: BuildJob,
+        argv: list[str],
+        env: Mapping[str, str],
+        volumes: Mapping[str, Mapping[str, str]],
+    ) -> int:
+        import docker.errors
+        import requests.exceptions
+
+        client = self.client()
+        if cancel.requested():
+            raise BuildFailure("interrupted")
+        try:
+            container = client.containers.create(
+                job.cell.image,
+                command=argv,
+                environment=dict(env),
+                volumes=dict(volumes),
+                network_mode=None if self.network else "none",
+                labels={"org.relforge.cell": job.cell.id},
+                working_dir="/",
+            )
+        except docker.errors.DockerException as exc:
+            raise BuildFailure(f"cannot create a container of {job.cell.image}: {exc}") from None
+        try:
+            container.start()
+            pump = threading.Thread(target=_pump_logs, args=(container, job.log), daemon=True)
+            pump.start()
+            with cancellable(container.kill):
+                try:
+                    status = container.wait(timeout=max(job.timeout_s, 1.0))
+                except requests.exceptions.RequestException:
+                    container.kill()
+                    raise BuildFailure(
+                        f"the build timed out after {job.timeout_s / 60:.0f} minutes"
+                    ) from None
+            pump.join(timeout=30)
+            return int(status.get("StatusCode", 1))
+        finally:
+            with contextlib.suppress(docker.errors.DockerException):
+                container.remove(force=True)
+
+
+def _pump_logs(container: Any, log: Path) -> None:
+    """Append the container's output to the cell's log as it comes."""
+    with log.open("ab") as fh:
+        fh.write(b"\n# container output\n")
+        for chunk in container.logs(stream=True, follow=True):
+            fh.write(chunk)
+            fh.flush()
+
+
+def _repair_script(policy: RepairPolicy | None) -> str:
+    """Defines `relforge_repair WHEEL` for in_container.sh (the policy decided on the host)."""
+    if policy is None:
+        body = 'mv "$1" /out/final/'
+    else:
+        args = policy.argv("python", "wheel", "/out/final")[1:-1]
+        body = (
+            'PYTHONPATH=/relforge/tools PATH="/relforge/tools/bin:$PATH" "$PY" '
+            + shlex.join(args)
+            + ' "$1"'
+        )
+    return f"relforge_repair() {{\n    {body}\n}}\n"

@@ -1,0 +1,290 @@
+"""Run a build plan: cells in parallel, each reused from the cache when nothing it depends on
+changed, each with its own log; one failing cell never stops the others.  The results become
+manifest entries (merged into the manifest already in the output folder)."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from relforge import __version__
+from relforge.builders import cancel
+from relforge.builders.base import Builder, BuildFailure, BuildJob, CellSkipped, output_files
+from relforge.builders.cache import BuildCache, CachedArtifact, cache_key
+from relforge.builders.cancel import cancel_all
+from relforge.builders.plan import BuildPlan
+from relforge.builders.postbuild import (
+    ArtifactProblem,
+    RepairPolicy,
+    check_wheel,
+    declare_requirements,
+    pick_artifact,
+    repair_policy,
+)
+from relforge.builders.source import SourceTree, scan_source
+from relforge.errors import RelforgeError
+from relforge.manifest import ArtifactManifest, ManifestEntry, sha256_file
+from relforge.matrix.cell import Cell
+
+CellStatus = Literal["built", "cached", "failed", "skipped"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellResult:
+    cell: Cell
+    status: CellStatus
+    builder: str
+    seconds: float = 0.0
+    reason: str = ""
+    artifact: Path | None = None  # in the output folder
+    size: int | None = None
+    sha256: str | None = None
+    log: Path | None = None
+    entry: ManifestEntry | None = None
+
+
+class Reporter(Protocol):
+    def started(self, cell: Cell, builder: str) -> None: ...
+
+    def finished(self, result: CellResult) -> None: ...
+
+
+def run_build(
+    plan: BuildPlan, builders: Mapping[str, Builder], reporter: Reporter
+) -> list[CellResult]:
+    """Build every cell of the plan with its builder (cell id → builder); results in plan order."""
+    run = _Run(plan, builders, reporter)
+    cancel.reset()
+    plan.out.mkdir(parents=True, exist_ok=True)
+    run.logs.mkdir(parents=True, exist_ok=True)
+    pool = ThreadPoolExecutor(max_workers=plan.jobs, thread_name_prefix="relforge-build")
+    try:
+        futures = [pool.submit(run.cell, cell) for cell in plan.cells]
+        return [future.result() for future in futures]
+    except BaseException:  # interrupted: start nothing new, stop what runs
+        pool.shutdown(wait=False, cancel_futures=True)
+        cancel_all()
+        raise
+    finally:
+        pool.shutdown(wait=True)
+        run.cleanup()
+
+
+def write_manifest(plan: BuildPlan, results: list[CellResult]) -> ArtifactManifest:
+    """Merge the entries of built and cached cells into the output folder's manifest."""
+    base = plan.previous or ArtifactManifest(
+        project=plan.matrix.project.name, release=plan.release.name, channel=plan.channel
+    )
+    manifest = base.with_entries(r.entry for r in results if r.entry is not None)
+    manifest.save(plan.manifest_path)
+    return manifest
+
+
+class _Run:
+    def __init__(self, plan: BuildPlan, builders: Mapping[str, Builder], reporter: Reporter):
+        self.plan = plan
+        self.builders = builders
+        self.reporter = reporter
+        self.cache = BuildCache(plan.state / "cache")
+        self.logs = plan.state / "logs"
+        self._lock = threading.Lock()
+        self._tree: SourceTree | None = None
+        self._snapshot: Path | None = None
+        self._scratch: Path | None = None
+
+    def tree(self) -> SourceTree:
+        with self._lock:
+            if self._tree is None:
+                self._tree = scan_source(self.plan.source)
+            return self._tree
+
+    def snapshot(self) -> Path:
+        """One copy of the source per run, shared read-only by every cell's build."""
+        tree = self.tree()
+        with self._lock:
+            if self._snapshot is None:
+                self._snapshot = tree.snapshot(self.scratch() / "source")
+            return self._snapshot
+
+    def scratch(self) -> Path:
+        if self._scratch is None:
+            root = self.plan.state / "work"
+            root.mkdir(parents=True, exist_ok=True)
+            self._scratch = Path(tempfile.mkdtemp(prefix="run-", dir=root))
+        return self._scratch
+
+    def cleanup(self) -> None:
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+
+    def cell(self, cell: Cell) -> CellResult:
+        builder = self.builders[cell.id]
+        why = builder.unsatisfied(cell)
+        if why is not None:
+            result = CellResult(cell=cell, status="skipped", builder=builder.name, reason=why)
+            self.reporter.finished(result)
+            return result
+        self.reporter.started(cell, builder.name)
+        start = time.monotonic()
+        log = self.logs / f"{cell.id}.log"
+        try:
+            result = self._build(cell, builder, log, start)
+        except CellSkipped as exc:
+            result = CellResult(cell=cell, status="skipped", builder=builder.name, reason=str(exc))
+        except (BuildFailure, ArtifactProblem) as exc:
+            result = self._failed(cell, builder, log, start, str(exc))
+        except RelforgeError as exc:
+            result = self._failed(cell, builder, log, start, exc.message)
+        except Exception as exc:  # a bug in relforge: this cell fails, the others go on
+            with log.open("a", encoding="utf-8") as fh:
+                traceback.print_exc(file=fh)
+            result = self._failed(cell, builder, log, start, f"internal error: {exc!r}")
+        self.reporter.finished(result)
+        return result
+
+    def _failed(
+        self, cell: Cell, builder: Builder, log: Path, start: float, reason: str
+    ) -> CellResult:
+        return CellResult(
+            cell=cell,
+            status="failed",
+            builder=builder.name,
+            seconds=time.monotonic() - start,
+            reason=reason,
+            log=log,
+        )
+
+    def _build(self, cell: Cell, builder: Builder, log: Path, start: float) -> CellResult:
+        plan = self.plan
+        repair = repair_policy(cell)
+        parts: dict[str, Any] = {
+            "relforge": __version__,
+            "builder": builder.name,
+            "identity": dict(builder.identity(cell)),
+            "cell": cell.to_json(),
+            "command": list(plan.command),
+            "source": self.tree().digest,
+            "repair": dataclasses.asdict(repair) if repair else None,
+            "network": plan.network,
+        }
+        key = cache_key(parts)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return self._result(cell, builder, hit, key, cached=True, start=start)
+        log.write_text(
+            f"# relforge {__version__}: {cell.id} {cell.version} with the {builder.name} "
+            f"builder\n# cache key {key}\n",
+            encoding="utf-8",
+        )
+        work = Path(tempfile.mkdtemp(prefix=f"{cell.id}-", dir=self.scratch()))
+        try:
+            out = work / "artifact"
+            out.mkdir()
+            builder.build(self._job(cell, work, out, log, repair))
+            artifact = pick_artifact(output_files(out), cell)
+            added = declare_requirements(artifact, cell)
+            if cell.package_type == "wheel":
+                check_wheel(
+                    artifact, cell, project=plan.matrix.project.name, version=cell.version or ""
+                )
+            info = {
+                "builder": builder.name,
+                "image": cell.image if builder.name == "docker" else None,
+                "identity": parts["identity"],
+                "seconds": round(time.monotonic() - start, 3),
+                "source_digest": parts["source"],
+                "cache_key": key,
+                "relforge_version": __version__,
+                "version_origin": plan.base.origin,
+                "requires_dist_added": added,
+            }
+            stored = self.cache.put(key, artifact, info)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return self._result(cell, builder, stored, key, cached=False, start=start)
+
+    def _job(
+        self, cell: Cell, work: Path, out: Path, log: Path, repair: RepairPolicy | None
+    ) -> BuildJob:
+        plan = self.plan
+        version = cell.version or ""
+        env = {
+            **cell.env,
+            "RELFORGE_VERSION": version,
+            plan.matrix.project.build.version_env: version,
+            "RELFORGE_CHANNEL": plan.channel,
+            "MAX_JOBS": str(plan.max_jobs),
+        }
+        return BuildJob(
+            cell=cell,
+            command=plan.command,
+            env=env,
+            source=self.snapshot(),
+            work=work,
+            out=out,
+            log=log,
+            timeout_s=plan.timeout_s,
+            repair=repair,
+        )
+
+    def _result(
+        self,
+        cell: Cell,
+        builder: Builder,
+        stored: CachedArtifact,
+        key: str,
+        *,
+        cached: bool,
+        start: float,
+    ) -> CellResult:
+        target = _publish(stored, self.plan.out)
+        log = self.logs / f"{cell.id}.log"
+        build = {**stored.info, "cached": cached, "log": str(log)}
+        entry = ManifestEntry(
+            cell_id=cell.id,
+            file=target.name,
+            size=stored.size,
+            sha256=stored.sha256,
+            version=cell.version or "",
+            package_type=cell.package_type,
+            variant=cell.variant,
+            upload_subfolder=cell.upload_subfolder,
+            platform_tag=cell.platform_tag,
+            python=cell.python,
+            build=build,
+        )
+        return CellResult(
+            cell=cell,
+            status="cached" if cached else "built",
+            builder=builder.name,
+            seconds=time.monotonic() - start,
+            artifact=target,
+            size=stored.size,
+            sha256=stored.sha256,
+            log=log,
+            entry=entry,
+        )
+
+
+def _publish(stored: CachedArtifact, out: Path) -> Path:
+    """Copy a cached artifact into the output folder (kept when an identical file is there)."""
+    target = out / stored.path.name
+    if (
+        target.is_file()
+        and target.stat().st_size == stored.size
+        and sha256_file(target) == stored.sha256
+    ):
+        return target
+    tmp = out / f".{target.name}.tmp"
+    shutil.copyfile(stored.path, tmp)
+    tmp.replace(target)
+    return target

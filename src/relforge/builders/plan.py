@@ -1,0 +1,188 @@
+"""Resolve a `relforge build` request into a plan: which cells, stamped with which version,
+from which source tree, into which folder — every check of the input happens here, before
+anything is built or written."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from relforge.builders.version import (
+    BuildChannel,
+    VersionBase,
+    release_refused,
+    stamp_version,
+    version_base,
+)
+from relforge.errors import ConfigError, NothingToDoError, UsageError
+from relforge.manifest import MANIFEST_NAME, ArtifactManifest, load_manifest
+from relforge.matrix.cell import Cell
+from relforge.matrix.expand import expand_cells, nightly_date
+from relforge.matrix.schema import ChannelName, Matrix, Release
+from relforge.matrix.selector import Selector
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuildPlan:
+    matrix: Matrix
+    release: Release
+    channel: BuildChannel
+    cells: tuple[Cell, ...]  # each with its stamped `version`
+    source: Path
+    base: VersionBase
+    command: tuple[str, ...]
+    out: Path
+    state: Path  # .relforge: logs, cache, scratch
+    jobs: int
+    max_jobs: int  # MAX_JOBS of each build
+    timeout_s: float
+    network: bool
+    previous: ArtifactManifest | None  # the manifest already in `out`, merged into
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.out / MANIFEST_NAME
+
+    def summary(self) -> list[tuple[str, str]]:
+        """The preamble printed before work starts."""
+        return [
+            ("project", f"{self.matrix.project.title} {self.release.name}"),
+            (
+                "channel",
+                f"{self.channel} (version base {self.base.version} from {self.base.origin})",
+            ),
+            ("source", str(self.source)),
+            ("command", " ".join(self.command) or "PEP 517 wheel build (pip wheel, offline)"),
+            ("cells", str(len(self.cells))),
+            ("jobs", f"{self.jobs} in parallel, MAX_JOBS={self.max_jobs} each"),
+            ("out", str(self.out)),
+        ]
+
+
+def plan_build(
+    matrix: Matrix,
+    *,
+    matrix_file: str,
+    release: str,
+    channel: BuildChannel,
+    cell_ids: Sequence[str] = (),
+    selectors: Sequence[Selector] = (),
+    source: Path | None = None,
+    out: Path,
+    state: Path,
+    jobs: int | None = None,
+    tag: str | None = None,
+    network: bool = False,
+) -> BuildPlan:
+    if channel == "release":
+        raise release_refused()
+    if cell_ids and selectors:
+        raise UsageError("give --cell or --select, not both", key="--cell")
+    rel = matrix.release(release)
+    wire: ChannelName | None = None
+    match channel:
+        case "nightly" | "test":
+            wire = channel
+    cells = expand_cells(matrix, release, channel=wire, selectors=selectors)
+    if cell_ids:
+        cells = _pick(cells, cell_ids, matrix_file, release)
+    if not cells:
+        raise NothingToDoError(
+            f"no cell of release {release} matches the selection", key="--select"
+        )
+    build = matrix.project.build
+    missing = [c.id for c in cells if c.package_type != "wheel" and not build.command]
+    if missing:
+        raise ConfigError(
+            f"{missing[0]} is a native archive and the matrix names no build command for it",
+            where=build.span,
+            key="project.build.command",
+            hint="native archives need a build command that writes them to $RELFORGE_OUTPUT_DIR",
+        )
+    src = _source_dir(source, build.source, matrix_file)
+    base = version_base(channel, matrix=matrix, release=rel, source=src, tag=tag)
+    day = nightly_date()
+    stamped = tuple(
+        c.replace(
+            version=stamp_version(
+                channel,
+                matrix=matrix,
+                release=rel,
+                base=base.version,
+                local=c.local_version,
+                date=day,
+            )
+        )
+        for c in cells
+    )
+    jobs = jobs or os.cpu_count() or 1
+    previous = _previous_manifest(out / MANIFEST_NAME, matrix, release, channel)
+    return BuildPlan(
+        matrix=matrix,
+        release=rel,
+        channel=channel,
+        cells=stamped,
+        source=src,
+        base=base,
+        command=build.command,
+        out=out.resolve(),
+        state=state.resolve(),
+        jobs=jobs,
+        max_jobs=build.max_jobs or max(1, (os.cpu_count() or 1) // min(jobs, len(stamped))),
+        timeout_s=build.timeout_minutes * 60.0,
+        network=network,
+        previous=previous,
+    )
+
+
+def _pick(cells: list[Cell], ids: Sequence[str], file: str, release: str) -> list[Cell]:
+    by_id = {c.id: c for c in cells}
+    for wanted in ids:
+        if wanted not in by_id:
+            close = difflib.get_close_matches(wanted, list(by_id), n=3)
+            raise UsageError(
+                f"release {release} has no cell {wanted!r}",
+                key="--cell",
+                hint=f"did you mean {', '.join(close)}?"
+                if close
+                else f"list the ids with: relforge matrix list {file} --release {release}",
+            )
+    return [by_id[i] for i in dict.fromkeys(ids)]
+
+
+def _source_dir(flag: Path | None, configured: str, matrix_file: str) -> Path:
+    if flag is not None:
+        path = flag
+    elif configured:
+        anchor = Path(matrix_file).parent if Path(matrix_file).is_file() else Path.cwd()
+        path = anchor / configured
+    else:
+        path = Path.cwd()
+    if not path.is_dir():
+        raise UsageError(
+            f"source tree {path} is not a directory",
+            key="--source" if flag is not None else "project.build.source",
+            hint="pass --source DIR, or set project.build.source (relative to the matrix file)",
+        )
+    return path.resolve()
+
+
+def _previous_manifest(
+    path: Path, matrix: Matrix, release: str, channel: str
+) -> ArtifactManifest | None:
+    if not path.exists():
+        return None
+    previous = load_manifest(path)
+    mine = (matrix.project.name, release, channel)
+    theirs = (previous.project, previous.release, previous.channel)
+    if mine != theirs:
+        raise UsageError(
+            f"{path} holds {theirs[0]} {theirs[1]} ({theirs[2]} channel); this build is "
+            f"{mine[0]} {mine[1]} ({mine[2]} channel)",
+            key="--out",
+            hint="build into another folder with --out",
+        )
+    return previous

@@ -1,0 +1,140 @@
+"""The source tree a build sees: which files, their content digest, and a snapshot copy.
+
+Files come from git when the tree is in a repository (tracked plus untracked-but-not-ignored,
+so `.gitignore` decides), otherwise from a walk that leaves out VCS and build-output folders.
+The digest covers each file's path, executable bit and content; the snapshot holds exactly
+those files, so a cached result always belongs to what was built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from relforge.errors import UsageError
+from relforge.manifest import sha256_file
+
+# Never part of a build's input: VCS data, caches, and what builds and relforge write.
+SKIPPED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".relforge",
+        "__pycache__",
+        ".venv",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "build",
+        "dist",
+        "wheelhouse",
+    }
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourceTree:
+    root: Path
+    files: tuple[str, ...]  # POSIX paths relative to root, sorted
+    digest: str
+
+    def snapshot(self, dest: Path) -> Path:
+        """Copy the tree's files to `dest` (made fresh); returns `dest`."""
+        if dest.exists():
+            shutil.rmtree(dest)
+        dest.mkdir(parents=True)
+        for rel in self.files:
+            src = self.root / rel
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if src.is_symlink():
+                target.symlink_to(src.readlink())
+            else:
+                shutil.copy2(src, target)
+        return dest
+
+
+def scan_source(root: Path) -> SourceTree:
+    """List and hash the build input under `root`."""
+    if not root.is_dir():
+        raise UsageError(
+            f"source tree {root} is not a directory",
+            key="--source",
+            hint="pass --source DIR or set project.build.source in the matrix",
+        )
+    root = root.resolve()
+    files = sorted(set(_listed(root)))
+    digest = hashlib.sha256()
+    for rel in files:
+        path = root / rel
+        info = path.lstat()
+        digest.update(rel.encode() + b"\0")
+        if stat.S_ISLNK(info.st_mode):
+            digest.update(b"L" + str(path.readlink()).encode())
+        else:
+            digest.update(b"X" if info.st_mode & stat.S_IXUSR else b"F")
+            digest.update(sha256_file(path).encode())
+        digest.update(b"\0")
+    return SourceTree(root=root, files=tuple(files), digest=digest.hexdigest())
+
+
+def _listed(root: Path) -> Iterator[str]:
+    tracked = _git_files(root)
+    if tracked is None:
+        yield from _walk(root, root)
+        return
+    for rel in tracked:
+        path = root / rel
+        if path.is_dir() and not path.is_symlink():  # a submodule: take its files
+            yield from _walk(root, path)
+        elif (path.is_file() or path.is_symlink()) and not _skipped(rel):
+            yield rel  # (a tracked file deleted in the worktree is neither)
+
+
+def _git_files(root: Path) -> list[str] | None:
+    try:
+        done = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(root),
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+            ],
+            capture_output=True,
+            check=False,
+        )
+    except OSError:
+        return None
+    if done.returncode != 0:
+        return None
+    return [p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def _walk(root: Path, top: Path) -> Iterator[str]:
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(d))
+        base = Path(dirpath)
+        for name in filenames:
+            if not name.endswith((".pyc", ".pyo")):
+                yield (base / name).relative_to(root).as_posix()
+
+
+def _skipped_dir(name: str) -> bool:
+    return name in SKIPPED_DIRS or name.endswith(".egg-info")
+
+
+def _skipped(rel: str) -> bool:
+    return any(_skipped_dir(part) for part in rel.split("/")[:-1])

@@ -1,0 +1,158 @@
+"""Version stamping: the version a cell's artifact carries on each build channel.
+
+- `test`: the RC tag `vX.Y.Z-rcN` at HEAD → `X.Y.Z+<variant>` (RC wheels carry the final version);
+- `nightly`: version.txt's base → `X.Y.Z.devYYYYMMDD+<variant>`;
+- `dev` (local builds): version.txt's base → `X.Y.Z.dev0+<variant>`;
+- `release`: refused — release artifacts are promoted from `test`, never rebuilt.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import subprocess
+from pathlib import Path
+from typing import Literal
+
+from packaging.version import InvalidVersion, Version
+from typing_extensions import assert_never
+
+from relforge.errors import ConfigError, RefusedError, Span, UsageError
+from relforge.matrix.expand import channel_version, nightly_date
+from relforge.matrix.schema import Matrix, Release
+
+BuildChannel = Literal["nightly", "test", "dev", "release"]
+BUILD_CHANNELS: tuple[BuildChannel, ...] = ("nightly", "test", "dev", "release")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class VersionBase:
+    """Where the X.Y.Z of a build comes from, for the preamble and the manifest."""
+
+    version: Version
+    origin: str  # "version.txt", "tag v1.0.0-rc2", "matrix release 1.0"
+
+
+def release_refused() -> RefusedError:
+    """The error for a `release` build: release artifacts are promoted, never rebuilt."""
+    return RefusedError(
+        "release artifacts are promoted from the test channel, never rebuilt",
+        key="--channel release",
+        hint="build the RC with --channel test, validate it, then promote it",
+    )
+
+
+def version_base(
+    channel: BuildChannel,
+    *,
+    matrix: Matrix,
+    release: Release,
+    source: Path,
+    tag: str | None = None,
+) -> VersionBase:
+    """The X.Y.Z the channel stamps: from the RC tag (test) or version.txt (nightly, dev)."""
+    match channel:
+        case "release":
+            raise release_refused()
+        case "test":
+            found = tag or find_rc_tag(source)
+            if found is None:
+                raise UsageError(
+                    f"test-channel builds come from an RC tag vX.Y.Z-rcN, and HEAD of {source} "
+                    "carries none",
+                    key="--channel test",
+                    hint="check out the RC tag, or pass --tag vX.Y.Z-rcN",
+                )
+            return VersionBase(version=rc_base(found, release.name), origin=f"tag {found}")
+        case "nightly" | "dev":
+            return _version_file_base(source / matrix.project.version_file, release)
+        case _:
+            assert_never(channel)
+
+
+def stamp_version(
+    channel: BuildChannel,
+    *,
+    matrix: Matrix,
+    release: Release,
+    base: Version,
+    local: str,
+    date: datetime.date | None = None,
+) -> str:
+    """The PEP 440 version of one cell's artifact on `channel` (`local` is the variant's label)."""
+    final = Version(base.base_version)
+    match channel:
+        case "release":
+            raise release_refused()
+        case "dev":
+            text = f"{final}.dev0+{local}"
+        case "nightly" | "test":
+            scheme = matrix.channels.get(channel).version_scheme
+            day = date or nightly_date()
+            text = channel_version(dataclasses.replace(release, version=final), scheme, local, day)
+        case _:
+            assert_never(channel)
+    return str(Version(text))
+
+
+def rc_base(tag: str, release: str) -> Version:
+    """`v2.9.0-rc3` → 2.9.0, checked to be an RC of release `2.9`."""
+    problem = None
+    try:
+        version = Version(tag.removeprefix("v")) if tag.startswith("v") else None
+    except InvalidVersion:
+        version = None
+    if (
+        version is None
+        or version.pre is None
+        or version.pre[0] != "rc"
+        or (version.dev, version.post, version.local) != (None, None, None)
+    ):
+        problem = "is not an RC tag like v2.9.0-rc3"
+    elif version.release[:2] != Version(release).release[:2]:
+        problem = f"is not a tag of release {release}"
+    if problem or version is None:
+        raise UsageError(f"{tag!r} {problem}", key="--tag")
+    return Version(version.base_version)
+
+
+def find_rc_tag(source: Path) -> str | None:
+    """The highest RC tag pointing at HEAD of the git repository holding `source`."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(source), "tag", "--points-at", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:
+        return None
+    if done.returncode != 0:
+        return None
+    candidates: list[tuple[Version, str]] = []
+    for tag in done.stdout.split():
+        try:
+            version = Version(tag.removeprefix("v"))
+        except InvalidVersion:
+            continue
+        if tag.startswith("v") and version.pre is not None and version.pre[0] == "rc":
+            candidates.append((version, tag))
+    return max(candidates)[1] if candidates else None
+
+
+def _version_file_base(path: Path, release: Release) -> VersionBase:
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return VersionBase(version=release.full_version, origin=f"matrix release {release.name}")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read: {exc}", where=Span(str(path))) from None
+    try:
+        version = Version(text)
+    except InvalidVersion:
+        raise ConfigError(
+            f"{text!r} is not a PEP 440 version",
+            where=Span(str(path), 1, 1),
+            hint="version.txt holds one version such as 2.9.0 or 2.10.0a0",
+        ) from None
+    return VersionBase(version=version, origin=path.name)

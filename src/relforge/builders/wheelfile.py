@@ -1,0 +1,97 @@
+"""Small edits of a built wheel: read its METADATA, add Requires-Dist lines (RECORD updated).
+
+A wheel is rewritten entry by entry into a temporary file that replaces it, so a failure never
+leaves half a wheel behind.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import email.parser
+import hashlib
+import io
+import os
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+
+class WheelError(Exception):
+    """A wheel that cannot be read or edited as the wheel spec describes."""
+
+
+def dist_info_dir(zf: zipfile.ZipFile) -> str:
+    tops = {n.split("/", 1)[0] for n in zf.namelist() if n.split("/", 1)[0].endswith(".dist-info")}
+    if len(tops) != 1:
+        raise WheelError(f"expected one .dist-info folder, found {sorted(tops) or 'none'}")
+    return tops.pop()
+
+
+def read_metadata(wheel: Path) -> email.message.Message:
+    with zipfile.ZipFile(wheel) as zf:
+        text = zf.read(f"{dist_info_dir(zf)}/METADATA").decode("utf-8")
+    return email.parser.HeaderParser().parsestr(text)
+
+
+def requires_dist(wheel: Path) -> list[str]:
+    return read_metadata(wheel).get_all("Requires-Dist") or []
+
+
+def add_requires_dist(wheel: Path, requirements: Sequence[str]) -> list[str]:
+    """Declare `requirements` in the wheel's METADATA; returns those that were not there yet."""
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            info_dir = dist_info_dir(zf)
+            metadata = zf.read(f"{info_dir}/METADATA").decode("utf-8")
+            have = {
+                str(Requirement(r))
+                for r in email.parser.HeaderParser().parsestr(metadata).get_all("Requires-Dist")
+                or []
+            }
+            added = [r for r in requirements if str(Requirement(r)) not in have]
+            if not added:
+                return []
+            new_metadata = _with_headers(metadata, [f"Requires-Dist: {r}" for r in added])
+            _rewrite(wheel, zf, info_dir, {f"{info_dir}/METADATA": new_metadata.encode("utf-8")})
+    except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, InvalidRequirement) as exc:
+        raise WheelError(f"{wheel.name}: {exc}") from None
+    return added
+
+
+def _with_headers(metadata: str, lines: list[str]) -> str:
+    """Append header lines at the end of the header block (before the description body)."""
+    head, sep, body = metadata.partition("\n\n")
+    return head.rstrip("\n") + "\n" + "\n".join(lines) + "\n" + (sep[1:] + body if sep else "")
+
+
+def record_hash(data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+    return f"sha256={digest.decode('ascii')}"
+
+
+def _rewrite(wheel: Path, zf: zipfile.ZipFile, info_dir: str, changed: dict[str, bytes]) -> None:
+    record_name = f"{info_dir}/RECORD"
+    rows = list(csv.reader(io.StringIO(zf.read(record_name).decode("utf-8"))))
+    for row in rows:
+        if row and row[0] in changed:
+            data = changed[row[0]]
+            row[1:3] = [record_hash(data), str(len(data))]
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    changed = {**changed, record_name: out.getvalue().encode("utf-8")}
+    fd, tmp = tempfile.mkstemp(prefix=f".{wheel.name}.", dir=wheel.parent)
+    os.close(fd)
+    try:
+        with zipfile.ZipFile(tmp, "w") as new:
+            for info in zf.infolist():
+                replaced = changed.get(info.filename)
+                data = zf.read(info) if replaced is None else replaced
+                new.writestr(info, data, info.compress_type)
+        Path(tmp).replace(wheel)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

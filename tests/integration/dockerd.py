@@ -1,0 +1,81 @@
+"""A private Docker engine for tests: its own socket, data and exec roots under /tmp, no bridge
+and no iptables (as DEVELOPERS.md describes), stopped and cleaned up afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@contextlib.contextmanager
+def running_dockerd(prefix: str = "relforge-dockerd-") -> Iterator[str]:
+    """Start dockerd; yields its DOCKER_HOST (unix://…/docker.sock)."""
+    dockerd = shutil.which("dockerd")
+    if dockerd is None:
+        pytest.fail("dockerd is not installed: apt-get install -y docker.io (.ci/run does this)")
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    sock = root / "docker.sock"
+    argv = [
+        dockerd,
+        "--storage-driver=overlay2",
+        "--iptables=false",
+        "--ip6tables=false",
+        "--bridge=none",
+        "--host",
+        f"unix://{sock}",
+        "--data-root",
+        str(root / "data"),
+        "--exec-root",
+        str(root / "exec"),
+        "--pidfile",
+        str(root / "docker.pid"),
+    ]
+    log = (root / "dockerd.log").open("wb")
+    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        _wait_until_up(sock, proc, root / "dockerd.log")
+        yield f"unix://{sock}"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        _unmount_below(root)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _wait_until_up(sock: Path, proc: subprocess.Popen[bytes], log: Path) -> None:
+    import docker
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"dockerd exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
+        if sock.exists():
+            try:
+                docker.DockerClient(base_url=f"unix://{sock}").ping()
+                return
+            except Exception:  # not answering yet
+                pass
+        time.sleep(0.2)
+    pytest.fail(f"dockerd did not answer within 60 s:\n{log.read_text()[-2000:]}")
+
+
+def _unmount_below(root: Path) -> None:
+    """dockerd leaves <exec-root>/netns/default (and, if killed, overlay mounts) mounted."""
+    prefix = str(root) + "/"
+    with open("/proc/mounts", encoding="utf-8") as fh:
+        points = [line.split()[1] for line in fh if line.split()[1].startswith(prefix)]
+    for point in sorted(points, key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], check=False, capture_output=True)

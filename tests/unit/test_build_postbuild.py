@@ -1,0 +1,142 @@
+"""Post-build: repair policy from the cell, Requires-Dist injection, artifact checks."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import re
+import zipfile
+from pathlib import Path
+
+import pytest
+from tests.conftest import PYTORCH
+
+from relforge.builders.postbuild import (
+    ArtifactProblem,
+    check_wheel,
+    declare_requirements,
+    pick_artifact,
+    repair_policy,
+)
+from relforge.builders.wheelfile import add_requires_dist, requires_dist
+from relforge.matrix.cell import Cell
+from relforge.matrix.expand import expand_cells
+from relforge.matrix.load import load_matrix
+
+
+@pytest.fixture(scope="module")
+def cells() -> dict[str, Cell]:
+    matrix = load_matrix(PYTORCH)
+    return {c.id: c for r in ("2.7", "2.9") for c in expand_cells(matrix, r, channel="test")}
+
+
+def make_wheel(path: Path, metadata: str) -> Path:
+    files = {
+        "demo/__init__.py": b"x = 1\n",
+        "demo-1.0.0+cu128.dist-info/METADATA": metadata.encode(),
+        "demo-1.0.0+cu128.dist-info/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\n",
+    }
+    record = io.StringIO()
+    writer = csv.writer(record, lineterminator="\n")
+    for name, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        writer.writerow([name, f"sha256={digest}", len(data)])
+    writer.writerow(["demo-1.0.0+cu128.dist-info/RECORD", "", ""])
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in files.items():
+            zf.writestr(name, data)
+        zf.writestr("demo-1.0.0+cu128.dist-info/RECORD", record.getvalue())
+    return path
+
+
+def record_is_true(path: Path) -> bool:
+    with zipfile.ZipFile(path) as zf:
+        rows = csv.reader(io.StringIO(zf.read("demo-1.0.0+cu128.dist-info/RECORD").decode()))
+        for name, digest, size in rows:
+            if not digest:
+                continue
+            data = zf.read(name)
+            want = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            if digest != f"sha256={want}" or int(size) != len(data):
+                return False
+    return True
+
+
+def test_cuda_cell_excludes_driver_and_declared_libraries(cells: dict[str, Cell]) -> None:
+    policy = repair_policy(cells["wheel-linux-x86_64-py3.12-cu128"])
+    assert policy is not None
+    assert policy.plat == "manylinux_2_28_x86_64"
+    for soname in ("libcuda.so.*", "libcudnn*.so.*", "libnccl.so.*", "libcudart.so.*"):
+        assert soname in policy.excludes
+    argv = policy.argv("py", "w.whl", "out")
+    assert argv[:7] == ["py", "-m", "auditwheel", "repair", "--plat", policy.plat, "--only-plat"]
+    assert argv[-1] == "w.whl"
+
+
+def test_bundling_cell_excludes_only_driver_libraries(cells: dict[str, Cell]) -> None:
+    full = next(c for c in cells.values() if c.bundles_libraries and c.os == "linux")
+    policy = repair_policy(full)
+    assert policy is not None
+    assert set(policy.excludes) == {"libcuda.so.*", "libnvidia-ml.so.*"}
+
+
+def test_no_repair_off_linux_or_for_archives(cells: dict[str, Cell]) -> None:
+    assert repair_policy(cells["wheel-windows-x86_64-py3.12-cu128"]) is None
+    assert repair_policy(next(c for c in cells.values() if c.package_type == "libtorch")) is None
+    cpu = repair_policy(cells["wheel-linux-x86_64-py3.12-cpu"])
+    assert cpu is not None and cpu.excludes == ()
+
+
+def test_requires_dist_added_once_and_record_updated(tmp_path: Path) -> None:
+    metadata = "Metadata-Version: 2.1\nName: demo\nVersion: 1.0.0+cu128\n\nA long description.\n"
+    wheel = make_wheel(tmp_path / "demo-1.0.0+cu128-py3-none-any.whl", metadata)
+    pins = ["nvidia-cudnn-cu12==9.10.2.21; platform_system == 'Linux'", "nvidia-nccl-cu12==2.27.5"]
+    assert add_requires_dist(wheel, pins) == pins
+    assert add_requires_dist(wheel, pins) == []  # a rerun adds nothing
+    assert requires_dist(wheel) == pins
+    assert record_is_true(wheel)
+    with zipfile.ZipFile(wheel) as zf:
+        text = zf.read("demo-1.0.0+cu128.dist-info/METADATA").decode()
+    assert text.endswith("\n\nA long description.\n")  # the body stays after the headers
+
+
+def test_declare_requirements_follows_the_cell(cells: dict[str, Cell], tmp_path: Path) -> None:
+    metadata = "Metadata-Version: 2.1\nName: demo\nVersion: 1.0.0+cu128\n"
+    cuda = cells["wheel-linux-x86_64-py3.12-cu128"]
+    wheel = make_wheel(tmp_path / "demo-1.0.0+cu128-py3-none-any.whl", metadata)
+    assert declare_requirements(wheel, cuda) == list(cuda.extra_install_requires)
+    assert len(requires_dist(wheel)) == len(cuda.extra_install_requires) > 10
+    bundled = cells["wheel-windows-x86_64-py3.12-cu128"]
+    assert bundled.bundles_libraries
+    other = make_wheel(tmp_path / "other-1.0.0+cu128-py3-none-any.whl", metadata)
+    assert declare_requirements(other, bundled) == []
+    assert requires_dist(other) == []
+
+
+def test_check_wheel_names_the_mismatch(cells: dict[str, Cell], tmp_path: Path) -> None:
+    cell = cells["wheel-linux-x86_64-py3.12-cu128"]
+    version = cell.version or ""
+    good = Path(f"torch-{version}-cp312-cp312-manylinux_2_28_x86_64.whl")
+    check_wheel(good, cell, project="torch", version=version)
+    bad = {
+        f"torch-{version}-cp312-cp312-manylinux_2_34_x86_64.whl": "platform tag is manylinux_2_28",
+        f"torch-{version}-py3-none-any.whl": "tagged any",
+        f"torch-{version}-cp311-cp311-manylinux_2_28_x86_64.whl": "not a wheel for Python 3.12",
+        "torch-2.9.0-cp312-cp312-manylinux_2_28_x86_64.whl": "must use the stamped version",
+        f"vision-{version}-cp312-cp312-manylinux_2_28_x86_64.whl": "is not a wheel of torch",
+    }
+    for name, problem in bad.items():
+        with pytest.raises(ArtifactProblem, match=re.escape(problem)):
+            check_wheel(Path(name), cell, project="torch", version=version)
+
+
+def test_pick_artifact_wants_exactly_one_wheel(cells: dict[str, Cell], tmp_path: Path) -> None:
+    cell = cells["wheel-linux-x86_64-py3.12-cpu"]
+    a, b, log = tmp_path / "a.whl", tmp_path / "b.whl", tmp_path / "build.log"
+    assert pick_artifact([a, log], cell) == a
+    with pytest.raises(ArtifactProblem, match=re.escape("one wheel, it wrote a.whl, b.whl")):
+        pick_artifact([a, b], cell)
+    with pytest.raises(ArtifactProblem, match="it wrote nothing"):
+        pick_artifact([], cell)

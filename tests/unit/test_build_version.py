@@ -1,0 +1,114 @@
+"""Version stamping per channel: dev, nightly (version.txt base), test (RC tag), release refused."""
+
+from __future__ import annotations
+
+import datetime
+import subprocess
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+from tests.conftest import EXAMPLE
+
+from relforge.builders.version import find_rc_tag, rc_base, stamp_version, version_base
+from relforge.errors import ConfigError, RefusedError, UsageError
+from relforge.matrix.load import load_matrix
+from relforge.matrix.schema import Matrix
+
+DAY = datetime.date(2026, 10, 2)
+
+
+@pytest.fixture(scope="module")
+def matrix() -> Matrix:
+    return load_matrix(EXAMPLE)
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A real git repository whose version.txt says 1.0.0a0."""
+    repo = tmp_path / "project"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "dev@example.org")
+    git(repo, "config", "user.name", "Dev")
+    (repo / "version.txt").write_text("1.0.0a0\n")
+    git(repo, "add", "version.txt")
+    git(repo, "commit", "-q", "-m", "start")
+    return repo
+
+
+def stamp(matrix: Matrix, channel: str, base: str, local: str = "cu130") -> str:
+    return stamp_version(
+        channel,  # type: ignore[arg-type]
+        matrix=matrix,
+        release=matrix.release("1.0"),
+        base=Version(base),
+        local=local,
+        date=DAY,
+    )
+
+
+def test_dev_nightly_and_test_versions(matrix: Matrix) -> None:
+    assert stamp(matrix, "dev", "1.0.0a0") == "1.0.0.dev0+cu130"
+    assert stamp(matrix, "nightly", "1.0.0a0") == "1.0.0.dev20261002+cu130"
+    assert stamp(matrix, "test", "1.0.1", "cpu") == "1.0.1+cpu"
+
+
+def test_release_builds_are_refused(matrix: Matrix) -> None:
+    with pytest.raises(RefusedError) as caught:
+        stamp(matrix, "release", "1.0.0")
+    assert caught.value.exit_code == 5
+    assert "promoted" in caught.value.message
+
+
+def test_nightly_base_comes_from_version_txt(matrix: Matrix, repo: Path) -> None:
+    base = version_base("nightly", matrix=matrix, release=matrix.release("1.0"), source=repo)
+    assert (str(base.version), base.origin) == ("1.0.0a0", "version.txt")
+    (repo / "version.txt").write_text("one point oh\n")
+    with pytest.raises(ConfigError, match="not a PEP 440 version") as caught:
+        version_base("dev", matrix=matrix, release=matrix.release("1.0"), source=repo)
+    assert "version.txt:1:1" in caught.value.render()
+
+
+def test_without_version_txt_the_release_version_is_the_base(
+    matrix: Matrix, tmp_path: Path
+) -> None:
+    base = version_base("dev", matrix=matrix, release=matrix.release("1.0"), source=tmp_path)
+    assert str(base.version) == "1.0.0"
+
+
+def test_test_channel_reads_the_rc_tag_at_head(matrix: Matrix, repo: Path) -> None:
+    release = matrix.release("1.0")
+    with pytest.raises(UsageError, match="RC tag"):
+        version_base("test", matrix=matrix, release=release, source=repo)
+    git(repo, "tag", "v1.0.0-rc1")
+    git(repo, "tag", "v1.0.0-rc2")
+    git(repo, "tag", "not-a-version")
+    assert find_rc_tag(repo) == "v1.0.0-rc2"
+    base = version_base("test", matrix=matrix, release=release, source=repo)
+    assert (str(base.version), base.origin) == ("1.0.0", "tag v1.0.0-rc2")
+    # an explicit tag wins; a tag of another release is refused
+    assert (
+        str(
+            version_base(
+                "test", matrix=matrix, release=release, source=repo, tag="v1.0.3-rc1"
+            ).version
+        )
+        == "1.0.3"
+    )
+    with pytest.raises(UsageError, match=r"not a tag of release 1\.0"):
+        version_base("test", matrix=matrix, release=release, source=repo, tag="v1.1.0-rc1")
+
+
+@pytest.mark.parametrize("tag", ["1.0.0-rc1", "v1.0.0", "v1.0.0-rc1.dev3", "v1.0.0a1", "vfoo"])
+def test_rc_base_rejects_non_rc_tags(tag: str) -> None:
+    with pytest.raises(UsageError, match="is not an RC tag"):
+        rc_base(tag, "1.0")
+
+
+def test_find_rc_tag_outside_git(tmp_path: Path) -> None:
+    assert find_rc_tag(tmp_path) is None
