@@ -11,13 +11,13 @@ from typing import Any
 
 import docker
 import pytest
-from tests.conftest import Result
-from tests.integration.dockerd import running_dockerd
-from tests.integration.example_project import example_matrix, installed_build_info
 
 from relforge.builders.images import ImageSpec, make_builder_image
 from relforge.builders.interpreters import find_interpreter
 from relforge.manifest import load_manifest
+from tests.conftest import Result
+from tests.integration.dockerd import running_dockerd
+from tests.integration.example_project import example_matrix, installed_build_info
 
 Run = Callable[..., Result]
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import Result
-from tests.integration.example_project import example_matrix, installed_build_info
 
 from relforge.builders.interpreters import find_interpreter
 from relforge.manifest import load_manifest, sha256_file
+from tests.conftest import Result
+from tests.integration.example_project import example_matrix, installed_build_info
 
 Run = Callable[..., Result]
 pytestmark = pytest.mark.slow

@@ -11,7 +11,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from tests.conftest import PYTORCH
 
 from relforge.builders.postbuild import (
     ArtifactProblem,
@@ -24,6 +23,7 @@ from relforge.builders.wheelfile import add_requires_dist, requires_dist
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
+from tests.conftest import PYTORCH
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 from packaging.version import Version
-from tests.conftest import EXAMPLE
 
 from relforge.builders.version import find_rc_tag, rc_base, stamp_version, version_base
 from relforge.errors import ConfigError, RefusedError, UsageError
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import Matrix
+from tests.conftest import EXAMPLE
 
 DAY = datetime.date(2026, 10, 2)
 

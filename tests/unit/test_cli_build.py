@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from tests.conftest import EXAMPLE, Result
 
 Run = Callable[..., Result]
