@@ -147,7 +147,7 @@ def _program_headers(
 
 def _dynamic_entries(data: bytes, endian: str, bits: int) -> list[tuple[int, int]]:
     fmt = endian + ("qQ" if bits == 64 else "iI")
-    entries = []
+    entries: list[tuple[int, int]] = []
     for tag, value in struct.iter_unpack(fmt, data[: len(data) - len(data) % struct.calcsize(fmt)]):
         if tag == DT_NULL:
             return entries
@@ -237,4 +237,3 @@ def _defined_by_name(data: bytes, endian: str, bits: int, syment: int) -> dict[i
     shndx_at = 6 if bits == 64 else 14  # byte offset of st_shndx in Elf64_Sym / Elf32_Sym
     shndx = halves[shndx_at // 2 :: syment // 2]
     return {name: index != 0 for name, index in zip(names, shndx, strict=False) if name}
-

@@ -96,7 +96,7 @@ class _Tail:
 class DeflateSource:
     """A deflated zip member read on demand (see the module docstring)."""
 
-    def __init__(self, compressed: memoryview, size: int) -> None:
+    def __init__(self, compressed: memoryview, size: int, *, exact: bool = False) -> None:
         self._comp = compressed
         self._size = size
         self._prefix = bytearray()
@@ -105,7 +105,7 @@ class DeflateSource:
         self._tails: list[_Tail] = []
         self._interest: list[tuple[int, int]] = []
         self._anchors: list[tuple[int, int]] = [(0, 0), (len(compressed), size)]
-        self._tail_failures = 0
+        self._tail_failures = 2 if exact else 0
         self.inflated = 0  # bytes produced, for benchmarks
 
     @property

@@ -7,6 +7,7 @@ large ones through `relforge.validate.inflate.DeflateSource` so ELF checks read 
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 import hashlib
 import io
@@ -106,30 +107,28 @@ class WheelArchive:
 
     def close(self) -> None:
         self._view.release()
-        try:
+        with contextlib.suppress(BufferError):  # a source still holds a view of the map
             self._map.close()
-        except BufferError:  # a source still holds a view; the map goes with the last one
-            pass
         self._fh.close()
 
     # -- members ------------------------------------------------------------------------------
 
     def _compressed(self, member: Member) -> memoryview:
         at = member.header_offset
-        if self._view[at : at + 4] != b"PK\x03\x04":
+        if bytes(self._view[at : at + 4]) != b"PK\x03\x04":
             raise MemberError(f"{member.name}: no local file header at {at}")
         name_len, extra_len = struct.unpack_from("<HH", self._view, at + 26)
         start = at + 30 + name_len + extra_len
         return self._view[start : start + member.compressed_size]
 
-    def source(self, member: Member) -> ByteSource:
-        """Random-access reads of a member's bytes."""
+    def source(self, member: Member, *, exact: bool = False) -> ByteSource:
+        """Random-access reads of a member's bytes (`exact`: never from a searched boundary)."""
         data = self._compressed(member)
         if member.method == zipfile.ZIP_STORED:
             return BytesSource(data)
         if member.method != zipfile.ZIP_DEFLATED:
             raise MemberError(f"{member.name}: compression method {member.method} not supported")
-        return DeflateSource(data, member.size)
+        return DeflateSource(data, member.size, exact=exact)
 
     def head(self, member: Member, length: int) -> bytes:
         """The first bytes of a member, inflating only those."""
@@ -177,7 +176,9 @@ class WheelArchive:
     @property
     def dist_info(self) -> str:
         """The one `<name>-<version>.dist-info` directory."""
-        dirs = {n.split("/", 1)[0] for n in self.members if n.split("/", 1)[0].endswith(".dist-info")}
+        dirs = {
+            n.split("/", 1)[0] for n in self.members if n.split("/", 1)[0].endswith(".dist-info")
+        }
         if len(dirs) != 1:
             found = ", ".join(sorted(dirs)) or "none"
             raise WheelError(f"{self.path.name}: expected one .dist-info directory, found {found}")
@@ -195,7 +196,7 @@ class WheelArchive:
         for fields in csv.reader(io.StringIO(text)):
             if not fields:
                 continue
-            path, hashed, size = (fields + ["", ""])[:3]
+            path, hashed, size = ([*fields, "", ""])[:3]
             algorithm, _, digest = hashed.partition("=")
             rows.append(RecordRow(path, algorithm, digest, int(size) if size.isdigit() else None))
         return rows
