@@ -19,6 +19,8 @@ from relforge.errors import EXIT_CODES, RelforgeError
 # command name → "module:attribute"; each stage registers its group here.
 COMMANDS: dict[str, str] = {
     "matrix": "relforge.cli.matrix:matrix",
+    "validate": "relforge.cli.validate:validate",
+    "wheel": "relforge.cli.wheel:wheel",
 }
 
 

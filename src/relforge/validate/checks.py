@@ -19,6 +19,7 @@ from relforge.matrix.cell import Cell
 from relforge.validate.cxxabi import in_namespaces
 from relforge.validate.facts import UNRECORDED, WheelFacts
 from relforge.validate.policy import (
+    LOADER_PREFIXES,
     declared_by,
     linux_environment,
     policy_for_tag,
@@ -195,7 +196,13 @@ def _external_libraries(facts: WheelFacts, expect: Expectation) -> Outcome:
     skip = _elf_skip(facts)
     if skip:
         return skip
-    problems = sorted({f"{lib} (needed by {path})" for lib, path in undeclared_libraries(facts)})
+    needed_by: dict[str, list[str]] = {}
+    for lib, path in undeclared_libraries(facts):
+        needed_by.setdefault(lib, []).append(path)
+    problems = [
+        f"{lib} (needed by {paths[0]}" + (f" and {len(paths) - 1} more)" if len(paths) > 1 else ")")
+        for lib, paths in sorted(needed_by.items())
+    ]
     if problems:
         return "fail", "not bundled, not allowed and not declared: " + "; ".join(problems[:8])
     return "pass", f"{len(external_libraries(facts))} external libraries, all allowed or declared"
@@ -399,7 +406,10 @@ def external_libraries(facts: WheelFacts) -> dict[str, list[str]]:
 
 
 def classify_library(facts: WheelFacts, library: str) -> str:
-    """`allowed` (policy allow-list), `driver`, `declared by <requirement>`, or `undeclared`."""
+    """`allowed` (policy allow-list or the dynamic loader), `driver`, `declared by
+    <requirement>`, or `undeclared`."""
+    if library.startswith(LOADER_PREFIXES):
+        return "allowed"
     for tag in facts.platform_tags:
         policy = policy_for_tag(tag)
         if policy is not None and library in policy.libraries:

@@ -78,6 +78,9 @@ def abi_markers(name: str) -> tuple[bool, bool]:
     """(mentions a std::__cxx11 type, mentions an old-ABI std::string/std::list)."""
     if not name.startswith("_Z"):
         return False, False
+    new = "St7__cxx11" in name or "B5cxx11" in name
+    if "Ss" not in name and "SbI" not in name and "4list" not in name:
+        return new, False
     skeleton, identifiers = _split(name)
     new = "__cxx11" in identifiers or "B5cxx11" in name
     old = "Ss" in skeleton or "SbI" in skeleton

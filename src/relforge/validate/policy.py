@@ -22,7 +22,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 _MANYLINUX = re.compile(r"manylinux_(\d+)_(\d+)_(.+)\Z")  # PEP 600 tag grammar
-_LOADER_PREFIXES = ("ld-linux", "ld64.so", "ld-musl")  # the dynamic loader, as auditwheel skips
+LOADER_PREFIXES = ("ld-linux", "ld64.so", "ld-musl")  # the dynamic loader, as auditwheel skips
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def violations(policy: Policy, needs: Mapping[str, Sequence[str]]) -> list[str]:
     """`library: VERSION` needs (e.g. `libc.so.6: GLIBC_2.34`) outside the policy."""
     out = []
     for library, names in needs.items():
-        if library.startswith(_LOADER_PREFIXES):
+        if library.startswith(LOADER_PREFIXES):
             continue
         out += [f"{library}: {name}" for name in names if not policy.allows(name)]
     return out
@@ -152,7 +152,7 @@ def highest_versions(needs: Iterable[Mapping[str, Sequence[str]]]) -> dict[str, 
     best: dict[str, tuple[Version, str]] = {}
     for per_library in needs:
         for library, names in per_library.items():
-            if library.startswith(_LOADER_PREFIXES):
+            if library.startswith(LOADER_PREFIXES):
                 continue
             for name in names:
                 namespace, _, text = name.partition("_")

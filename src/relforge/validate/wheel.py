@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import csv
 import hashlib
 import io
@@ -173,7 +174,7 @@ class WheelArchive:
 
     # -- .dist-info ---------------------------------------------------------------------------
 
-    @property
+    @functools.cached_property
     def dist_info(self) -> str:
         """The one `<name>-<version>.dist-info` directory."""
         dirs = {
