@@ -63,12 +63,28 @@ def bind(cells: Sequence[Cell], artifacts: Sequence[Artifact], project: str) -> 
         else:
             loose.append(artifact)
     for artifact in loose:
-        cell = _near_cell(artifact.path.name, [c for c in cells if not out.by_cell[c.id]], project)
+        cell = _same_tags(artifact.path.name, cells, project) or _near_cell(
+            artifact.path.name, [c for c in cells if not out.by_cell[c.id]], project
+        )
         if cell is None:
             out.extra.append(artifact)
         else:
             out.by_cell[cell.id].append(artifact)
     return out
+
+
+def _same_tags(file_name: str, cells: Sequence[Cell], project: str) -> Cell | None:
+    """The cell whose name, version and tags the file has (it differs only by a build tag)."""
+    try:
+        name, version, _, tags = parse_wheel_filename(file_name)
+    except InvalidWheelFilename:
+        return None
+    for c in cells:
+        want = {f"{c.python_tag}-{c.abi_tag}-{p}" for p in (c.platform_tag or "").split(".")}
+        same = c.version is not None and Version(c.version) == version
+        if same and name == canonicalize_name(project) and {str(t) for t in tags} == want:
+            return c
+    return None
 
 
 def _near_cell(file_name: str, free: Sequence[Cell], project: str) -> Cell | None:
