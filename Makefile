@@ -28,6 +28,7 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_matrix_expand.py
+	$(BIN)/python benchmarks/bench_wheel_inspect.py
 
 # Regenerate the golden expansions after an intended matrix change; review the diff.
 golden: $(STAMP)

@@ -170,7 +170,9 @@ def write_wheel(spec: WheelSpec, directory: Path) -> Path:
     return path
 
 
-def serve_index(root: Path, project: str, wheels: Sequence[Path], *, with_hash: bool = True) -> None:
+def serve_index(
+    root: Path, project: str, wheels: Sequence[Path], *, with_hash: bool = True
+) -> None:
     """Lay out a PEP 503 index under root/simple/<project>/ linking each wheel (with #sha256=)."""
     page_dir = root / "simple" / project
     page_dir.mkdir(parents=True, exist_ok=True)

@@ -100,16 +100,20 @@ def test_good_wheels_pass(run, matrix, ext, tmp_path):
     dist = tmp_path / "dist"
     _write_wheel(good_spec(ext, "cpu"), dist)
     _write_wheel(good_spec(ext, "cu130"), dist)
-    code, report = run_json(run, "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist))
+    code, report = run_json(
+        run, "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist)
+    )
     assert code == 0, report
     assert report["status"] == "pass"
     assert {a["subject"] for a in report["artifacts"]} == {CPU, CUDA}
-    statuses = {(a["subject"], v["check"]): v["status"] for a in report["artifacts"] for v in a["verdicts"]}
-    for check in ("RF-V100", "RF-V011", "RF-V012", "RF-V013", "RF-V020", "RF-V021", "RF-V030",
-                  "RF-V031", "RF-V040", "RF-V041", "RF-V042", "RF-V043", "RF-V044", "RF-V050"):  # fmt: skip
+    statuses = {
+        (a["subject"], v["check"]): v["status"] for a in report["artifacts"] for v in a["verdicts"]
+    }
+    every = "RF-V100 RF-V011 RF-V012 RF-V013 RF-V020 RF-V021 RF-V030 RF-V031 RF-V040 RF-V041"
+    every += " RF-V042 RF-V043 RF-V044 RF-V050"
+    for check in every.split():
         assert statuses[(CPU, check)] == "pass", check
         assert statuses[(CUDA, check)] == "pass", check
-    assert statuses[(CPU, "RF-V103")] if (CPU, "RF-V103") in statuses else True
 
 
 BROKEN: dict[str, tuple[str, Callable[[Callable[[Build], bytes]], WheelSpec], set[str]]] = {
@@ -182,7 +186,9 @@ def test_broken_wheel_fires_its_check(run, matrix, ext, tmp_path, case):
     _write_wheel(make(ext), dist)
     other = "cu130" if variant == "cpu" else "cpu"
     _write_wheel(good_spec(ext, other), dist)
-    code, report = run_json(run, "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist))
+    code, report = run_json(
+        run, "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist)
+    )
     assert code == 4
     subject = CPU if variant == "cpu" else CUDA
     assert failing(report, subject) == expected
@@ -192,8 +198,10 @@ def test_broken_wheel_fires_its_check(run, matrix, ext, tmp_path, case):
 def test_glibc_check_names_the_symbol_version(run, matrix, ext, tmp_path):
     dist = tmp_path / "dist"
     _write_wheel(good_spec(ext, "cpu", extension=ext(Build(threads=True))), dist)
-    _, report = run_json(run, "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist),
-                         "--select", "variant=cpu")  # fmt: skip
+    _, report = run_json(
+        run, "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist),
+        "--select", "variant=cpu",
+    )  # fmt: skip
     [cpu] = report["artifacts"]
     [verdict] = [v for v in cpu["verdicts"] if v["check"] == "RF-V040"]
     assert "libc.so.6: GLIBC_2.34" in verdict["message"]
@@ -207,7 +215,9 @@ def test_completeness_missing_extra_duplicate(run, matrix, ext, tmp_path):
     dup.write_bytes(good.read_bytes())
     # a wheel of another project: belongs to no cell
     stray = _write_wheel(good_spec(ext, "cpu", name="other-project"), dist)
-    code, report = run_json(run, "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist))
+    code, report = run_json(
+        run, "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist)
+    )
     assert code == 4
     assert failing(report, CUDA) == {"RF-V100"}  # missing
     assert "RF-V102" in failing(report, CPU)  # duplicate
@@ -223,7 +233,15 @@ def test_json_and_junit_shapes(run, matrix, ext, tmp_path):
     args = ("validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist))
     code, report = run_json(run, *args)
     assert code == 4
-    assert set(report) == {"project", "release", "channel", "status", "counts", "artifacts", "checks"}
+    assert set(report) == {
+        "project",
+        "release",
+        "channel",
+        "status",
+        "counts",
+        "artifacts",
+        "checks",
+    }
     assert report["checks"]["RF-V031"]["name"] == "record-hashes"
     assert report["counts"]["fail"] == 1
     junit = run(*args, "--format", "junit")
@@ -242,7 +260,9 @@ def test_summary_goes_to_github_step_summary(run, matrix, ext, tmp_path, monkeyp
     _write_wheel(good_spec(ext, "cpu"), dist)
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    result = run("validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist), "--summary")
+    result = run(
+        "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist), "--summary"
+    )
     assert result.code == 4  # the CUDA wheel is missing
     text = summary.read_text()
     assert "### Validation failed" in text and f"`{CUDA}`" in text and "RF-V100" in text
@@ -256,16 +276,23 @@ def test_verdicts_land_in_the_manifest(run, matrix, ext, tmp_path):
     for cell_id, path, variant in ((CPU, good, "cpu"), (CUDA, bad, "cu130")):
         entries.append(
             ManifestEntry(
-                cell_id=cell_id, file=f"dist/{path.name}", size=path.stat().st_size,
-                sha256=sha256_file(path), version=VERSION[variant], package_type="wheel",
-                variant=variant, upload_subfolder=variant,
-            )  # fmt: skip
+                cell_id=cell_id,
+                file=f"dist/{path.name}",
+                size=path.stat().st_size,
+                sha256=sha256_file(path),
+                version=VERSION[variant],
+                package_type="wheel",
+                variant=variant,
+                upload_subfolder=variant,
+            )
         )
     manifest_path = tmp_path / "relforge-manifest.json"
     ArtifactManifest(project=PROJECT, release="1.0", channel="test").with_entries(entries).save(
         manifest_path
     )
-    result = run("validate", str(matrix), "-r", "1.0", "-c", "test", "--manifest", str(manifest_path))
+    result = run(
+        "validate", str(matrix), "-r", "1.0", "-c", "test", "--manifest", str(manifest_path)
+    )
     assert result.code == 4
     manifest = load_manifest(manifest_path)
     assert manifest.entries[CPU].validated
@@ -279,7 +306,9 @@ def test_wheel_inspect_good_and_self_contradicting(run, ext, tmp_path):
     result = run("wheel", "inspect", str(good), "--format", "json")
     assert result.code == 0, result.err
     found = json.loads(result.out)
-    assert found["tags"] == [f"cp{PYTHON.replace('.', '')}-cp{PYTHON.replace('.', '')}-manylinux_2_28_x86_64"]
+    assert found["tags"] == [
+        f"cp{PYTHON.replace('.', '')}-cp{PYTHON.replace('.', '')}-manylinux_2_28_x86_64"
+    ]
     assert found["symbol_version_ceiling"].startswith("manylinux_2_")
     assert found["cxx_abi"] == "cxx11"
     assert found["external_libraries"]["libcudart.so.13"]["status"].startswith(
@@ -323,7 +352,8 @@ def http_server(root: Path) -> Iterator[str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(root)],
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+         "--directory", str(root)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:

@@ -18,7 +18,6 @@ this inflates about a fifth of the ELF bytes `wheel inspect` would otherwise nee
 
 from __future__ import annotations
 
-import bisect
 import re
 import zlib
 from collections.abc import Iterator, Sequence
@@ -32,6 +31,8 @@ SMALL_MEMBER = 4 << 20  # members up to this size are simply inflated whole
 TAIL_OVERHEAD = 48 << 20  # a boundary search costs about as much as inflating this much (measured)
 CONVERGE_MARGIN = 512 << 10  # start the tail this far before the first byte wanted
 SEARCH_LIMIT = 4 << 20  # compressed bytes searched backwards for one boundary
+VERIFY_INPUT = 256 << 10  # compressed bytes inflated past a chained tail's start to check it
+HEAD = 1 << 20  # output bytes of a tail kept to check a tail chained to it
 # First byte of a byte-aligned, non-final dynamic-Huffman block: BFINAL=0, BTYPE=10, HLIT<=29.
 _LEN_NLEN = re.compile(b"(?=\xff\xff)")  # in LEN xor NLEN: a stored block's length pair
 _DYNAMIC_HEADER = re.compile(
@@ -78,8 +79,18 @@ class _Tail:
     """Bytes inflated from a block boundary to the end: retained segments and unknown spans."""
 
     start: int
-    segments: list[tuple[int, bytes]] = field(default_factory=list)
+    boundary: int  # compressed position of its first block (-1: entered via a stored block)
+    segments: list[tuple[int, bytes]] = field(default_factory=list, repr=False)
     unknown: list[tuple[int, int]] = field(default_factory=list)
+    head: bytes = field(default=b"", repr=False)  # first bytes, to check a tail chained to it
+    head_unknown: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def chainable(self) -> bool:
+        """Whether a tail may stop at this one's start: a dynamic block begins there and enough
+        of its first bytes are known to check the join."""
+        hidden = sum(min(e, len(self.head)) - s for s, e in self.head_unknown)
+        return self.boundary >= 0 and len(self.head) - hidden >= 64 << 10
 
     def get(self, offset: int, length: int) -> bytes | None:
         if offset < self.start:
@@ -106,6 +117,7 @@ class DeflateSource:
         self._interest: list[tuple[int, int]] = []
         self._anchors: list[tuple[int, int]] = [(0, 0), (len(compressed), size)]
         self._tail_failures = 2 if exact else 0
+        self._misses = 0
         self.inflated = 0  # bytes produced, for benchmarks
 
     @property
@@ -158,84 +170,131 @@ class DeflateSource:
     # -- tail from a block boundary -----------------------------------------------------------
 
     def _estimate(self, offset: int) -> int:
-        """Compressed position that inflates to about `offset`, between known anchor points."""
+        """Compressed position that inflates to about `offset`.
+
+        Below a known tail start, extrapolate with the compression ratio of that tail (the end
+        of an ELF — symbol tables, strings — compresses alike); otherwise interpolate between
+        the anchors around `offset`.
+        """
         anchors = sorted(set(self._anchors), key=lambda a: a[1])
-        outs = [a[1] for a in anchors]
-        i = max(1, min(len(anchors) - 1, bisect.bisect_left(outs, offset)))
-        (c0, u0), (c1, u1) = anchors[i - 1], anchors[i]
+        above = [a for a in anchors if a[1] > offset]
+        below = [a for a in anchors if a[1] <= offset]
+        (c0, u0), (c1, u1) = below[-1], above[0]
+        if len(above) >= 2 and above[1][1] > u1:
+            (c2, u2) = above[1]
+            guess = c1 - (u1 - offset) * (c2 - c1) // (u2 - u1)
+            return max(c0, guess - (c1 - guess) // 10)
         if u1 <= u0:
             return c0
-        return c0 + (c1 - c0) * (offset - u0) // (u1 - u0)
+        guess = c0 + (c1 - c0) * (offset - u0) // (u1 - u0)
+        # The end of an ELF (symbol and string tables) compresses better than its code, so a
+        # straight line starts too early; start late instead: a tail chained to this one costs
+        # only the bytes between them.
+        return guess + (c1 - guess) // 2 if c1 == len(self._comp) else guess
 
     def _tail_pass(self, offset: int, length: int) -> bool:
-        """Inflate from a boundary before `offset` to the end; False to fall back to the prefix."""
+        """Inflate from a boundary before `offset` to the end (or to the start of a tail already
+        read, checked by the bytes that follow); False to fall back to the exact prefix."""
         if self._tail_failures >= 2:
             return False
         goal = max(0, offset - CONVERGE_MARGIN)
-        for attempt in range(3):
-            guess = self._estimate(goal)
-            guess -= (len(self._comp) - guess) * attempt // 4
-            found = self._tail_from(max(0, guess), keep=(offset, offset + length))
-            if found is None:
+        for _ in range(4):
+            later = [t for t in self._tails if t.start > goal and t.chainable]
+            stop = min(later, key=lambda t: t.start) if later else None
+            tail = self._tail_from(self._estimate(goal), (offset, offset + length), stop)
+            if tail is None:
                 break
-            boundary, tail = found
-            self._anchors.append((boundary, tail.start))
-            if tail.get(offset, length) is not None:
-                self._tails.append(tail)
+            self._tails.append(tail)
+            self._anchors.append((tail.boundary if tail.boundary >= 0 else 0, tail.start))
+            if tail.get(offset, length) is not None or any(
+                t.get(offset, length) is not None for t in self._tails
+            ):
                 return True
-            goal = max(0, goal - (tail.start - goal) - CONVERGE_MARGIN)
+            if tail.start <= offset:  # the window never settled before the bytes wanted
+                goal = max(0, tail.start - 2 * max(CONVERGE_MARGIN, offset - tail.start))
         self._tail_failures += 1
         return False
 
-    def _tail_from(self, guess: int, keep: tuple[int, int]) -> tuple[int, _Tail] | None:
-        lowest = max(0, guess - SEARCH_LIMIT)
-        for start, lead in _candidates(self._comp, lowest, guess):
-            tail = self._inflate_tail(start, lead, keep)
+    def _tail_from(self, guess: int, keep: tuple[int, int], stop: _Tail | None) -> _Tail | None:
+        highest = min(guess, stop.boundary - 1) if stop is not None else guess
+        lowest = max(0, highest - SEARCH_LIMIT)
+        misses = 0
+        for start, lead in _candidates(self._comp, lowest, max(0, highest)):
+            before = self._misses
+            tail = self._inflate_tail(start, lead, keep, stop)
             if tail is not None:
-                return start, tail
+                return tail
+            misses += self._misses > before
+            if misses >= 3:  # boundaries that inflate but do not line up: give up on this way
+                return None
         return None
 
-    def _pieces(self, start: int, lead: bytes) -> Iterator[bytes | memoryview]:
+    def _pieces(self, start: int, lead: bytes, end: int) -> Iterator[bytes | memoryview]:
         pos = start
         step = WINDOW
         if lead:
             yield lead
-        while pos < len(self._comp):
-            yield self._comp[pos : pos + step]
+        while pos < end:
+            yield self._comp[pos : min(end, pos + step)]
             pos += step
             step = min(step * 2, 1 << 20)
 
-    def _inflate_tail(self, start: int, lead: bytes, keep: tuple[int, int]) -> _Tail | None:
+    def _inflate_tail(
+        self, start: int, lead: bytes, keep: tuple[int, int], stop: _Tail | None
+    ) -> _Tail | None:
+        """Inflate from `start` to the end of the member, or up to `stop`'s boundary plus a check
+        that the output then continues exactly as `stop`'s did.  None: not a block boundary."""
         zero = zlib.decompressobj(-15, zdict=_ZEROS)
         one: zlib._Decompress | None = zlib.decompressobj(-15, zdict=_ONES)
         chunks: list[bytes] = []
         unknown: list[tuple[int, int]] = []
         total = 0
         last_unknown = 0
+        end = len(self._comp) if stop is None else stop.boundary
+        verify = b""
         try:
-            for piece in self._pieces(start, lead):
-                out = zero.decompress(piece)
-                if one is not None:
-                    other = one.decompress(piece)
-                    if len(other) != len(out):
+            phases = [self._pieces(start, lead, end)]
+            if stop is not None:
+                phases.append(self._pieces(end, b"", min(len(self._comp), end + VERIFY_INPUT)))
+            for phase, pieces in enumerate(phases):
+                for piece in pieces:
+                    out = zero.decompress(piece)
+                    if one is not None:
+                        other = one.decompress(piece)
+                        if len(other) != len(out):
+                            return None
+                        if other != out:
+                            first, last = _differing_span(out, other)
+                            unknown.append((total + first, total + last))
+                            last_unknown = total + last
+                        if total + len(out) - last_unknown >= WINDOW:
+                            one = None
+                    if phase == 0:
+                        chunks.append(out)
+                    else:
+                        verify += out
+                    total += len(out)
+                    if total > self._size:
                         return None
-                    if other != out:
-                        first, last = _differing_span(out, other)
-                        unknown.append((total + first, total + last))
-                        last_unknown = total + last
-                    if total + len(out) - last_unknown >= WINDOW:
-                        one = None
-                chunks.append(out)
-                total += len(out)
-                if total > self._size:
-                    return None
-            if not zero.eof or zero.unused_data:
+                if phase == 0:
+                    produced = total
+            if stop is None and (not zero.eof or zero.unused_data):
                 return None
         except zlib.error:
             return None
+        if stop is None:
+            begin = self._size - produced
+        else:
+            begin = stop.start - produced
+            if begin < 0 or not _continues(verify, produced, unknown, stop):
+                self._misses += 1
+                return None
         self.inflated += total
-        begin = self._size - total
-        tail = _Tail(start=begin, unknown=[(begin + s, begin + e) for s, e in unknown])
+        tail = _Tail(
+            start=begin,
+            boundary=-1 if lead else start,
+            unknown=[(begin + s, begin + e) for s, e in unknown if s < produced],
+        )
         spans = [*self._interest, keep]
         pos = begin
         for chunk in chunks:
@@ -243,8 +302,28 @@ class DeflateSource:
             if any(s < chunk_end and pos < e for s, e in spans):
                 tail.segments.append((pos, chunk))
             pos = chunk_end
+        head = b"".join(chunks)[:HEAD] if chunks else b""
+        tail.head = head
+        tail.head_unknown = [(s, min(e, len(head))) for s, e in unknown if s < len(head)]
         _merge_segments(tail)
         return tail
+
+
+def _continues(verify: bytes, produced: int, unknown: list[tuple[int, int]], stop: _Tail) -> bool:
+    """Whether output after the boundary equals the later tail's first bytes, where both are
+    known; at least 4 KiB must be compared."""
+    n = min(len(verify), len(stop.head))
+    hidden = bytearray(n)
+    for spans, shift in ((unknown, produced), (stop.head_unknown, 0)):
+        for s, e in spans:
+            lo, hi = max(0, s - shift), min(n, e - shift)
+            if lo < hi:
+                hidden[lo:hi] = b"\x01" * (hi - lo)
+    ours, theirs = bytearray(verify[:n]), bytearray(stop.head[:n])
+    for match in re.finditer(b"\x01+", hidden):
+        lo, hi = match.span()
+        ours[lo:hi] = theirs[lo:hi] = bytes(hi - lo)
+    return n - hidden.count(1) >= 4096 and ours == theirs
 
 
 def _merge_segments(tail: _Tail) -> None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import functools
 import csv
+import functools
 import hashlib
 import io
 import mmap
