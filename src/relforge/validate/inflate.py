@@ -31,7 +31,7 @@ SMALL_MEMBER = 4 << 20  # members up to this size are simply inflated whole
 TAIL_OVERHEAD = 48 << 20  # a boundary search costs about as much as inflating this much (measured)
 CONVERGE_MARGIN = 512 << 10  # start the tail this far before the first byte wanted
 SEARCH_LIMIT = 4 << 20  # compressed bytes searched backwards for one boundary
-VERIFY_INPUT = 256 << 10  # compressed bytes inflated past a chained tail's start to check it
+VERIFY_OUTPUT = 256 << 10  # bytes inflated past a chained tail's start to check the join
 HEAD = 1 << 20  # output bytes of a tail kept to check a tail chained to it
 # First byte of a byte-aligned, non-final dynamic-Huffman block: BFINAL=0, BTYPE=10, HLIT<=29.
 _LEN_NLEN = re.compile(b"(?=\xff\xff)")  # in LEN xor NLEN: a stored block's length pair
@@ -79,6 +79,7 @@ class _Tail:
     """Bytes inflated from a block boundary to the end: retained segments and unknown spans."""
 
     start: int
+    position: int  # compressed position it was inflated from
     boundary: int  # compressed position of its first block (-1: entered via a stored block)
     segments: list[tuple[int, bytes]] = field(default_factory=list, repr=False)
     unknown: list[tuple[int, int]] = field(default_factory=list)
@@ -205,7 +206,7 @@ class DeflateSource:
             if tail is None:
                 break
             self._tails.append(tail)
-            self._anchors.append((tail.boundary if tail.boundary >= 0 else 0, tail.start))
+            self._anchors.append((tail.position, tail.start))
             if tail.get(offset, length) is not None or any(
                 t.get(offset, length) is not None for t in self._tails
             ):
@@ -242,58 +243,68 @@ class DeflateSource:
     def _inflate_tail(
         self, start: int, lead: bytes, keep: tuple[int, int], stop: _Tail | None
     ) -> _Tail | None:
-        """Inflate from `start` to the end of the member, or up to `stop`'s boundary plus a check
-        that the output then continues exactly as `stop`'s did.  None: not a block boundary."""
+        """Inflate from `start` to the end of the member, or through `stop`'s boundary until the
+        bytes `stop` could not know are passed, checking that the output there continues exactly
+        as `stop`'s did.  None: `start` is not a block boundary."""
         zero = zlib.decompressobj(-15, zdict=_ZEROS)
         one: zlib._Decompress | None = zlib.decompressobj(-15, zdict=_ONES)
         chunks: list[bytes] = []
         unknown: list[tuple[int, int]] = []
-        total = 0
-        last_unknown = 0
+        state = {"total": 0, "last_unknown": 0}
         end = len(self._comp) if stop is None else stop.boundary
-        verify = b""
+
+        def feed(piece: bytes | memoryview) -> bytes:
+            nonlocal one
+            total = state["total"]
+            out = zero.decompress(piece)
+            if one is not None:
+                other = one.decompress(piece)
+                if len(other) != len(out):
+                    raise zlib.error("the two inflaters disagree on lengths")
+                if other != out:
+                    first, last = _differing_span(out, other)
+                    unknown.append((total + first, total + last))
+                    state["last_unknown"] = total + last
+                if total + len(out) - state["last_unknown"] >= WINDOW:
+                    one = None
+            state["total"] = total + len(out)
+            if state["total"] > self._size:
+                raise zlib.error("more output than the member holds")
+            chunks.append(out)
+            return out
+
         try:
-            phases = [self._pieces(start, lead, end)]
-            if stop is not None:
-                phases.append(self._pieces(end, b"", min(len(self._comp), end + VERIFY_INPUT)))
-            for phase, pieces in enumerate(phases):
-                for piece in pieces:
-                    out = zero.decompress(piece)
-                    if one is not None:
-                        other = one.decompress(piece)
-                        if len(other) != len(out):
-                            return None
-                        if other != out:
-                            first, last = _differing_span(out, other)
-                            unknown.append((total + first, total + last))
-                            last_unknown = total + last
-                        if total + len(out) - last_unknown >= WINDOW:
-                            one = None
-                    if phase == 0:
-                        chunks.append(out)
-                    else:
-                        verify += out
-                    total += len(out)
-                    if total > self._size:
-                        return None
-                if phase == 0:
-                    produced = total
-            if stop is None and (not zero.eof or zero.unused_data):
-                return None
+            for piece in self._pieces(start, lead, end):
+                feed(piece)
+            produced = state["total"]
+            if stop is None:
+                if not zero.eof or zero.unused_data:
+                    return None
+            else:
+                # past the join: far enough to compare, and past what the later tail missed
+                need = max(VERIFY_OUTPUT, max((e for _, e in stop.unknown), default=0) - stop.start)
+                pos, step = end, WINDOW
+                while state["total"] - produced < need + WINDOW and pos < len(self._comp):
+                    feed(self._comp[pos : pos + step])
+                    pos += step
+                    step = min(step * 2, 1 << 20)
         except zlib.error:
             return None
+        total = state["total"]
         if stop is None:
             begin = self._size - produced
         else:
             begin = stop.start - produced
-            if begin < 0 or not _continues(verify, produced, unknown, stop):
+            after = b"".join(chunks)[produced:]
+            if begin < 0 or not _continues(after, produced, unknown, stop):
                 self._misses += 1
                 return None
         self.inflated += total
         tail = _Tail(
             start=begin,
+            position=start,
             boundary=-1 if lead else start,
-            unknown=[(begin + s, begin + e) for s, e in unknown if s < produced],
+            unknown=[(begin + s, begin + e) for s, e in unknown],
         )
         spans = [*self._interest, keep]
         pos = begin
@@ -302,7 +313,7 @@ class DeflateSource:
             if any(s < chunk_end and pos < e for s, e in spans):
                 tail.segments.append((pos, chunk))
             pos = chunk_end
-        head = b"".join(chunks)[:HEAD] if chunks else b""
+        head = b"".join(chunks[:64])[:HEAD]
         tail.head = head
         tail.head_unknown = [(s, min(e, len(head))) for s, e in unknown if s < len(head)]
         _merge_segments(tail)
