@@ -27,9 +27,10 @@ COMMANDS: dict[str, str] = {
     "index": "relforge.cli.publish:index",
     "promote": "relforge.cli.publish:promote",
     "pypi": "relforge.cli.pypi:pypi",
-    "wheel": "relforge.cli.pypi:wheel",
     "build": "relforge.cli.build:build",
     "builder-image": "relforge.cli.build:builder_image",
+    "validate": "relforge.cli.validate:validate",
+    "wheel": "relforge.cli.wheel:wheel",
 }
 
 

@@ -1,4 +1,4 @@
-"""`relforge pypi stage|upload` and `relforge wheel strip-local`."""
+"""`relforge pypi stage|upload`."""
 
 from __future__ import annotations
 
@@ -109,33 +109,3 @@ def upload(
     summary = f"uploaded {count} file(s) of {version}; {len(items) - count} already on the index"
     click.echo(summary)
     append_step_summary(f"### relforge pypi upload\n\n{summary}")
-
-
-@click.group()
-def wheel() -> None:
-    """Local wheel transforms."""
-
-
-@wheel.command("strip-local")
-@click.argument("wheel_path", metavar="IN.whl", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--out",
-    "out_dir",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Directory for the rewritten wheel.",
-)
-def strip_local(wheel_path: Path, out_dir: Path) -> None:
-    """Write IN.whl without its local version (METADATA Version, .dist-info name, RECORD, file
-    name) and without classifiers PyPI rejects, copying the other members' compressed bytes.
-    An identical output is kept; a different file at the output is never overwritten."""
-    from relforge.errors import UsageError
-    from relforge.promote.wheels import strip_local as rewrite
-
-    if not wheel_path.is_file():
-        raise UsageError(f"{wheel_path} does not exist", key="IN.whl")
-    result = rewrite(wheel_path, out_dir)
-    state = "wrote" if result.written else "already there:"
-    click.echo(f"{state} {result.path} ({result.size} B, sha256 {result.sha256})")
-    for change in result.changes:
-        click.echo(f"  {change}")

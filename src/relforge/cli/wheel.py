@@ -1,0 +1,95 @@
+"""`relforge wheel …`: commands on one wheel file, no matrix needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from relforge.cli.output import console, print_json
+from relforge.errors import UsageError, ValidationFailed
+
+
+@click.group()
+def wheel() -> None:
+    """Look at (and fix up) single wheel files."""
+
+
+@wheel.command("inspect")
+@click.argument("path", metavar="WHEEL", type=click.Path(path_type=Path))
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@click.option("--jobs", "-j", default=2, show_default=True, help="Threads reading ELF files.")
+def inspect_command(path: Path, fmt: str, jobs: int) -> None:
+    """Tags, the symbol-version ceiling the ELF files need, external libraries, C++ ABI and size
+    of WHEEL; exit 4 when the wheel contradicts its own tag."""
+    from relforge.validate.inspect import inspect_wheel
+
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file", key="WHEEL")
+    found = inspect_wheel(path, jobs=jobs)
+    if found.facts.error:
+        raise ValidationFailed(found.facts.error, key="WHEEL")
+    if fmt == "json":
+        print_json(found.to_json())
+    else:
+        _print(found)
+    if found.contradictions:
+        raise ValidationFailed(
+            f"{path.name} contradicts its own tag: "
+            + "; ".join(f"{v.check} {v.message}" for v in found.contradictions)
+        )
+
+
+def _print(found: object) -> None:
+    from rich.table import Table
+
+    from relforge.validate.checks import CHECKS
+    from relforge.validate.inspect import Inspection
+
+    assert isinstance(found, Inspection)
+    f = found.facts
+    out = console()
+    out.print(f"[bold]{f.file_name}[/bold]  {f.size / 1e6:.1f} MB")
+    out.print(f"  name / version   {f.metadata_name} {f.metadata_version}")
+    out.print(f"  tags             {', '.join(f.tags)}")
+    highest = ", ".join(f"{k}_{v}" for k, v in found.highest.items()) or "none"
+    out.print(f"  needs            {found.needs_policy or 'no manylinux policy'} ({highest})")
+    out.print(f"  C++ ABI          {found.abi}")
+    out.print(f"  ELF files        {len(f.elves)}")
+    if found.externals:
+        table = Table(title="external libraries", title_justify="left")
+        for column in ("library", "status", "needed by"):
+            table.add_column(column)
+        for lib, (status, paths) in sorted(found.externals.items()):
+            more = f" (+{len(paths) - 2})" if len(paths) > 2 else ""
+            table.add_row(lib, status, ", ".join(paths[:2]) + more)
+        out.print(table)
+    for v in found.verdicts:
+        if CHECKS[v.check].scope == "artifact":
+            out.print(f"  {v.status:4}  {v.check} {CHECKS[v.check].name}: {v.message}")
+
+
+@wheel.command("strip-local")
+@click.argument("wheel_path", metavar="IN.whl", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory for the rewritten wheel.",
+)
+def strip_local(wheel_path: Path, out_dir: Path) -> None:
+    """Write IN.whl without its local version (METADATA Version, .dist-info name, RECORD, file
+    name) and without classifiers PyPI rejects, copying the other members' compressed bytes.
+    An identical output is kept; a different file at the output is never overwritten."""
+    from relforge.promote.wheels import strip_local as rewrite
+
+    if not wheel_path.is_file():
+        raise UsageError(f"{wheel_path} does not exist", key="IN.whl")
+    result = rewrite(wheel_path, out_dir)
+    state = "wrote" if result.written else "already there:"
+    click.echo(f"{state} {result.path} ({result.size} B, sha256 {result.sha256})")
+    for change in result.changes:
+        click.echo(f"  {change}")

@@ -1,0 +1,239 @@
+"""An ELF reader that asks a ByteSource for only the bytes the checks need.
+
+Read, in this order: the ELF header and program headers (first bytes of the file), the dynamic
+section (DT_NEEDED, DT_SONAME, DT_RPATH/RUNPATH and where the rest lives), the dynamic string
+table, the version needs (.gnu.version_r: GLIBC_2.28, GLIBCXX_3.4.22, …) and the dynamic symbols
+(for the C++ ABI of std::string/std::list).  Section headers are read only to size .dynsym.
+"""
+
+from __future__ import annotations
+
+import array
+import struct
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from relforge.validate.cxxabi import CxxSymbols, scan_cxx_symbols
+from relforge.validate.inflate import ByteSource
+
+PT_LOAD, PT_DYNAMIC = 1, 2
+DT_NULL, DT_NEEDED, DT_HASH, DT_STRTAB, DT_SYMTAB, DT_STRSZ, DT_SYMENT = 0, 1, 4, 5, 6, 10, 11
+DT_SONAME, DT_RPATH, DT_RUNPATH = 14, 15, 29
+DT_GNU_HASH, DT_VERNEED, DT_VERNEEDNUM = 0x6FFFFEF5, 0x6FFFFFFE, 0x6FFFFFFF
+SHT_DYNSYM = 11
+MACHINES = {3: "i686", 62: "x86_64", 183: "aarch64", 40: "armv7l", 21: "ppc64le", 22: "s390x"}
+MACHINES |= {243: "riscv64"}
+KINDS = {1: "relocatable", 2: "executable", 3: "shared object", 4: "core"}
+ELF_MAGIC = b"\x7fELF"
+
+
+class ElfError(Exception):
+    """Not a well-formed ELF file (the message says what is wrong)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ElfInfo:
+    bits: int
+    machine: str
+    kind: str
+    soname: str | None = None
+    needed: tuple[str, ...] = ()
+    rpath: tuple[str, ...] = ()
+    runpath: tuple[str, ...] = ()
+    version_needs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    cxx: CxxSymbols = field(default_factory=CxxSymbols)
+    dynamic: bool = True
+
+
+@dataclass(frozen=True)
+class _Layout:
+    endian: str
+    bits: int
+    loads: tuple[tuple[int, int, int], ...]  # (vaddr, offset, filesz)
+
+    def offset_of(self, vaddr: int) -> int:
+        for start, offset, size in self.loads:
+            if start <= vaddr < start + size:
+                return offset + vaddr - start
+        raise ElfError(f"address {vaddr:#x} is in no loaded segment")
+
+
+def is_elf(head: bytes) -> bool:
+    return head[:4] == ELF_MAGIC
+
+
+def read_elf(src: ByteSource) -> ElfInfo:
+    """Parse what the checks need; raises ElfError on a malformed file."""
+    if src.size < 52:
+        raise ElfError("too short for an ELF header")
+    ident = src.read(0, 64 if src.size >= 64 else 52)
+    if not is_elf(ident):
+        raise ElfError("no ELF magic")
+    bits = {1: 32, 2: 64}.get(ident[4])
+    endian = {1: "<", 2: ">"}.get(ident[5])
+    if bits is None or endian is None:
+        raise ElfError(f"unknown ELF class {ident[4]} or data encoding {ident[5]}")
+    fmt = "HHIQQQIHHHHHH" if bits == 64 else "HHIIIIIHHHHHH"
+    (e_type, e_machine, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, _) = (
+        struct.unpack_from(endian + fmt, ident, 16)
+    )
+    machine = MACHINES.get(e_machine, f"machine-{e_machine}")
+    kind = KINDS.get(e_type, f"type-{e_type}")
+    phdrs = _program_headers(src, endian, bits, phoff, phentsize, phnum)
+    loads = tuple((v, o, s) for t, o, v, s in phdrs if t == PT_LOAD)
+    layout = _Layout(endian, bits, loads)
+    dynamic = next(((o, s) for t, o, _, s in phdrs if t == PT_DYNAMIC), None)
+    sections = (shoff, shnum * shentsize) if shoff and shnum and shentsize else (0, 0)
+    src.set_interest([(o, s) for _, o, s in loads] + ([dynamic] if dynamic else []) + [sections])
+    if dynamic is None:
+        return ElfInfo(bits=bits, machine=machine, kind=kind, dynamic=False)
+    entries = _dynamic_entries(src.read(*dynamic), endian, bits)
+    tags: dict[int, int] = {}
+    for tag, value in entries:
+        tags.setdefault(tag, value)
+    if DT_STRTAB not in tags or DT_STRSZ not in tags:
+        raise ElfError("the dynamic section has no string table")
+    strtab = src.read(layout.offset_of(tags[DT_STRTAB]), tags[DT_STRSZ])
+
+    def string(offset: int) -> str:
+        end = strtab.find(b"\x00", offset)
+        if offset >= len(strtab) or end < 0:
+            raise ElfError(f"string offset {offset} is outside the dynamic string table")
+        return strtab[offset:end].decode("utf-8", "replace")
+
+    def paths(tag: int) -> tuple[str, ...]:
+        return tuple(p for v in (string(x) for t, x in entries if t == tag) for p in v.split(":"))
+
+    needs = _version_needs(src, layout, tags, string)
+    cxx = CxxSymbols()
+    count = _symbol_count(src, layout, tags, sections, shentsize)
+    if DT_SYMTAB in tags and count:
+        syment = tags.get(DT_SYMENT, 24 if bits == 64 else 16)
+        symbols = src.read(layout.offset_of(tags[DT_SYMTAB]), count * syment)
+        cxx = scan_cxx_symbols(strtab, _defined_by_name(symbols, endian, bits, syment))
+    soname = string(tags[DT_SONAME]) if DT_SONAME in tags else None
+    return ElfInfo(
+        bits=bits,
+        machine=machine,
+        kind=kind,
+        soname=soname,
+        needed=tuple(string(v) for t, v in entries if t == DT_NEEDED),
+        rpath=paths(DT_RPATH),
+        runpath=paths(DT_RUNPATH),
+        version_needs=needs,
+        cxx=cxx,
+    )
+
+
+def _program_headers(
+    src: ByteSource, endian: str, bits: int, phoff: int, entsize: int, count: int
+) -> list[tuple[int, int, int, int]]:
+    """(type, file offset, vaddr, file size) of each program header."""
+    fmt = endian + ("IIQQQQQQ" if bits == 64 else "IIIIIIII")
+    if count == 0 or entsize < struct.calcsize(fmt):
+        return []
+    data = src.read(phoff, entsize * count)
+    out = []
+    for i in range(count):
+        fields = struct.unpack_from(fmt, data, i * entsize)
+        if bits == 64:
+            p_type, _, p_offset, p_vaddr, _, p_filesz, _, _ = fields
+        else:
+            p_type, p_offset, p_vaddr, _, p_filesz, _, _, _ = fields
+        out.append((p_type, p_offset, p_vaddr, p_filesz))
+    return out
+
+
+def _dynamic_entries(data: bytes, endian: str, bits: int) -> list[tuple[int, int]]:
+    fmt = endian + ("qQ" if bits == 64 else "iI")
+    entries: list[tuple[int, int]] = []
+    for tag, value in struct.iter_unpack(fmt, data[: len(data) - len(data) % struct.calcsize(fmt)]):
+        if tag == DT_NULL:
+            return entries
+        entries.append((tag, value))
+    raise ElfError("the dynamic section has no DT_NULL terminator")
+
+
+def _version_needs(
+    src: ByteSource, layout: _Layout, tags: Mapping[int, int], string: Callable[[int], str]
+) -> dict[str, tuple[str, ...]]:
+    """Library → version names it needs (from .gnu.version_r), e.g. libc.so.6 → GLIBC_2.28."""
+    if DT_VERNEED not in tags:
+        return {}
+    offset = layout.offset_of(tags[DT_VERNEED])
+    out: dict[str, tuple[str, ...]] = {}
+    e = layout.endian
+    for _ in range(tags.get(DT_VERNEEDNUM, 1 << 16)):
+        _, count, file_name, aux, following = struct.unpack(e + "HHIII", src.read(offset, 16))
+        names = []
+        at = offset + aux
+        for _ in range(count):
+            _, _, _, name, next_aux = struct.unpack(e + "IHHII", src.read(at, 16))
+            names.append(string(name))
+            if not next_aux:
+                break
+            at += next_aux
+        library = string(file_name)
+        out[library] = (*out.get(library, ()), *names)
+        if not following:
+            break
+        offset += following
+    return out
+
+
+def _symbol_count(
+    src: ByteSource,
+    layout: _Layout,
+    tags: Mapping[int, int],
+    sections: tuple[int, int],
+    shentsize: int,
+) -> int:
+    """Number of dynamic symbols: from the section headers, DT_HASH, or walking DT_GNU_HASH."""
+    e = layout.endian
+    if sections[1]:
+        table = src.read(*sections)
+        fmt = e + ("IIQQQQIIQQ" if layout.bits == 64 else "IIIIIIIIII")
+        for i in range(sections[1] // shentsize):
+            fields = struct.unpack_from(fmt, table, i * shentsize)
+            if fields[1] == SHT_DYNSYM:
+                size, entsize = fields[5], fields[9]
+                return int(size // entsize) if entsize else 0
+    if DT_HASH in tags:
+        _, nchain = struct.unpack(e + "II", src.read(layout.offset_of(tags[DT_HASH]), 8))
+        return int(nchain)
+    if DT_GNU_HASH in tags:
+        return _gnu_hash_count(src, layout, tags[DT_GNU_HASH])
+    return 0
+
+
+def _gnu_hash_count(src: ByteSource, layout: _Layout, vaddr: int) -> int:
+    e = layout.endian
+    base = layout.offset_of(vaddr)
+    nbuckets, symoffset, bloom_size, _ = struct.unpack(e + "IIII", src.read(base, 16))
+    buckets_at = base + 16 + bloom_size * (layout.bits // 8)
+    buckets = struct.unpack(e + f"{nbuckets}I", src.read(buckets_at, 4 * nbuckets))
+    last = max(buckets, default=0)
+    if last < symoffset:
+        return int(symoffset)
+    chains_at = buckets_at + 4 * nbuckets
+    index = last
+    while True:
+        (value,) = struct.unpack(e + "I", src.read(chains_at + 4 * (index - symoffset), 4))
+        if value & 1:
+            return index + 1
+        index += 1
+
+
+def _defined_by_name(data: bytes, endian: str, bits: int, syment: int) -> dict[int, bool]:
+    """st_name → defined here (st_shndx != SHN_UNDEF), for every dynamic symbol."""
+    usable = len(data) - len(data) % syment
+    words = array.array("I", data[:usable])
+    halves = array.array("H", data[:usable])
+    if (endian == "<") != (sys.byteorder == "little"):
+        words.byteswap()
+        halves.byteswap()
+    names = words[0 :: syment // 4]
+    shndx_at = 6 if bits == 64 else 14  # byte offset of st_shndx in Elf64_Sym / Elf32_Sym
+    shndx = halves[shndx_at // 2 :: syment // 2]
+    return {name: index != 0 for name, index in zip(names, shndx, strict=False) if name}

@@ -1,0 +1,159 @@
+"""Everything the static checks look at, gathered from one wheel in one pass over its zip.
+
+ELF members and RECORD hashes are worked on by a shared thread pool: zlib and hashlib release
+the GIL while they inflate and hash, so two cores are kept busy.
+"""
+
+from __future__ import annotations
+
+import struct
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from relforge.validate.elf import ElfError, ElfInfo, read_elf
+from relforge.validate.inflate import MemberError
+from relforge.validate.wheel import Member, RecordRow, WheelArchive, WheelError
+
+# Files a wheel may carry without a RECORD line (signatures of RECORD itself).
+UNRECORDED = ("RECORD", "RECORD.jws", "RECORD.p7s")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ElfMember:
+    path: str
+    size: int
+    info: ElfInfo | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WheelFacts:
+    path: Path
+    size: int
+    error: str | None = None
+    name: str = ""
+    version: str = ""
+    tags: tuple[str, ...] = ()
+    wheel_tags: tuple[str, ...] = ()
+    metadata_name: str | None = None
+    metadata_version: str | None = None
+    requires_dist: tuple[Requirement, ...] = ()
+    metadata_errors: tuple[str, ...] = ()
+    requires_python: SpecifierSet | None = None
+    classifiers: tuple[str, ...] = ()
+    members: tuple[str, ...] = ()
+    record: tuple[RecordRow, ...] = ()
+    digest_mismatches: tuple[str, ...] | None = None
+    elves: tuple[ElfMember, ...] = field(default=())
+
+    @property
+    def file_name(self) -> str:
+        return self.path.name
+
+    @property
+    def python_tag(self) -> str | None:
+        return next(iter(sorted({t.split("-")[0] for t in self.tags})), None)
+
+    @property
+    def platform_tags(self) -> tuple[str, ...]:
+        return tuple(sorted({t.split("-")[2] for t in self.tags}))
+
+
+def gather(path: Path, pool: Executor, *, verify_digests: bool) -> WheelFacts:
+    """Read one wheel: names, metadata, RECORD (hashes when asked), every ELF member."""
+    size = path.stat().st_size if path.exists() else 0
+    try:
+        archive = WheelArchive(path)
+    except WheelError as exc:
+        return WheelFacts(path=path, size=size, error=str(exc))
+    with archive:
+        try:
+            return _gather(archive, pool, verify_digests)
+        except (WheelError, MemberError) as exc:
+            return WheelFacts(path=path, size=size, error=str(exc))
+
+
+def _gather(archive: WheelArchive, pool: Executor, verify_digests: bool) -> WheelFacts:
+    elf_jobs = [(m, pool.submit(_read_elf, archive, m)) for m in archive.elf_members()]
+    record = archive.record()
+    digest_jobs: list[tuple[RecordRow, Member, Future[tuple[str, int]]]] = []
+    if verify_digests:
+        for row in record:
+            member = archive.members.get(row.path)
+            if member is not None and row.algorithm:
+                digest_jobs.append((row, member, pool.submit(archive.digest, member)))
+    metadata = archive.metadata()
+    wheel = archive.wheel_file()
+    requirements, errors = [], []
+    for text in metadata.get_all("Requires-Dist") or []:
+        try:
+            requirements.append(Requirement(text))
+        except InvalidRequirement as exc:
+            errors.append(f"Requires-Dist {text!r}: {exc}")
+    requires_python = None
+    if metadata.get("Requires-Python") is not None:
+        try:
+            requires_python = SpecifierSet(str(metadata["Requires-Python"]))
+        except InvalidSpecifier:
+            errors.append(f"Requires-Python {metadata['Requires-Python']!r} is not a specifier")
+    mismatches = None
+    if verify_digests:
+        found = []
+        for row, _member, job in digest_jobs:
+            try:
+                digest, size = job.result()
+            except MemberError as exc:
+                found.append(f"{row.path}: {exc}")
+                continue
+            if row.algorithm != "sha256":
+                found.append(f"{row.path}: hash algorithm {row.algorithm!r}, expected sha256")
+            elif digest != row.digest:
+                found.append(f"{row.path}: sha256 {digest} but RECORD says {row.digest}")
+            if row.size is not None and row.size != size:
+                found.append(f"{row.path}: {size} bytes but RECORD says {row.size}")
+        mismatches = tuple(found)
+    elves = tuple(_elf_result(m, job) for m, job in elf_jobs)
+    return WheelFacts(
+        path=archive.path,
+        size=archive.size,
+        name=archive.name,
+        version=str(archive.version),
+        tags=tuple(sorted(str(t) for t in archive.tags)),
+        wheel_tags=tuple(str(t) for t in wheel.get_all("Tag") or []),
+        metadata_name=_header(metadata.get("Name")),
+        metadata_version=_header(metadata.get("Version")),
+        requires_dist=tuple(requirements),
+        metadata_errors=tuple(errors),
+        requires_python=requires_python,
+        classifiers=tuple(str(c) for c in metadata.get_all("Classifier") or []),
+        members=tuple(archive.members),
+        record=tuple(record),
+        digest_mismatches=mismatches,
+        elves=elves,
+    )
+
+
+def _header(value: object) -> str | None:
+    return None if value is None else str(value).strip()
+
+
+def _read_elf(archive: WheelArchive, member: Member) -> ElfInfo:
+    try:
+        return read_elf(archive.source(member))
+    except (ElfError, struct.error):
+        # A tail read from a searched deflate boundary is checked by reaching the exact end of
+        # the member; read once more from the start before calling the file malformed.
+        return read_elf(archive.source(member, exact=True))
+
+
+def _elf_result(member: Member, job: Future[ElfInfo]) -> ElfMember:
+    try:
+        return ElfMember(path=member.name, size=member.size, info=job.result())
+    except (ElfError, MemberError) as exc:
+        return ElfMember(path=member.name, size=member.size, error=str(exc))
+    except Exception as exc:  # struct errors on truncated tables and the like
+        return ElfMember(path=member.name, size=member.size, error=f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,72 @@
+"""Fetch a project's files from a PEP 503 simple index, with the sha256 each link carries."""
+
+from __future__ import annotations
+
+import hashlib
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+
+import requests
+from packaging.utils import canonicalize_name
+
+from relforge.errors import UsageError
+from relforge.validate.completeness import Artifact
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            href = dict(attrs).get("href")
+            if href:
+                self.hrefs.append(href)
+
+
+def fetch_from_index(
+    index_url: str, project: str, wanted: set[str], into: Path, *, timeout: float = 60.0
+) -> list[Artifact]:
+    """Download the files named in `wanted` that the index lists for `project` into `into`."""
+    page_url = f"{index_url.rstrip('/')}/{canonicalize_name(project)}/"
+    try:
+        page = requests.get(page_url, timeout=timeout)
+    except requests.RequestException as exc:
+        raise UsageError(f"cannot read {page_url}: {exc}", key="--index") from None
+    if page.status_code != 200:
+        raise UsageError(f"{page_url} answered HTTP {page.status_code}", key="--index")
+    parser = _Links()
+    parser.feed(page.text)
+    into.mkdir(parents=True, exist_ok=True)
+    out = []
+    for href in parser.hrefs:
+        url = urljoin(page_url, href)
+        parts = urlsplit(url)
+        name = unquote(parts.path.rsplit("/", 1)[-1])
+        if not name.endswith(".whl") or name not in wanted:
+            continue
+        fragment = dict(p.partition("=")[::2] for p in parts.fragment.split("&") if p)
+        target = into / name
+        digest = hashlib.sha256()
+        try:
+            with requests.get(
+                parts._replace(fragment="").geturl(), stream=True, timeout=timeout
+            ) as r:
+                r.raise_for_status()
+                with target.open("wb") as fh:
+                    for block in r.iter_content(1 << 20):
+                        fh.write(block)
+                        digest.update(block)
+        except requests.RequestException as exc:
+            raise UsageError(f"cannot download {url}: {exc}", key="--index") from None
+        out.append(
+            Artifact(
+                path=target,
+                from_index=True,
+                index_sha256=fragment.get("sha256"),
+                sha256=digest.hexdigest(),
+            )
+        )
+    return out

@@ -1,0 +1,406 @@
+"""Random access to one member of a zip file without inflating all of it.
+
+A wheel's ELF headers, dynamic symbols and version needs sit in a small part of each shared
+object, but deflate has no index: to read byte N one normally inflates bytes 0..N.  We read
+
+  - the *prefix* of a member exactly, inflating only as far as the furthest byte asked for;
+  - its *tail* from a deflate block boundary found by search near the bytes asked for, inflated
+    to the end of the member.  Reaching the exact end of the compressed data confirms the
+    boundary and tells where the tail starts (member size − bytes produced).  The 32 KiB window
+    before the boundary is unknown, so the tail is inflated twice in lockstep, once with a window
+    of 0x00 and once with 0xFF: a byte is known exactly when both agree (every byte derived from
+    the window differs), and once the last 32 KiB agree the second inflater is dropped.
+
+The cheaper of the two is chosen per read; anything odd (no boundary found, unknown bytes in
+the range asked for) falls back to the exact prefix.  Measured on torch-2.14.1 (1 GiB of ELF):
+this inflates about a fifth of the ELF bytes `wheel inspect` would otherwise need.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+WINDOW = 32768
+_ZEROS = bytes(WINDOW)
+_ONES = b"\xff" * WINDOW
+SMALL_MEMBER = 4 << 20  # members up to this size are simply inflated whole
+TAIL_OVERHEAD = 48 << 20  # a boundary search costs about as much as inflating this much (measured)
+CONVERGE_MARGIN = 512 << 10  # start the tail this far before the first byte wanted
+SEARCH_LIMIT = 4 << 20  # compressed bytes searched backwards for one boundary
+VERIFY_OUTPUT = 256 << 10  # bytes inflated past a chained tail's start to check the join
+HEAD = 1 << 20  # output bytes of a tail kept to check a tail chained to it
+# First byte of a byte-aligned, non-final dynamic-Huffman block: BFINAL=0, BTYPE=10, HLIT<=29.
+_LEN_NLEN = re.compile(b"(?=\xff\xff)")  # in LEN xor NLEN: a stored block's length pair
+_DYNAMIC_HEADER = re.compile(
+    b"[" + b"".join(re.escape(bytes([b])) for b in range(256) if b & 7 == 4 and b >> 3 <= 29) + b"]"
+)
+
+
+class MemberError(Exception):
+    """The member cannot be read: corrupt deflate data, or a read past its end."""
+
+
+class ByteSource(Protocol):
+    """Random-access reads of one file's bytes (a zip member, or bytes in memory)."""
+
+    @property
+    def size(self) -> int: ...
+
+    def read(self, offset: int, length: int) -> bytes: ...
+
+    def set_interest(self, spans: Sequence[tuple[int, int]]) -> None: ...
+
+
+class BytesSource:
+    """A file already in memory (also: a stored, uncompressed zip member)."""
+
+    def __init__(self, data: bytes | memoryview) -> None:
+        self._data = data
+
+    @property
+    def size(self) -> int:
+        return len(self._data)
+
+    def read(self, offset: int, length: int) -> bytes:
+        if offset < 0 or length < 0 or offset + length > len(self._data):
+            raise MemberError(f"read of {length} bytes at {offset} is past the end ({self.size})")
+        return bytes(self._data[offset : offset + length])
+
+    def set_interest(self, spans: Sequence[tuple[int, int]]) -> None:
+        """Nothing to do: every byte is at hand."""
+
+
+@dataclass
+class _Tail:
+    """Bytes inflated from a block boundary to the end: retained segments and unknown spans."""
+
+    start: int
+    position: int  # compressed position it was inflated from
+    boundary: int  # compressed position of its first block (-1: entered via a stored block)
+    segments: list[tuple[int, bytes]] = field(default_factory=list, repr=False)
+    unknown: list[tuple[int, int]] = field(default_factory=list)
+    head: bytes = field(default=b"", repr=False)  # first bytes, to check a tail chained to it
+    head_unknown: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def chainable(self) -> bool:
+        """Whether a tail may stop at this one's start: a dynamic block begins there and enough
+        of its first bytes are known to check the join."""
+        hidden = sum(min(e, len(self.head)) - s for s, e in self.head_unknown)
+        return self.boundary >= 0 and len(self.head) - hidden >= 64 << 10
+
+    def get(self, offset: int, length: int) -> bytes | None:
+        if offset < self.start:
+            return None
+        for u_start, u_end in self.unknown:
+            if u_start < offset + length and offset < u_end:
+                return None
+        for seg_start, data in self.segments:
+            if seg_start <= offset and offset + length <= seg_start + len(data):
+                return data[offset - seg_start : offset - seg_start + length]
+        return None
+
+
+class DeflateSource:
+    """A deflated zip member read on demand (see the module docstring)."""
+
+    def __init__(self, compressed: memoryview, size: int, *, exact: bool = False) -> None:
+        self._comp = compressed
+        self._size = size
+        self._prefix = bytearray()
+        self._inflater = zlib.decompressobj(-15)
+        self._fed = 0
+        self._tails: list[_Tail] = []
+        self._interest: list[tuple[int, int]] = []
+        self._anchors: list[tuple[int, int]] = [(0, 0), (len(compressed), size)]
+        self._tail_failures = 2 if exact else 0
+        self._misses = 0
+        self.inflated = 0  # bytes produced, for benchmarks
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def set_interest(self, spans: Sequence[tuple[int, int]]) -> None:
+        """Byte spans a tail pass keeps (the rest of the tail is dropped as it is inflated)."""
+        self._interest = sorted((s, s + n) for s, n in spans if n > 0)
+
+    def read(self, offset: int, length: int) -> bytes:
+        end = offset + length
+        if offset < 0 or length < 0 or end > self._size:
+            raise MemberError(f"read of {length} bytes at {offset} is past the end ({self._size})")
+        if end <= len(self._prefix):
+            return bytes(self._prefix[offset:end])
+        for tail in self._tails:
+            got = tail.get(offset, length)
+            if got is not None:
+                return got
+        if self._size <= SMALL_MEMBER:
+            self._extend_prefix(self._size)
+        elif end - len(self._prefix) > self._size - offset + TAIL_OVERHEAD and self._tail_pass(
+            offset, length
+        ):
+            got = self._tails[-1].get(offset, length)
+            assert got is not None
+            return got
+        self._extend_prefix(end)
+        return bytes(self._prefix[offset:end])
+
+    # -- exact prefix -------------------------------------------------------------------------
+
+    def _extend_prefix(self, end: int) -> None:
+        step = 1 << 18
+        while len(self._prefix) < end:
+            if self._fed >= len(self._comp):
+                raise MemberError("compressed data ends before the member's size")
+            piece = self._comp[self._fed : self._fed + step]
+            self._fed += len(piece)
+            try:
+                out = self._inflater.decompress(piece)
+            except zlib.error as exc:
+                raise MemberError(f"corrupt deflate data: {exc}") from None
+            self._prefix += out
+            self.inflated += len(out)
+            step = min(step * 2, 4 << 20)
+        self._anchors.append((self._fed, len(self._prefix)))
+
+    # -- tail from a block boundary -----------------------------------------------------------
+
+    def _estimate(self, offset: int) -> int:
+        """Compressed position that inflates to about `offset`.
+
+        Below a known tail start, extrapolate with the compression ratio of that tail (the end
+        of an ELF — symbol tables, strings — compresses alike); otherwise interpolate between
+        the anchors around `offset`.
+        """
+        anchors = sorted(set(self._anchors), key=lambda a: a[1])
+        above = [a for a in anchors if a[1] > offset]
+        below = [a for a in anchors if a[1] <= offset]
+        (c0, u0), (c1, u1) = below[-1], above[0]
+        if len(above) >= 2 and above[1][1] > u1:
+            (c2, u2) = above[1]
+            guess = c1 - (u1 - offset) * (c2 - c1) // (u2 - u1)
+            return max(c0, guess - (c1 - guess) // 10)
+        if u1 <= u0:
+            return c0
+        guess = c0 + (c1 - c0) * (offset - u0) // (u1 - u0)
+        # The end of an ELF (symbol and string tables) compresses better than its code, so a
+        # straight line starts too early; start late instead: a tail chained to this one costs
+        # only the bytes between them.
+        return guess + (c1 - guess) // 2 if c1 == len(self._comp) else guess
+
+    def _tail_pass(self, offset: int, length: int) -> bool:
+        """Inflate from a boundary before `offset` to the end (or to the start of a tail already
+        read, checked by the bytes that follow); False to fall back to the exact prefix."""
+        if self._tail_failures >= 2:
+            return False
+        goal = max(0, offset - CONVERGE_MARGIN)
+        for _ in range(4):
+            later = [t for t in self._tails if t.start > goal and t.chainable]
+            stop = min(later, key=lambda t: t.start) if later else None
+            tail = self._tail_from(self._estimate(goal), (offset, offset + length), stop)
+            if tail is None:
+                break
+            self._tails.append(tail)
+            self._anchors.append((tail.position, tail.start))
+            if tail.get(offset, length) is not None or any(
+                t.get(offset, length) is not None for t in self._tails
+            ):
+                return True
+            if tail.start <= offset:  # the window never settled before the bytes wanted
+                goal = max(0, tail.start - 2 * max(CONVERGE_MARGIN, offset - tail.start))
+        self._tail_failures += 1
+        return False
+
+    def _tail_from(self, guess: int, keep: tuple[int, int], stop: _Tail | None) -> _Tail | None:
+        highest = min(guess, stop.boundary - 1) if stop is not None else guess
+        lowest = max(0, highest - SEARCH_LIMIT)
+        misses = 0
+        for start, lead in _candidates(self._comp, lowest, max(0, highest)):
+            before = self._misses
+            tail = self._inflate_tail(start, lead, keep, stop)
+            if tail is not None:
+                return tail
+            misses += self._misses > before
+            if misses >= 3:  # boundaries that inflate but do not line up: give up on this way
+                return None
+        return None
+
+    def _pieces(self, start: int, lead: bytes, end: int) -> Iterator[bytes | memoryview]:
+        pos = start
+        step = WINDOW
+        if lead:
+            yield lead
+        while pos < end:
+            yield self._comp[pos : min(end, pos + step)]
+            pos += step
+            step = min(step * 2, 1 << 20)
+
+    def _inflate_tail(
+        self, start: int, lead: bytes, keep: tuple[int, int], stop: _Tail | None
+    ) -> _Tail | None:
+        """Inflate from `start` to the end of the member, or through `stop`'s boundary until the
+        bytes `stop` could not know are passed, checking that the output there continues exactly
+        as `stop`'s did.  None: `start` is not a block boundary."""
+        zero = zlib.decompressobj(-15, zdict=_ZEROS)
+        one: zlib._Decompress | None = zlib.decompressobj(-15, zdict=_ONES)
+        chunks: list[bytes] = []
+        unknown: list[tuple[int, int]] = []
+        state = {"total": 0, "last_unknown": 0}
+        end = len(self._comp) if stop is None else stop.boundary
+
+        def feed(piece: bytes | memoryview) -> bytes:
+            nonlocal one
+            total = state["total"]
+            out = zero.decompress(piece)
+            if one is not None:
+                other = one.decompress(piece)
+                if len(other) != len(out):
+                    raise zlib.error("the two inflaters disagree on lengths")
+                if other != out:
+                    first, last = _differing_span(out, other)
+                    unknown.append((total + first, total + last))
+                    state["last_unknown"] = total + last
+                if total + len(out) - state["last_unknown"] >= WINDOW:
+                    one = None
+            state["total"] = total + len(out)
+            if state["total"] > self._size:
+                raise zlib.error("more output than the member holds")
+            chunks.append(out)
+            return out
+
+        try:
+            for piece in self._pieces(start, lead, end):
+                feed(piece)
+            produced = state["total"]
+            if stop is None:
+                if not zero.eof or zero.unused_data:
+                    return None
+            else:
+                # past the join: far enough to compare, and past what the later tail missed
+                need = max(VERIFY_OUTPUT, max((e for _, e in stop.unknown), default=0) - stop.start)
+                pos, step = end, WINDOW
+                while state["total"] - produced < need + WINDOW and pos < len(self._comp):
+                    feed(self._comp[pos : pos + step])
+                    pos += step
+                    step = min(step * 2, 1 << 20)
+        except zlib.error:
+            return None
+        total = state["total"]
+        if stop is None:
+            begin = self._size - produced
+        else:
+            begin = stop.start - produced
+            after = b"".join(chunks)[produced:]
+            if begin < 0 or not _continues(after, produced, unknown, stop):
+                self._misses += 1
+                return None
+        self.inflated += total
+        tail = _Tail(
+            start=begin,
+            position=start,
+            boundary=-1 if lead else start,
+            unknown=[(begin + s, begin + e) for s, e in unknown],
+        )
+        spans = [*self._interest, keep]
+        pos = begin
+        for chunk in chunks:
+            chunk_end = pos + len(chunk)
+            if any(s < chunk_end and pos < e for s, e in spans):
+                tail.segments.append((pos, chunk))
+            pos = chunk_end
+        head = b"".join(chunks[:64])[:HEAD]
+        tail.head = head
+        tail.head_unknown = [(s, min(e, len(head))) for s, e in unknown if s < len(head)]
+        _merge_segments(tail)
+        return tail
+
+
+def _continues(verify: bytes, produced: int, unknown: list[tuple[int, int]], stop: _Tail) -> bool:
+    """Whether output after the boundary equals the later tail's first bytes, where both are
+    known; at least 4 KiB must be compared."""
+    n = min(len(verify), len(stop.head))
+    hidden = bytearray(n)
+    for spans, shift in ((unknown, produced), (stop.head_unknown, 0)):
+        for s, e in spans:
+            lo, hi = max(0, s - shift), min(n, e - shift)
+            if lo < hi:
+                hidden[lo:hi] = b"\x01" * (hi - lo)
+    ours, theirs = bytearray(verify[:n]), bytearray(stop.head[:n])
+    for match in re.finditer(b"\x01+", hidden):
+        lo, hi = match.span()
+        ours[lo:hi] = theirs[lo:hi] = bytes(hi - lo)
+    return n - hidden.count(1) >= 4096 and ours == theirs
+
+
+def _merge_segments(tail: _Tail) -> None:
+    """Join adjacent retained chunks so a read that straddles two chunks finds one segment."""
+    merged: list[tuple[int, bytes]] = []
+    run: list[bytes] = []
+    run_start = run_end = -1
+    for start, data in tail.segments:
+        if start == run_end:
+            run.append(data)
+        else:
+            if run:
+                merged.append((run_start, b"".join(run)))
+            run, run_start = [data], start
+        run_end = start + len(data)
+    if run:
+        merged.append((run_start, b"".join(run)))
+    tail.segments = merged
+
+
+def _differing_span(a: bytes, b: bytes) -> tuple[int, int]:
+    """First and one-past-last position where two equally long byte strings differ."""
+    diff = (int.from_bytes(a, "little") ^ int.from_bytes(b, "little")).to_bytes(len(a), "little")
+    return len(diff) - len(diff.lstrip(b"\x00")), len(diff.rstrip(b"\x00"))
+
+
+def _candidates(comp: memoryview, lowest: int, highest: int) -> Iterator[tuple[int, bytes]]:
+    """Plausible block starts, nearest `highest` first: (compressed position, bytes to prepend).
+
+    Byte-aligned dynamic-Huffman headers start at their own byte; a stored block is found by its
+    LEN/NLEN pair and entered through a one-byte stored-block header of our own (its real
+    header bits share a byte with the previous block's end).  Each is tried on a few KiB first.
+    """
+    window = 256 << 10
+    hi = highest
+    while hi > lowest:
+        lo = max(lowest, hi - window)
+        chunk = bytes(comp[lo : min(len(comp), hi + 8192)])
+        span = hi - lo
+        found = [(lo + m.start(), b"") for m in _DYNAMIC_HEADER.finditer(chunk, 0, span)]
+        if span > 4:
+            xor = (
+                int.from_bytes(chunk[0 : span - 2], "little")
+                ^ int.from_bytes(chunk[2:span], "little")
+            ).to_bytes(span - 2, "little")
+            found += [(lo + m.start(), b"\x00") for m in _LEN_NLEN.finditer(xor) if m.start()]
+            found.sort(reverse=True)
+        else:
+            found.reverse()
+        for pos, lead in found:
+            rel = pos - lo
+            if _plausible(lead + chunk[rel : rel + 4096]):
+                yield pos, lead
+        hi = lo
+
+
+def _plausible(data: bytes) -> bool:
+    quick = zlib.decompressobj(-15)
+    try:
+        quick.decompress(data[:32])
+    except zlib.error as exc:
+        if "too far back" not in str(exc):
+            return False
+    check = zlib.decompressobj(-15, zdict=_ZEROS)
+    try:
+        check.decompress(data)
+    except zlib.error:
+        return False
+    return True

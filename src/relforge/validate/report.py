@@ -1,0 +1,143 @@
+"""Validation results and their renderings: a table for people, JSON, JUnit XML, markdown."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from relforge.manifest import Verdict
+from relforge.validate.checks import CHECKS
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArtifactReport:
+    """The verdicts on one subject: a cell (with or without its file) or a file no cell claims."""
+
+    subject: str
+    cell_id: str | None
+    file: str | None
+    verdicts: tuple[Verdict, ...]
+
+    @property
+    def failed(self) -> tuple[Verdict, ...]:
+        return tuple(v for v in self.verdicts if v.status == "fail")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "subject": self.subject,
+            "cell_id": self.cell_id,
+            "file": self.file,
+            "status": "fail" if self.failed else "pass",
+            "verdicts": [
+                {**v.to_json(), "name": CHECKS[v.check].name if v.check in CHECKS else ""}
+                for v in self.verdicts
+            ],
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValidationReport:
+    project: str
+    release: str
+    channel: str
+    artifacts: tuple[ArtifactReport, ...]
+
+    @property
+    def failures(self) -> list[tuple[ArtifactReport, Verdict]]:
+        return [(a, v) for a in self.artifacts for v in a.failed]
+
+    def counts(self) -> Counter[str]:
+        return Counter(v.status for a in self.artifacts for v in a.verdicts)
+
+    def to_json(self) -> dict[str, Any]:
+        counts = self.counts()
+        return {
+            "project": self.project,
+            "release": self.release,
+            "channel": self.channel,
+            "status": "fail" if self.failures else "pass",
+            "counts": {k: counts.get(k, 0) for k in ("pass", "fail", "skip")},
+            "artifacts": [a.to_json() for a in self.artifacts],
+            "checks": {
+                c.id: {"name": c.name, "scope": c.scope, "doc": c.doc} for c in CHECKS.values()
+            },
+        }
+
+    def to_junit(self) -> str:
+        """One test suite per subject, one test case per check (skips and failures marked)."""
+        counts = self.counts()
+        root = ET.Element(
+            "testsuites",
+            name=f"relforge validate {self.project} {self.release} {self.channel}",
+            tests=str(sum(counts.values())),
+            failures=str(counts.get("fail", 0)),
+            skipped=str(counts.get("skip", 0)),
+        )
+        for artifact in self.artifacts:
+            statuses = Counter(v.status for v in artifact.verdicts)
+            suite = ET.SubElement(
+                root,
+                "testsuite",
+                name=artifact.subject,
+                tests=str(len(artifact.verdicts)),
+                failures=str(statuses.get("fail", 0)),
+                skipped=str(statuses.get("skip", 0)),
+            )
+            for verdict in artifact.verdicts:
+                name = CHECKS[verdict.check].name if verdict.check in CHECKS else ""
+                case = ET.SubElement(
+                    suite, "testcase", classname=artifact.subject, name=f"{verdict.check} {name}"
+                )
+                if verdict.status == "fail":
+                    ET.SubElement(case, "failure", message=verdict.message).text = verdict.message
+                elif verdict.status == "skip":
+                    ET.SubElement(case, "skipped", message=verdict.message)
+                elif verdict.message:
+                    ET.SubElement(case, "system-out").text = verdict.message
+        ET.indent(root)
+        return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode")
+
+    def to_markdown(self) -> str:
+        counts = self.counts()
+        head = "failed" if self.failures else "passed"
+        lines = [
+            f"### Validation {head}: {self.project} {self.release} ({self.channel})",
+            "",
+            f"{counts.get('pass', 0)} passed, {counts.get('fail', 0)} failed, "
+            f"{counts.get('skip', 0)} skipped on {len(self.artifacts)} artifacts.",
+            "",
+            "| Artifact | Result | Failed checks |",
+            "|---|---|---|",
+        ]
+        for a in self.artifacts:
+            failed = "<br>".join(f"**{v.check}** {_md(v.message)}" for v in a.failed) or "—"
+            lines.append(f"| `{a.subject}` | {'❌' if a.failed else '✅'} | {failed} |")
+        return "\n".join(lines)
+
+    def print_table(self) -> None:
+        from rich.table import Table
+
+        from relforge.cli.output import console
+
+        counts = self.counts()
+        table = Table(
+            title=f"{self.project} {self.release} ({self.channel}): {counts.get('pass', 0)} "
+            f"passed, {counts.get('fail', 0)} failed, {counts.get('skip', 0)} skipped",
+            title_justify="left",
+        )
+        for column in ("artifact", "file", "result", "failed checks"):
+            table.add_column(column)
+        for a in self.artifacts:
+            table.add_row(
+                a.subject,
+                a.file or "—",
+                "FAIL" if a.failed else "ok",
+                "\n".join(f"{v.check} {CHECKS[v.check].name}: {v.message}" for v in a.failed),
+            )
+        console().print(table)
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,243 @@
+"""Validate a release's artifacts against its cells: bind files to cells, run the static checks
+(in parallel), the release-wide checks and, when asked, the runtime checks."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from relforge.manifest import Verdict
+from relforge.matrix.cell import Cell
+from relforge.matrix.schema import Matrix, Release
+from relforge.validate.checks import (
+    DUPLICATE,
+    EXTRA,
+    INDEX_HASH,
+    MISSING,
+    PYPI_CONSISTENT,
+    Expectation,
+    check_artifact,
+)
+from relforge.validate.completeness import Artifact, bind, expected_filename
+from relforge.validate.facts import WheelFacts, gather
+from relforge.validate.report import ArtifactReport, ValidationReport
+from relforge.validate.runtime import RuntimeRequest, run_runtime
+
+
+@dataclass(frozen=True, kw_only=True)
+class Options:
+    runtime: bool = False
+    runtime_index: str | None = field(
+        default=None, metadata={"doc": "index pip installs from (default: the wheel file)"}
+    )
+    size_limit_mb: int | None = None
+    namespaces: tuple[str, ...] = ()
+    jobs: int = 2
+    workdir: Path | None = None
+
+
+def managed_names(all_cells: Sequence[Cell]) -> frozenset[str]:
+    """Distributions some cell of the release pins: only the cell's own may appear in a wheel."""
+    return frozenset(
+        canonicalize_name(Requirement(text).name)
+        for cell in all_cells
+        for text in cell.extra_install_requires
+    )
+
+
+def validate_artifacts(
+    matrix: Matrix,
+    release: Release,
+    channel: str,
+    cells: Sequence[Cell],
+    artifacts: Sequence[Artifact],
+    options: Options,
+    *,
+    managed: frozenset[str] = frozenset(),
+) -> ValidationReport:
+    """Every check on every artifact; the report holds one entry per cell and per stray file."""
+    project = matrix.project.name
+    limit_mb = options.size_limit_mb or matrix.project.size_limit_mb
+    binding = bind(cells, artifacts, project)
+    reports: list[ArtifactReport] = []
+    facts_by_cell: dict[str, WheelFacts] = {}
+    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
+        for cell in cells:
+            bound = binding.by_cell.get(cell.id, [])
+            want = expected_filename(cell, project)
+            if not bound:
+                reports.append(
+                    ArtifactReport(
+                        subject=cell.id,
+                        cell_id=cell.id,
+                        file=None,
+                        verdicts=(MISSING.verdict("fail", f"no artifact; expected {want}"),),
+                    )
+                )
+                continue
+            for artifact in bound:
+                facts = gather(artifact.path, pool, verify_digests=True)
+                facts_by_cell.setdefault(cell.id, facts)
+                expect = Expectation(
+                    cell=cell,
+                    project=project,
+                    requires_python=release.python_specifier,
+                    managed=managed,
+                    size_limit=limit_mb * 1_000_000,
+                    namespaces=options.namespaces,
+                )
+                verdicts = [
+                    MISSING.verdict("pass", want)
+                    if artifact.path.name == want
+                    else MISSING.verdict("fail", f"{artifact.path.name} should be named {want}"),
+                    *(
+                        [
+                            DUPLICATE.verdict(
+                                "fail",
+                                f"{len(bound)} artifacts: " + ", ".join(a.path.name for a in bound),
+                            )
+                        ]
+                        if len(bound) > 1
+                        else [DUPLICATE.verdict("pass")]
+                    ),
+                    *check_artifact(facts, expect),
+                    *_index_verdicts(artifact),
+                ]
+                reports.append(
+                    ArtifactReport(
+                        subject=cell.id,
+                        cell_id=cell.id,
+                        file=artifact.path.name,
+                        verdicts=tuple(verdicts),
+                    )
+                )
+        for artifact in binding.extra:
+            facts = gather(artifact.path, pool, verify_digests=True)
+            why = (
+                f"the manifest's cell {artifact.cell_id} is not a cell of this release"
+                if artifact.cell_id
+                else "no cell of the release expects this file"
+            )
+            reports.append(
+                ArtifactReport(
+                    subject=artifact.path.name,
+                    cell_id=None,
+                    file=artifact.path.name,
+                    verdicts=(
+                        EXTRA.verdict("fail", why),
+                        *check_artifact(facts, Expectation()),
+                    ),
+                )
+            )
+    reports = _with_pypi_consistency(reports, cells, facts_by_cell)
+    if options.runtime:
+        reports = _with_runtime(reports, cells, binding.by_cell, project, matrix, options)
+    return ValidationReport(
+        project=project, release=release.name, channel=channel, artifacts=tuple(reports)
+    )
+
+
+def _index_verdicts(artifact: Artifact) -> list[Verdict]:
+    if not artifact.from_index:
+        return []
+    if artifact.index_sha256 is None:
+        return [INDEX_HASH.verdict("fail", "the index links the file without #sha256=")]
+    if artifact.index_sha256 != artifact.sha256:
+        return [
+            INDEX_HASH.verdict(
+                "fail", f"index says sha256 {artifact.index_sha256}, the file is {artifact.sha256}"
+            )
+        ]
+    return [INDEX_HASH.verdict("pass", artifact.index_sha256)]
+
+
+def _with_pypi_consistency(
+    reports: list[ArtifactReport], cells: Sequence[Cell], facts: dict[str, WheelFacts]
+) -> list[ArtifactReport]:
+    """RF-V103 on every PyPI-bound wheel: the same metadata as the first of them."""
+    bound = [c.id for c in cells if c.pypi_default and c.id in facts and facts[c.id].error is None]
+    if len(bound) < 2:
+        return reports
+    first = facts[bound[0]]
+
+    def shape(f: WheelFacts) -> tuple[object, ...]:
+        return (
+            sorted(str(r) for r in f.requires_dist),
+            str(f.requires_python),
+            sorted(f.classifiers),
+        )
+
+    verdicts: dict[str, Verdict] = {}
+    for cell_id in bound:
+        mine = facts[cell_id]
+        differ = [
+            label
+            for label, a, b in zip(
+                ("Requires-Dist", "Requires-Python", "classifiers"),
+                shape(mine),
+                shape(first),
+                strict=True,
+            )
+            if a != b
+        ]
+        verdicts[cell_id] = (
+            PYPI_CONSISTENT.verdict(
+                "fail", f"{', '.join(differ)} differ from {first.file_name} (bound for PyPI too)"
+            )
+            if differ
+            else PYPI_CONSISTENT.verdict("pass", f"same as the other {len(bound) - 1}")
+        )
+    return [
+        _add(r, [verdicts[r.cell_id]]) if r.cell_id in verdicts and r.file else r for r in reports
+    ]
+
+
+def _with_runtime(
+    reports: list[ArtifactReport],
+    cells: Sequence[Cell],
+    by_cell: dict[str, list[Artifact]],
+    project: str,
+    matrix: Matrix,
+    options: Options,
+) -> list[ArtifactReport]:
+    by_id = {c.id: c for c in cells}
+    owned = options.workdir is None
+    workdir = options.workdir or Path(tempfile.mkdtemp(prefix="relforge-runtime-"))
+    out = []
+    try:
+        for report in reports:
+            cell = by_id.get(report.cell_id or "")
+            artifacts = by_cell.get(report.cell_id or "", [])
+            if cell is None or report.file is None or not artifacts:
+                out.append(report)
+                continue
+            artifact = next(a for a in artifacts if a.path.name == report.file)
+            request = RuntimeRequest(
+                cell=cell,
+                wheel=artifact.path,
+                project=project,
+                workdir=workdir,
+                index_url=options.runtime_index,
+                smoke=matrix.project.build.smoke,
+            )
+            out.append(_add(report, run_runtime(request)))
+    finally:
+        if owned:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return out
+
+
+def _add(report: ArtifactReport, verdicts: Sequence[Verdict]) -> ArtifactReport:
+    return ArtifactReport(
+        subject=report.subject,
+        cell_id=report.cell_id,
+        file=report.file,
+        verdicts=(*report.verdicts, *verdicts),
+    )

@@ -1,0 +1,223 @@
+"""A wheel read in place: the zip directory, METADATA/WHEEL/RECORD, and members as byte sources.
+
+Nothing is extracted to disk.  The archive is memory-mapped; small members are inflated whole,
+large ones through `relforge.validate.inflate.DeflateSource` so ELF checks read only a part.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import csv
+import functools
+import hashlib
+import io
+import mmap
+import struct
+import zipfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from email.message import Message
+from email.parser import BytesParser
+from pathlib import Path
+from types import TracebackType
+
+from packaging.tags import Tag
+from packaging.utils import (
+    InvalidWheelFilename,
+    NormalizedName,
+    parse_wheel_filename,
+)
+from packaging.version import Version
+
+from relforge.validate.inflate import ByteSource, BytesSource, DeflateSource, MemberError
+
+# Members with these endings are never ELF files; everything else is sniffed for the magic.
+NOT_ELF = (
+    ".py", ".pyi", ".pyc", ".h", ".hpp", ".hh", ".cuh", ".inl", ".txt", ".md", ".json", ".yaml",
+    ".yml", ".toml", ".typed", ".cmake", ".rst", ".html", ".css", ".js", ".cpp", ".c", ".cu",
+    "/METADATA", "/RECORD", "/WHEEL", "/LICENSE", ".pxd", ".pyx", ".ini", ".cfg", ".csv",
+)  # fmt: skip
+
+
+class WheelError(Exception):
+    """The file is not a readable wheel (not a zip, bad name, missing .dist-info files)."""
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str
+    size: int
+    compressed_size: int
+    method: int
+    header_offset: int
+
+
+@dataclass(frozen=True)
+class RecordRow:
+    path: str
+    algorithm: str
+    digest: str
+    size: int | None
+
+
+class WheelArchive:
+    """An open wheel.  Use as a context manager; sources it hands out die with it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.name, self.version, self.build, self.tags = parse_wheel_filename(path.name)
+        except InvalidWheelFilename as exc:
+            raise WheelError(f"{path.name}: not a wheel file name ({exc})") from None
+        try:
+            self._fh = path.open("rb")
+        except OSError as exc:
+            raise WheelError(f"{path}: {exc.strerror}") from None
+        try:
+            self._map = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
+            with zipfile.ZipFile(self._fh) as zf:
+                infos = zf.infolist()
+        except (OSError, ValueError, zipfile.BadZipFile) as exc:
+            self._fh.close()
+            raise WheelError(f"{path.name}: not a zip archive ({exc})") from None
+        self._view = memoryview(self._map)
+        self.members: dict[str, Member] = {}
+        for info in infos:
+            if not info.is_dir():
+                self.members[info.filename] = Member(
+                    info.filename,
+                    info.file_size,
+                    info.compress_size,
+                    info.compress_type,
+                    info.header_offset,
+                )
+        self.size = path.stat().st_size
+
+    def __enter__(self) -> WheelArchive:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._view.release()
+        with contextlib.suppress(BufferError):  # a source still holds a view of the map
+            self._map.close()
+        self._fh.close()
+
+    # -- members ------------------------------------------------------------------------------
+
+    def _compressed(self, member: Member) -> memoryview:
+        at = member.header_offset
+        if bytes(self._view[at : at + 4]) != b"PK\x03\x04":
+            raise MemberError(f"{member.name}: no local file header at {at}")
+        name_len, extra_len = struct.unpack_from("<HH", self._view, at + 26)
+        start = at + 30 + name_len + extra_len
+        return self._view[start : start + member.compressed_size]
+
+    def source(self, member: Member, *, exact: bool = False) -> ByteSource:
+        """Random-access reads of a member's bytes (`exact`: never from a searched boundary)."""
+        data = self._compressed(member)
+        if member.method == zipfile.ZIP_STORED:
+            return BytesSource(data)
+        if member.method != zipfile.ZIP_DEFLATED:
+            raise MemberError(f"{member.name}: compression method {member.method} not supported")
+        return DeflateSource(data, member.size, exact=exact)
+
+    def head(self, member: Member, length: int) -> bytes:
+        """The first bytes of a member, inflating only those."""
+        data = self._compressed(member)
+        if member.method == zipfile.ZIP_STORED:
+            return bytes(data[:length])
+        inflater = zlib.decompressobj(-15)
+        try:
+            return inflater.decompress(data[: max(4096, length * 2)], length)
+        except zlib.error:
+            return b""
+
+    def read(self, name: str) -> bytes:
+        member = self.members.get(name)
+        if member is None:
+            raise WheelError(f"{self.path.name}: no member {name}")
+        return self.source(member).read(0, member.size)
+
+    def chunks(self, member: Member, size: int = 1 << 20) -> Iterator[bytes]:
+        """The member's bytes in order (for hashing); raises MemberError on corrupt data."""
+        data = self._compressed(member)
+        if member.method == zipfile.ZIP_STORED:
+            for at in range(0, len(data), size):
+                yield bytes(data[at : at + size])
+            return
+        inflater = zlib.decompressobj(-15)
+        for at in range(0, len(data), size):
+            try:
+                yield inflater.decompress(data[at : at + size])
+            except zlib.error as exc:
+                raise MemberError(f"{member.name}: corrupt deflate data: {exc}") from None
+        yield inflater.flush()
+
+    def digest(self, member: Member) -> tuple[str, int]:
+        """RECORD-style sha256 (urlsafe base64, no padding) and size of a member's bytes."""
+        sha = hashlib.sha256()
+        size = 0
+        for chunk in self.chunks(member):
+            sha.update(chunk)
+            size += len(chunk)
+        return base64.urlsafe_b64encode(sha.digest()).rstrip(b"=").decode("ascii"), size
+
+    # -- .dist-info ---------------------------------------------------------------------------
+
+    @functools.cached_property
+    def dist_info(self) -> str:
+        """The one `<name>-<version>.dist-info` directory."""
+        dirs = {
+            n.split("/", 1)[0] for n in self.members if n.split("/", 1)[0].endswith(".dist-info")
+        }
+        if len(dirs) != 1:
+            found = ", ".join(sorted(dirs)) or "none"
+            raise WheelError(f"{self.path.name}: expected one .dist-info directory, found {found}")
+        return dirs.pop()
+
+    def metadata(self) -> Message:
+        return _email(self.read(f"{self.dist_info}/METADATA"))
+
+    def wheel_file(self) -> Message:
+        return _email(self.read(f"{self.dist_info}/WHEEL"))
+
+    def record(self) -> list[RecordRow]:
+        text = self.read(f"{self.dist_info}/RECORD").decode("utf-8", "replace")
+        rows = []
+        for fields in csv.reader(io.StringIO(text)):
+            if not fields:
+                continue
+            path, hashed, size = ([*fields, "", ""])[:3]
+            algorithm, _, digest = hashed.partition("=")
+            rows.append(RecordRow(path, algorithm, digest, int(size) if size.isdigit() else None))
+        return rows
+
+    def elf_members(self) -> list[Member]:
+        """Members that are ELF files, largest first."""
+        found = []
+        for member in self.members.values():
+            if member.size < 52 or member.name.endswith(NOT_ELF):
+                continue
+            if self.head(member, 4) == b"\x7fELF":
+                found.append(member)
+        return sorted(found, key=lambda m: -m.size)
+
+
+def _email(data: bytes) -> Message:
+    return BytesParser().parsebytes(data)
+
+
+def wheel_tags(path: Path) -> tuple[NormalizedName, Version, frozenset[Tag]]:
+    """Name, version and tags from a wheel file name (no I/O)."""
+    name, version, _, tags = parse_wheel_filename(path.name)
+    return name, version, tags

@@ -1,0 +1,403 @@
+"""`relforge validate` and `relforge wheel inspect` on real wheels compiled by the tests."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from relforge.manifest import ArtifactManifest, ManifestEntry, load_manifest, sha256_file
+from tests.wheelfactory import PROJECT, PYTHON, Build, WheelSpec, compile_extension, serve_index
+from tests.wheelfactory import write_wheel as _write_wheel
+
+CPU = f"wheel-linux-x86_64-py{PYTHON}-cpu"
+CUDA = f"wheel-linux-x86_64-py{PYTHON}-cu130"
+CUDA_PIN = "nvidia-cuda-runtime==13.0.48; platform_system == 'Linux'"
+MATRIX = f"""\
+schema_version: 1
+project:
+  name: {PROJECT}
+  size_limit_mb: 1
+  build:
+    smoke: ["python", "-c", "import demo_ext; print(demo_ext.__version__, demo_ext.build_info())"]
+releases:
+  "1.0":
+    python: ["{PYTHON}"]
+    platforms:
+      linux-x86_64: {{os: linux, arch: x86_64, platform_tag: manylinux_2_28_x86_64}}
+    accelerators:
+      cpu:
+        kind: cpu
+        platforms: {{linux-x86_64: {{}}}}
+      cu130:
+        kind: cuda
+        version: 13.0.0
+        extra_install_requires: ["{CUDA_PIN}"]
+        platforms: {{linux-x86_64: {{}}}}
+    pypi_default: {{linux-x86_64: cpu}}
+"""
+VERSION = {"cpu": "1.0.0+cpu", "cu130": "1.0.0+cu130"}
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def ext(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Build], bytes]:
+    """Compile the demo extension once per distinct build."""
+    cache: dict[Build, bytes] = {}
+    root = tmp_path_factory.mktemp("ext")
+
+    def get(build: Build) -> bytes:
+        if build not in cache:
+            cache[build] = compile_extension(build, root / f"b{len(cache)}")
+        return cache[build]
+
+    return get
+
+
+def good_spec(ext: Callable[[Build], bytes], variant: str, **changes: object) -> WheelSpec:
+    if variant == "cpu":
+        spec = WheelSpec(version=VERSION["cpu"], extension=ext(Build()))
+    else:
+        build = Build(variant="cu130", accelerator="cuda", needs_library="libcudart.so.13")
+        spec = WheelSpec(version=VERSION["cu130"], extension=ext(build), requires_dist=[CUDA_PIN])
+    for key, value in changes.items():
+        setattr(spec, key, value)
+    return spec
+
+
+@pytest.fixture
+def matrix(tmp_path: Path) -> Path:
+    path = tmp_path / "matrix.yaml"
+    path.write_text(MATRIX)
+    return path
+
+
+def run_json(run: Callable[..., object], *args: str) -> tuple[int, dict[str, object]]:
+    result = run(*args, "--format", "json")
+    return result.code, json.loads(result.out)  # type: ignore[attr-defined]
+
+
+def failing(report: dict[str, object], subject: str) -> set[str]:
+    """IDs of the failed checks of one subject (a cell id or a stray file name)."""
+    artifacts = report["artifacts"]
+    assert isinstance(artifacts, list)
+    found = [a for a in artifacts if a["subject"] == subject]
+    assert found, f"no report for {subject}"
+    return {v["check"] for a in found for v in a["verdicts"] if v["status"] == "fail"}
+
+
+def test_good_wheels_pass(run, matrix, ext, tmp_path):
+    dist = tmp_path / "dist"
+    _write_wheel(good_spec(ext, "cpu"), dist)
+    _write_wheel(good_spec(ext, "cu130"), dist)
+    code, report = run_json(
+        run, "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist)
+    )
+    assert code == 0, report
+    assert report["status"] == "pass"
+    assert {a["subject"] for a in report["artifacts"]} == {CPU, CUDA}
+    statuses = {
+        (a["subject"], v["check"]): v["status"] for a in report["artifacts"] for v in a["verdicts"]
+    }
+    every = "RF-V100 RF-V011 RF-V012 RF-V013 RF-V020 RF-V021 RF-V030 RF-V031 RF-V040 RF-V041"
+    every += " RF-V042 RF-V043 RF-V044 RF-V050"
+    for check in every.split():
+        assert statuses[(CPU, check)] == "pass", check
+        assert statuses[(CUDA, check)] == "pass", check
+
+
+BROKEN: dict[str, tuple[str, Callable[[Callable[[Build], bytes]], WheelSpec], set[str]]] = {
+    "wrong-platform-tag": (
+        "cpu",
+        lambda ext: good_spec(ext, "cpu", platform_tag="manylinux_2_34_x86_64"),
+        {"RF-V012", "RF-V100"},
+    ),
+    "tampered-record-hash": (
+        "cpu",
+        lambda ext: good_spec(ext, "cpu", tamper_record="demo_ext/__init__.py"),
+        {"RF-V031"},
+    ),
+    "unlisted-file": (
+        "cpu",
+        lambda ext: good_spec(ext, "cpu", unlisted={"demo_ext/sneaky.py": b"print(1)\n"}),
+        {"RF-V030"},
+    ),
+    "missing-pin": (
+        "cu130",
+        lambda ext: WheelSpec(
+            version=VERSION["cu130"], extension=ext(Build(variant="cu130", accelerator="cuda"))
+        ),
+        {"RF-V020"},
+    ),
+    "wrong-pin": (
+        "cu130",
+        lambda ext: good_spec(
+            ext, "cu130", requires_dist=["nvidia-cuda-runtime==13.0.0; platform_system == 'Linux'"]
+        ),
+        {"RF-V020"},
+    ),
+    "cuda-pin-on-cpu-wheel": (
+        "cpu",
+        lambda ext: good_spec(ext, "cpu", requires_dist=[CUDA_PIN]),
+        {"RF-V020"},
+    ),
+    "glibc-newer-than-tag": (
+        "cpu",
+        lambda ext: good_spec(ext, "cpu", extension=ext(Build(threads=True))),
+        {"RF-V040"},
+    ),
+    "pre-cxx11-in-cxx11-cell": (
+        "cpu",
+        lambda ext: good_spec(ext, "cpu", extension=ext(Build(cxx11_abi=False))),
+        {"RF-V042"},
+    ),
+    "absolute-rpath": (
+        "cpu",
+        lambda ext: good_spec(ext, "cpu", extension=ext(Build(rpath="/abs/build/path/lib"))),
+        {"RF-V043"},
+    ),
+    "oversize": (
+        "cpu",
+        lambda ext: good_spec(ext, "cpu", extra_files={"demo_ext/blob.bin": os.urandom(1_200_000)}),
+        {"RF-V050"},
+    ),
+    "undeclared-library": (
+        "cpu",
+        lambda ext: good_spec(ext, "cpu", extension=ext(Build(needs_library="libfoo.so.1"))),
+        {"RF-V041"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_broken_wheel_fires_its_check(run, matrix, ext, tmp_path, case):
+    variant, make, expected = BROKEN[case]
+    dist = tmp_path / "dist"
+    _write_wheel(make(ext), dist)
+    other = "cu130" if variant == "cpu" else "cpu"
+    _write_wheel(good_spec(ext, other), dist)
+    code, report = run_json(
+        run, "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist)
+    )
+    assert code == 4
+    subject = CPU if variant == "cpu" else CUDA
+    assert failing(report, subject) == expected
+    assert failing(report, CUDA if variant == "cpu" else CPU) == set()
+
+
+def test_glibc_check_names_the_symbol_version(run, matrix, ext, tmp_path):
+    dist = tmp_path / "dist"
+    _write_wheel(good_spec(ext, "cpu", extension=ext(Build(threads=True))), dist)
+    _, report = run_json(
+        run, "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist),
+        "--select", "variant=cpu",
+    )  # fmt: skip
+    [cpu] = report["artifacts"]
+    [verdict] = [v for v in cpu["verdicts"] if v["check"] == "RF-V040"]
+    assert "libc.so.6: GLIBC_2.34" in verdict["message"]
+
+
+def test_completeness_missing_extra_duplicate(run, matrix, ext, tmp_path):
+    dist = tmp_path / "dist"
+    good = _write_wheel(good_spec(ext, "cpu"), dist)
+    # the same cell again, differing only by a build tag
+    dup = dist / good.name.replace("+cpu-", "+cpu-1-")
+    dup.write_bytes(good.read_bytes())
+    # a wheel of another project: belongs to no cell
+    stray = _write_wheel(good_spec(ext, "cpu", name="other-project"), dist)
+    code, report = run_json(
+        run, "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist)
+    )
+    assert code == 4
+    assert failing(report, CUDA) == {"RF-V100"}  # missing
+    assert "RF-V102" in failing(report, CPU)  # duplicate
+    assert "RF-V101" in failing(report, stray.name)  # extra
+    [missing] = [a for a in report["artifacts"] if a["subject"] == CUDA]
+    assert "demo_ext-1.0.0+cu130-" in missing["verdicts"][0]["message"]
+
+
+def test_json_and_junit_shapes(run, matrix, ext, tmp_path):
+    dist = tmp_path / "dist"
+    _write_wheel(good_spec(ext, "cpu", tamper_record="demo_ext/__init__.py"), dist)
+    _write_wheel(good_spec(ext, "cu130"), dist)
+    args = ("validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist))
+    code, report = run_json(run, *args)
+    assert code == 4
+    assert set(report) == {
+        "project",
+        "release",
+        "channel",
+        "status",
+        "counts",
+        "artifacts",
+        "checks",
+    }
+    assert report["checks"]["RF-V031"]["name"] == "record-hashes"
+    assert report["counts"]["fail"] == 1
+    junit = run(*args, "--format", "junit")
+    assert junit.code == 4
+    root = ET.fromstring(junit.out)
+    assert root.tag == "testsuites" and root.get("failures") == "1"
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert set(suites) == {CPU, CUDA}
+    failures = [c for c in suites[CPU].findall("testcase") if c.find("failure") is not None]
+    assert [c.get("name") for c in failures] == ["RF-V031 record-hashes"]
+    assert int(root.get("tests")) == sum(len(s.findall("testcase")) for s in suites.values())
+
+
+def test_summary_goes_to_github_step_summary(run, matrix, ext, tmp_path, monkeypatch):
+    dist = tmp_path / "dist"
+    _write_wheel(good_spec(ext, "cpu"), dist)
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = run(
+        "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist), "--summary"
+    )
+    assert result.code == 4  # the CUDA wheel is missing
+    text = summary.read_text()
+    assert "### Validation failed" in text and f"`{CUDA}`" in text and "RF-V100" in text
+
+
+def test_verdicts_land_in_the_manifest(run, matrix, ext, tmp_path):
+    dist = tmp_path / "dist"
+    good = _write_wheel(good_spec(ext, "cpu"), dist)
+    bad = _write_wheel(good_spec(ext, "cu130", extension=ext(Build(rpath="/opt/build/lib"))), dist)
+    entries = []
+    for cell_id, path, variant in ((CPU, good, "cpu"), (CUDA, bad, "cu130")):
+        entries.append(
+            ManifestEntry(
+                cell_id=cell_id,
+                file=f"dist/{path.name}",
+                size=path.stat().st_size,
+                sha256=sha256_file(path),
+                version=VERSION[variant],
+                package_type="wheel",
+                variant=variant,
+                upload_subfolder=variant,
+            )
+        )
+    manifest_path = tmp_path / "relforge-manifest.json"
+    ArtifactManifest(project=PROJECT, release="1.0", channel="test").with_entries(entries).save(
+        manifest_path
+    )
+    result = run(
+        "validate", str(matrix), "-r", "1.0", "-c", "test", "--manifest", str(manifest_path)
+    )
+    assert result.code == 4
+    manifest = load_manifest(manifest_path)
+    assert manifest.entries[CPU].validated
+    assert not manifest.entries[CUDA].validated
+    assert [v.check for v in manifest.entries[CUDA].failed] == ["RF-V043"]
+    assert {v.check for v in manifest.entries[CPU].verdicts} >= {"RF-V040", "RF-V031", "RF-V100"}
+
+
+def test_wheel_inspect_good_and_self_contradicting(run, ext, tmp_path):
+    good = _write_wheel(good_spec(ext, "cu130"), tmp_path / "good")
+    result = run("wheel", "inspect", str(good), "--format", "json")
+    assert result.code == 0, result.err
+    found = json.loads(result.out)
+    assert found["tags"] == [
+        f"cp{PYTHON.replace('.', '')}-cp{PYTHON.replace('.', '')}-manylinux_2_28_x86_64"
+    ]
+    assert found["symbol_version_ceiling"].startswith("manylinux_2_")
+    assert found["cxx_abi"] == "cxx11"
+    assert found["external_libraries"]["libcudart.so.13"]["status"].startswith(
+        "declared by nvidia-cuda-runtime==13.0.48"
+    )
+    others = {k: v["status"] for k, v in found["external_libraries"].items()}
+    del others["libcudart.so.13"]
+    assert set(others.values()) <= {"allowed"}, others
+    table = run("wheel", "inspect", str(good))
+    assert table.code == 0 and "libcudart.so.13" in table.out and "manylinux_2_" in table.out
+
+    bad = _write_wheel(good_spec(ext, "cpu", extension=ext(Build(threads=True))), tmp_path / "bad")
+    result = run("wheel", "inspect", str(bad), "--format", "json")
+    assert result.code == 4
+    found = json.loads(result.out)
+    assert found["symbol_version_ceiling"] == "manylinux_2_34"
+    assert found["highest_versions"]["GLIBC"] == "2.34"
+    assert found["external_libraries"]["libc.so.6"]["status"] == "allowed"
+    assert "RF-V040" in result.err and "GLIBC_2.34" in result.err
+
+
+def test_wheel_inspect_bad_input(run, tmp_path):
+    missing = run("wheel", "inspect", str(tmp_path / "nope.whl"))
+    assert missing.code == 2 and "no such file" in missing.err
+    junk = tmp_path / "junk-1.0-py3-none-any.whl"
+    junk.write_bytes(b"not a zip")
+    result = run("wheel", "inspect", str(junk))
+    assert result.code == 4 and "not a zip archive" in result.err and "Traceback" not in result.err
+
+
+def test_validate_usage_errors(run, matrix, tmp_path):
+    neither = run("validate", str(matrix), "-r", "1.0", "-c", "test")
+    assert neither.code == 2 and "exactly one of" in neither.err
+    nodir = run("validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(tmp_path / "x"))
+    assert nodir.code == 2 and "not a directory" in nodir.err
+
+
+@contextlib.contextmanager
+def http_server(root: Path) -> Iterator[str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+         "--directory", str(root)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/simple"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_runtime_from_a_local_index(run, matrix, ext, tmp_path):
+    good = _write_wheel(good_spec(ext, "cpu"), tmp_path / "built")
+    serve_index(tmp_path / "index", PROJECT, [good])
+    with http_server(tmp_path / "index") as url:
+        code, report = run_json(
+            run, "validate", str(matrix), "-r", "1.0", "-c", "test", "--index", url,
+            "--runtime", "--select", "variant=cpu",
+        )  # fmt: skip
+    assert code == 0, report
+    [cpu] = report["artifacts"]
+    status = {v["check"]: (v["status"], v["message"]) for v in cpu["verdicts"]}
+    assert status["RF-V104"][0] == "pass"
+    assert status["RF-R001"][0] == "pass" and url in status["RF-R001"][1]
+    assert status["RF-R002"][0] == "pass" and "1.0.0+cpu" in status["RF-R002"][1]
+    assert status["RF-R003"] == ("pass", status["RF-R003"][1])
+    assert "variant=cpu" in status["RF-R003"][1] and "cxx11_abi=True" in status["RF-R003"][1]
+    assert status["RF-R004"] == ("skip", "a cpu cell")
+
+
+def test_runtime_catches_build_info_from_another_cell(run, matrix, ext, tmp_path):
+    wrong = good_spec(ext, "cpu", extension=ext(Build(variant="cu130", accelerator="cuda")))
+    wheel = _write_wheel(wrong, tmp_path / "built")
+    serve_index(tmp_path / "index", PROJECT, [wheel], with_hash=False)
+    with http_server(tmp_path / "index") as url:
+        code, report = run_json(
+            run, "validate", str(matrix), "-r", "1.0", "-c", "test", "--index", url,
+            "--runtime", "--select", "variant=cpu",
+        )  # fmt: skip
+    assert code == 4
+    assert failing(report, CPU) == {"RF-R003", "RF-V104"}
+    [cpu] = report["artifacts"]
+    [info] = [v for v in cpu["verdicts"] if v["check"] == "RF-R003"]
+    assert "variant is 'cu130', the cell says 'cpu'" in info["message"]

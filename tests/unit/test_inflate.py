@@ -1,0 +1,120 @@
+"""Random access into deflated zip members: prefix reads and tail reads from a searched boundary."""
+
+from __future__ import annotations
+
+import io
+import random
+import zipfile
+import zlib
+
+import pytest
+
+from relforge.validate import inflate
+from relforge.validate.inflate import BytesSource, DeflateSource, MemberError
+
+
+def _data(size: int, seed: int = 7) -> bytes:
+    """Compressible, not trivial bytes: words from a vocabulary that changes every 64 KiB, with
+    some incompressible runs.  (A string repeated through the whole tail would keep the bytes
+    copied from the unknown window unknown: the reader then falls back to the exact prefix.)"""
+    rng = random.Random(seed)
+    out = bytearray()
+    while len(out) < size:
+        words = [
+            bytes(rng.choice(b"abcdefghijklmnop_") for _ in range(rng.randint(3, 12)))
+            for _ in range(200)
+        ]
+        segment_end = len(out) + (64 << 10)
+        while len(out) < segment_end:
+            if rng.random() < 0.02:
+                out += rng.randbytes(rng.randint(100, 3000))
+            else:
+                out += rng.choice(words) + b"\x00"
+    return bytes(out[:size])
+
+
+def _member(data: bytes, level: int = 6) -> memoryview:
+    raw = zlib.compressobj(level, zlib.DEFLATED, -15)
+    return memoryview(raw.compress(data) + raw.flush())
+
+
+@pytest.fixture
+def eager_tail(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every far read a tail read, whatever it costs."""
+    monkeypatch.setattr(inflate, "SMALL_MEMBER", 0)
+    monkeypatch.setattr(inflate, "TAIL_OVERHEAD", -(1 << 40))
+    monkeypatch.setattr(inflate, "CONVERGE_MARGIN", 64 << 10)
+
+
+def test_tail_reads_are_exact(eager_tail: None) -> None:
+    data = _data(6 << 20)
+    src = DeflateSource(_member(data), len(data))
+    assert src.read(0, 100) == data[:100]
+    for offset, length in (
+        (len(data) - 5000, 5000),
+        (len(data) - 300_000, 1000),
+        (len(data) - 1, 1),
+    ):
+        assert src.read(offset, length) == data[offset : offset + length]
+    assert src._tails, "the reads should have come from a tail pass"
+
+
+def test_a_late_tail_is_chained_to(eager_tail: None) -> None:
+    data = _data(8 << 20, seed=21)
+    src = DeflateSource(_member(data), len(data))
+    assert src.read(len(data) - 1000, 1000) == data[-1000:]
+    late = min(t.start for t in src._tails)
+    at = late - (2 << 20)  # before the tail read so far: reached by a tail that stops at it
+    assert src.read(at, 512) == data[at : at + 512]
+    chained = [t for t in src._tails if t.start <= at]
+    assert chained and all(t.start < late for t in chained)
+    assert src.inflated < len(data)
+
+
+def test_tail_reads_through_stored_blocks(eager_tail: None) -> None:
+    rng = random.Random(3)
+    data = _data(2 << 20) + rng.randbytes(2 << 20) + _data(2 << 20, seed=9)
+    src = DeflateSource(_member(data), len(data))
+    assert src.read(0, 64) == data[:64]
+    at = len(data) - (3 << 20)  # inside the incompressible (stored) part
+    assert src.read(at, 4096) == data[at : at + 4096]
+
+
+def test_unsettled_window_falls_back_to_the_prefix(eager_tail: None) -> None:
+    rng = random.Random(5)
+    words = [bytes(rng.choice(b"abcdefgh") for _ in range(8)) for _ in range(50)]
+    data = b"".join(b"_ZN5torch" + rng.choice(words) + b"\x00" for _ in range(400_000))
+    src = DeflateSource(_member(data), len(data))
+    assert src.read(len(data) - 100, 100) == data[-100:]  # exact, whatever path it took
+
+
+def test_exact_source_never_uses_a_tail(eager_tail: None) -> None:
+    data = _data(3 << 20)
+    src = DeflateSource(_member(data), len(data), exact=True)
+    assert src.read(len(data) - 10, 10) == data[-10:]
+    assert not src._tails and src.inflated >= len(data) - 10
+
+
+def test_reads_past_the_end_and_corrupt_data_are_errors() -> None:
+    data = _data(100_000)
+    src = DeflateSource(_member(data), len(data))
+    with pytest.raises(MemberError, match="past the end"):
+        src.read(len(data) - 5, 10)
+    broken = bytearray(_member(data))
+    broken[10:40] = b"\xff" * 30
+    with pytest.raises(MemberError):
+        DeflateSource(memoryview(bytes(broken)), len(data)).read(0, len(data))
+    with pytest.raises(MemberError):
+        BytesSource(b"abc").read(2, 5)
+
+
+def test_zip_member_from_zipfile(eager_tail: None) -> None:
+    data = _data(4 << 20, seed=11)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("lib/libx.so", data)
+    raw = buf.getvalue()
+    info = zipfile.ZipFile(io.BytesIO(raw)).getinfo("lib/libx.so")
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    src = DeflateSource(memoryview(raw)[start : start + info.compress_size], info.file_size)
+    assert src.read(len(data) - 70_000, 70_000) == data[-70_000:]
