@@ -44,7 +44,7 @@ def relforge(workdir: Path, *args: str) -> tuple[float, dict[str, object]]:
 
 def baseline(workdir: Path) -> float:
     """A sequential `pip wheel` per cell, the way a build script without relforge does it."""
-    from relforge.builders.interpreters import find_interpreter
+    from relforge.interpreters import find_interpreter
     from relforge.matrix.expand import expand_cells
     from relforge.matrix.load import load_matrix
 

@@ -1,44 +1,81 @@
 #!/usr/bin/env bash
-# `make demo`: the main job on embedded defaults.  Each stage of relforge adds its step here.
+# `make demo`: a release rehearsal of the example project on embedded defaults — no server, no
+# credentials.  Everything it writes stays under .relforge/ (the local store is the example
+# matrix's `publishing.store`, file://.relforge/store).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-step "The example project's build matrix (matrix/example.yaml, release 1.0)"
-relforge matrix list matrix/example.yaml --release 1.0
+MATRIX=matrix/example.yaml
+DEMO="$PWD/.relforge/demo"
+DIST="$DEMO/dist"
+SELECT=(--select python=3.12)          # two cells (cpu, cu130) keep the demo short
+mkdir -p "$DEMO"
 
-step "Why does wheel-linux-x86_64-py3.12-cu130 exist?"
-relforge matrix explain matrix/example.yaml --release 1.0 wheel-linux-x86_64-py3.12-cu130
-
-step "Why is there no CUDA 12.8 aarch64 wheel in PyTorch 2.8?"
+step "1. The build matrix: cells, why one exists, what changed between two PyTorch releases"
+relforge matrix list "$MATRIX" --release 1.0
+relforge matrix explain "$MATRIX" --release 1.0 wheel-linux-x86_64-py3.12-cu130
 relforge matrix explain matrix/pytorch.yaml --release 2.8 wheel-linux-aarch64-py3.12-cu128
-
-step "PyTorch 2.8 → 2.9, as release notes"
 relforge matrix diff matrix/pytorch.yaml --from 2.8 --to 2.9
 
-step "Generated CI: the example project's GitHub Actions workflows, rendered into a scratch repository"
-scratch=$(mktemp -d)
-mkdir -p "$scratch/matrix" && cp matrix/example.yaml "$scratch/matrix/"
-(cd "$scratch" && relforge workflows generate matrix/example.yaml --release 1.0 --out .github/workflows)
-
-step "The committed .github/workflows/relforge-*.yml are current (the CI staleness gate)"
-relforge workflows generate matrix/example.yaml --release 1.0 --out .github/workflows --check
-
-step "A hand edit is caught: --check exits 1 with a unified diff"
+step "2. Generated CI: the committed workflows are current, and a hand edit is caught"
+relforge workflows generate "$MATRIX" --release 1.0 --out .github/workflows --check
+scratch="$DEMO/ci"
+rm -rf "$scratch" && mkdir -p "$scratch/matrix" && cp "$MATRIX" "$scratch/matrix/"
+(cd "$scratch" && relforge workflows generate matrix/example.yaml --release 1.0 \
+  --out .github/workflows)
 sed -i 's/timeout-minutes: 360/timeout-minutes: 30/' "$scratch/.github/workflows/relforge-build.yml"
-if (cd "$scratch" && relforge workflows generate matrix/example.yaml --release 1.0 --out .github/workflows --check); then
+if (cd "$scratch" && relforge workflows generate matrix/example.yaml --release 1.0 \
+  --out .github/workflows --check); then
   echo "expected --check to fail" >&2; exit 1
 fi
-rm -rf "$scratch"
 
-step "The cherry-pick bot's workflow, generated with the others (.github/workflows/relforge-bot.yml)"
-grep -n "relforge bot handle" .github/workflows/relforge-bot.yml
-step "Release: cut release/1.0 and tag an RC in a scratch copy of the example project"
-scratch="$PWD/.relforge/demo-release"
+step "3. Build the RC's Python 3.12 cells on the host (C++ and a CUDA kernel by nvcc)"
+relforge build "$MATRIX" --release 1.0 --channel test --tag v1.0.0-rc1 --builder host \
+  "${SELECT[@]}" --out "$DIST"
+step "   …and again: nothing changed, so both come from the cache"
+relforge build "$MATRIX" --release 1.0 --channel test --tag v1.0.0-rc1 --builder host \
+  "${SELECT[@]}" --out "$DIST"
+
+step "4. Validate them against their cells, statically and by installing each one"
+relforge validate "$MATRIX" --release 1.0 --channel test --manifest "$DIST/relforge-manifest.json" \
+  "${SELECT[@]}" --runtime
+
+step "5. Publish to the test channel of the local store (the plan first, then --execute)"
+rm -rf .relforge/store                 # the demo's own store: start empty every run
+relforge publish "$MATRIX" --channel test --manifest "$DIST/relforge-manifest.json"
+relforge publish "$MATRIX" --channel test --manifest "$DIST/relforge-manifest.json" --execute
+step "   …a rerun changes nothing"
+relforge publish "$MATRIX" --channel test --manifest "$DIST/relforge-manifest.json" --execute
+
+step "6. pip installs the RC from the generated index (served over HTTP on 127.0.0.1)"
+port=$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python -m http.server "$port" --bind 127.0.0.1 --directory .relforge/store >/dev/null 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null || true' EXIT
+py312=$(python -c 'from relforge.interpreters import find_interpreter as f; print(f("3.12").executable)')
+rm -rf "$DEMO/venv" && "$py312" -m venv "$DEMO/venv"
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+  python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/')" 2>/dev/null && break
+  sleep 0.2
+done
+"$DEMO/venv/bin/pip" --isolated install --quiet --no-cache-dir \
+  --index-url "http://127.0.0.1:$port/whl/test/cpu/" hello-native
+"$DEMO/venv/bin/python" -c "import hello_native; print(hello_native.build_info())"
+
+step "7. Promote the validated bytes test → release (server-side copies, hashes verified)"
+relforge promote "$MATRIX" --version 1.0.0 --from test --to release --execute
+
+step "8. Stage the PyPI-default wheel for PyPI (local version dropped: 1.0.0+cpu → 1.0.0)"
+relforge pypi stage "$MATRIX" --version 1.0.0 --execute
+ls .relforge/store/pypi-staging/1.0.0/
+
+step "9. Release branch: cut release/1.0 and tag an RC in a scratch copy of the project"
+scratch="$DEMO/release"
 rm -rf "$scratch" && mkdir -p "$scratch/hello/matrix" "$scratch/hello/.github/workflows"
 git init -q --bare -b main "$scratch/origin.git"
-cp matrix/example.yaml "$scratch/hello/matrix/example.yaml"
+cp "$MATRIX" "$scratch/hello/matrix/example.yaml"
 printf '1.0.0a0\n' >"$scratch/hello/version.txt"
 cat >"$scratch/hello/.github/workflows/build.yml" <<'YAML'
 name: build
@@ -61,25 +98,6 @@ relforge release cut 1.0 "${release[@]}" --execute
 relforge release tag 1.0.0 --rc --repo "$scratch/hello" --execute
 relforge release status 1.0 --repo "$scratch/hello"
 git -C "$scratch/origin.git" log --oneline --graph --decorate --all
-step "Publish the example wheels to the test channel, index it, promote to release, stage for PyPI"
-MANIFEST=dist/relforge-manifest.json
-if [ -f "$MANIFEST" ]; then
-  # The version to promote: the public version of the manifest's artifacts (1.0.0+cpu → 1.0.0).
-  VERSION=$(python -c 'import json, sys; from packaging.version import Version
-m = json.load(open(sys.argv[1]))
-print(sorted({Version(e["version"]).public for e in m["entries"].values()})[-1])' "$MANIFEST")
-  relforge publish matrix/example.yaml --channel test --manifest "$MANIFEST" --execute
-  relforge index matrix/example.yaml --channel test
-  relforge promote matrix/example.yaml --version "$VERSION" --from test --to release --execute
-  relforge pypi stage matrix/example.yaml --version "$VERSION" --execute
-  echo "pip install hello-native --index-url file://$PWD/.relforge/store/whl/cpu/  (or serve .relforge/store over HTTP)"
-else
-  echo "skipped: no $MANIFEST yet (relforge build writes it, relforge validate adds the verdicts)"
-fi
-step "Build the example project's Python 3.12 cells on the host (C++ and a CUDA kernel by nvcc)"
-relforge build matrix/example.yaml --release 1.0 --builder host --select python=3.12 \
-  --out .relforge/demo/dist
 
-step "Build them again: nothing changed, so both come from the cache"
-relforge build matrix/example.yaml --release 1.0 --builder host --select python=3.12 \
-  --out .relforge/demo/dist
+step "The cherry-pick bot runs from the generated .github/workflows/relforge-bot.yml"
+grep -n "relforge bot handle" .github/workflows/relforge-bot.yml

@@ -13,7 +13,7 @@ import docker
 import pytest
 
 from relforge.builders.images import ImageSpec, make_builder_image
-from relforge.builders.interpreters import find_interpreter
+from relforge.interpreters import find_interpreter
 from relforge.manifest import load_manifest
 from tests.conftest import Result
 from tests.integration.dockerd import running_dockerd

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from relforge.builders.interpreters import find_interpreter
+from relforge.interpreters import find_interpreter
 from relforge.manifest import load_manifest, sha256_file
 from tests.conftest import Result
 from tests.integration.example_project import example_matrix, installed_build_info

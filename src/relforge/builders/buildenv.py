@@ -24,9 +24,9 @@ from pathlib import Path
 
 from relforge.builders.base import BuildFailure
 from relforge.builders.compat import tomllib
-from relforge.builders.interpreters import Interpreter
 from relforge.builders.locations import user_cache_dir
 from relforge.builders.process import run_logged
+from relforge.interpreters import Interpreter
 
 PEP518_DEFAULT = ["setuptools>=40.8.0"]  # what a project without [build-system] gets
 FRONTEND = ["pip"]  # drives the default PEP 517 build inside the venv

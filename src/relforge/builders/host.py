@@ -19,10 +19,10 @@ from relforge.builders.base import (
     output_files,
 )
 from relforge.builders.buildenv import build_requirements, make_venv
-from relforge.builders.interpreters import Interpreter, find_interpreter
 from relforge.builders.postbuild import ArtifactProblem, pick_artifact
 from relforge.builders.process import run_logged
 from relforge.builders.toolchains import Missing, Toolchain, find_toolchain
+from relforge.interpreters import Interpreter, find_interpreter
 from relforge.matrix.cell import Cell
 
 # Variables of the calling shell that would leak another Python environment into the build.

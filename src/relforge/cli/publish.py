@@ -51,7 +51,9 @@ def _run_plan(plan: object, execute: bool) -> None:
 @click.command()
 @click.argument("file", metavar="FILE")
 @click.option(
-    "--channel", type=click.Choice(["nightly", "test"]), required=True, help="Channel to fill."
+    "--channel",
+    type=click.Choice(["nightly", "test"]),
+    help="Channel to fill (default: the matrix's channels.default).",
 )
 @click.option(
     "--manifest",
@@ -63,13 +65,15 @@ def _run_plan(plan: object, execute: bool) -> None:
 @_EXECUTE
 @_WORKERS
 def publish(
-    file: str, channel: ChannelName, manifest_path: Path, execute: bool, workers: int
+    file: str, channel: ChannelName | None, manifest_path: Path, execute: bool, workers: int
 ) -> None:
     """Upload a manifest's validated artifacts (with PEP 658 sidecars) to a channel, store the
     manifest there, prune old nightlies, and re-index.  FILE is the matrix file."""
     from relforge.promote.publish import plan_publish
 
-    _run_plan(plan_publish(load_matrix(file), manifest_path, channel, workers=workers), execute)
+    matrix = load_matrix(file)
+    chosen = matrix.channels.pick(channel)
+    _run_plan(plan_publish(matrix, manifest_path, chosen, workers=workers), execute)
 
 
 @click.command()
@@ -77,12 +81,11 @@ def publish(
 @click.option(
     "--channel",
     type=click.Choice(["nightly", "test", "release"]),
-    required=True,
-    help="Channel whose wheel folders are indexed.",
+    help="Channel whose wheel folders are indexed (default: the matrix's channels.default).",
 )
 @_EXECUTE
 @_WORKERS
-def index(file: str, channel: ChannelName, execute: bool, workers: int) -> None:
+def index(file: str, channel: ChannelName | None, execute: bool, workers: int) -> None:
     """(Re)build the PEP 503/691 index of every wheel folder of a channel; only projects whose
     files changed are rebuilt.  FILE is the matrix file."""
     from relforge.promote.channel import main_store, wheel_folders
@@ -90,6 +93,7 @@ def index(file: str, channel: ChannelName, execute: bool, workers: int) -> None:
     from relforge.promote.plan import describe_index
 
     matrix = load_matrix(file)
+    channel = matrix.channels.pick(channel)
     store = main_store(matrix)
     plans = [plan_folder(store, f, workers=workers) for f in wheel_folders(matrix, channel)]
     click.echo(f"index of the {channel} channel in {store.url}: {len(plans)} folder(s)")

@@ -16,7 +16,12 @@ from relforge.matrix.schema import CHANNEL_NAMES, ChannelName
 @click.command()
 @click.argument("file", metavar="FILE")
 @click.option("--release", "-r", required=True, help="Release X.Y whose cells are expected.")
-@click.option("--channel", "-c", required=True, type=click.Choice(CHANNEL_NAMES))
+@click.option(
+    "--channel",
+    "-c",
+    type=click.Choice(CHANNEL_NAMES),
+    help="Channel whose versions are expected (default: the matrix's channels.default).",
+)
 @click.option(
     "--dist", "dist", type=click.Path(path_type=Path), help="Directory of wheels to validate."
 )
@@ -55,7 +60,7 @@ from relforge.matrix.schema import CHANNEL_NAMES, ChannelName
 def validate(
     file: str,
     release: str,
-    channel: ChannelName,
+    channel: ChannelName | None,
     dist: Path | None,
     manifest_path: Path | None,
     index_url: str | None,
@@ -90,6 +95,7 @@ def validate(
         except ValueError:
             raise UsageError(f"{date_text!r} is not a date like 2025-10-15", key="--date") from None
     matrix = load_matrix(file)
+    channel = matrix.channels.pick(channel)
     rel = matrix.release(release)
     every = expand_cells(matrix, release, channel=channel, date=date)
     cells = [

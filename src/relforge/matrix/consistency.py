@@ -67,6 +67,13 @@ def check_matrix(matrix: Matrix) -> None:
         )
     if matrix.publishing.nightly_keep < 1:
         raise _fail("must be at least 1", matrix.publishing, "nightly_keep", "publishing")
+    if matrix.channels.default == "release":
+        raise _fail(
+            "the release channel is filled only by promotion; a branch targets nightly or test",
+            matrix.channels,
+            "default",
+            "channels",
+        )
     for name in CHANNEL_NAMES:
         channel = matrix.channels.get(name)
         if not channel.prefix.strip("/"):

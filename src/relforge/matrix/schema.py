@@ -143,6 +143,10 @@ class Channels(Located):
         channel: Channel = getattr(self, name)
         return channel
 
+    def pick(self, given: ChannelName | None) -> ChannelName:
+        """The channel a command works on: the one given, else this branch's default."""
+        return given or self.default
+
 
 @dataclass(frozen=True, kw_only=True)
 class Publishing(Located):

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
 
+from relforge.interpreters import find_interpreter
 from relforge.manifest import Verdict
 from relforge.matrix.cell import Cell
 from relforge.validate.checks import BUILD_INFO, GPU, INSTALL, SMOKE
@@ -45,29 +45,6 @@ def import_name(project: str) -> str:
     return canonicalize_name(project).replace("-", "_")
 
 
-def find_python(python: str) -> Path | None:
-    """An interpreter for a cell's Python (`3.12`, `3.13t`): on PATH, else under pyenv."""
-    threaded = python.endswith("t")
-    core = python.rstrip("t")
-    found = shutil.which(f"python{python}")
-    if found:
-        return Path(found)
-    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
-    best: tuple[Version, Path] | None = None
-    for candidate in root.glob(f"{core}.*"):
-        name = candidate.name
-        if name.endswith("t") != threaded:
-            continue
-        try:
-            version = Version(name.rstrip("t"))
-        except InvalidVersion:
-            continue
-        exe = candidate / "bin" / (f"python{python}" if threaded else "python3")
-        if exe.exists() and (best is None or version > best[0]):
-            best = (version, exe)
-    return best[1] if best else None
-
-
 def gpu_present() -> tuple[bool, str]:
     smi = shutil.which("nvidia-smi")
     if smi is None:
@@ -85,13 +62,14 @@ def run_runtime(req: RuntimeRequest) -> list[Verdict]:
     """RF-R001…R004 for one cell's wheel."""
     cell = req.cell
     later = (SMOKE, BUILD_INFO, GPU)
-    python = find_python(cell.python or "")
-    if python is None:
+    found = find_interpreter(cell.python or "") if cell.python else None
+    if found is None:
         reason = f"no Python {cell.python} on this machine"
         return [INSTALL.verdict("skip", reason), *(c.verdict("skip", reason) for c in later)]
     venv = req.workdir / f"venv-{cell.id}"
     shutil.rmtree(venv, ignore_errors=True)
-    made = _run([str(python), "-m", "venv", "--without-pip", str(venv)], req.workdir, {}, 300)
+    python = found.executable
+    made = _run([python, "-m", "venv", "--without-pip", str(venv)], req.workdir, {}, 300)
     venv_python = venv / "bin" / "python"
     if made.returncode != 0:
         return _install_failed(f"venv with {python}: {_tail(made)}")
@@ -107,7 +85,7 @@ def run_runtime(req: RuntimeRequest) -> list[Verdict]:
         ]
         how = f"from {req.index_url}"
     else:
-        install += ["--no-index", "--no-deps", str(req.wheel)]
+        install += ["--no-index", "--no-deps", str(req.wheel.resolve())]
         how = "from the file, without dependencies (no index given)"
     done = _run(install, req.workdir, {}, req.timeout)
     if done.returncode != 0:
