@@ -135,7 +135,7 @@ def test_jobs_run_exactly_the_relforge_commands(rendered: dict[str, dict[str, An
     )
     assert runs[("relforge-build.yml", "test")] == (
         f'relforge validate {m} --release 2.9 --channel "$CHANNEL" '
-        "--manifest dist/relforge-manifest.json --runtime"
+        '--manifest dist/relforge-manifest.json --select "$CELL_ID" --runtime'
     )
     assert runs[("relforge-build.yml", "upload")] == (
         f'relforge publish {m} --channel "$CHANNEL" '
