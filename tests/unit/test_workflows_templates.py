@@ -198,3 +198,50 @@ def test_missing_matrix_file_and_unknown_release(repo: Path, run: Run) -> None:
 def test_templates_dir_must_exist(repo: Path, run: Run) -> None:
     result = run(*ARGS, "--templates", "no-such-dir")
     assert result.code == 2 and "no-such-dir" in result.err
+
+
+@pytest.mark.parametrize(
+    ("expression", "needle"),
+    [
+        ("1 / 0", "ZeroDivisionError"),
+        ("range(10**9) | list", "OverflowError"),
+        ("'a' + 1", "TypeError"),
+    ],
+)
+def test_a_template_that_fails_while_rendering_names_file_and_line(
+    repo: Path, run: Run, expression: str, needle: str
+) -> None:
+    _template(repo, "bot.yml.j2", f"name: bot\non: push\njobs: <{{ {expression} }}>\n")
+    result = run(*ARGS, "--templates", "ci-templates")
+    _fails_cleanly(result, repo, "ci-templates/bot.yml.j2:3:", "fails to render", needle)
+    assert "internal error" not in result.err
+
+
+def test_a_template_that_is_not_utf8_is_a_clear_error(repo: Path, run: Run) -> None:
+    (repo / "ci-templates" / "bot.yml.j2").write_bytes(b"name: \xff\xfe\njobs: {}\n")
+    result = run(*ARGS, "--templates", "ci-templates")
+    _fails_cleanly(result, repo, "bot.yml.j2", "not UTF-8")
+
+
+def test_an_unrelated_broken_file_in_the_templates_dir_does_not_hide_the_error(
+    repo: Path, run: Run
+) -> None:
+    (repo / "ci-templates" / "notes.txt").write_bytes(b"\xff\xfe")
+    _template(repo, "bot.yml.j2", "name: bot\njobs:\n  x: <{ ctx.no_such }>\n")
+    result = run(*ARGS, "--templates", "ci-templates")
+    _fails_cleanly(result, repo, "ci-templates/bot.yml.j2:3:", "no_such")
+
+
+def test_a_pins_file_that_is_not_utf8_is_a_clear_error(repo: Path, run: Run) -> None:
+    (repo / "ci-templates" / "action_pins.yaml").write_bytes(b"\xff\xfe")
+    result = run(*ARGS, "--templates", "ci-templates")
+    _fails_cleanly(result, repo, "ci-templates/action_pins.yaml", "not UTF-8")
+
+
+def test_a_pin_tag_cannot_inject_yaml(repo: Path, run: Run) -> None:
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    (repo / "ci-templates" / "action_pins.yaml").write_text(
+        f'actions/checkout:\n  tag: "v1\\n    if: false"\n  sha: {sha}\n'
+    )
+    result = run(*ARGS, "--templates", "ci-templates")
+    _fails_cleanly(result, repo, "action_pins.yaml", "actions/checkout.tag")

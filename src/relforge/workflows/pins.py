@@ -19,6 +19,7 @@ from relforge.errors import ConfigError, Span
 
 PINS_NAME = "action_pins.yaml"
 _SHA = re.compile(r"[0-9a-f]{40}\Z")
+_TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+/-]*\Z")  # written after `#` on a `uses:` line
 _ACTION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+(/[A-Za-z0-9._/-]+)?\Z")
 
 
@@ -69,6 +70,12 @@ def parse_pins(text: str, where: str) -> dict[str, ActionPin]:
                 key=f"{action}.sha",
                 hint="pin the commit a release tag points at: git ls-remote URL refs/tags/TAG^{}",
             )
+        if not _TAG.match(tag):
+            raise ConfigError(
+                f"tag {tag!r} is not a tag name like v4.2.2",
+                where=Span(where),
+                key=f"{action}.tag",
+            )
         pins[action] = ActionPin(action=action, tag=tag, sha=sha)
     return pins
 
@@ -82,7 +89,14 @@ def load_pins(templates_dir: Path | None = None) -> tuple[dict[str, ActionPin], 
     if templates_dir is not None:
         own = templates_dir / PINS_NAME
         if own.is_file():
-            own_text = own.read_text(encoding="utf-8")
+            try:
+                own_text = own.read_text(encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                raise ConfigError(
+                    f"not UTF-8 text ({exc.reason} at byte {exc.start})", where=Span(str(own))
+                ) from None
+            except OSError as exc:
+                raise ConfigError(f"cannot read: {exc.strerror}", where=Span(str(own))) from None
             pins.update(parse_pins(own_text, str(own)))
             text += "\n" + own_text
     return pins, text

@@ -123,6 +123,11 @@ def render_template(env: jinja2.Environment, name: str, **context: Any) -> str:
         if exc.where is None:
             exc.where = _position(exc.__traceback__, env, name)
         raise
+    except Exception as exc:  # templates are user code: 1/0, a sandbox limit, a bad filter…
+        raise ConfigError(
+            f"fails to render: {type(exc).__name__}: {exc}",
+            where=_position(exc.__traceback__, env, name),
+        ) from None
 
 
 def _source(env: jinja2.Environment, name: str, included_by: str | None = None) -> str:
@@ -134,15 +139,36 @@ def _source(env: jinja2.Environment, name: str, included_by: str | None = None) 
             where=Span(_filename(env, included_by)) if included_by else None,
             hint="templates are looked up in --templates DIR first, then in relforge's own",
         ) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+            where=Span(_file_on_disk(env, name)),
+            key=f"template {name}",
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read template {name!r}: {exc.strerror}") from None
     return source
 
 
 def _filename(env: jinja2.Environment, name: str) -> str:
     try:
         _source_text, filename, _uptodate = env.loader.get_source(env, name)  # type: ignore[union-attr]
-    except jinja2.TemplateNotFound:
+    except (jinja2.TemplateNotFound, UnicodeDecodeError, OSError):  # reported where it is used
         return name
     return filename or name
+
+
+def _file_on_disk(env: jinja2.Environment, name: str) -> str:
+    """Where a template's file lies, found without reading it (for a file that cannot be read)."""
+    loader = env.loader
+    loaders = loader.loaders if isinstance(loader, jinja2.ChoiceLoader) else [loader]
+    for sub in loaders:
+        if isinstance(sub, jinja2.FileSystemLoader):
+            for base in sub.searchpath:
+                candidate = Path(base, name)
+                if candidate.is_file():
+                    return str(candidate)
+    return name
 
 
 def _syntax_error(exc: jinja2.TemplateSyntaxError) -> ConfigError:
