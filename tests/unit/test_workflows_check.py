@@ -155,3 +155,45 @@ def test_hand_written_ci_uses_the_same_pins_as_the_generated_workflows() -> None
         assert (pins[action].sha, pins[action].tag) == (sha, tag), action
     assert "relforge workflows generate matrix/example.yaml --release 1.0" in ci
     assert "--out .github/workflows --check" in ci and "make test" in ci
+
+
+def test_an_out_dir_that_cannot_be_created_is_a_usage_error(repo: Path, run: Run) -> None:
+    result = run(
+        "workflows",
+        "generate",
+        "matrix/example.yaml",
+        "-r",
+        "1.0",
+        "--out",
+        "matrix/example.yaml/wf",
+    )
+    assert result.code == 2, result.err
+    assert "--out" in result.err and "matrix/example.yaml/wf" in result.err
+    assert "internal error" not in result.err and "Traceback" not in result.err
+    assert result.out == ""
+
+
+def test_a_failed_write_leaves_every_file_as_it_was(
+    repo: Path, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    for name in ("relforge-build.yml", "relforge-bot.yml"):
+        path = repo / OUT / name
+        path.write_text(path.read_text().replace("timeout-minutes:", "timeout-minutes: 1 #"))
+    before = _snapshot(repo / OUT)
+    real = tempfile.mkstemp
+    calls = {"n": 0}
+
+    def full_disk(*args: object, **kwargs: object) -> tuple[int, str]:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError(28, "No space left on device", str(repo / OUT / "x.tmp"))
+        return real(*args, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(tempfile, "mkstemp", full_disk)
+    result = run(*ARGS)
+    assert result.code == 2, result.err
+    assert "No space left on device" in result.err and "--out" in result.err
+    assert _snapshot(repo / OUT) == before  # the first file was not replaced on its own
+    assert not [p for p in (repo / OUT).iterdir() if p.name.endswith(".tmp")]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from relforge.errors import RefusedError, Span
+from relforge.errors import ConfigError, RefusedError, Span
 from relforge.workflows.render import GENERATED_MARKER, WorkflowSet
 
 DriftKind = Literal["edited", "missing", "stray"]
@@ -90,7 +90,10 @@ def check_dir(out_dir: Path, workflows: WorkflowSet, display: str | None = None)
 
 
 def write_dir(out_dir: Path, workflows: WorkflowSet) -> WriteReport:
-    """Bring `out_dir` up to date: changed files replaced atomically, stray ones removed."""
+    """Bring `out_dir` up to date: changed files replaced atomically, stray ones removed.
+
+    Every changed file is first written beside its target; only when all of them are written
+    are they renamed into place, so a failed write (full disk, permissions) changes nothing."""
     for rendered in workflows.files:
         path = out_dir / rendered.name
         if path.exists() and not is_generated(path):
@@ -100,34 +103,48 @@ def write_dir(out_dir: Path, workflows: WorkflowSet) -> WriteReport:
                 hint="rename or remove it, or render into another --out directory",
             )
     report = WriteReport()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for rendered in workflows.files:
-        path = out_dir / rendered.name
-        if path.is_file():
-            if path.read_text(encoding="utf-8", errors="replace") == rendered.text:
-                report.unchanged.append(rendered.name)
-                continue
-            report.updated.append(rendered.name)
-        else:
-            report.created.append(rendered.name)
-        _write_atomic(path, rendered.text)
-    for path in stray_files(out_dir, workflows):
-        path.unlink()
-        report.removed.append(path.name)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for rendered in workflows.files:
+            path = out_dir / rendered.name
+            if path.is_file():
+                if path.read_text(encoding="utf-8", errors="replace") == rendered.text:
+                    report.unchanged.append(rendered.name)
+                    continue
+                report.updated.append(rendered.name)
+            else:
+                report.created.append(rendered.name)
+            staged.append((_stage(path, rendered.text), path))
+        while staged:
+            tmp, path = staged.pop(0)
+            tmp.replace(path)
+        for path in stray_files(out_dir, workflows):
+            path.unlink()
+            report.removed.append(path.name)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write the workflows: {exc.strerror or exc}",
+            where=Span(str(exc.filename or out_dir)),
+            key="--out",
+        ) from None
+    finally:
+        for tmp, _path in staged:
+            tmp.unlink(missing_ok=True)
     return report
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """Write a sibling temporary file, then rename it over `path` (readers see old or new)."""
+def _stage(path: Path, text: str) -> Path:
+    """Write `text` to a sibling temporary file of `path` (renamed over it later)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
         Path(tmp).chmod(0o644)
-        Path(tmp).replace(path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return Path(tmp)
 
 
 def _diff(old: list[str], new: str, old_label: str, new_label: str) -> str:
