@@ -203,3 +203,18 @@ def test_module_entry_point() -> None:
         check=False,
     )
     assert done.returncode == 0 and "1 releases" in done.stdout
+
+
+def test_an_unwritable_step_summary_is_a_warning_not_a_failure(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path))  # a directory
+    result = run("matrix", "list", str(EXAMPLE), "-r", "1.0", "--format", "json")
+    assert result.code == 0, result.err
+    assert len(json.loads(result.out)) == 8  # the command's own output is whole
+    assert "warning: cannot append to $GITHUB_STEP_SUMMARY" in result.err
+    assert str(tmp_path) in result.err and "internal error" not in result.err
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "no" / "such" / "dir.md"))
+    result = run("matrix", "diff", str(PYTORCH), "--from", "2.8", "--to", "2.9")
+    assert result.code == 0 and "## Releng" in result.out
+    assert "warning: cannot append to $GITHUB_STEP_SUMMARY" in result.err

@@ -30,5 +30,10 @@ def append_step_summary(markdown: str) -> None:
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if not path:
         return
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(markdown.rstrip("\n") + "\n\n")
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(markdown.rstrip("\n") + "\n\n")
+    except OSError as exc:  # the command's work is done; a missing summary must not undo that
+        sys.stderr.write(
+            f"warning: cannot append to $GITHUB_STEP_SUMMARY ({path}): {exc.strerror or exc}\n"
+        )
