@@ -27,6 +27,9 @@ from relforge.matrix.values import (
 # Packages whose pin must equal a variant field (nvidia-cudnn-cu12==X ⇔ cudnn: X).
 _PINNED_FIELDS = {"nvidia-cudnn": "cudnn", "nvidia-nccl": "nccl"}
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_SEGMENT = re.compile(r"[A-Za-z0-9._+-]+\Z")  # one folder of a channel's storage prefix
+# The base URL of the channel indexes; it reaches generated workflows, so no quotes, `$`, braces.
+_URL = re.compile(r"(https?://[^/\s\"'`$<>{}\\]+|file://)[^\s\"'`$<>{}\\]*\Z")
 _ARCH_ENTRY = re.compile(
     r"\d+\.\d+[af]?(\+PTX)?\Z"
 )  # CUDA/ROCm arch list entries: 8.0, 9.0a, 12.0+PTX
@@ -74,10 +77,30 @@ def check_matrix(matrix: Matrix) -> None:
             "default",
             "channels",
         )
+    if project.download_url and not _URL.match(project.download_url):
+        raise _fail(
+            f"{project.download_url!r} is not an http(s) or file URL",
+            project,
+            "download_url",
+            "project",
+            hint="e.g. https://download.pytorch.org",
+        )
     for name in CHANNEL_NAMES:
         channel = matrix.channels.get(name)
         if not channel.prefix.strip("/"):
             raise _fail("must not be empty", channel, "prefix", f"channels.{name}")
+        for key in ("prefix", "libtorch_prefix"):
+            prefix = getattr(channel, key).strip("/")
+            if prefix and not all(
+                _SEGMENT.match(part) and part not in (".", "..") for part in prefix.split("/")
+            ):
+                raise _fail(
+                    f"{prefix!r} must be folder names joined by '/' (letters, digits, '.', '_', "
+                    "'-', '+'; no '..')",
+                    channel,
+                    key,
+                    f"channels.{name}",
+                )
     for release in matrix.releases.values():
         _check_release(release)
 
@@ -161,15 +184,25 @@ def _check_release(release: Release) -> None:
     for j, inc in enumerate(release.include):
         rpath = f"{path}.include[{j}]"
         _check_name(inc.suffix, "suffix", inc, "suffix", rpath)
+        subfolder = inc.set.upload_subfolder
         try:
-            inc.set.upload_subfolder.format(variant="v")
-        except (KeyError, IndexError, ValueError):
+            folder = subfolder.format(variant="v")
+        except (KeyError, IndexError, ValueError, AttributeError, TypeError):
             raise _fail(
                 "may only use the placeholder {variant}",
                 inc.set,
                 "upload_subfolder",
                 f"{rpath}.set",
             ) from None
+        if subfolder and not _is_name(folder):
+            raise _fail(
+                f"{subfolder!r} must name one folder (lowercase letters, digits, '.', '_', '-'; "
+                "no '/')",
+                inc.set,
+                "upload_subfolder",
+                f"{rpath}.set",
+                hint="e.g. {variant}_full",
+            )
         _check_env(inc.set.env, inc.set, f"{rpath}.set")
 
 
@@ -289,6 +322,14 @@ def _check_pins(variant: Variant, path: str) -> None:
                 "extra_install_requires",
                 path,
             )
+
+
+def _is_name(text: str) -> bool:
+    try:
+        check_name(text, "name")
+    except ValueError:
+        return False
+    return True
 
 
 def _check_name(name: str, what: str, obj: Located, key: str, path: str) -> None:
