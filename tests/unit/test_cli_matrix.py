@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE, PYTORCH, SMALL, Result
+from tests.conftest import EXAMPLE, PYTORCH, REPO, SMALL, Result
 
 Run = Callable[..., Result]
 
@@ -218,3 +218,26 @@ def test_an_unwritable_step_summary_is_a_warning_not_a_failure(
     result = run("matrix", "diff", str(PYTORCH), "--from", "2.8", "--to", "2.9")
     assert result.code == 0 and "## Releng" in result.out
     assert "warning: cannot append to $GITHUB_STEP_SUMMARY" in result.err
+
+
+@pytest.mark.parametrize("out", ["", ".", "README.md/COMPAT.md"])
+def test_docs_out_without_a_file_name_is_a_usage_error(
+    run: Run, out: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    result = run("matrix", "docs", str(EXAMPLE), "--out", out)
+    assert result.code == 2, result.err
+    assert "--out" in result.err and "internal error" not in result.err
+    assert result.out == ""
+
+
+def test_docs_out_that_cannot_be_written_leaves_no_temporary_file(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(self: Path, target: object) -> Path:
+        raise PermissionError(13, "Permission denied", str(target))
+
+    monkeypatch.setattr(Path, "replace", refuse)
+    result = run("matrix", "docs", str(EXAMPLE), "--out", str(tmp_path / "COMPAT.md"))
+    assert result.code == 2 and "--out" in result.err and "Permission denied" in result.err
+    assert list(tmp_path.iterdir()) == []  # neither the file nor its temporary sibling

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import os
 from pathlib import Path
 
 import click
@@ -236,15 +238,19 @@ def docs(file: str, releases: tuple[str, ...], out_path: Path | None) -> None:
     """The compatibility table of every release and install commands per variant and channel."""
     from relforge.matrix.docs import render_docs
 
+    if out_path is not None and out_path.name in ("", ".", ".."):
+        raise UsageError(f"{str(out_path)!r} is not a file name", key="--out")
     text = render_docs(load_matrix(file), list(releases) or None)
     if out_path is None:
         click.echo(text, nl=False)
         return
-    tmp = out_path.with_name(f".{out_path.name}.tmp")
+    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(out_path)
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
         raise UsageError(f"cannot write {out_path}: {exc.strerror}", key="--out") from None
     click.echo(f"wrote {out_path}", err=True)
 
