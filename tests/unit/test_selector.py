@@ -87,3 +87,36 @@ def test_rule_match_mapping() -> None:
     negated = selector_from_match({"libtorch_variant": ("!=shared-with-deps",)})
     assert negated.matches(cell(libtorch_variant="static-with-deps"))
     assert not negated.matches(cell(libtorch_variant="shared-with-deps"))
+
+
+@pytest.mark.parametrize(
+    "values", [("cu*", "!=cu130"), ("!=cu130", "cu*")], ids=["positive-first", "negative-first"]
+)
+def test_a_rule_list_mixing_values_and_exclusions_means_the_same_in_any_order(
+    values: tuple[str, ...],
+) -> None:
+    rule = selector_from_match({"variant": values})
+    assert rule.matches(cell(variant="cu128"))
+    assert not rule.matches(cell(variant="cu130"))  # excluded whatever the order
+    assert not rule.matches(cell(variant="cpu"))  # not one of the values
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("free_threaded=True", "free_threaded is true or false, not 'True'"),
+        ("cxx11_abi=1", "cxx11_abi is true or false, not '1'"),
+        ("pypi_default!=yes", "pypi_default is true or false, not 'yes'"),
+        ("=linux", "no cell field before '='"),
+        ("python>=3.13t", "compare the version and add free_threaded=true"),
+    ],
+)
+def test_selectors_that_would_silently_match_nothing_are_errors(text: str, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_selector(text)
+    assert message in str(info.value)
+
+
+def test_a_bool_rule_value_from_yaml_still_matches() -> None:
+    rule = selector_from_match({"free_threaded": ("true",)})
+    assert rule.matches(cell(free_threaded=True)) and not rule.matches(cell())

@@ -1,9 +1,12 @@
 """Cell selectors: `os=linux,accelerator=cuda|rocm,python>=3.12` and id globs (`wheel-*-cu128`).
 
-A selector is an AND of clauses; a clause is an OR of terms on one field.  `=` and `!=` compare
-text with shell-style globs; `<`, `<=`, `>`, `>=` compare versions (python, accelerator_version,
-cudnn_version, nccl_version).  A term with no operator is a glob on the cell id.  Exclude and
-include rules in the matrix file use the same terms, written as a mapping (`python: "<3.11"`).
+A selector is an AND of clauses; a clause is an OR of terms on one field, except that `!=`
+terms must all hold (`variant!=cpu|xpu` is neither).  `=` and `!=` compare text with shell-style
+globs; `<`, `<=`, `>`, `>=` compare versions (python, accelerator_version, cudnn_version,
+nccl_version; a free-threaded 3.13t compares as 3.13); true/false fields take only `true` or
+`false`.  A term with no operator is a glob on the cell id.  Exclude and include rules in the
+matrix file use the same terms, written as a mapping (`python: "<3.11"`); a list there may mix
+both kinds, in any order: `variant: ["cu*", "!=cu130"]` is every CUDA variant but cu130.
 """
 
 from __future__ import annotations
@@ -77,9 +80,11 @@ class Clause:
     terms: tuple[Term, ...]
 
     def matches(self, cell: Any) -> bool:
-        if self.terms[0].op == "!=":  # `variant!=cpu|xpu` means neither
-            return all(t.matches(cell) for t in self.terms)
-        return any(t.matches(cell) for t in self.terms)
+        """Any of the values, and none of the `!=` ones (`variant!=cpu|xpu` means neither)."""
+        wanted = [t for t in self.terms if t.op != "!="]
+        if wanted and not any(t.matches(cell) for t in wanted):
+            return False
+        return all(t.matches(cell) for t in self.terms if t.op == "!=")
 
     def __str__(self) -> str:
         first = self.terms[0]
@@ -128,7 +133,15 @@ def _term(field: str, op: str, value: str) -> Term:
         try:
             Version(value)
         except InvalidVersion:
+            if field == "python" and _as_version(value) is not None:
+                raise ValueError(
+                    f"{field}{op}{value}: a free-threaded build compares as its version; "
+                    f"compare the version and add free_threaded=true "
+                    f"({field}{op}{value[:-1]},free_threaded=true)"
+                ) from None
             raise ValueError(f"{value!r} is not a version to compare {field} with") from None
+    elif SELECTABLE[field] == "bool" and value not in ("true", "false"):
+        raise ValueError(f"{field} is true or false, not {value!r}")
     elif not value and op not in ("=", "==", "!="):
         raise ValueError(f"{field}{op} needs a value")
     return Term(field, op, value)
@@ -154,6 +167,9 @@ def parse_selector(text: str) -> Selector:
         part = part.strip()
         if not part:
             raise ValueError(f"empty term in selector {text!r}")
+        lead = _split(f"x{part}")
+        if lead is not None and lead[0] == "x":  # the term starts with its operator
+            raise ValueError(f"no cell field before {lead[1]!r} in {part!r}")
         split = _split(part)
         if split is None:
             clauses.append(Clause((Term("id", "=", part),)))
