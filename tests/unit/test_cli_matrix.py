@@ -241,3 +241,11 @@ def test_docs_out_that_cannot_be_written_leaves_no_temporary_file(
     result = run("matrix", "docs", str(EXAMPLE), "--out", str(tmp_path / "COMPAT.md"))
     assert result.code == 2 and "--out" in result.err and "Permission denied" in result.err
     assert list(tmp_path.iterdir()) == []  # neither the file nor its temporary sibling
+
+
+def test_diff_names_the_flag_of_a_missing_release(run: Run) -> None:
+    result = run("matrix", "diff", str(PYTORCH), str(EXAMPLE), "--from", "2.9")
+    assert result.code == 2 and result.out == ""
+    assert "--to: release '2.9' is not in" in result.err and "example.yaml" in result.err
+    result = run("matrix", "diff", str(PYTORCH), "--from", "3.0", "--to", "2.9")
+    assert result.code == 2 and "--from: release '3.0' is not in" in result.err

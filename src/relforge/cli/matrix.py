@@ -207,6 +207,12 @@ def diff(file: str, other: str | None, from_release: str, to_release: str | None
         to_release = from_release
     old = load_matrix(file)
     new = load_matrix(other) if other else old
+    for flag, name, loaded in (("--from", from_release, old), ("--to", to_release, new)):
+        if name not in loaded.releases:
+            known = ", ".join(loaded.releases)
+            raise UsageError(
+                f"release {name!r} is not in {loaded.file} (releases: {known})", key=flag
+            )
     labels = (f"{from_release} ({file})", f"{to_release} ({other})") if other else (None, None)
     result = diff_releases(
         old, from_release, new, to_release, old_label=labels[0], new_label=labels[1]
