@@ -249,3 +249,27 @@ def test_diff_names_the_flag_of_a_missing_release(run: Run) -> None:
     assert "--to: release '2.9' is not in" in result.err and "example.yaml" in result.err
     result = run("matrix", "diff", str(PYTORCH), "--from", "3.0", "--to", "2.9")
     assert result.code == 2 and "--from: release '3.0' is not in" in result.err
+
+
+def test_rev_path_that_is_a_directory_or_not_utf8(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "matrix").mkdir(parents=True)
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+    git("init", "-q")
+    (repo / "matrix" / "m.yaml").write_text(SMALL)
+    (repo / "latin1.yaml").write_bytes(SMALL.replace("demo", "d\xe9mo").encode("latin-1"))
+    git("add", ".")
+    git("-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-qm", "one")
+    monkeypatch.chdir(repo)
+    assert run("matrix", "check", "HEAD:matrix/m.yaml").code == 0
+    result = run("matrix", "check", "HEAD:matrix")
+    assert result.code == 2 and "HEAD:matrix: is a directory at that revision" in result.err
+    result = run("matrix", "check", "HEAD:latin1.yaml")
+    assert result.code == 2, result.err
+    assert "HEAD:latin1.yaml: not UTF-8 text" in result.err
+    assert "internal error" not in result.err

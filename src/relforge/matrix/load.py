@@ -52,30 +52,31 @@ def read_text(file: str) -> str:
 
 def _git_show(spec: str) -> str:
     rev, _, rel = spec.partition(":")
+
+    def git(*args: str, cwd: str | None = None) -> bytes:
+        return subprocess.run(["git", *args], capture_output=True, check=True, cwd=cwd).stdout
+
     try:
-        top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        prefix = subprocess.run(
-            ["git", "rev-parse", "--show-prefix"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        shown = subprocess.run(
-            ["git", "show", f"{rev}:{prefix}{rel}"],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=top,
-        )
+        top = git("rev-parse", "--show-toplevel").decode().strip()
+        prefix = git("rev-parse", "--show-prefix").decode().strip()
+        data = git("cat-file", "blob", f"{rev}:{prefix}{rel}", cwd=top)
     except FileNotFoundError:
         raise ConfigError("git is not installed", where=Span(spec)) from None
     except subprocess.CalledProcessError as exc:
-        detail = (exc.stderr or "").strip().splitlines()
+        detail = exc.stderr.decode(errors="replace").strip().splitlines()
+        if detail and detail[-1].endswith("bad file"):  # the path names a tree
+            raise ConfigError("is a directory at that revision", where=Span(spec)) from None
         raise ConfigError(
             f"not a file, and git cannot show it: {detail[-1] if detail else exc}",
             where=Span(spec),
             hint="use PATH or REV:PATH (e.g. HEAD~1:matrix.yaml)",
         ) from None
-    return shown.stdout
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"not UTF-8 text ({exc.reason} at byte {exc.start})", where=Span(spec)
+        ) from None
 
 
 def matrix_from_node(root: Node, file: str) -> Matrix:
