@@ -281,6 +281,24 @@ CASES = [
         "download_url",
     ),
     (
+        "null-removes-nothing",
+        "    accelerators:\n      cu130:",
+        "    accelerators:\n      cu129: null\n      cu130:",
+        [
+            "removes 'cu129', which release 1.0 does not have",
+            "releases.1.1.accelerators.cu129",
+            "defined: cpu, cu128",
+        ],
+        "cu129: null",
+    ),
+    (
+        "nested-null-removes-nothing",
+        "    accelerators:\n      cu130:",
+        "    accelerators:\n      cu128:\n        platforms: {windows-arm64: null}\n      cu130:",
+        ["removes 'windows-arm64', which release 1.0 does not have"],
+        "{windows-arm64: null}",
+    ),
+    (
         "non-string-key",
         "os: linux\n",
         "os: linux\n        [a, b]: c\n",

@@ -151,7 +151,7 @@ def _resolve_extends(releases: Map) -> dict[str, Node]:
         base = resolve(target, (*chain, name))
         if isinstance(base, Map):
             base = without(base, *_NOT_INHERITED)
-        merged = merge(base, own)
+        merged = merge(base, own, path=f"releases.{name}", base_name=target)
         resolved[name] = merged
         return merged
 

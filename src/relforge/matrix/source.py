@@ -167,20 +167,29 @@ class _Builder:
         return Map(self.span(node), entries)
 
 
-def merge(base: Node, over: Node) -> Node:
+def merge(base: Node, over: Node, *, path: str = "", base_name: str = "") -> Node:
     """Deep-merge `over` onto `base`: mappings merge key by key, anything else is replaced,
-    and a null value in `over` deletes the key."""
+    and a null value in `over` deletes the key.  Deleting a key `base` does not have is an
+    error: it is almost always a misspelt name (`cu1299: null`) that leaves the real one in."""
     if not (isinstance(base, Map) and isinstance(over, Map)):
         return over
     entries = dict(base.entries)
     for entry in over:
         value = entry.value
+        sub = f"{path}.{entry.key}" if path else entry.key
         if isinstance(value, Scalar) and value.is_null:
-            entries.pop(entry.key, None)
+            if entries.pop(entry.key, None) is None:
+                raise ConfigError(
+                    f"removes {entry.key!r}, which "
+                    + (f"release {base_name}" if base_name else "the base")
+                    + " does not have",
+                    where=entry.key_span,
+                    key=sub,
+                    hint=("defined: " + ", ".join(base.entries)) if base.entries else None,
+                )
         elif entry.key in entries:
-            entries[entry.key] = Entry(
-                entry.key, entry.key_span, merge(entries[entry.key].value, value)
-            )
+            merged = merge(entries[entry.key].value, value, path=sub, base_name=base_name)
+            entries[entry.key] = Entry(entry.key, entry.key_span, merged)
         else:
             entries[entry.key] = entry
     return Map(over.span, entries)
