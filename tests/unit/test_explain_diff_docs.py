@@ -125,3 +125,61 @@ def test_docs_install_commands(pytorch: Matrix) -> None:
     assert "`pip3 install torch` (windows-x86_64, macos-arm64, windows-arm64)" in cpu
     text27 = render_docs(pytorch, ["2.7"])
     assert "https://download.pytorch.org/whl/cu126_full" in text27
+
+
+def _line(where: object) -> str:
+    assert where is not None
+    return PYTORCH.read_text().splitlines()[where.line - 1]  # type: ignore[attr-defined]
+
+
+def test_explain_points_each_reason_at_the_line_that_sets_it(pytorch: Matrix) -> None:
+    found = explain_cell(pytorch, "2.9", "wheel-linux-x86_64-py3.13t-cu128")
+    platform = next(r for r in found.reasons if r.text.startswith("platform linux-x86_64"))
+    assert _line(platform.where).strip() == "os: linux"  # not 2.7's override of the tag
+    pypi = next(r for r in found.reasons if r.text.startswith("the PyPI default"))
+    assert _line(pypi.where).strip() == "pypi_default:"
+    lines = PYTORCH.read_text().splitlines()
+    assert pypi.where is not None
+    assert lines[pypi.where.line].strip() == "linux-x86_64: cu128"  # 2.8 sets it, not 2.9
+
+
+def test_explain_an_include_copy_points_at_the_rule_that_bundles(pytorch: Matrix) -> None:
+    found = explain_cell(pytorch, "2.7", "wheel-linux-x86_64-py3.11-cu126-full")
+    bundles = next(r for r in found.reasons if r.text.startswith("bundles its libraries"))
+    assert "bundle_libraries: true" in _line(bundles.where)
+    assert "upload_subfolder" in _line(bundles.where)
+
+
+@pytest.mark.parametrize(
+    ("release", "cell_id", "words"),
+    [
+        (
+            "2.9",
+            "wheel-linux-x86_64-py3.11-cu126-full",
+            "no include rule makes -full copies in this release (made in 2.7)",
+        ),
+        (
+            "2.7",
+            "wheel-linux-x86_64-py3.12-cu126-full",
+            "the include rule for -full copies does not match wheel-linux-x86_64-py3.12-cu126",
+        ),
+        (
+            "2.7",
+            "wheel-linux-aarch64-py3.11-cu126-full",
+            "it would copy wheel-linux-aarch64-py3.11-cu126, which is not built",
+        ),
+    ],
+)
+def test_explain_ids_of_include_copies_that_are_not_made(
+    pytorch: Matrix, release: str, cell_id: str, words: str
+) -> None:
+    found = explain_cell(pytorch, release, cell_id)
+    assert found.status == "not-offered", found.summary
+    assert words in found.summary
+    assert found.reasons and found.reasons[0].where is not None
+
+
+def test_explain_an_unknown_id_that_ends_like_a_copy_is_unknown(pytorch: Matrix) -> None:
+    found = explain_cell(pytorch, "2.7", "wheel-linux-x86_64-py3.11-cu999-full")
+    assert found.status == "unknown"
+    assert "wheel-linux-x86_64-py3.11-cu126-full" in found.suggestions

@@ -101,7 +101,7 @@ def _provenance(matrix: Matrix, release: Release, candidate: Candidate) -> tuple
     variant = release.accelerators[cell.variant]
     on = variant.platforms.get(cell.platform)
     reasons.append(
-        Reason(f"platform {cell.platform}: {platform.os} {platform.arch}", platform.span)
+        Reason(f"platform {cell.platform}: {platform.os} {platform.arch}", platform.at("os"))
     )
     if cell.python is not None:
         reasons.append(
@@ -122,10 +122,12 @@ def _provenance(matrix: Matrix, release: Release, candidate: Candidate) -> tuple
             Reason(f"C++11 ABI {'on' if cell.cxx11_abi else 'off'}", abi_from.at("cxx11_abi"))
         )
         if cell.bundles_libraries:
+            copy = candidate.included_by
+            bundled_by = copy.set if copy and copy.set.bundle_libraries is not None else on
             reasons.append(
                 Reason(
                     "bundles its libraries (no extra install requirements)",
-                    on.at("bundle_libraries"),
+                    bundled_by.at("bundle_libraries"),
                 )
             )
         elif cell.extra_install_requires:
@@ -144,7 +146,10 @@ def _provenance(matrix: Matrix, release: Release, candidate: Candidate) -> tuple
         )
     if cell.pypi_default:
         reasons.append(
-            Reason(f"the PyPI default variant of {cell.platform}", release.at("pypi_default"))
+            Reason(
+                f"the PyPI default variant of {cell.platform}",
+                _pypi_default_set_at(matrix, release, cell.platform),
+            )
         )
     if candidate.included_by is not None:
         rule = candidate.included_by
@@ -158,6 +163,19 @@ def _provenance(matrix: Matrix, release: Release, candidate: Candidate) -> tuple
     return tuple(reasons)
 
 
+def _pypi_default_set_at(matrix: Matrix, release: Release, platform: str) -> Span:
+    """The `pypi_default:` that chose this platform's variant: the release's own, or the one of
+    the earlier release it inherited the choice from."""
+    chosen = release.pypi_default.get(platform)
+    current = release
+    while current.extends in matrix.releases:
+        base = matrix.releases[current.extends]
+        if base.pypi_default.get(platform) != chosen:
+            break
+        current = base
+    return current.at("pypi_default")
+
+
 def _not_offered(matrix: Matrix, release: Release, cell_id: str) -> Explanation | None:
     """Explain ids made of names the matrix knows (in any release) that this release lacks."""
     platforms = {p for r in matrix.releases.values() for p in r.platforms}
@@ -168,6 +186,9 @@ def _not_offered(matrix: Matrix, release: Release, cell_id: str) -> Explanation 
             for py in pythons:
                 if cell_id == f"wheel-{pname}-py{py}-{vname}":
                     return _why_no_wheel(matrix, release, cell_id, pname, py, vname)
+    copy = _not_copied(matrix, release, cell_id)
+    if copy is not None:
+        return copy
     if cell_id.startswith("libtorch-"):
         lib = release.libtorch
         if lib is None:
@@ -194,6 +215,38 @@ def _not_offered(matrix: Matrix, release: Release, cell_id: str) -> Explanation 
                     )
                     return _offered_not(cell_id, release, text, lib.at("variants"))
     return None
+
+
+def _not_copied(matrix: Matrix, release: Release, cell_id: str) -> Explanation | None:
+    """Ids of include-rule copies (`…-full`) that this release does not make."""
+    suffixes = {r.suffix for other in matrix.releases.values() for r in other.include}
+    for suffix in sorted(suffixes, key=len, reverse=True):
+        if not cell_id.endswith(f"-{suffix}"):
+            continue
+        source_id = cell_id.removesuffix(f"-{suffix}")
+        rules = [r for r in release.include if r.suffix == suffix]
+        if not rules:
+            makers = [r.name for r in matrix.releases.values() if suffix in _suffixes(r)]
+            text = f"no include rule makes -{suffix} copies in this release" + (
+                f" (made in {', '.join(makers)})" if makers else ""
+            )
+            return _offered_not(cell_id, release, text, release.at("include"))
+        offered = {c.cell.id: c for c in candidates(matrix, release)}
+        source = offered.get(source_id)
+        if source is None or not source.built:
+            why = explain_cell(matrix, release.name, source_id)
+            if why.status == "unknown":
+                return None  # not a copy of anything this matrix knows: an unknown id
+            text = f"it would copy {source_id}, which is not built ({why.summary.rstrip('.')})"
+            return _offered_not(cell_id, release, text, rules[0].span)
+        shown = "; ".join(str(selector_from_match(r.match)) for r in rules)
+        text = f"the include rule for -{suffix} copies does not match {source_id} ({shown})"
+        return _offered_not(cell_id, release, text, rules[0].span)
+    return None
+
+
+def _suffixes(release: Release) -> set[str]:
+    return {r.suffix for r in release.include}
 
 
 def _offered_not(cell_id: str, release: Release, text: str, where: Span) -> Explanation:
