@@ -65,8 +65,12 @@ def test_pytorch_29_renders_every_cell_once(rendered: dict[str, dict[str, Any]])
         for job_id, job in rendered["relforge-validate-binaries.yml"]["jobs"].items()
         for entry in job["strategy"]["matrix"]["include"]
     ]
+    # Native archives are not in any pip index (`relforge validate --index` installs wheels only,
+    # and exits 3 when a selection holds none): a daily job for one could only ever fail.
+    wheels = sorted(c.id for c in cells if c.package_type == "wheel")
+    assert len(wheels) < len(cells)
     for channel in ("nightly", "test", "release"):
-        assert sorted(i for c, i in validated if c == channel) == sorted(c.id for c in cells)
+        assert sorted(i for c, i in validated if c == channel) == wheels
 
 
 def test_generated_files_carry_the_header_and_input_hash(repo: Path, run: Run) -> None:

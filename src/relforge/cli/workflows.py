@@ -64,7 +64,7 @@ def generate(
       build.yml.j2              reusable workflow: build, test, upload one cell
       binaries.yml.j2           one per OS and package type (variable `group`)
       bot.yml.j2                the cherry-pick bot
-      validate-binaries.yml.j2  install every cell from its index (`channels`)
+      validate-binaries.yml.j2  install every wheel cell from its index (`channels`)
       _setup.yml.j2             the steps every job starts with
     Every template sees `ctx` (relforge.workflows.context.RenderContext) and
     `action("owner/repo")`, which returns a pinned `uses:` value.

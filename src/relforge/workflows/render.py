@@ -145,12 +145,16 @@ def render_workflows(request: RenderRequest) -> WorkflowSet:
     files.append(render("relforge-bot.yml", "bot.yml.j2", 0))
     skipped: list[tuple[str, str]] = []
     validate_name = "relforge-validate-binaries.yml"
-    if matrix.project.download_url:
-        channels = channel_cells(matrix, release, cells, request.max_matrix_jobs)
+    # Only wheels are installed from a channel's index; native archives are in no index.
+    wheels = [c for c in cells if c.package_type == "wheel"]
+    if not matrix.project.download_url:
+        skipped.append((validate_name, "project.download_url is not set: no channel index"))
+    elif not wheels:
+        skipped.append((validate_name, "the release builds no wheels to install from an index"))
+    else:
+        channels = channel_cells(matrix, release, wheels, request.max_matrix_jobs)
         jobs = sum(len(s.entries) for c in channels for s in c.shards)
         files.append(render(validate_name, "validate-binaries.yml.j2", jobs, channels=channels))
-    else:
-        skipped.append((validate_name, "project.download_url is not set: no channel index"))
     return WorkflowSet(files=tuple(files), skipped=tuple(skipped), regenerate=regenerate)
 
 
