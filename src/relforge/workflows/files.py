@@ -18,7 +18,7 @@ from typing import Literal
 from relforge.errors import ConfigError, RefusedError, Span
 from relforge.workflows.render import GENERATED_MARKER, WorkflowSet
 
-DriftKind = Literal["edited", "missing", "stray"]
+DriftKind = Literal["edited", "missing", "stray", "foreign"]  # foreign: same name, not ours
 _SUFFIXES = (".yml", ".yaml")
 
 
@@ -77,7 +77,8 @@ def check_dir(out_dir: Path, workflows: WorkflowSet, display: str | None = None)
             diff = _diff(
                 current.splitlines(keepends=True), rendered.text, f"a/{label}", f"b/{label}"
             )
-            drifts.append(Drift(name=rendered.name, kind="edited", diff=diff))
+            kind: DriftKind = "edited" if is_generated(path) else "foreign"
+            drifts.append(Drift(name=rendered.name, kind=kind, diff=diff))
     for path in stray_files(out_dir, workflows):
         current = path.read_text(encoding="utf-8", errors="replace")
         diff = "".join(
