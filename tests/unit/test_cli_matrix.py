@@ -273,3 +273,15 @@ def test_rev_path_that_is_a_directory_or_not_utf8(
     assert result.code == 2, result.err
     assert "HEAD:latin1.yaml: not UTF-8 text" in result.err
     assert "internal error" not in result.err
+
+
+def test_list_of_a_release_whose_rules_exclude_everything(
+    run: Run, write: Callable[[str], Path]
+) -> None:
+    rule = '- match: {platform: windows-x86_64, python: "3.13t"}'
+    assert rule in SMALL
+    path = write(SMALL.replace(rule, '- match: {package_type: "*"}'))
+    result = run("matrix", "list", str(path), "-r", "1.0")
+    assert result.code == 3 and result.out == ""
+    assert "release 1.0 has no cells: its exclude rules remove all 16" in result.err
+    assert "--select" not in result.err

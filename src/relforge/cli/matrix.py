@@ -12,7 +12,7 @@ import click
 from relforge.cli.output import append_step_summary, console, print_json
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 from relforge.matrix.cell import Cell
-from relforge.matrix.expand import expand_cells
+from relforge.matrix.expand import candidates, expand_cells
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix
 from relforge.matrix.selector import Selector, parse_selector
@@ -94,6 +94,17 @@ def list_cells(
     cells = expand_cells(
         loaded, release, channel=channel, date=_parse_date(date_text), selectors=selectors
     )
+    if not cells and not selects:
+        offered = candidates(loaded, loaded.release(release))
+        raise NothingToDoError(
+            f"release {release} has no cells: "
+            + (
+                f"its exclude rules remove all {len(offered)}"
+                if offered
+                else "no accelerator variant is built on any of its platforms"
+            ),
+            hint=f"see why with: relforge matrix explain {file} --release {release} CELL",
+        )
     if not cells:
         raise NothingToDoError(
             f"no cell of release {release} matches " + " or ".join(repr(s) for s in selects),
