@@ -8,6 +8,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import EXAMPLE, SMALL, Result
 from tests.workflows_support import scratch_repo
@@ -245,3 +246,29 @@ def test_a_pin_tag_cannot_inject_yaml(repo: Path, run: Run) -> None:
     )
     result = run(*ARGS, "--templates", "ci-templates")
     _fails_cleanly(result, repo, "action_pins.yaml", "actions/checkout.tag")
+
+
+@pytest.mark.parametrize("name", ["a: b/m.yaml", "a #b/m.yaml", "-m.yaml", "m{x}.yaml"])
+def test_a_matrix_path_that_would_break_a_run_line_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Run, name: str
+) -> None:
+    # `run: relforge build 'a #b/m.yaml' …` would lose its tail to a YAML comment, and
+    # `a: b` would not parse; a leading '-' would read as an option.
+    scratch_repo(tmp_path, EXAMPLE.read_text(encoding="utf-8"), name)
+    monkeypatch.chdir(tmp_path)
+    result = run("workflows", "generate", f"./{name}", "-r", "1.0", "--out", OUT)
+    assert result.code == 2, (result.out, result.err)
+    assert "holds characters a workflow path cannot" in result.err and "FILE" in result.err
+    assert not (tmp_path / OUT).exists()
+
+
+def test_a_matrix_path_with_a_space_renders_working_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Run
+) -> None:
+    scratch_repo(tmp_path, EXAMPLE.read_text(encoding="utf-8"), "build matrix/m.yaml")
+    monkeypatch.chdir(tmp_path)
+    result = run("workflows", "generate", "build matrix/m.yaml", "-r", "1.0", "--out", OUT)
+    assert result.code == 0, result.err
+    build = yaml.safe_load((tmp_path / OUT / "relforge-build.yml").read_text())
+    runs = [s["run"] for job in build["jobs"].values() for s in job["steps"] if "run" in s]
+    assert "relforge build 'build matrix/m.yaml' --release 1.0" in " ".join(runs)
