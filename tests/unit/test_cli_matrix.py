@@ -66,6 +66,8 @@ def test_step_summary(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         (["--select", "os=haiku"], 3, "nothing to do"),
         (["--channel", "beta"], 2, "Invalid value for '--channel'"),
         (["--date", "yesterday", "--channel", "nightly"], 2, "--date"),
+        (["--date", "2025-10-15"], 2, "--date: only nightly versions carry a date"),
+        (["--date", "2025-10-15", "--channel", "test"], 2, "give --channel nightly"),
     ],
 )
 def test_list_usage_errors(run: Run, args: list[str], code: int, words: str) -> None:

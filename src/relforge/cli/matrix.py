@@ -90,10 +90,18 @@ def list_cells(
 ) -> None:
     """List the cells of one release. FILE is a matrix file (or REV:PATH)."""
     selectors = parse_selectors(selects)
+    date = _parse_date(date_text)
     loaded = load_matrix(file)
-    cells = expand_cells(
-        loaded, release, channel=channel, date=_parse_date(date_text), selectors=selectors
-    )
+    if date is not None and (
+        channel is None or loaded.channels.get(channel).version_scheme != "dev-date"
+    ):
+        raise UsageError(
+            "only nightly versions carry a date"
+            + (f"; channel {channel} has final versions" if channel else ""),
+            key="--date",
+            hint="give --channel nightly, or leave out --date",
+        )
+    cells = expand_cells(loaded, release, channel=channel, date=date, selectors=selectors)
     if not cells and not selects:
         offered = candidates(loaded, loaded.release(release))
         raise NothingToDoError(
