@@ -401,3 +401,40 @@ def test_runtime_catches_build_info_from_another_cell(run, matrix, ext, tmp_path
     [cpu] = report["artifacts"]
     [info] = [v for v in cpu["verdicts"] if v["check"] == "RF-R003"]
     assert "variant is 'cu130', the cell says 'cpu'" in info["message"]
+
+
+def test_select_leaves_the_other_cells_artifacts_alone(run, matrix, ext, tmp_path):
+    """--select validates the selected cells; the release's other artifacts (in the folder or
+    the manifest) are neither checked nor reported as strays, and keep their verdicts."""
+    dist = tmp_path / "dist"
+    good = _write_wheel(good_spec(ext, "cpu"), dist)
+    bad = _write_wheel(good_spec(ext, "cu130", extension=ext(Build(rpath="/opt/build/lib"))), dist)
+    base = ("validate", str(matrix), "-r", "1.0", "-c", "test", "--select", "accelerator=cpu")
+    code, report = run_json(run, *base, "--dist", str(dist))
+    assert code == 0, report
+    assert [a["subject"] for a in report["artifacts"]] == [CPU]
+    entries = [
+        ManifestEntry(
+            cell_id=cell_id,
+            file=f"dist/{path.name}",
+            size=path.stat().st_size,
+            sha256=sha256_file(path),
+            version=VERSION[variant],
+            package_type="wheel",
+            variant=variant,
+            upload_subfolder=variant,
+        )
+        for cell_id, path, variant in ((CPU, good, "cpu"), (CUDA, bad, "cu130"))
+    ]
+    manifest_path = tmp_path / "relforge-manifest.json"
+    ArtifactManifest(project=PROJECT, release="1.0", channel="test").with_entries(entries).save(
+        manifest_path
+    )
+    code, report = run_json(run, *base, "--manifest", str(manifest_path))
+    assert code == 0, report
+    assert [a["subject"] for a in report["artifacts"]] == [CPU]
+    manifest = load_manifest(manifest_path)
+    assert manifest.entries[CPU].validated
+    assert manifest.entries[CUDA].verdicts == ()
+    code, report = run_json(run, *base[:-1], "accelerator=cuda", "--manifest", str(manifest_path))
+    assert code == 4 and failing(report, CUDA) == {"RF-V043"}

@@ -107,12 +107,22 @@ def validate(
     ]
     if not cells:
         raise NothingToDoError(f"no wheel cell of release {release} is selected", key="--select")
+    # Artifacts of the release's other cells are left alone (not reported as strays).
+    chosen = {c.id for c in cells}
+    others = {c.id for c in every if c.id not in chosen}
+    other_names = {
+        expected_filename(c, matrix.project.name)
+        for c in every
+        if c.id in others and c.package_type == "wheel"
+    }
     manifest = None
     with tempfile.TemporaryDirectory(prefix="relforge-validate-") as tmp:
         if dist is not None:
             if not dist.is_dir():
                 raise UsageError(f"{dist}: not a directory", key="--dist")
-            artifacts = [Artifact(path=p) for p in sorted(dist.glob("*.whl"))]
+            artifacts = [
+                Artifact(path=p) for p in sorted(dist.glob("*.whl")) if p.name not in other_names
+            ]
         elif manifest_path is not None:
             manifest = load_manifest(manifest_path)
             if manifest.release != release or manifest.channel != channel:
@@ -123,7 +133,9 @@ def validate(
                 )
             base = manifest_path.parent
             artifacts = [
-                Artifact(path=base / e.file, cell_id=e.cell_id) for e in manifest.entries.values()
+                Artifact(path=base / e.file, cell_id=e.cell_id)
+                for e in manifest.entries.values()
+                if e.cell_id not in others
             ]
         else:
             from relforge.validate.fetch import fetch_from_index
