@@ -80,12 +80,24 @@ def run_build(
 
 
 def write_manifest(plan: BuildPlan, results: list[CellResult]) -> ArtifactManifest:
-    """Merge the entries of built and cached cells into the output folder's manifest."""
+    """Merge the entries of built and cached cells into the output folder's manifest.
+
+    A cell whose build failed loses the entry (and the artifact) an earlier build left: what
+    its current input makes is unknown, so nothing may validate or publish the old file."""
     base = plan.previous or ArtifactManifest(
         project=plan.matrix.project.name, release=plan.release.name, channel=plan.channel
     )
-    manifest = base.with_entries(r.entry for r in results if r.entry is not None)
+    failed = {r.cell.id for r in results if r.status == "failed"}
+    kept = {k: e for k, e in base.entries.items() if k not in failed}
+    manifest = dataclasses.replace(base, entries=kept).with_entries(
+        r.entry for r in results if r.entry is not None
+    )
     manifest.save(plan.manifest_path)
+    still_named = {e.file for e in manifest.entries.values()}
+    for cell_id in failed & set(base.entries):
+        stale = plan.out / base.entries[cell_id].file
+        if stale.parent == plan.out and base.entries[cell_id].file not in still_named:
+            stale.unlink(missing_ok=True)
     return manifest
 
 
