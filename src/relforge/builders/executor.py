@@ -31,7 +31,7 @@ from relforge.builders.postbuild import (
     repair_policy,
 )
 from relforge.builders.source import SourceTree, scan_source
-from relforge.errors import RelforgeError
+from relforge.errors import ConfigError, RelforgeError
 from relforge.manifest import ArtifactManifest, ManifestEntry, sha256_file
 from relforge.matrix.cell import Cell
 
@@ -64,8 +64,8 @@ def run_build(
     """Build every cell of the plan with its builder (cell id → builder); results in plan order."""
     run = _Run(plan, builders, reporter)
     cancel.reset()
-    plan.out.mkdir(parents=True, exist_ok=True)
-    run.logs.mkdir(parents=True, exist_ok=True)
+    _writable(plan.out, "--out")
+    _writable(run.logs, "logs")
     pool = ThreadPoolExecutor(max_workers=plan.jobs, thread_name_prefix="relforge-build")
     try:
         futures = [pool.submit(run.cell, cell) for cell in plan.cells]
@@ -77,6 +77,21 @@ def run_build(
     finally:
         pool.shutdown(wait=True)
         run.cleanup()
+
+
+def _writable(folder: Path, key: str) -> None:
+    """Make `folder` and check that files can be written in it, before any build starts."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write to {folder}: {exc.strerror or exc}",
+            key=key,
+            hint="pick a folder relforge can create and write"
+            + (" (--out DIR)" if key == "--out" else " (run from a writable directory)"),
+        ) from None
 
 
 def write_manifest(plan: BuildPlan, results: list[CellResult]) -> ArtifactManifest:
