@@ -176,7 +176,27 @@ BROKEN: dict[str, tuple[str, Callable[[Callable[[Build], bytes]], WheelSpec], se
         lambda ext: good_spec(ext, "cpu", extension=ext(Build(needs_library="libfoo.so.1"))),
         {"RF-V041"},
     ),
+    "wheel-file-tags-differ": (
+        "cpu",
+        lambda ext: good_spec(ext, "cpu", wheel_tags=["py3-none-any"]),
+        {"RF-V011"},
+    ),
+    "requires-python-differs": (
+        "cpu",
+        lambda ext: good_spec(ext, "cpu", requires_python=">=3.8"),
+        {"RF-V021"},
+    ),
+    "elf-for-another-machine": (
+        "cpu",
+        lambda ext: good_spec(ext, "cpu", extension=_machine(ext(Build()), 183)),
+        {"RF-V044"},
+    ),
 }
+
+
+def _machine(elf: bytes, e_machine: int) -> bytes:
+    """The ELF with another e_machine (183: aarch64) in its header."""
+    return elf[:18] + e_machine.to_bytes(2, "little") + elf[20:]
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
@@ -438,3 +458,33 @@ def test_select_leaves_the_other_cells_artifacts_alone(run, matrix, ext, tmp_pat
     assert manifest.entries[CUDA].verdicts == ()
     code, report = run_json(run, *base[:-1], "accelerator=cuda", "--manifest", str(manifest_path))
     assert code == 4 and failing(report, CUDA) == {"RF-V043"}
+
+
+def test_wheels_bound_for_pypi_share_their_metadata(run, tmp_path, ext):
+    """RF-V103: the PyPI default variant's wheels (one per Python) show one project page."""
+    other = "3.10" if PYTHON != "3.10" else "3.12"
+    pythons = sorted([PYTHON, other], key=lambda v: tuple(map(int, v.split("."))))
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(MATRIX.replace(f'python: ["{PYTHON}"]', f"python: {json.dumps(pythons)}"))
+    specifier = f">={pythons[0]}"
+    cells = {v: f"wheel-linux-x86_64-py{v}-cpu" for v in pythons}
+
+    def wheels(dist: Path, **changes: object) -> None:
+        for version in pythons:
+            tag = "cp" + version.replace(".", "")
+            spec = good_spec(ext, "cpu", python_tag=tag, abi_tag=tag, requires_python=specifier)
+            for key, value in (changes if version == pythons[-1] else {}).items():
+                setattr(spec, key, value)
+            _write_wheel(spec, dist)
+
+    args = ("validate", str(matrix), "-r", "1.0", "-c", "test", "-s", "accelerator=cpu")
+    wheels(tmp_path / "same")
+    code, report = run_json(run, *args, "--dist", str(tmp_path / "same"))
+    assert code == 0, report
+    verdicts = [v for a in report["artifacts"] for v in a["verdicts"] if v["check"] == "RF-V103"]
+    assert [v["status"] for v in verdicts] == ["pass", "pass"]
+    wheels(tmp_path / "differ", requires_dist=["numpy>=1.26"])
+    code, report = run_json(run, *args, "--dist", str(tmp_path / "differ"))
+    assert code == 4
+    assert failing(report, cells[pythons[-1]]) == {"RF-V103"}
+    assert failing(report, cells[pythons[0]]) == set()
