@@ -353,6 +353,8 @@ def test_wheel_inspect_good_and_self_contradicting(run, ext, tmp_path):
 def test_wheel_inspect_bad_input(run, tmp_path):
     missing = run("wheel", "inspect", str(tmp_path / "nope.whl"))
     assert missing.code == 2 and "no such file" in missing.err
+    folder = run("wheel", "inspect", str(tmp_path))
+    assert folder.code == 2 and "a directory, not a wheel file" in folder.err
     junk = tmp_path / "junk-1.0-py3-none-any.whl"
     junk.write_bytes(b"not a zip")
     result = run("wheel", "inspect", str(junk))
@@ -364,6 +366,11 @@ def test_validate_usage_errors(run, matrix, tmp_path):
     assert neither.code == 2 and "exactly one of" in neither.err
     nodir = run("validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(tmp_path / "x"))
     assert nodir.code == 2 and "not a directory" in nodir.err
+    for flag, value in (("--size-limit-mb", "0"), ("--size-limit-mb", "-5"), ("--jobs", "0")):
+        bad = run(
+            "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(tmp_path), flag, value
+        )
+        assert bad.code == 2 and flag in bad.err, (flag, value)
 
 
 @contextlib.contextmanager

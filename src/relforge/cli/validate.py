@@ -41,7 +41,7 @@ from relforge.matrix.schema import CHANNEL_NAMES, ChannelName
     "--select", "-s", "selects", multiple=True, metavar="SELECTOR", help="Only these cells."
 )
 @click.option("--date", "date_text", metavar="YYYY-MM-DD", help="Date of nightly versions.")
-@click.option("--size-limit-mb", type=int, help="Override project.size_limit_mb.")
+@click.option("--size-limit-mb", type=click.IntRange(min=1), help="Override project.size_limit_mb.")
 @click.option(
     "--namespace",
     "namespaces",
@@ -56,7 +56,14 @@ from relforge.matrix.schema import CHANNEL_NAMES, ChannelName
     show_default=True,
 )
 @click.option("--summary", is_flag=True, help="Markdown summary to $GITHUB_STEP_SUMMARY.")
-@click.option("--jobs", "-j", default=2, show_default=True, help="Threads reading wheels.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Threads reading wheels.",
+)
 def validate(
     file: str,
     release: str,
