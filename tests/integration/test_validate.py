@@ -495,3 +495,38 @@ def test_wheels_bound_for_pypi_share_their_metadata(run, tmp_path, ext):
     assert code == 4
     assert failing(report, cells[pythons[-1]]) == {"RF-V103"}
     assert failing(report, cells[pythons[0]]) == set()
+
+
+def test_an_elf_read_that_fails_from_a_tail_is_read_again_exactly(ext, tmp_path, monkeypatch):
+    """Offsets read from wrong tail bytes can point past the member's end: like a parse error,
+    that must send the reader back to the exact path, not mark the ELF file unreadable."""
+    from relforge.validate import wheel as wheel_module
+    from relforge.validate.inflate import MemberError
+    from relforge.validate.inspect import inspect_wheel
+
+    good = _write_wheel(good_spec(ext, "cpu"), tmp_path)
+    exact_source = wheel_module.WheelArchive.source
+
+    class PastTheEnd:
+        """A source whose far reads fail as a wrong tail's would."""
+
+        def __init__(self, inner):
+            self.inner = inner
+            self.size = inner.size
+
+        def set_interest(self, spans):
+            self.inner.set_interest(spans)
+
+        def read(self, offset, length):
+            if offset > 4096:
+                raise MemberError(f"read of {length} bytes at {offset} is past the end")
+            return self.inner.read(offset, length)
+
+    def source(self, member, *, exact=False):
+        found = exact_source(self, member, exact=exact)
+        return found if exact else PastTheEnd(found)
+
+    monkeypatch.setattr(wheel_module.WheelArchive, "source", source)
+    found = inspect_wheel(good)
+    [elf] = found.facts.elves
+    assert elf.error is None and elf.info is not None and elf.info.cxx.cxx11_defined
