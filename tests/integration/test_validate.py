@@ -530,3 +530,29 @@ def test_an_elf_read_that_fails_from_a_tail_is_read_again_exactly(ext, tmp_path,
     found = inspect_wheel(good)
     [elf] = found.facts.elves
     assert elf.error is None and elf.info is not None and elf.info.cxx.cxx11_defined
+
+
+def test_nightly_versions_are_dated_by_the_manifest(run, matrix, ext, tmp_path):
+    """A nightly built before midnight (UTC) and validated after it: the expected versions carry
+    the build's date from the manifest, not the day validation runs."""
+    version = "1.0.0.dev20260101+cpu"
+    wheel = _write_wheel(good_spec(ext, "cpu", version=version), tmp_path / "dist")
+    entry = ManifestEntry(
+        cell_id=CPU,
+        file=f"dist/{wheel.name}",
+        size=wheel.stat().st_size,
+        sha256=sha256_file(wheel),
+        version=version,
+        package_type="wheel",
+        variant="cpu",
+        upload_subfolder="cpu",
+    )
+    manifest_path = tmp_path / "relforge-manifest.json"
+    ArtifactManifest(project=PROJECT, release="1.0", channel="nightly").with_entries([entry]).save(
+        manifest_path
+    )
+    args = ("validate", str(matrix), "-r", "1.0", "-c", "nightly", "-s", "accelerator=cpu")
+    code, report = run_json(run, *args, "--manifest", str(manifest_path))
+    assert code == 0, report
+    code, report = run_json(run, *args, "--manifest", str(manifest_path), "--date", "2026-01-02")
+    assert code == 4 and failing(report, CPU) == {"RF-V100", "RF-V013"}
