@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import subprocess
 from pathlib import Path
@@ -108,8 +109,24 @@ def test_an_rc_tag_that_disagrees_with_version_txt_is_refused(matrix: Matrix, re
     with pytest.raises(RefusedError):
         version_base("test", matrix=matrix, release=release, source=repo)
     (repo / "version.txt").write_text("1.0.3\n")  # after `release patch 1.0.3`
-    base = version_base("test", matrix=matrix, release=release, source=repo)
+    with pytest.raises(ConfigError, match=r"release 1\.0 of the matrix is 1\.0\.0") as caught:
+        version_base("test", matrix=matrix, release=release, source=repo)
+    assert caught.value.key == "releases.1.0.version"  # validation would expect 1.0.0
+    patch = dataclasses.replace(release, version=Version("1.0.3"))
+    base = version_base("test", matrix=matrix, release=patch, source=repo)
     assert (str(base.version), base.origin) == ("1.0.3", "tag v1.0.3-rc1")
+
+
+def test_a_nightly_of_another_version_than_the_release_is_refused(
+    matrix: Matrix, repo: Path
+) -> None:
+    """main after the cut of 1.0 says 1.1.0a0: its nightlies are no nightlies of release 1.0."""
+    (repo / "version.txt").write_text("1.1.0a0\n")
+    release = matrix.release("1.0")
+    with pytest.raises(ConfigError, match=r"version\.txt gives version 1\.1\.0a0"):
+        version_base("nightly", matrix=matrix, release=release, source=repo)
+    base = version_base("dev", matrix=matrix, release=release, source=repo)  # local: anything
+    assert str(base.version) == "1.1.0a0"
 
 
 def test_tag_is_only_for_the_test_channel(matrix: Matrix, repo: Path) -> None:

@@ -65,6 +65,7 @@ def version_base(
                 )
             base = rc_base(found, release.name)
             _require_version_file_agrees(source / matrix.project.version_file, base, found)
+            _require_release_version(release, base, f"the RC tag {found}")
             return VersionBase(version=base, origin=f"tag {found}")
         case "nightly" | "dev":
             if tag is not None:
@@ -74,9 +75,25 @@ def version_base(
                     key="--tag",
                     hint="drop --tag, or build with --channel test",
                 )
-            return _version_file_base(source / matrix.project.version_file, release)
+            base_of = _version_file_base(source / matrix.project.version_file, release)
+            if channel == "nightly":
+                _require_release_version(release, base_of.version, base_of.origin)
+            return base_of
         case _:
             assert_never(channel)
+
+
+def _require_release_version(release: Release, base: Version, origin: str) -> None:
+    """Validation expects the matrix release's X.Y.Z (`releases.X.Y.version`, default X.Y.0):
+    a build stamped with another one could never pass it."""
+    if Version(base.base_version) != release.full_version:
+        raise ConfigError(
+            f"{origin} gives version {base}, but release {release.name} of the matrix is "
+            f"{release.full_version}",
+            key=f"releases.{release.name}.version",
+            hint=f"set `version: {base.base_version}` on release {release.name} in the matrix "
+            "(a patch release), or build the release the source is for",
+        )
 
 
 def stamp_version(
