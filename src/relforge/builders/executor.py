@@ -123,7 +123,7 @@ class _Run:
         self.reporter = reporter
         self.cache = BuildCache(plan.state / "cache")
         self.logs = plan.state / "logs"
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # snapshot() holds it while it calls scratch()
         self._tree: SourceTree | None = None
         self._snapshot: Path | None = None
         self._scratch: Path | None = None
@@ -143,15 +143,18 @@ class _Run:
             return self._snapshot
 
     def scratch(self) -> Path:
-        if self._scratch is None:
-            root = self.plan.state / "work"
-            root.mkdir(parents=True, exist_ok=True)
-            self._scratch = Path(tempfile.mkdtemp(prefix="run-", dir=root))
-        return self._scratch
+        """The run's scratch folder, made by the first cell that asks (cells ask at once)."""
+        with self._lock:
+            if self._scratch is None:
+                root = self.plan.state / "work"
+                root.mkdir(parents=True, exist_ok=True)
+                self._scratch = Path(tempfile.mkdtemp(prefix="run-", dir=root))
+            return self._scratch
 
     def cleanup(self) -> None:
-        if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+        with self._lock:
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
 
     def cell(self, cell: Cell) -> CellResult:
         builder = self.builders[cell.id]
