@@ -153,6 +153,11 @@ def load_manifest(path: Path) -> ArtifactManifest:
         raise ConfigError(f"not a relforge manifest: {exc}", where=where) from None
 
 
+_STRINGS = ("cell_id", "file", "sha256", "version", "package_type", "variant", "upload_subfolder")
+_OPTIONAL_STRINGS = ("platform_tag", "python")
+_STATUSES = ("pass", "fail", "skip")
+
+
 def _from_json(data: Any) -> ArtifactManifest:
     if not isinstance(data, dict):
         raise TypeError("top level is not an object")
@@ -160,25 +165,59 @@ def _from_json(data: Any) -> ArtifactManifest:
         raise ValueError(
             f"schema_version {data.get('schema_version')!r}, expected {SCHEMA_VERSION}"
         )
+    for key in ("project", "release", "channel"):
+        if not isinstance(data[key], str):
+            raise TypeError(f"{key} is {data[key]!r}, not a string")
+    if not isinstance(data["entries"], dict):
+        raise TypeError(f"entries is {type(data['entries']).__name__}, not an object")
     entries = {}
     for cell_id, raw in data["entries"].items():
-        if not isinstance(raw, dict):
-            raise TypeError(f"entries.{cell_id} is not an object")
-        names = {f.name for f in dataclasses.fields(ManifestEntry)}
-        unknown = set(raw) - names
-        if unknown:
-            raise KeyError(f"entries.{cell_id}: unknown keys {sorted(unknown)}")
-        verdicts = tuple(Verdict(**v) for v in raw.get("verdicts", ()))
-        entry = ManifestEntry(**{**raw, "verdicts": verdicts})
+        entry = _entry(f"entries.{cell_id}", raw)
         if entry.cell_id != cell_id:
             raise ValueError(f"entries.{cell_id} has cell_id {entry.cell_id!r}")
         entries[cell_id] = entry
     return ArtifactManifest(
-        project=str(data["project"]),
-        release=str(data["release"]),
-        channel=str(data["channel"]),
-        entries=entries,
+        project=data["project"], release=data["release"], channel=data["channel"], entries=entries
     )
+
+
+def _entry(where: str, raw: Any) -> ManifestEntry:
+    """One entry, each field checked for its type (a hand-edited file must not crash a stage)."""
+    if not isinstance(raw, dict):
+        raise TypeError(f"{where} is not an object")
+    names = {f.name for f in dataclasses.fields(ManifestEntry)}
+    unknown = set(raw) - names
+    if unknown:
+        raise KeyError(f"{where}: unknown keys {sorted(unknown)}")
+    missing = [k for k in (*_STRINGS, "size") if k not in raw]
+    if missing:
+        raise KeyError(f"{where}: missing keys {missing}")
+    for key in _STRINGS:
+        if not isinstance(raw[key], str) or not raw[key]:
+            raise TypeError(f"{where}.{key} is {raw[key]!r}, not a non-empty string")
+    for key in _OPTIONAL_STRINGS:
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise TypeError(f"{where}.{key} is {raw[key]!r}, not a string")
+    size = raw["size"]
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise TypeError(f"{where}.size is {size!r}, not a byte count")
+    if not isinstance(raw.get("build", {}), dict):
+        raise TypeError(f"{where}.build is not an object")
+    verdicts = raw.get("verdicts", [])
+    if not isinstance(verdicts, list):
+        raise TypeError(f"{where}.verdicts is not a list")
+    for i, v in enumerate(verdicts):
+        if (
+            not isinstance(v, dict)
+            or set(v) - {"check", "status", "message"}
+            or not isinstance(v.get("check"), str)
+            or v.get("status") not in _STATUSES
+            or not isinstance(v.get("message", ""), str)
+        ):
+            raise TypeError(
+                f"{where}.verdicts[{i}] is {v!r}, not {{check, status: pass|fail|skip, message}}"
+            )
+    return ManifestEntry(**{**raw, "verdicts": tuple(Verdict(**v) for v in verdicts)})
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:

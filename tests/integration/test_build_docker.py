@@ -111,3 +111,29 @@ def test_builder_image_command_is_a_no_op_when_present(run: Run, workdir: Path) 
     result = run("builder-image")
     assert result.code == 0, result.err
     assert "nothing to do" in result.out
+
+
+def test_auto_takes_docker_where_the_engine_has_the_image(
+    run: Run, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--builder auto: the engine's image for the cpu cell, the host for the cell whose image
+    the engine lacks, and the host for every cell when no engine answers."""
+    matrix = example_matrix(
+        workdir,
+        {
+            "    command: []": "    command: [sh, -c, 'exit 3']",  # fail fast: only who built
+            "            image: relforge/builder:bookworm\n            platform_tag": (
+                "            image: relforge/builder:nope\n            platform_tag"
+            ),
+        },
+    )
+    cuda = "wheel-linux-x86_64-py3.11-cu130"
+    args = ("build", str(matrix), "-r", "1.0", "--builder", "auto", "--format", "json")
+    result = run(*args, "--cell", PY311, "--cell", cuda)
+    assert result.code == 4, result.err
+    builders = {c["cell"]: c["builder"] for c in json.loads(result.out)["cells"]}
+    assert builders == {PY311: "docker", cuda: "host"}
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{workdir}/no-engine.sock")
+    result = run(*args, "--cell", PY311)
+    assert result.code == 4, result.err
+    assert [c["builder"] for c in json.loads(result.out)["cells"]] == ["host"]

@@ -119,6 +119,27 @@ def test_one_failing_cell_does_not_stop_the_others(run: Run, workdir: Path) -> N
     ]
 
 
+def test_a_failed_rebuild_drops_the_cells_earlier_artifact(run: Run, workdir: Path) -> None:
+    """The manifest must not keep offering (for validation, publishing) what an earlier build of
+    a cell made once its build from the current input failed."""
+    cell = "wheel-linux-x86_64-py3.12-cpu"
+    good = example_matrix(workdir)
+    result, cells = build(run, good, "--cell", cell)
+    assert result.code == 0, result.err
+    earlier = Path(cells[cell]["file"])
+    assert earlier.is_file()
+    broken = example_matrix(workdir, {"    command: []": "    command: [sh, -c, 'exit 3']"})
+    result, cells = build(run, broken, "--cell", cell)
+    assert result.code == 4 and cells[cell]["status"] == "failed"
+    manifest = load_manifest(workdir / "dist" / "relforge-manifest.json")
+    assert cell not in manifest.entries
+    assert not earlier.exists()
+    # the failure poisoned nothing: the good input still comes from the cache
+    result, cells = build(run, example_matrix(workdir), "--cell", cell)
+    assert result.code == 0 and cells[cell]["status"] == "cached"
+    assert earlier.is_file()
+
+
 def test_a_wheel_that_cannot_take_the_cells_platform_tag_fails(run: Run, workdir: Path) -> None:
     """Built on glibc 2.36 with a newer libstdc++, the extension is no manylinux_2_17 wheel."""
     matrix = example_matrix(

@@ -176,7 +176,27 @@ BROKEN: dict[str, tuple[str, Callable[[Callable[[Build], bytes]], WheelSpec], se
         lambda ext: good_spec(ext, "cpu", extension=ext(Build(needs_library="libfoo.so.1"))),
         {"RF-V041"},
     ),
+    "wheel-file-tags-differ": (
+        "cpu",
+        lambda ext: good_spec(ext, "cpu", wheel_tags=["py3-none-any"]),
+        {"RF-V011"},
+    ),
+    "requires-python-differs": (
+        "cpu",
+        lambda ext: good_spec(ext, "cpu", requires_python=">=3.8"),
+        {"RF-V021"},
+    ),
+    "elf-for-another-machine": (
+        "cpu",
+        lambda ext: good_spec(ext, "cpu", extension=_machine(ext(Build()), 183)),
+        {"RF-V044"},
+    ),
 }
+
+
+def _machine(elf: bytes, e_machine: int) -> bytes:
+    """The ELF with another e_machine (183: aarch64) in its header."""
+    return elf[:18] + e_machine.to_bytes(2, "little") + elf[20:]
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
@@ -333,6 +353,8 @@ def test_wheel_inspect_good_and_self_contradicting(run, ext, tmp_path):
 def test_wheel_inspect_bad_input(run, tmp_path):
     missing = run("wheel", "inspect", str(tmp_path / "nope.whl"))
     assert missing.code == 2 and "no such file" in missing.err
+    folder = run("wheel", "inspect", str(tmp_path))
+    assert folder.code == 2 and "a directory, not a wheel file" in folder.err
     junk = tmp_path / "junk-1.0-py3-none-any.whl"
     junk.write_bytes(b"not a zip")
     result = run("wheel", "inspect", str(junk))
@@ -344,6 +366,11 @@ def test_validate_usage_errors(run, matrix, tmp_path):
     assert neither.code == 2 and "exactly one of" in neither.err
     nodir = run("validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(tmp_path / "x"))
     assert nodir.code == 2 and "not a directory" in nodir.err
+    for flag, value in (("--size-limit-mb", "0"), ("--size-limit-mb", "-5"), ("--jobs", "0")):
+        bad = run(
+            "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(tmp_path), flag, value
+        )
+        assert bad.code == 2 and flag in bad.err, (flag, value)
 
 
 @contextlib.contextmanager
@@ -401,3 +428,131 @@ def test_runtime_catches_build_info_from_another_cell(run, matrix, ext, tmp_path
     [cpu] = report["artifacts"]
     [info] = [v for v in cpu["verdicts"] if v["check"] == "RF-R003"]
     assert "variant is 'cu130', the cell says 'cpu'" in info["message"]
+
+
+def test_select_leaves_the_other_cells_artifacts_alone(run, matrix, ext, tmp_path):
+    """--select validates the selected cells; the release's other artifacts (in the folder or
+    the manifest) are neither checked nor reported as strays, and keep their verdicts."""
+    dist = tmp_path / "dist"
+    good = _write_wheel(good_spec(ext, "cpu"), dist)
+    bad = _write_wheel(good_spec(ext, "cu130", extension=ext(Build(rpath="/opt/build/lib"))), dist)
+    base = ("validate", str(matrix), "-r", "1.0", "-c", "test", "--select", "accelerator=cpu")
+    code, report = run_json(run, *base, "--dist", str(dist))
+    assert code == 0, report
+    assert [a["subject"] for a in report["artifacts"]] == [CPU]
+    entries = [
+        ManifestEntry(
+            cell_id=cell_id,
+            file=f"dist/{path.name}",
+            size=path.stat().st_size,
+            sha256=sha256_file(path),
+            version=VERSION[variant],
+            package_type="wheel",
+            variant=variant,
+            upload_subfolder=variant,
+        )
+        for cell_id, path, variant in ((CPU, good, "cpu"), (CUDA, bad, "cu130"))
+    ]
+    manifest_path = tmp_path / "relforge-manifest.json"
+    ArtifactManifest(project=PROJECT, release="1.0", channel="test").with_entries(entries).save(
+        manifest_path
+    )
+    code, report = run_json(run, *base, "--manifest", str(manifest_path))
+    assert code == 0, report
+    assert [a["subject"] for a in report["artifacts"]] == [CPU]
+    manifest = load_manifest(manifest_path)
+    assert manifest.entries[CPU].validated
+    assert manifest.entries[CUDA].verdicts == ()
+    code, report = run_json(run, *base[:-1], "accelerator=cuda", "--manifest", str(manifest_path))
+    assert code == 4 and failing(report, CUDA) == {"RF-V043"}
+
+
+def test_wheels_bound_for_pypi_share_their_metadata(run, tmp_path, ext):
+    """RF-V103: the PyPI default variant's wheels (one per Python) show one project page."""
+    other = "3.10" if PYTHON != "3.10" else "3.12"
+    pythons = sorted([PYTHON, other], key=lambda v: tuple(map(int, v.split("."))))
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(MATRIX.replace(f'python: ["{PYTHON}"]', f"python: {json.dumps(pythons)}"))
+    specifier = f">={pythons[0]}"
+    cells = {v: f"wheel-linux-x86_64-py{v}-cpu" for v in pythons}
+
+    def wheels(dist: Path, **changes: object) -> None:
+        for version in pythons:
+            tag = "cp" + version.replace(".", "")
+            spec = good_spec(ext, "cpu", python_tag=tag, abi_tag=tag, requires_python=specifier)
+            for key, value in (changes if version == pythons[-1] else {}).items():
+                setattr(spec, key, value)
+            _write_wheel(spec, dist)
+
+    args = ("validate", str(matrix), "-r", "1.0", "-c", "test", "-s", "accelerator=cpu")
+    wheels(tmp_path / "same")
+    code, report = run_json(run, *args, "--dist", str(tmp_path / "same"))
+    assert code == 0, report
+    verdicts = [v for a in report["artifacts"] for v in a["verdicts"] if v["check"] == "RF-V103"]
+    assert [v["status"] for v in verdicts] == ["pass", "pass"]
+    wheels(tmp_path / "differ", requires_dist=["numpy>=1.26"])
+    code, report = run_json(run, *args, "--dist", str(tmp_path / "differ"))
+    assert code == 4
+    assert failing(report, cells[pythons[-1]]) == {"RF-V103"}
+    assert failing(report, cells[pythons[0]]) == set()
+
+
+def test_an_elf_read_that_fails_from_a_tail_is_read_again_exactly(ext, tmp_path, monkeypatch):
+    """Offsets read from wrong tail bytes can point past the member's end: like a parse error,
+    that must send the reader back to the exact path, not mark the ELF file unreadable."""
+    from relforge.validate import wheel as wheel_module
+    from relforge.validate.inflate import MemberError
+    from relforge.validate.inspect import inspect_wheel
+
+    good = _write_wheel(good_spec(ext, "cpu"), tmp_path)
+    exact_source = wheel_module.WheelArchive.source
+
+    class PastTheEnd:
+        """A source whose far reads fail as a wrong tail's would."""
+
+        def __init__(self, inner):
+            self.inner = inner
+            self.size = inner.size
+
+        def set_interest(self, spans):
+            self.inner.set_interest(spans)
+
+        def read(self, offset, length):
+            if offset > 4096:
+                raise MemberError(f"read of {length} bytes at {offset} is past the end")
+            return self.inner.read(offset, length)
+
+    def source(self, member, *, exact=False):
+        found = exact_source(self, member, exact=exact)
+        return found if exact else PastTheEnd(found)
+
+    monkeypatch.setattr(wheel_module.WheelArchive, "source", source)
+    found = inspect_wheel(good)
+    [elf] = found.facts.elves
+    assert elf.error is None and elf.info is not None and elf.info.cxx.cxx11_defined
+
+
+def test_nightly_versions_are_dated_by_the_manifest(run, matrix, ext, tmp_path):
+    """A nightly built before midnight (UTC) and validated after it: the expected versions carry
+    the build's date from the manifest, not the day validation runs."""
+    version = "1.0.0.dev20260101+cpu"
+    wheel = _write_wheel(good_spec(ext, "cpu", version=version), tmp_path / "dist")
+    entry = ManifestEntry(
+        cell_id=CPU,
+        file=f"dist/{wheel.name}",
+        size=wheel.stat().st_size,
+        sha256=sha256_file(wheel),
+        version=version,
+        package_type="wheel",
+        variant="cpu",
+        upload_subfolder="cpu",
+    )
+    manifest_path = tmp_path / "relforge-manifest.json"
+    ArtifactManifest(project=PROJECT, release="1.0", channel="nightly").with_entries([entry]).save(
+        manifest_path
+    )
+    args = ("validate", str(matrix), "-r", "1.0", "-c", "nightly", "-s", "accelerator=cpu")
+    code, report = run_json(run, *args, "--manifest", str(manifest_path))
+    assert code == 0, report
+    code, report = run_json(run, *args, "--manifest", str(manifest_path), "--date", "2026-01-02")
+    assert code == 4 and failing(report, CPU) == {"RF-V100", "RF-V013"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import subprocess
 from pathlib import Path
@@ -91,17 +92,53 @@ def test_test_channel_reads_the_rc_tag_at_head(matrix: Matrix, repo: Path) -> No
     assert find_rc_tag(repo) == "v1.0.0-rc2"
     base = version_base("test", matrix=matrix, release=release, source=repo)
     assert (str(base.version), base.origin) == ("1.0.0", "tag v1.0.0-rc2")
-    # an explicit tag wins; a tag of another release is refused
-    assert (
-        str(
-            version_base(
-                "test", matrix=matrix, release=release, source=repo, tag="v1.0.3-rc1"
-            ).version
-        )
-        == "1.0.3"
-    )
+    # an explicit tag wins over the one at HEAD; a tag of another release is refused
+    base = version_base("test", matrix=matrix, release=release, source=repo, tag="v1.0.0-rc5")
+    assert base.origin == "tag v1.0.0-rc5"
     with pytest.raises(UsageError, match=r"not a tag of release 1\.0"):
         version_base("test", matrix=matrix, release=release, source=repo, tag="v1.1.0-rc1")
+
+
+def test_an_rc_tag_that_disagrees_with_version_txt_is_refused(matrix: Matrix, repo: Path) -> None:
+    """version.txt says 1.0.0a0: an RC of 1.0.3 would label this code 1.0.3 (and promote it)."""
+    release = matrix.release("1.0")
+    with pytest.raises(RefusedError, match=r"builds 1\.0\.3, but version\.txt") as caught:
+        version_base("test", matrix=matrix, release=release, source=repo, tag="v1.0.3-rc1")
+    assert caught.value.exit_code == 5 and "version.txt:1:1" in caught.value.render()
+    git(repo, "tag", "v1.0.3-rc1")  # the tag at HEAD is checked the same way
+    with pytest.raises(RefusedError):
+        version_base("test", matrix=matrix, release=release, source=repo)
+    (repo / "version.txt").write_text("1.0.3\n")  # after `release patch 1.0.3`
+    with pytest.raises(ConfigError, match=r"release 1\.0 of the matrix is 1\.0\.0") as caught:
+        version_base("test", matrix=matrix, release=release, source=repo)
+    assert caught.value.key == "releases.1.0.version"  # validation would expect 1.0.0
+    patch = dataclasses.replace(release, version=Version("1.0.3"))
+    base = version_base("test", matrix=matrix, release=patch, source=repo)
+    assert (str(base.version), base.origin) == ("1.0.3", "tag v1.0.3-rc1")
+
+
+def test_a_nightly_of_another_version_than_the_release_is_refused(
+    matrix: Matrix, repo: Path
+) -> None:
+    """main after the cut of 1.0 says 1.1.0a0: its nightlies are no nightlies of release 1.0."""
+    (repo / "version.txt").write_text("1.1.0a0\n")
+    release = matrix.release("1.0")
+    with pytest.raises(ConfigError, match=r"version\.txt gives version 1\.1\.0a0"):
+        version_base("nightly", matrix=matrix, release=release, source=repo)
+    base = version_base("dev", matrix=matrix, release=release, source=repo)  # local: anything
+    assert str(base.version) == "1.1.0a0"
+
+
+def test_tag_is_only_for_the_test_channel(matrix: Matrix, repo: Path) -> None:
+    for channel in ("nightly", "dev"):
+        with pytest.raises(UsageError, match="--tag"):
+            version_base(
+                channel,  # type: ignore[arg-type]
+                matrix=matrix,
+                release=matrix.release("1.0"),
+                source=repo,
+                tag="v1.0.0-rc1",
+            )
 
 
 @pytest.mark.parametrize("tag", ["1.0.0-rc1", "v1.0.0", "v1.0.0-rc1.dev3", "v1.0.0a1", "vfoo"])

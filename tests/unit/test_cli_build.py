@@ -100,3 +100,14 @@ def test_unreachable_docker_engine_says_how_to_start_it(
 def test_missing_source_tree(run: Run, workdir: Path) -> None:
     result = run("build", str(EXAMPLE), "--release", "1.0", "--source", "nope")
     assert result.code == 2 and "--source" in result.err
+
+
+@pytest.mark.parametrize("where", ["a-file/dist", "/proc/relforge-dist"])
+def test_an_output_folder_that_cannot_be_made_is_a_config_error(
+    run: Run, workdir: Path, where: str
+) -> None:
+    (workdir / "a-file").write_text("not a folder")
+    result = build(run, "--builder", "host", "--select", "python=3.12", "--out", where)
+    assert result.code == 2, result.err
+    assert "--out: cannot write to" in result.err and "internal error" not in result.err
+    assert not list((workdir / ".relforge").glob("logs/*.log"))

@@ -118,3 +118,51 @@ def test_zip_member_from_zipfile(eager_tail: None) -> None:
     start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
     src = DeflateSource(memoryview(raw)[start : start + info.compress_size], info.file_size)
     assert src.read(len(data) - 70_000, 70_000) == data[-70_000:]
+
+
+def _stored_block(content: bytes, *, final: bool) -> bytes:
+    n = len(content)
+    header = bytes([int(final)]) + n.to_bytes(2, "little") + (n ^ 0xFFFF).to_bytes(2, "little")
+    return header + content
+
+
+def _embedding_member(*, final: bool) -> tuple[memoryview, bytes, int]:
+    """A member whose deflate stream holds, in a stored block, a raw deflate stream of its own:
+    (compressed member, its bytes, compressed position where the embedded stream starts).
+
+    `final`: the stored block is the last one and the embedded stream ends the member.
+    Otherwise the embedded stream ends with a stored block that closes exactly where the real
+    stored block does, and the member goes on with compressed data."""
+    rng = random.Random(4)
+    head = zlib.compressobj(6, zlib.DEFLATED, -15)
+    prefix = _data(3 << 20, seed=4)
+    out = head.compress(prefix) + head.flush(zlib.Z_FULL_FLUSH)  # ends byte-aligned
+    inner = zlib.compressobj(9, zlib.DEFLATED, -15)
+    benign = _data(30_000, seed=5)
+    lead = rng.randbytes(5000)
+    at = len(out) + 5 + len(lead)
+    if final:
+        content = lead + inner.compress(benign) + inner.flush()
+        return memoryview(out + _stored_block(content, final=True)), prefix + content, at
+    embedded = inner.compress(benign) + inner.flush(zlib.Z_FULL_FLUSH)
+    content = lead + embedded + _stored_block(rng.randbytes(3000), final=False)
+    rest = _data(1 << 20, seed=6)
+    tail = zlib.compressobj(6, zlib.DEFLATED, -15)
+    member = out + _stored_block(content, final=False) + tail.compress(rest) + tail.flush()
+    return memoryview(member), prefix + content + rest, at
+
+
+@pytest.mark.parametrize("final", [True, False], ids=["ends-the-member", "rejoins-the-member"])
+def test_a_deflate_stream_stored_inside_the_member_is_no_boundary(
+    eager_tail: None, monkeypatch: pytest.MonkeyPatch, final: bool
+) -> None:
+    """Inflating from the embedded stream's start reaches the member's end (or rejoins its
+    stream) as a real boundary would; its bytes must not be taken for the member's."""
+    member, data, at = _embedding_member(final=final)
+    assert zlib.decompress(member, -15) == data
+    # the bytes the embedded stream would claim: where the member's output ends minus its size
+    claimed = len(data) - 3000 if final else len(data) - (1 << 20) - 30_000
+    for guess in range(at - 2000, at + 20_000, 2003):  # boundary searches start near it
+        monkeypatch.setattr(DeflateSource, "_estimate", lambda self, offset, g=guess: g)
+        src = DeflateSource(member, len(data))
+        assert src.read(claimed, 3000) == data[claimed : claimed + 3000], guess

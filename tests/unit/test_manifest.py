@@ -91,3 +91,38 @@ def test_sha256_file(tmp_path: Path) -> None:
     path.write_bytes(b"abc")
     assert sha256_file(path) == ("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     assert json.loads(json.dumps(entry().to_json()))["build"]["builder"] == "host"
+
+
+def _manifest_text(entries: object) -> str:
+    return json.dumps(
+        {"schema_version": 1, "project": "d", "release": "1", "channel": "t", "entries": entries}
+    )
+
+
+def _with(**changes: object) -> str:
+    raw = entry().to_json() | changes
+    return _manifest_text({raw["cell_id"]: raw})
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (_manifest_text([]), "entries is list, not an object"),
+        (_manifest_text(None), "entries is NoneType"),
+        (_with(file=123), ".file is 123"),
+        (_with(file=None), ".file is None"),
+        (_with(size="abc"), ".size is 'abc'"),
+        (_with(size=-1), ".size is -1"),
+        (_with(build=[1, 2]), ".build is not an object"),
+        (_with(verdicts=None), ".verdicts is not a list"),
+        (_with(verdicts=[{"check": "RF-V010", "status": "bogus"}]), "verdicts[0]"),
+        (_with(platform_tag=7), ".platform_tag is 7"),
+    ],
+)
+def test_fields_of_the_wrong_type_are_config_errors(tmp_path: Path, text: str, words: str) -> None:
+    """A hand-edited manifest stops with one paragraph naming the key, never a crash later."""
+    path = tmp_path / "m.json"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match="not a relforge manifest") as caught:
+        load_manifest(path)
+    assert words in caught.value.message

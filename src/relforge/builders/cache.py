@@ -44,8 +44,8 @@ class BuildCache:
         try:
             entry = json.loads((folder / _ENTRY).read_text(encoding="utf-8"))
             path = folder / str(entry["file"])
-            if path.stat().st_size != int(entry["size"]):
-                return None
+            if path.stat().st_size != int(entry["size"]) or sha256_file(path) != entry["sha256"]:
+                return None  # damaged: rebuild rather than hand out other bytes as the build
             return CachedArtifact(
                 path=path, size=int(entry["size"]), sha256=str(entry["sha256"]), info=entry["info"]
             )

@@ -31,7 +31,7 @@ from relforge.builders.postbuild import (
     repair_policy,
 )
 from relforge.builders.source import SourceTree, scan_source
-from relforge.errors import RelforgeError
+from relforge.errors import ConfigError, RelforgeError
 from relforge.manifest import ArtifactManifest, ManifestEntry, sha256_file
 from relforge.matrix.cell import Cell
 
@@ -64,8 +64,8 @@ def run_build(
     """Build every cell of the plan with its builder (cell id → builder); results in plan order."""
     run = _Run(plan, builders, reporter)
     cancel.reset()
-    plan.out.mkdir(parents=True, exist_ok=True)
-    run.logs.mkdir(parents=True, exist_ok=True)
+    _writable(plan.out, "--out")
+    _writable(run.logs, "logs")
     pool = ThreadPoolExecutor(max_workers=plan.jobs, thread_name_prefix="relforge-build")
     try:
         futures = [pool.submit(run.cell, cell) for cell in plan.cells]
@@ -79,13 +79,40 @@ def run_build(
         run.cleanup()
 
 
+def _writable(folder: Path, key: str) -> None:
+    """Make `folder` and check that files can be written in it, before any build starts."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write to {folder}: {exc.strerror or exc}",
+            key=key,
+            hint="pick a folder relforge can create and write"
+            + (" (--out DIR)" if key == "--out" else " (run from a writable directory)"),
+        ) from None
+
+
 def write_manifest(plan: BuildPlan, results: list[CellResult]) -> ArtifactManifest:
-    """Merge the entries of built and cached cells into the output folder's manifest."""
+    """Merge the entries of built and cached cells into the output folder's manifest.
+
+    A cell whose build failed loses the entry (and the artifact) an earlier build left: what
+    its current input makes is unknown, so nothing may validate or publish the old file."""
     base = plan.previous or ArtifactManifest(
         project=plan.matrix.project.name, release=plan.release.name, channel=plan.channel
     )
-    manifest = base.with_entries(r.entry for r in results if r.entry is not None)
+    failed = {r.cell.id for r in results if r.status == "failed"}
+    kept = {k: e for k, e in base.entries.items() if k not in failed}
+    manifest = dataclasses.replace(base, entries=kept).with_entries(
+        r.entry for r in results if r.entry is not None
+    )
     manifest.save(plan.manifest_path)
+    still_named = {e.file for e in manifest.entries.values()}
+    for cell_id in failed & set(base.entries):
+        stale = plan.out / base.entries[cell_id].file
+        if stale.parent == plan.out and base.entries[cell_id].file not in still_named:
+            stale.unlink(missing_ok=True)
     return manifest
 
 
@@ -96,7 +123,7 @@ class _Run:
         self.reporter = reporter
         self.cache = BuildCache(plan.state / "cache")
         self.logs = plan.state / "logs"
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # snapshot() holds it while it calls scratch()
         self._tree: SourceTree | None = None
         self._snapshot: Path | None = None
         self._scratch: Path | None = None
@@ -116,15 +143,18 @@ class _Run:
             return self._snapshot
 
     def scratch(self) -> Path:
-        if self._scratch is None:
-            root = self.plan.state / "work"
-            root.mkdir(parents=True, exist_ok=True)
-            self._scratch = Path(tempfile.mkdtemp(prefix="run-", dir=root))
-        return self._scratch
+        """The run's scratch folder, made by the first cell that asks (cells ask at once)."""
+        with self._lock:
+            if self._scratch is None:
+                root = self.plan.state / "work"
+                root.mkdir(parents=True, exist_ok=True)
+                self._scratch = Path(tempfile.mkdtemp(prefix="run-", dir=root))
+            return self._scratch
 
     def cleanup(self) -> None:
-        if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+        with self._lock:
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
 
     def cell(self, cell: Cell) -> CellResult:
         builder = self.builders[cell.id]

@@ -63,11 +63,37 @@ def version_base(
                     key="--channel test",
                     hint="check out the RC tag, or pass --tag vX.Y.Z-rcN",
                 )
-            return VersionBase(version=rc_base(found, release.name), origin=f"tag {found}")
+            base = rc_base(found, release.name)
+            _require_version_file_agrees(source / matrix.project.version_file, base, found)
+            _require_release_version(release, base, f"the RC tag {found}")
+            return VersionBase(version=base, origin=f"tag {found}")
         case "nightly" | "dev":
-            return _version_file_base(source / matrix.project.version_file, release)
+            if tag is not None:
+                raise UsageError(
+                    f"--tag names the RC a test-channel build stamps; {channel} builds take "
+                    f"their version from {matrix.project.version_file}",
+                    key="--tag",
+                    hint="drop --tag, or build with --channel test",
+                )
+            base_of = _version_file_base(source / matrix.project.version_file, release)
+            if channel == "nightly":
+                _require_release_version(release, base_of.version, base_of.origin)
+            return base_of
         case _:
             assert_never(channel)
+
+
+def _require_release_version(release: Release, base: Version, origin: str) -> None:
+    """Validation expects the matrix release's X.Y.Z (`releases.X.Y.version`, default X.Y.0):
+    a build stamped with another one could never pass it."""
+    if Version(base.base_version) != release.full_version:
+        raise ConfigError(
+            f"{origin} gives version {base}, but release {release.name} of the matrix is "
+            f"{release.full_version}",
+            key=f"releases.{release.name}.version",
+            hint=f"set `version: {base.base_version}` on release {release.name} in the matrix "
+            "(a patch release), or build the release the source is for",
+        )
 
 
 def stamp_version(
@@ -140,10 +166,28 @@ def find_rc_tag(source: Path) -> str | None:
     return max(candidates)[1] if candidates else None
 
 
-def _version_file_base(path: Path, release: Release) -> VersionBase:
+def _require_version_file_agrees(path: Path, base: Version, tag: str) -> None:
+    """An RC's wheels carry the final version and are promoted as the release: the source must
+    be the one the tag names (version.txt says X.Y.Z, e.g. 2.9.1 or 2.9.1a0), or the artifacts
+    would be labelled with a version their code is not."""
+    if not path.is_file():
+        return
+    found = _version_file_base(path, None).version
+    if Version(found.base_version) != base:
+        raise RefusedError(
+            f"the RC tag {tag} builds {base}, but {path.name} of the source says {found}",
+            where=Span(str(path), 1, 1),
+            key="--tag",
+            hint=f"check out {tag} (or the release branch it was tagged on), or bump "
+            f"{path.name} first (relforge release patch {base} --execute)",
+        )
+
+
+def _version_file_base(path: Path, release: Release | None) -> VersionBase:
     try:
         text = path.read_text(encoding="utf-8").strip()
     except FileNotFoundError:
+        assert release is not None, path
         return VersionBase(version=release.full_version, origin=f"matrix release {release.name}")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read: {exc}", where=Span(str(path))) from None

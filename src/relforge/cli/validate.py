@@ -7,9 +7,11 @@ import tempfile
 from pathlib import Path
 
 import click
+from packaging.version import InvalidVersion, Version
 
 from relforge.cli.output import append_step_summary, print_json
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
+from relforge.manifest import ArtifactManifest
 from relforge.matrix.schema import CHANNEL_NAMES, ChannelName
 
 
@@ -40,8 +42,14 @@ from relforge.matrix.schema import CHANNEL_NAMES, ChannelName
 @click.option(
     "--select", "-s", "selects", multiple=True, metavar="SELECTOR", help="Only these cells."
 )
-@click.option("--date", "date_text", metavar="YYYY-MM-DD", help="Date of nightly versions.")
-@click.option("--size-limit-mb", type=int, help="Override project.size_limit_mb.")
+@click.option(
+    "--date",
+    "date_text",
+    metavar="YYYY-MM-DD",
+    help="Date of nightly versions (default: the one the --manifest's versions carry, else "
+    "today in UTC).",
+)
+@click.option("--size-limit-mb", type=click.IntRange(min=1), help="Override project.size_limit_mb.")
 @click.option(
     "--namespace",
     "namespaces",
@@ -56,7 +64,14 @@ from relforge.matrix.schema import CHANNEL_NAMES, ChannelName
     show_default=True,
 )
 @click.option("--summary", is_flag=True, help="Markdown summary to $GITHUB_STEP_SUMMARY.")
-@click.option("--jobs", "-j", default=2, show_default=True, help="Threads reading wheels.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Threads reading wheels.",
+)
 def validate(
     file: str,
     release: str,
@@ -97,6 +112,9 @@ def validate(
     matrix = load_matrix(file)
     channel = matrix.channels.pick(channel)
     rel = matrix.release(release)
+    manifest = load_manifest(manifest_path) if manifest_path is not None else None
+    if date is None and manifest is not None:
+        date = _build_date(manifest)  # a nightly validated after midnight keeps its build's day
     every = expand_cells(matrix, release, channel=channel, date=date)
     cells = [
         c
@@ -107,14 +125,22 @@ def validate(
     ]
     if not cells:
         raise NothingToDoError(f"no wheel cell of release {release} is selected", key="--select")
-    manifest = None
+    # Artifacts of the release's other cells are left alone (not reported as strays).
+    chosen = {c.id for c in cells}
+    others = {c.id for c in every if c.id not in chosen}
+    other_names = {
+        expected_filename(c, matrix.project.name)
+        for c in every
+        if c.id in others and c.package_type == "wheel"
+    }
     with tempfile.TemporaryDirectory(prefix="relforge-validate-") as tmp:
         if dist is not None:
             if not dist.is_dir():
                 raise UsageError(f"{dist}: not a directory", key="--dist")
-            artifacts = [Artifact(path=p) for p in sorted(dist.glob("*.whl"))]
-        elif manifest_path is not None:
-            manifest = load_manifest(manifest_path)
+            artifacts = [
+                Artifact(path=p) for p in sorted(dist.glob("*.whl")) if p.name not in other_names
+            ]
+        elif manifest is not None and manifest_path is not None:
             if manifest.release != release or manifest.channel != channel:
                 raise UsageError(
                     f"{manifest_path} is for release {manifest.release} on {manifest.channel}, "
@@ -123,7 +149,9 @@ def validate(
                 )
             base = manifest_path.parent
             artifacts = [
-                Artifact(path=base / e.file, cell_id=e.cell_id) for e in manifest.entries.values()
+                Artifact(path=base / e.file, cell_id=e.cell_id)
+                for e in manifest.entries.values()
+                if e.cell_id not in others
             ]
         else:
             from relforge.validate.fetch import fetch_from_index
@@ -164,3 +192,16 @@ def validate(
             f"artifacts: {', '.join(subjects[:5])}" + (" …" if len(subjects) > 5 else ""),
             hint="the report above names each check; `relforge wheel inspect WHEEL` shows one file",
         )
+
+
+def _build_date(manifest: ArtifactManifest) -> datetime.date | None:
+    """The day of the manifest's nightly versions (X.Y.Z.devYYYYMMDD+V) when they all share one;
+    None otherwise (then the expected versions carry today's date)."""
+    days = set()
+    for entry in manifest.entries.values():
+        try:
+            dev = Version(entry.version).dev
+            days.add(datetime.datetime.strptime(str(dev), "%Y%m%d").date())
+        except (InvalidVersion, ValueError):
+            return None
+    return days.pop() if len(days) == 1 else None

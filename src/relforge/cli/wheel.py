@@ -20,14 +20,22 @@ def wheel() -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
-@click.option("--jobs", "-j", default=2, show_default=True, help="Threads reading ELF files.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Threads reading ELF files.",
+)
 def inspect_command(path: Path, fmt: str, jobs: int) -> None:
     """Tags, the symbol-version ceiling the ELF files need, external libraries, C++ ABI and size
     of WHEEL; exit 4 when the wheel contradicts its own tag."""
     from relforge.validate.inspect import inspect_wheel
 
     if not path.is_file():
-        raise UsageError(f"{path}: no such file", key="WHEEL")
+        what = "a directory, not a wheel file" if path.is_dir() else "no such file"
+        raise UsageError(f"{path}: {what}", key="WHEEL")
     found = inspect_wheel(path, jobs=jobs)
     if found.facts.error:
         raise ValidationFailed(found.facts.error, key="WHEEL")

@@ -144,9 +144,10 @@ def _header(value: object) -> str | None:
 def _read_elf(archive: WheelArchive, member: Member) -> ElfInfo:
     try:
         return read_elf(archive.source(member))
-    except (ElfError, struct.error):
+    except (ElfError, MemberError, struct.error):
         # A tail read from a searched deflate boundary is checked by reaching the exact end of
-        # the member; read once more from the start before calling the file malformed.
+        # the member; read once more from the start before calling the file malformed (offsets
+        # from a wrong tail may also point past the end of the member).
         return read_elf(archive.source(member, exact=True))
 
 

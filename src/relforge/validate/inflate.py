@@ -11,9 +11,11 @@ object, but deflate has no index: to read byte N one normally inflates bytes 0..
     of 0x00 and once with 0xFF: a byte is known exactly when both agree (every byte derived from
     the window differs), and once the last 32 KiB agree the second inflater is dropped.
 
-The cheaper of the two is chosen per read; anything odd (no boundary found, unknown bytes in
-the range asked for) falls back to the exact prefix.  Measured on torch-2.14.1 (1 GiB of ELF):
-this inflates about a fifth of the ELF bytes `wheel inspect` would otherwise need.
+A boundary that lies inside the data of a stored block is refused: the member's own bytes
+there may be a deflate stream that inflates to the end as if it were the member's (see
+`_inside_stored`).  The cheaper of the two is chosen per read; anything odd (no boundary found,
+unknown bytes in the range asked for) falls back to the exact prefix.  Measured on torch-2.14.1
+(1 GiB of ELF): this inflates about a fifth of the ELF bytes `wheel inspect` would otherwise need.
 """
 
 from __future__ import annotations
@@ -223,12 +225,42 @@ class DeflateSource:
         for start, lead in _candidates(self._comp, lowest, max(0, highest)):
             before = self._misses
             tail = self._inflate_tail(start, lead, keep, stop)
-            if tail is not None:
+            if tail is not None and not self._inside_stored(start):
                 return tail
             misses += self._misses > before
             if misses >= 3:  # boundaries that inflate but do not line up: give up on this way
                 return None
         return None
+
+    def _inside_stored(self, pos: int) -> bool:
+        """Whether `pos` may lie inside the data of a stored block that begins before it.
+
+        A stored block holds bytes of the member verbatim, and those may be deflate data of
+        their own (a member that embeds a raw deflate stream): inflating from there can reach the
+        exact end of the member, or rejoin the member's stream where the stored block ends,
+        without `pos` being a block boundary — the tail's bytes would be wrong.  The evidence is
+        a LEN/NLEN pair before `pos` whose block ends after it: at the end of the data, or where
+        another block plausibly begins.  The tail is then not used (another candidate is tried).
+        """
+        comp = self._comp
+        lo = max(0, pos - 0xFFFF - 4)
+        chunk = bytes(comp[lo : pos + 3])
+        span = len(chunk) - 2
+        if span <= 0:
+            return False
+        xor = (
+            int.from_bytes(chunk[:span], "little") ^ int.from_bytes(chunk[2:], "little")
+        ).to_bytes(span, "little")
+        for match in _LEN_NLEN.finditer(xor):
+            at = match.start()
+            if lo + at >= pos:
+                break
+            end = lo + at + 4 + int.from_bytes(chunk[at : at + 2], "little")
+            if pos < end <= len(comp) and (
+                end == len(comp) or _plausible(bytes(comp[end : end + 4096]))
+            ):
+                return True
+        return False
 
     def _pieces(self, start: int, lead: bytes, end: int) -> Iterator[bytes | memoryview]:
         pos = start

@@ -143,7 +143,10 @@ def build_info_problems(info: Mapping[str, Any], cell: Cell) -> list[str]:
         for key, want in expected.items()
         if key in info and info[key] != want
     ]
-    version = info.get("accelerator_version", info.get("cuda_version"))
+    # the accelerator's version under any of its usual names (`cuda` like torch.version.cuda)
+    version = next(
+        (info[k] for k in ("accelerator_version", "cuda_version", "cuda") if info.get(k)), None
+    )
     if (
         version
         and cell.accelerator_version
