@@ -152,3 +152,24 @@ def test_pypi_stage_refuses_two_wheels_with_one_pypi_name(
     assert "rfdemo-1.0.0-py3-none-manylinux_2_28_x86_64.whl ← " in clash.err
     assert WINDOWS in clash.err and "wheel-linux-x86_64-py3.11-cu128" in clash.err
     assert not (work / ".relforge" / "store" / "pypi-staging").exists()
+
+
+def test_promote_refuses_a_changed_source_object_before_copying_anything(
+    work: Path, built: dict[str, Path], run: Callable[..., Result]
+) -> None:
+    write_manifest(work / "relforge-manifest.json", wheels(work, built))
+    assert publish(run, "--execute").code == 0
+    store = work / ".relforge" / "store"
+    # someone replaced one validated object of the test channel with other bytes of the same size
+    changed = store / "whl" / "test" / "cu128" / built["wheel-linux-x86_64-py3.11-cu128"].name
+    data = changed.read_bytes()
+    changed.unlink()
+    changed.write_bytes(data[:-4] + b"XXXX")
+    for extra in ((), ("--execute",)):
+        refused = run("promote", "matrix.yaml", "--version", "1.0.0", *extra)
+        assert refused.code == 5, refused.out + refused.err
+        assert "whl/test/cu128/" in refused.err and "not the validated artifact" in refused.err
+    # nothing reached the release channel, the backup or the manifests
+    assert not (store / "whl" / "cpu").exists() and not (store / "whl" / "cu128").exists()
+    assert not (store / "backup").exists()
+    assert not (store / "relforge" / "manifests" / "release").exists()
