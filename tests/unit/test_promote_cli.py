@@ -173,3 +173,29 @@ def test_promote_refuses_a_changed_source_object_before_copying_anything(
     assert not (store / "whl" / "cpu").exists() and not (store / "whl" / "cu128").exists()
     assert not (store / "backup").exists()
     assert not (store / "relforge" / "manifests" / "release").exists()
+
+
+def test_nightly_prune_leaves_other_projects_of_the_folder_alone(
+    work: Path, run: Callable[..., Result], tmp_path: Path
+) -> None:
+    (work / "matrix.yaml").write_text(matrix_text("publishing:\n  nightly_keep: 1\n"))
+    folder = work / ".relforge" / "store" / "whl" / "nightly" / "cpu"
+    folder.mkdir(parents=True)
+    # a dependency the nightly index also serves (as pytorch-triton or numpy are), not ours
+    others = [f"otherdep-{v}-py3-none-any.whl" for v in ("1.0", "2.0")]
+    for name in others:
+        (folder / name).write_bytes(b"not ours")
+    for day in ("20260101", "20260102"):
+        wheel = build_wheel(
+            tmp_path / day, version=f"1.0.0.dev{day}+cpu", plat="manylinux_2_28_x86_64"
+        )
+        write_manifest(tmp_path / day / "m.json", {LINUX_CPU: wheel}, channel="nightly")
+        args = ["publish", "matrix.yaml", "--channel", "nightly", "--manifest"]
+        result = run(*args, str(tmp_path / day / "m.json"), "--execute")
+        assert result.code == 0, result.err
+    assert "delete    whl/nightly/cpu/rfdemo-1.0.0.dev20260101+cpu" in result.out
+    assert "otherdep" not in result.out
+    assert sorted(p.name for p in folder.glob("*.whl")) == [
+        *others,
+        "rfdemo-1.0.0.dev20260102+cpu-py3-none-manylinux_2_28_x86_64.whl",
+    ]
