@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from relforge.manifest import Verdict, load_manifest
 from tests.conftest import Result
 from tests.promote_kit import build_wheel, matrix_text, release_wheels, write_manifest
 
@@ -70,6 +71,13 @@ def test_unvalidated_artifacts_are_refused(
     write_manifest(work / "relforge-manifest.json", wheels(work, built), validated=False)
     never = publish(run, "--execute")
     assert never.code == 5 and "not validated" in never.err
+    manifest = load_manifest(work / "relforge-manifest.json")
+    for cell in manifest.entries:
+        manifest = manifest.with_verdicts(cell, [Verdict(check="RF-R001", status="skip")])
+    manifest.save(work / "relforge-manifest.json")
+    skipped = publish(run, "--execute")
+    assert skipped.code == 5 and f"{WINDOWS}: not validated" in skipped.err
+    assert not (work / ".relforge").exists()
 
 
 def test_changed_file_and_missing_file(
