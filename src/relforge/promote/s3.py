@@ -35,10 +35,18 @@ def _hex(b64_digest: str) -> str | None:
 
 
 class S3Store:
-    def __init__(self, *, bucket: str, prefix: str = "", endpoint_url: str = "") -> None:
+    def __init__(
+        self,
+        *,
+        bucket: str,
+        prefix: str = "",
+        endpoint_url: str = "",
+        config_key: str = "publishing.store",
+    ) -> None:
         self.bucket = bucket
         self.prefix = f"{prefix}/" if prefix else ""
         self.endpoint_url = endpoint_url
+        self.config_key = config_key  # the matrix key that names this store, for errors
         self._client: Any = None
         self._lock = threading.Lock()
 
@@ -62,9 +70,16 @@ class S3Store:
                     retries={"mode": "standard", "max_attempts": 5},
                     s3={"addressing_style": "path"} if self.endpoint_url else {},
                 )
-                self._client = boto3.session.Session().client(
-                    "s3", endpoint_url=self.endpoint_url or None, config=config
-                )
+                try:
+                    self._client = boto3.session.Session().client(
+                        "s3", endpoint_url=self.endpoint_url or None, config=config
+                    )
+                except ValueError as exc:  # botocore's "Invalid endpoint", urllib's bad IPv6
+                    raise ConfigError(
+                        f"{self.endpoint_url!r} is not an endpoint URL ({exc})",
+                        key="publishing.s3_endpoint_url",
+                        hint="write it like https://s3.example.org or http://127.0.0.1:9000",
+                    ) from None
             return self._client
 
     def _key(self, key: str) -> str:
@@ -245,7 +260,7 @@ class S3Store:
             if code in ("NoSuchBucket", "AccessDenied", "InvalidAccessKeyId"):
                 raise ConfigError(
                     f"{action} {self.url}/{key}: {code} {message}".rstrip(),
-                    key="publishing.store",
+                    key=self.config_key,
                 ) from None
             raise RelforgeError(f"{action} {self.url}/{key}: {code} {message}".rstrip()) from None
         except BotoCoreError as exc:
