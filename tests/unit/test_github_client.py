@@ -69,3 +69,14 @@ def test_errors_are_reported_without_the_token(fake_github: FakeGitHub) -> None:
     with pytest.raises(GitHubError, match="500"):
         client(fake_github, max_retries=2).issue(1)
     assert TOKEN not in repr(client(fake_github))
+
+
+def test_a_login_is_one_path_segment(fake_github: FakeGitHub) -> None:
+    # an event payload with a crafted login must not steer the permission check elsewhere
+    fake_github.set_permission("mallory/own", "mallory", "admin")
+    gh = client(fake_github)
+    assert gh.permission("../../../mallory/own/collaborators/mallory") == "none"
+    assert gh.permission("mallory") == "none"
+    assert gh.permission("..") == "none" and gh.permission("a/b") == "none"
+    fake_github.set_permission(REPO, "Alice-2", "write")
+    assert gh.permission("Alice-2") == "write"
