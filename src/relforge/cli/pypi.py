@@ -82,8 +82,10 @@ def upload(
     come from TWINE_USERNAME/TWINE_PASSWORD.  FILE is the matrix file."""
     from relforge.promote.channel import main_store
     from relforge.promote.pypi import (
+        check_url,
         default_index_url,
         plan_upload,
+        public_url,
         refuse_upload_conflicts,
         require_repository,
     )
@@ -91,10 +93,13 @@ def upload(
 
     matrix = load_matrix(file)
     repository = require_repository(repository_url, matrix)
-    index = index_url or default_index_url(repository)
+    index = check_url(index_url, "--index-url") if index_url else default_index_url(repository)
     store = main_store(matrix)
     items = plan_upload(store, version, index)
-    click.echo(f"upload {len(items)} staged file(s) of {version} to {repository} (index {index})")
+    click.echo(
+        f"upload {len(items)} staged file(s) of {version} to {public_url(repository)} "
+        f"(index {public_url(index)})"
+    )
     verbs = {"upload": "upload", "identical": "skip", "conflict": "REFUSE"}
     for item in items:
         found = (
