@@ -207,3 +207,26 @@ def test_nightly_prune_leaves_other_projects_of_the_folder_alone(
         *others,
         "rfdemo-1.0.0.dev20260102+cpu-py3-none-manylinux_2_28_x86_64.whl",
     ]
+
+
+def test_pypi_stage_dry_run_shows_a_staged_file_it_would_refuse(
+    work: Path, built: dict[str, Path], run: Callable[..., Result]
+) -> None:
+    write_manifest(work / "relforge-manifest.json", wheels(work, built))
+    assert publish(run, "--execute").code == 0
+    assert run("promote", "matrix.yaml", "--version", "1.0.0", "--execute").code == 0
+    stage = ("pypi", "stage", "matrix.yaml", "--version", "1.0.0")
+    assert run(*stage, "--execute").code == 0
+    again = run(*stage)
+    assert again.code == 0 and "2 already there (same sha256)" in again.out
+    # PyPI's Linux wheel is now the CPU variant: same PyPI file name, other bytes
+    text = (work / "matrix.yaml").read_text()
+    (work / "matrix.yaml").write_text(text.replace("linux-x86_64: cu128,", "linux-x86_64: cpu,"))
+    staged = sorted((work / ".relforge" / "store" / "pypi-staging" / "1.0.0").iterdir())
+    before = {p: p.read_bytes() for p in staged}
+    for extra in ((), ("--execute",)):
+        refused = run(*stage, *extra)
+        assert refused.code == 5, refused.out + refused.err
+        assert "rfdemo-1.0.0-py3-none-manylinux_2_28_x86_64.whl" in refused.err
+        assert "never overwritten" in refused.err
+    assert {p: p.read_bytes() for p in staged} == before

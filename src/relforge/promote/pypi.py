@@ -91,11 +91,15 @@ def render_stage(plan: StagePlan, echo: Callable[[str], None]) -> None:
         echo(f"  {p.entry.cell_id}: {p.key} → {key.rsplit('/', 1)[1]}  [{state}]")
 
 
-def apply_stage(plan: StagePlan, workdir: Path) -> tuple[Batch, list[Rewritten]]:
-    """Download, verify, rewrite each wheel under `workdir`; returns the batch to apply (the
-    caller refuses conflicts before applying it)."""
+def apply_stage(
+    plan: StagePlan, workdir: Path, only: set[str] | None = None
+) -> tuple[Batch, list[Rewritten]]:
+    """Download, verify, rewrite each wheel (or those staged under the keys `only`) under
+    `workdir`; returns the batch to apply (the caller refuses conflicts before applying it)."""
     rewritten, transfers = [], []
     for p, key in plan.inputs:
+        if only is not None and key not in only:
+            continue
         src = workdir / "in" / p.filename
         src.parent.mkdir(parents=True, exist_ok=True)
         got = plan.store.download(p.key, src)
