@@ -170,6 +170,11 @@ def test_audit_with_a_github_milestone(tmp_path: Path, run: Run, fake_github: Fa
     assert unknown.code == 2 and "acme/hello has no milestone 99" in unknown.err
     no_repo = audit(run, planted.repos, "--milestone", str(number))
     assert no_repo.code == 2 and "--github-repo" in no_repo.err
+    asked = len(fake_github.requests)
+    for bad in ("0", "-1"):
+        negative = audit(run, planted.repos, "--milestone", bad, "--github-repo", repo)
+        assert negative.code == 2 and "--milestone" in negative.err
+    assert len(fake_github.requests) == asked  # refused before GitHub is asked
 
 
 def test_milestone_file_errors(tmp_path: Path, run: Run) -> None:

@@ -80,3 +80,14 @@ def test_a_login_is_one_path_segment(fake_github: FakeGitHub) -> None:
     assert gh.permission("..") == "none" and gh.permission("a/b") == "none"
     fake_github.set_permission(REPO, "Alice-2", "write")
     assert gh.permission("Alice-2") == "write"
+
+
+@pytest.mark.parametrize("api_url", ["not a url", "ftp://example.org", "http://[::1"])
+def test_a_bad_api_url_is_a_config_error_at_once(api_url: str) -> None:
+    from relforge.errors import ConfigError
+
+    waits: list[float] = []
+    gh = GitHubClient(REPO, api_url=api_url, token=TOKEN, sleep=waits.append)
+    with pytest.raises(ConfigError, match="GITHUB_API_URL") as info:
+        gh.pull(1)
+    assert waits == [] and TOKEN not in info.value.render()  # nothing to retry

@@ -172,6 +172,17 @@ class GitHubClient:
                 response = self.session.request(
                     method, url, params=params, json=json, headers=headers, timeout=self.timeout
                 )
+            except (
+                requests.exceptions.InvalidURL,
+                requests.exceptions.InvalidSchema,
+                requests.exceptions.MissingSchema,
+            ):
+                raise ConfigError(
+                    f"{_public(self.api_url)!r} is not a URL relforge can reach the API at",
+                    key="GITHUB_API_URL",
+                    hint=f"unset it for github.com ({DEFAULT_API_URL}), or set it to the API "
+                    "root of GitHub Enterprise, e.g. https://github.example.org/api/v3",
+                ) from None
             except requests.RequestException as exc:
                 if attempt == self.max_retries:
                     raise GitHubError(
