@@ -195,6 +195,13 @@ def test_milestone_file_errors(tmp_path: Path, run: Run) -> None:
     result = audit(run, repos)
     assert result.code == 2 and "give exactly one milestone" in result.err
 
+    for item in ('"http://[::1/a/b/issues/1"', '"#²"', "-5", "0", '"https://x.org/a/b/pull/²"'):
+        odd = tmp_path / "odd.yaml"
+        odd.write_text(f"- 1\n- {item}\n")
+        result = audit(run, repos, "--milestone-file", str(odd))
+        assert result.code == 2, result.err
+        assert f"{odd}:2:3" in result.err and "is not an issue/PR number" in result.err
+
     empty = tmp_path / "empty.yaml"
     empty.write_text("items: []\n")
     clean = audit(run, repos, "--milestone-file", str(empty))
