@@ -54,3 +54,23 @@ def test_a_missing_backup_bucket_names_the_backup_store(
     assert missing.code == 2, missing.out + missing.err
     assert "publishing.backup_store" in missing.err and "NoSuchBucket" in missing.err
     assert "AWS_SECRET" not in missing.err and "testing" not in missing.err
+
+
+def test_an_object_that_appears_between_plan_and_copy_is_not_overwritten(
+    published: Path, s3: S3
+) -> None:
+    """moto (like several S3-compatible services) ignores IfNoneMatch on CopyObject, so a
+    server-side copy must not be trusted to refuse an existing destination by itself."""
+    from relforge.errors import RefusedError
+    from relforge.matrix.load import load_matrix
+    from relforge.promote.plan import execute
+    from relforge.promote.promote import plan_promote
+
+    plan = plan_promote(load_matrix(published), "1.0.0", "test", "release")
+    client: Any = s3.client()
+    squatter = "dl/whl/cpu/rfdemo-1.0.0+cpu-py3-none-win_amd64.whl"
+    client.put_object(Bucket=s3.bucket, Key=squatter, Body=b"written meanwhile")
+    with pytest.raises(RefusedError, match="appeared meanwhile"):
+        execute(plan, lambda line: None, workers=1)
+    body = client.get_object(Bucket=s3.bucket, Key=squatter)["Body"].read()
+    assert body == b"written meanwhile"
