@@ -138,6 +138,17 @@ def test_promote_selects_by_version_and_refuses_what_differs(
     squat.unlink()
     done = run("promote", "matrix.yaml", "--version", "1.0.0", "--execute")
     assert done.code == 0, done.err
+    # without publishing.backup_store the backups go to <store>/backup, byte for byte
+    store = work / ".relforge" / "store"
+    backups = sorted(
+        p.relative_to(store / "backup").as_posix() for p in store.glob("backup/**/*.whl")
+    )
+    released = sorted(p.relative_to(store).as_posix() for p in store.glob("whl/c*/*.whl"))
+    assert backups == [f"rfdemo/1.0.0/{key}" for key in released] and len(released) == 3
+    for key in released:
+        assert (store / "backup" / "rfdemo" / "1.0.0" / key).read_bytes() == (
+            store / key
+        ).read_bytes()
 
 
 def test_pypi_stage_refuses_two_wheels_with_one_pypi_name(
