@@ -153,6 +153,11 @@ def load_manifest(path: Path) -> ArtifactManifest:
         raise ConfigError(f"not a relforge manifest: {exc}", where=where) from None
 
 
+_STRINGS = ("cell_id", "file", "sha256", "version", "package_type", "variant", "upload_subfolder")
+_OPTIONAL_STRINGS = ("platform_tag", "python")
+_STATUSES = ("pass", "fail", "skip")
+
+
 def _from_json(data: Any) -> ArtifactManifest:
     if not isinstance(data, dict):
         raise TypeError("top level is not an object")
@@ -160,6 +165,8 @@ def _from_json(data: Any) -> ArtifactManifest:
         raise ValueError(
             f"schema_version {data.get('schema_version')!r}, expected {SCHEMA_VERSION}"
         )
+    if not isinstance(data["entries"], dict):
+        raise TypeError("entries is not an object")
     entries = {}
     for cell_id, raw in data["entries"].items():
         if not isinstance(raw, dict):
@@ -168,6 +175,7 @@ def _from_json(data: Any) -> ArtifactManifest:
         unknown = set(raw) - names
         if unknown:
             raise KeyError(f"entries.{cell_id}: unknown keys {sorted(unknown)}")
+        _check_entry(f"entries.{cell_id}", raw)
         verdicts = tuple(Verdict(**v) for v in raw.get("verdicts", ()))
         entry = ManifestEntry(**{**raw, "verdicts": verdicts})
         if entry.cell_id != cell_id:
@@ -179,6 +187,33 @@ def _from_json(data: Any) -> ArtifactManifest:
         channel=str(data["channel"]),
         entries=entries,
     )
+
+
+def _check_entry(where: str, raw: dict[str, Any]) -> None:
+    """Each value of an entry has its JSON type (a wrong one would fail far from here)."""
+    for key in _STRINGS:
+        if not isinstance(raw.get(key), str):
+            raise TypeError(f"{where}.{key} is not a string")
+    for key in _OPTIONAL_STRINGS:
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise TypeError(f"{where}.{key} is not a string")
+    size = raw.get("size")
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise TypeError(f"{where}.size is not an integer ≥ 0")
+    if not isinstance(raw.get("build", {}), dict):
+        raise TypeError(f"{where}.build is not an object")
+    verdicts = raw.get("verdicts", [])
+    if not isinstance(verdicts, list):
+        raise TypeError(f"{where}.verdicts is not a list")
+    for n, verdict in enumerate(verdicts):
+        here = f"{where}.verdicts.{n}"
+        if not isinstance(verdict, dict):
+            raise TypeError(f"{here} is not an object")
+        for key in ("check", "message"):
+            if not isinstance(verdict.get(key, ""), str):
+                raise TypeError(f"{here}.{key} is not a string")
+        if verdict.get("status") not in _STATUSES:
+            raise ValueError(f"{here}: status {verdict.get('status')!r} is not one of {_STATUSES}")
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:

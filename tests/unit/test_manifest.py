@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,34 @@ def test_sha256_file(tmp_path: Path) -> None:
     path.write_bytes(b"abc")
     assert sha256_file(path) == ("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     assert json.loads(json.dumps(entry().to_json()))["build"]["builder"] == "host"
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"size": "big"}, "entries.a.size is not an integer"),
+        ({"size": True}, "entries.a.size is not an integer"),
+        ({"size": -1}, "entries.a.size is not an integer"),
+        ({"sha256": 5}, "entries.a.sha256 is not a string"),
+        ({"file": None}, "entries.a.file is not a string"),
+        ({"platform_tag": 3}, "entries.a.platform_tag is not a string"),
+        ({"build": []}, "entries.a.build is not an object"),
+        ({"verdicts": [{"check": "RF-W001", "status": "maybe"}]}, "status 'maybe'"),
+        ({"verdicts": {"check": "RF-W001"}}, "entries.a.verdicts is not a list"),
+        ({"verdicts": [{"check": 1, "status": "pass"}]}, "entries.a.verdicts.0.check"),
+    ],
+)
+def test_entries_of_the_wrong_type_are_config_errors(
+    tmp_path: Path, change: dict[str, object], words: str
+) -> None:
+    good = entry("a").to_json()
+    path = tmp_path / "m.json"
+    top = {"schema_version": 1, "project": "d", "release": "1", "channel": "test"}
+    path.write_text(json.dumps({**top, "entries": {"a": good}}))
+    assert load_manifest(path).entries["a"].size == 10
+    path.write_text(json.dumps({**top, "entries": {"a": {**good, **change}}}))
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        load_manifest(path)
+    path.write_text(json.dumps({**top, "entries": [good]}))
+    with pytest.raises(ConfigError, match="entries is not an object"):
+        load_manifest(path)
