@@ -241,3 +241,16 @@ def test_pypi_stage_dry_run_shows_a_staged_file_it_would_refuse(
         assert "rfdemo-1.0.0-py3-none-manylinux_2_28_x86_64.whl" in refused.err
         assert "never overwritten" in refused.err
     assert {p: p.read_bytes() for p in staged} == before
+
+
+def test_a_broken_stored_manifest_is_named_by_its_key(
+    work: Path, built: dict[str, Path], run: Callable[..., Result]
+) -> None:
+    write_manifest(work / "relforge-manifest.json", wheels(work, built))
+    assert publish(run, "--execute").code == 0
+    broken = work / ".relforge/store/relforge/manifests/test/rfdemo/1.0.0/0000.json"
+    broken.write_text('{"schema_version": 1, "entries": []}')
+    result = run("promote", "matrix.yaml", "--version", "1.0.0")
+    assert result.code == 2, result.out + result.err
+    assert "relforge/manifests/test/rfdemo/1.0.0/0000.json" in result.err
+    assert "entries is not an object" in result.err
