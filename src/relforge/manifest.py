@@ -63,8 +63,8 @@ class ManifestEntry:
 
     @property
     def validated(self) -> bool:
-        """Checked by at least one check, and no check failed."""
-        return bool(self.verdicts) and all(v.status != "fail" for v in self.verdicts)
+        """Passed at least one check, and no check failed (a skipped check checked nothing)."""
+        return any(v.status == "pass" for v in self.verdicts) and not self.failed
 
     @property
     def failed(self) -> tuple[Verdict, ...]:

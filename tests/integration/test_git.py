@@ -48,3 +48,21 @@ def test_rejected_push_is_refused(tmp_path: Path) -> None:
     with pytest.raises(RefusedError, match="rejected") as info:
         Git(repos.clone).push("origin", ["main"])
     assert info.value.exit_code == 5
+
+
+def test_an_object_id_holding_403_is_not_an_authentication_failure(tmp_path: Path) -> None:
+    from relforge.release.git import GitError, GitResult, classify
+
+    repos = make_repos(tmp_path)
+    sha = "7c403d321b4a11ffe4e6a11fd876f52db3cf5d40"
+    done = Git(repos.clone).result("cat-file", "-p", sha)
+    assert done.code != 0 and sha in done.err  # git names the object it could not read
+    error = classify(done)
+    assert isinstance(error, GitError) and "credentials" not in (error.hint or "")
+    http = GitResult(
+        ("git", "-C", ".", "fetch"),
+        128,
+        "",
+        "fatal: unable to access 'https://x/': The requested URL returned error: 403\n",
+    )
+    assert "credentials" in (classify(http).hint or "")

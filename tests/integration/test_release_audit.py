@@ -170,6 +170,11 @@ def test_audit_with_a_github_milestone(tmp_path: Path, run: Run, fake_github: Fa
     assert unknown.code == 2 and "acme/hello has no milestone 99" in unknown.err
     no_repo = audit(run, planted.repos, "--milestone", str(number))
     assert no_repo.code == 2 and "--github-repo" in no_repo.err
+    asked = len(fake_github.requests)
+    for bad in ("0", "-1"):
+        negative = audit(run, planted.repos, "--milestone", bad, "--github-repo", repo)
+        assert negative.code == 2 and "--milestone" in negative.err
+    assert len(fake_github.requests) == asked  # refused before GitHub is asked
 
 
 def test_milestone_file_errors(tmp_path: Path, run: Run) -> None:
@@ -189,6 +194,13 @@ def test_milestone_file_errors(tmp_path: Path, run: Run) -> None:
 
     result = audit(run, repos)
     assert result.code == 2 and "give exactly one milestone" in result.err
+
+    for item in ('"http://[::1/a/b/issues/1"', '"#²"', "-5", "0", '"https://x.org/a/b/pull/²"'):
+        odd = tmp_path / "odd.yaml"
+        odd.write_text(f"- 1\n- {item}\n")
+        result = audit(run, repos, "--milestone-file", str(odd))
+        assert result.code == 2, result.err
+        assert f"{odd}:2:3" in result.err and "is not an issue/PR number" in result.err
 
     empty = tmp_path / "empty.yaml"
     empty.write_text("items: []\n")

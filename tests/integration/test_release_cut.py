@@ -243,3 +243,27 @@ def test_a_remote_that_moved_after_planning_is_refused_atomically(tmp_path: Path
     assert snapshot(repos)["origin"] == origin_before  # atomic: no branch was created
     # planning again on the new remote state works
     assert apply_plan(g, plan_cut(g, CutOptions(line=Line(2, 9), github_repo="acme/hello")))
+
+
+def test_a_remote_that_moves_during_the_push_is_refused_with_the_reason(tmp_path: Path) -> None:
+    repos = make_project(tmp_path)
+    g = Git(repos.clone)
+    plan = plan_cut(g, CutOptions(line=Line(2, 9), github_repo="acme/hello"))
+    racer = repos.another_clone("racer")
+    # git checks the leases, then runs pre-push, then sends the update: the racer's push lands
+    # in between, so it is the remote that rejects the update ("[remote rejected]").
+    hook = repos.clone / ".git" / "hooks" / "pre-push"
+    hook.write_text(
+        "#!/bin/sh\n"
+        "unset GIT_DIR GIT_INDEX_FILE GIT_WORK_TREE\n"
+        f"cd '{racer}' && echo raced > raced.txt && git add raced.txt && "
+        "git -c user.name=R -c user.email=r@example.org commit -qm raced && "
+        "git push -q origin main\n"
+    )
+    hook.chmod(0o755)
+    with pytest.raises(RefusedError) as info:
+        apply_plan(g, plan)
+    assert info.value.exit_code == 5
+    assert "remote rejected" in info.value.message and "refs/heads/main" in info.value.message
+    heads = git(repos.origin, "for-each-ref", "--format=%(refname)", "refs/heads")
+    assert heads.split() == ["refs/heads/main"]  # atomic: no release branch was created

@@ -254,3 +254,36 @@ def test_code_spans_and_blocks_cannot_be_closed_by_their_text(text: str) -> None
 )
 def test_repo_from_url(url: str, repo: str | None) -> None:
     assert repo_from_url(url) == repo
+
+
+_GOOD_EVENT = {
+    "action": "created",
+    "issue": {"number": 12, "pull_request": {"url": "u"}},
+    "comment": {"id": 7, "body": "@relforge-bot help", "user": {"login": "alice"}},
+    "repository": {"full_name": "acme/widget"},
+}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"repository": "acme/widget"},
+        {"repository": {"full_name": ["acme/widget"]}},
+        {"issue": {"number": 1e400}},
+        {"issue": {"number": 12.5}},
+        {"issue": {"number": True}},
+        {"issue": {"number": "12"}},
+        {"issue": "12"},
+        {"comment": {"id": 7, "body": ["@relforge-bot help"], "user": {"login": "alice"}}},
+        {"comment": {"id": 7, "body": "x", "user": {"login": 5}}},
+        {"comment": {"id": 7, "body": "x", "user": None}},
+        {"action": {"created": True}},
+    ],
+)
+def test_malformed_events_are_config_errors(change: dict[str, object]) -> None:
+    from relforge.bot.handler import CommentEvent
+    from relforge.errors import ConfigError
+
+    assert CommentEvent.from_payload(_GOOD_EVENT).number == 12
+    with pytest.raises(ConfigError, match="not an issue_comment event payload"):
+        CommentEvent.from_payload({**_GOOD_EVENT, **change})

@@ -69,3 +69,25 @@ def test_errors_are_reported_without_the_token(fake_github: FakeGitHub) -> None:
     with pytest.raises(GitHubError, match="500"):
         client(fake_github, max_retries=2).issue(1)
     assert TOKEN not in repr(client(fake_github))
+
+
+def test_a_login_is_one_path_segment(fake_github: FakeGitHub) -> None:
+    # an event payload with a crafted login must not steer the permission check elsewhere
+    fake_github.set_permission("mallory/own", "mallory", "admin")
+    gh = client(fake_github)
+    assert gh.permission("../../../mallory/own/collaborators/mallory") == "none"
+    assert gh.permission("mallory") == "none"
+    assert gh.permission("..") == "none" and gh.permission("a/b") == "none"
+    fake_github.set_permission(REPO, "Alice-2", "write")
+    assert gh.permission("Alice-2") == "write"
+
+
+@pytest.mark.parametrize("api_url", ["not a url", "ftp://example.org", "http://[::1"])
+def test_a_bad_api_url_is_a_config_error_at_once(api_url: str) -> None:
+    from relforge.errors import ConfigError
+
+    waits: list[float] = []
+    gh = GitHubClient(REPO, api_url=api_url, token=TOKEN, sleep=waits.append)
+    with pytest.raises(ConfigError, match="GITHUB_API_URL") as info:
+        gh.pull(1)
+    assert waits == [] and TOKEN not in info.value.render()  # nothing to retry

@@ -44,6 +44,10 @@ def test_verdicts_decide_validated() -> None:
     manifest = ArtifactManifest(project="d", release="1.0", channel="test").with_entries([entry()])
     cell = "wheel-linux-x86_64-py3.12-cpu"
     assert not manifest.entries[cell].validated  # never checked
+    skipped = manifest.with_verdicts(
+        cell, [Verdict(check="RF-R001", status="skip", message="not installable here")]
+    )
+    assert not skipped.entries[cell].validated  # every check skipped: nothing was checked
     manifest = manifest.with_verdicts(cell, [Verdict(check="RF-W001", status="pass")])
     assert manifest.entries[cell].validated
     manifest = manifest.with_verdicts(

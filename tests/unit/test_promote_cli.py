@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from relforge.manifest import Verdict, load_manifest
 from tests.conftest import Result
 from tests.promote_kit import build_wheel, matrix_text, release_wheels, write_manifest
 
@@ -70,6 +71,13 @@ def test_unvalidated_artifacts_are_refused(
     write_manifest(work / "relforge-manifest.json", wheels(work, built), validated=False)
     never = publish(run, "--execute")
     assert never.code == 5 and "not validated" in never.err
+    manifest = load_manifest(work / "relforge-manifest.json")
+    for cell in manifest.entries:
+        manifest = manifest.with_verdicts(cell, [Verdict(check="RF-R001", status="skip")])
+    manifest.save(work / "relforge-manifest.json")
+    skipped = publish(run, "--execute")
+    assert skipped.code == 5 and f"{WINDOWS}: not validated" in skipped.err
+    assert not (work / ".relforge").exists()
 
 
 def test_changed_file_and_missing_file(
@@ -130,6 +138,17 @@ def test_promote_selects_by_version_and_refuses_what_differs(
     squat.unlink()
     done = run("promote", "matrix.yaml", "--version", "1.0.0", "--execute")
     assert done.code == 0, done.err
+    # without publishing.backup_store the backups go to <store>/backup, byte for byte
+    store = work / ".relforge" / "store"
+    backups = sorted(
+        p.relative_to(store / "backup").as_posix() for p in store.glob("backup/**/*.whl")
+    )
+    released = sorted(p.relative_to(store).as_posix() for p in store.glob("whl/c*/*.whl"))
+    assert backups == [f"rfdemo/1.0.0/{key}" for key in released] and len(released) == 3
+    for key in released:
+        assert (store / "backup" / "rfdemo" / "1.0.0" / key).read_bytes() == (
+            store / key
+        ).read_bytes()
 
 
 def test_pypi_stage_refuses_two_wheels_with_one_pypi_name(
@@ -152,3 +171,86 @@ def test_pypi_stage_refuses_two_wheels_with_one_pypi_name(
     assert "rfdemo-1.0.0-py3-none-manylinux_2_28_x86_64.whl ← " in clash.err
     assert WINDOWS in clash.err and "wheel-linux-x86_64-py3.11-cu128" in clash.err
     assert not (work / ".relforge" / "store" / "pypi-staging").exists()
+
+
+def test_promote_refuses_a_changed_source_object_before_copying_anything(
+    work: Path, built: dict[str, Path], run: Callable[..., Result]
+) -> None:
+    write_manifest(work / "relforge-manifest.json", wheels(work, built))
+    assert publish(run, "--execute").code == 0
+    store = work / ".relforge" / "store"
+    # someone replaced one validated object of the test channel with other bytes of the same size
+    changed = store / "whl" / "test" / "cu128" / built["wheel-linux-x86_64-py3.11-cu128"].name
+    data = changed.read_bytes()
+    changed.unlink()
+    changed.write_bytes(data[:-4] + b"XXXX")
+    for extra in ((), ("--execute",)):
+        refused = run("promote", "matrix.yaml", "--version", "1.0.0", *extra)
+        assert refused.code == 5, refused.out + refused.err
+        assert "whl/test/cu128/" in refused.err and "not the validated artifact" in refused.err
+    # nothing reached the release channel, the backup or the manifests
+    assert not (store / "whl" / "cpu").exists() and not (store / "whl" / "cu128").exists()
+    assert not (store / "backup").exists()
+    assert not (store / "relforge" / "manifests" / "release").exists()
+
+
+def test_nightly_prune_leaves_other_projects_of_the_folder_alone(
+    work: Path, run: Callable[..., Result], tmp_path: Path
+) -> None:
+    (work / "matrix.yaml").write_text(matrix_text("publishing:\n  nightly_keep: 1\n"))
+    folder = work / ".relforge" / "store" / "whl" / "nightly" / "cpu"
+    folder.mkdir(parents=True)
+    # a dependency the nightly index also serves (as pytorch-triton or numpy are), not ours
+    others = [f"otherdep-{v}-py3-none-any.whl" for v in ("1.0", "2.0")]
+    for name in others:
+        (folder / name).write_bytes(b"not ours")
+    for day in ("20260101", "20260102"):
+        wheel = build_wheel(
+            tmp_path / day, version=f"1.0.0.dev{day}+cpu", plat="manylinux_2_28_x86_64"
+        )
+        write_manifest(tmp_path / day / "m.json", {LINUX_CPU: wheel}, channel="nightly")
+        args = ["publish", "matrix.yaml", "--channel", "nightly", "--manifest"]
+        result = run(*args, str(tmp_path / day / "m.json"), "--execute")
+        assert result.code == 0, result.err
+    assert "delete    whl/nightly/cpu/rfdemo-1.0.0.dev20260101+cpu" in result.out
+    assert "otherdep" not in result.out
+    assert sorted(p.name for p in folder.glob("*.whl")) == [
+        *others,
+        "rfdemo-1.0.0.dev20260102+cpu-py3-none-manylinux_2_28_x86_64.whl",
+    ]
+
+
+def test_pypi_stage_dry_run_shows_a_staged_file_it_would_refuse(
+    work: Path, built: dict[str, Path], run: Callable[..., Result]
+) -> None:
+    write_manifest(work / "relforge-manifest.json", wheels(work, built))
+    assert publish(run, "--execute").code == 0
+    assert run("promote", "matrix.yaml", "--version", "1.0.0", "--execute").code == 0
+    stage = ("pypi", "stage", "matrix.yaml", "--version", "1.0.0")
+    assert run(*stage, "--execute").code == 0
+    again = run(*stage)
+    assert again.code == 0 and "2 already there (same sha256)" in again.out
+    # PyPI's Linux wheel is now the CPU variant: same PyPI file name, other bytes
+    text = (work / "matrix.yaml").read_text()
+    (work / "matrix.yaml").write_text(text.replace("linux-x86_64: cu128,", "linux-x86_64: cpu,"))
+    staged = sorted((work / ".relforge" / "store" / "pypi-staging" / "1.0.0").iterdir())
+    before = {p: p.read_bytes() for p in staged}
+    for extra in ((), ("--execute",)):
+        refused = run(*stage, *extra)
+        assert refused.code == 5, refused.out + refused.err
+        assert "rfdemo-1.0.0-py3-none-manylinux_2_28_x86_64.whl" in refused.err
+        assert "never overwritten" in refused.err
+    assert {p: p.read_bytes() for p in staged} == before
+
+
+def test_a_broken_stored_manifest_is_named_by_its_key(
+    work: Path, built: dict[str, Path], run: Callable[..., Result]
+) -> None:
+    write_manifest(work / "relforge-manifest.json", wheels(work, built))
+    assert publish(run, "--execute").code == 0
+    broken = work / ".relforge/store/relforge/manifests/test/rfdemo/1.0.0/0000.json"
+    broken.write_text('{"schema_version": 1, "entries": []}')
+    result = run("promote", "matrix.yaml", "--version", "1.0.0")
+    assert result.code == 2, result.out + result.err
+    assert "relforge/manifests/test/rfdemo/1.0.0/0000.json" in result.err
+    assert "entries is not an object" in result.err

@@ -10,7 +10,7 @@ import pytest
 
 from relforge.errors import ConfigError, RefusedError
 from relforge.promote.local import LocalStore
-from relforge.promote.store import STORES, open_store
+from relforge.promote.store import STORES, StoreOptions, open_store
 
 
 def sha(data: bytes) -> str:
@@ -68,3 +68,11 @@ def test_store_urls(tmp_path: Path) -> None:
     for bad in ("ftp://x", "bucket/prefix", "s3://", "file://"):
         with pytest.raises(ConfigError, match=r"publishing\.store"):
             open_store(bad)
+
+
+@pytest.mark.parametrize("endpoint", ["not-a-url", "http://[::1"])
+def test_a_bad_s3_endpoint_url_is_a_config_error(endpoint: str) -> None:
+    store = open_store("s3://bucket/prefix", StoreOptions(s3_endpoint_url=endpoint))
+    with pytest.raises(ConfigError, match=r"publishing\.s3_endpoint_url") as info:
+        store.head("whl/x.whl")
+    assert info.value.exit_code == 2 and endpoint in info.value.message

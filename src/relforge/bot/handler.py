@@ -57,23 +57,45 @@ class CommentEvent:
 
     @classmethod
     def from_payload(cls, data: Mapping[str, Any]) -> CommentEvent:
+        """Read the payload strictly: a value of the wrong JSON type is an error, never
+        converted (a float number, a list body, a repository given as a string)."""
         try:
-            issue, comment = data["issue"], data["comment"]
+            issue = _get(data, "issue", dict)
+            comment = _get(data, "comment", dict)
+            user = _get(comment, "user", dict)
             return cls(
-                action=str(data.get("action", "")),
-                repo=str((data.get("repository") or {}).get("full_name") or ""),
-                number=int(issue["number"]),
+                action=_get(data, "action", str, ""),
+                repo=_get(_get(data, "repository", dict, {}), "full_name", str, ""),
+                number=_get(issue, "number", int),
                 is_pull_request=bool(issue.get("pull_request")),
-                comment_id=int(comment["id"]),
-                body=str(comment.get("body") or ""),
-                user=str(comment["user"]["login"]),
-                user_is_bot=str(comment["user"].get("type", "")) == "Bot",
+                comment_id=_get(comment, "id", int),
+                body=_get(comment, "body", str, ""),
+                user=_get(user, "login", str),
+                user_is_bot=_get(user, "type", str, "") == "Bot",
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError) as exc:
             raise ConfigError(
-                f"not an issue_comment event payload (missing or bad {exc})",
+                f"not an issue_comment event payload ({exc.args[0]})",
                 hint="pass the file GitHub Actions names in $GITHUB_EVENT_PATH",
             ) from None
+
+
+_MISSING: Any = object()
+
+
+def _get(data: Any, key: str, kind: type[Any], default: Any = _MISSING) -> Any:
+    """`data[key]` of JSON type `kind` (null or absent: `default`, if there is one)."""
+    if not isinstance(data, Mapping):
+        raise TypeError(f"{key!r} is inside a value that is not an object")
+    value = data.get(key)
+    if value is None:
+        if default is _MISSING:
+            raise KeyError(f"missing {key!r}")
+        return default
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        name = {int: "integer", str: "string", dict: "object"}.get(kind, kind.__name__)
+        raise TypeError(f"{key!r} is not a JSON {name}")
+    return value
 
 
 class Status(enum.Enum):

@@ -35,11 +35,14 @@ def stage(file: str, version: str, manifest_path: Path | None, execute: bool) ->
 
     plan = plan_stage(load_matrix(file), version, manifest_path)
     render_stage(plan, click.echo)
-    if not execute:
+    # A dry run rewrites (in a temporary directory) the wheels whose staged name is taken, so
+    # it refuses what --execute would refuse: a staged file is never replaced.
+    present = {key for _, key in plan.inputs if plan.store.head(key) is not None}
+    if not execute and not present:
         click.echo("dry run: nothing was written; add --execute to apply")
         return
     with tempfile.TemporaryDirectory(prefix="relforge-stage-") as tmp:
-        batch, rewritten = apply_stage(plan, Path(tmp))
+        batch, rewritten = apply_stage(plan, Path(tmp), only=None if execute else present)
         for r in rewritten:
             click.echo(f"  {r.path.name}: " + "; ".join(r.changes or ("unchanged",)))
         staged = Plan(
@@ -50,6 +53,9 @@ def stage(file: str, version: str, manifest_path: Path | None, execute: bool) ->
         )
         render(staged, click.echo)
         refuse_conflicts(staged.batches)
+        if not execute:
+            click.echo("dry run: nothing was written; add --execute to apply")
+            return
         from relforge.promote.plan import execute as apply
 
         outcome = apply(staged, click.echo)
@@ -82,8 +88,10 @@ def upload(
     come from TWINE_USERNAME/TWINE_PASSWORD.  FILE is the matrix file."""
     from relforge.promote.channel import main_store
     from relforge.promote.pypi import (
+        check_url,
         default_index_url,
         plan_upload,
+        public_url,
         refuse_upload_conflicts,
         require_repository,
     )
@@ -91,10 +99,13 @@ def upload(
 
     matrix = load_matrix(file)
     repository = require_repository(repository_url, matrix)
-    index = index_url or default_index_url(repository)
+    index = check_url(index_url, "--index-url") if index_url else default_index_url(repository)
     store = main_store(matrix)
     items = plan_upload(store, version, index)
-    click.echo(f"upload {len(items)} staged file(s) of {version} to {repository} (index {index})")
+    click.echo(
+        f"upload {len(items)} staged file(s) of {version} to {public_url(repository)} "
+        f"(index {public_url(index)})"
+    )
     verbs = {"upload": "upload", "identical": "skip", "conflict": "REFUSE"}
     for item in items:
         found = (

@@ -229,7 +229,13 @@ def status_command(
     metavar="FILE",
     help="YAML/JSON list of the milestone's issue/PR numbers or URLs.",
 )
-@click.option("--milestone", "milestone_number", type=int, metavar="N", help="GitHub milestone N.")
+@click.option(
+    "--milestone",
+    "milestone_number",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="GitHub milestone N.",
+)
 @_GITHUB_REPO
 @_MAIN
 @_common

@@ -6,6 +6,7 @@ secondary limits, `X-RateLimit-Reset`) and server errors.  The token never appea
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ import requests
 from relforge.errors import ConfigError, RelforgeError
 
 DEFAULT_API_URL = "https://api.github.com"
+# A GitHub login: letters, digits and single hyphens.
+_LOGIN = re.compile(r"[A-Za-z0-9](?:-?[A-Za-z0-9])*")
 
 
 class GitHubError(RelforgeError):
@@ -169,6 +172,17 @@ class GitHubClient:
                 response = self.session.request(
                     method, url, params=params, json=json, headers=headers, timeout=self.timeout
                 )
+            except (
+                requests.exceptions.InvalidURL,
+                requests.exceptions.InvalidSchema,
+                requests.exceptions.MissingSchema,
+            ):
+                raise ConfigError(
+                    f"{_public(self.api_url)!r} is not a URL relforge can reach the API at",
+                    key="GITHUB_API_URL",
+                    hint=f"unset it for github.com ({DEFAULT_API_URL}), or set it to the API "
+                    "root of GitHub Enterprise, e.g. https://github.example.org/api/v3",
+                ) from None
             except requests.RequestException as exc:
                 if attempt == self.max_retries:
                     raise GitHubError(
@@ -250,7 +264,10 @@ class GitHubClient:
         return Comment.from_json(response.json())
 
     def permission(self, user: str) -> str:
-        """`admin`, `maintain`, `write`, `triage`, `read` or `none`."""
+        """`admin`, `maintain`, `write`, `triage`, `read` or `none` (also for a name that is
+        not a GitHub login: it would not be one path segment of the request)."""
+        if not _LOGIN.fullmatch(user):
+            return "none"
         response = self.request("GET", self._repo(f"collaborators/{user}/permission"), ok=(404,))
         if response.status_code == 404:
             return "none"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from relforge.errors import ConfigError, UsageError
+from relforge.errors import ConfigError, Span, UsageError
 from relforge.manifest import ArtifactManifest, ManifestEntry, load_manifest
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
@@ -126,7 +126,15 @@ def stored_manifests(
         for info in store.list(prefix):
             path = Path(tmp) / "m.json"
             path.write_bytes(store.get(info.key))
-            found.append(load_manifest(path))
+            try:
+                found.append(load_manifest(path))
+            except ConfigError as exc:  # name the stored object, not our temporary copy
+                raise ConfigError(
+                    exc.message,
+                    where=Span(f"{store.url}/{info.key}"),
+                    hint="the manifests under relforge/manifests/ are written by publish and "
+                    "promote; pass the manifest to use with --manifest",
+                ) from None
     return found
 
 

@@ -3,12 +3,14 @@ server-side, each hash verified, with a backup copy, the promoted manifest, then
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from relforge.errors import NothingToDoError, RefusedError, UsageError
 from relforge.manifest import ArtifactManifest, load_manifest
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import (
+    Placed,
     backup_store,
     main_store,
     manifest_bytes,
@@ -40,6 +42,27 @@ def select_manifest(
             hint=f"publish to {channel} first, or pass --manifest",
         )
     return merged(found, f"{channel} channel"), f"manifests stored in the {channel} channel"
+
+
+def refuse_changed_sources(
+    store: ObjectStore, placed: list[Placed], channel: str, workers: int
+) -> None:
+    """Every source object must hold the validated bytes (verified sha256) before the first
+    copy starts: a copy that finds out later would leave part of the promotion behind."""
+    with ThreadPoolExecutor(min(workers, max(len(placed), 1))) as pool:
+        found = list(pool.map(lambda p: store.sha256(p.key), placed))
+    changed = [
+        f"{p.key} ({p.entry.cell_id}): sha256 {sha}, the manifest says {p.entry.sha256}"
+        for p, sha in zip(placed, found, strict=True)
+        if sha != p.entry.sha256
+    ]
+    if changed:
+        raise RefusedError(
+            f"{len(changed)} object(s) in the {channel} channel of {store.url} are not the "
+            "validated artifact; nothing was copied:\n  " + "\n  ".join(changed),
+            hint="the objects changed after they were published; publish the validated files "
+            "again under a new version, or restore them",
+        )
 
 
 def plan_promote(
@@ -83,6 +106,7 @@ def plan_promote(
             f"channel of {store.url}:\n  " + "\n  ".join(missing),
             hint=f"publish the manifest to {source} first",
         )
+    refuse_changed_sources(store, src, source, workers)
     copies, backups = [], []
     for s, d in zip(src, dst, strict=True):
         pairs = [(s.key, d.key, s.entry.sha256, s.entry.size, s.entry.cell_id)]

@@ -112,13 +112,21 @@ def nightly_prune(
     store: ObjectStore, folders: list[str], new_keys: set[str], keep: int
 ) -> list[str]:
     """Keys of nightly files older than the newest `keep` versions of their project (with
-    their sidecars); files being published now are never pruned."""
+    their sidecars); files being published now are never pruned, and only the projects being
+    published are pruned (a folder may also serve dependencies that are not ours)."""
     doomed = []
     for folder in folders:
         listing = list_folder(store, folder)
         versions: dict[str, set[object]] = defaultdict(set)
         files: dict[str, list[tuple[object, str]]] = defaultdict(list)
+        ours = {
+            parsed[0]
+            for key in new_keys
+            if key.rsplit("/", 1)[0] == folder and (parsed := parse_dist(key.rsplit("/", 1)[1]))
+        }
         for project, infos in listing.projects.items():
+            if project not in ours:
+                continue
             for info in infos:
                 parsed = parse_dist(info.key.rsplit("/", 1)[1])
                 assert parsed is not None

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-from relforge.errors import ConfigError, NothingToDoError, RefusedError, RelforgeError
+from relforge.errors import (
+    ConfigError,
+    NothingToDoError,
+    RefusedError,
+    RelforgeError,
+    UsageError,
+)
 from relforge.manifest import sha256_file
 from relforge.matrix.schema import Matrix
 from relforge.promote.channel import STAGING, Placed, main_store, place, public_version
@@ -85,11 +91,15 @@ def render_stage(plan: StagePlan, echo: Callable[[str], None]) -> None:
         echo(f"  {p.entry.cell_id}: {p.key} → {key.rsplit('/', 1)[1]}  [{state}]")
 
 
-def apply_stage(plan: StagePlan, workdir: Path) -> tuple[Batch, list[Rewritten]]:
-    """Download, verify, rewrite each wheel under `workdir`; returns the batch to apply (the
-    caller refuses conflicts before applying it)."""
+def apply_stage(
+    plan: StagePlan, workdir: Path, only: set[str] | None = None
+) -> tuple[Batch, list[Rewritten]]:
+    """Download, verify, rewrite each wheel (or those staged under the keys `only`) under
+    `workdir`; returns the batch to apply (the caller refuses conflicts before applying it)."""
     rewritten, transfers = [], []
     for p, key in plan.inputs:
+        if only is not None and key not in only:
+            continue
         src = workdir / "in" / p.filename
         src.parent.mkdir(parents=True, exist_ok=True)
         got = plan.store.download(p.key, src)
@@ -123,6 +133,45 @@ class UploadItem:
     found: str | None = None
 
 
+def check_url(url: str, flag: str) -> str:
+    """An http(s) URL with a host, or a usage error naming `flag` (never echoing a password)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname) and " " not in url
+        valid = valid and (parts.port is None or parts.port > 0)  # a bad port raises ValueError
+    except ValueError:
+        valid = False
+    if not valid:
+        raise UsageError(
+            f"{public_url(url)!r} is not an http(s) URL",
+            key=flag,
+            hint="e.g. https://upload.pypi.org/legacy/ (credentials go in TWINE_USERNAME and "
+            "TWINE_PASSWORD, not in the URL)",
+        )
+    return url
+
+
+def public_url(url: str) -> str:
+    """`url` without the user and password it may carry (for messages)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return url.rpartition("@")[2] if "@" in url else url
+    if "@" not in parts.netloc:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def _scrub(text: str, *urls: str) -> str:
+    """`text` with the credentials of `urls` removed."""
+    for url in urls:
+        if url != public_url(url):
+            text = text.replace(url, public_url(url))
+            secret = urllib.parse.urlsplit(url).netloc.rpartition("@")[0]
+            text = text.replace(secret, "***")
+    return text
+
+
 def default_index_url(repository_url: str) -> str:
     """The simple index that shows what `repository_url` received."""
     parts = urllib.parse.urlsplit(repository_url)
@@ -152,11 +201,11 @@ def index_files(index_url: str, project: str) -> dict[str, tuple[str, str | None
     try:
         response = requests.get(url, headers={"Accept": "text/html"}, timeout=60)
     except requests.RequestException as exc:
-        raise RelforgeError(f"cannot read {url}: {exc}") from None
+        raise RelforgeError(f"cannot read {public_url(url)}: {_scrub(str(exc), url)}") from None
     if response.status_code == 404:
         return {}
     if not response.ok:
-        raise RelforgeError(f"{url}: HTTP {response.status_code}")
+        raise RelforgeError(f"{public_url(url)}: HTTP {response.status_code}")
     parser = _Links()
     parser.feed(response.text)
     out = {}
@@ -174,11 +223,14 @@ def _remote_sha256(url: str) -> str:
     import requests
 
     digest = hashlib.sha256()
-    with requests.get(url, stream=True, timeout=600) as response:
-        if not response.ok:
-            raise RelforgeError(f"{url}: HTTP {response.status_code}")
-        for block in response.iter_content(1 << 20):
-            digest.update(block)
+    try:
+        with requests.get(url, stream=True, timeout=600) as response:
+            if not response.ok:
+                raise RelforgeError(f"{public_url(url)}: HTTP {response.status_code}")
+            for block in response.iter_content(1 << 20):
+                digest.update(block)
+    except requests.RequestException as exc:
+        raise RelforgeError(f"cannot read {public_url(url)}: {_scrub(str(exc), url)}") from None
     return digest.hexdigest()
 
 
@@ -221,7 +273,8 @@ def refuse_upload_conflicts(items: list[UploadItem], index_url: str) -> None:
     ]
     if bad:
         raise RefusedError(
-            f"{len(bad)} file(s) are on {index_url} with different bytes; nothing was uploaded "
+            f"{len(bad)} file(s) are on {public_url(index_url)} with different bytes; nothing "
+            "was uploaded "
             "(an index never takes a file name twice):\n  " + "\n  ".join(bad),
             hint="stage a new version (a post release) instead",
         )
@@ -233,7 +286,7 @@ def upload(store: ObjectStore, items: list[UploadItem], repository_url: str, ind
     if not todo:
         return 0
     from twine.commands.upload import upload as twine_upload
-    from twine.exceptions import TwineException
+    from twine.exceptions import NonInteractive, TwineException
     from twine.settings import Settings
 
     with tempfile.TemporaryDirectory(prefix="relforge-pypi-") as tmp:
@@ -250,13 +303,26 @@ def upload(store: ObjectStore, items: list[UploadItem], repository_url: str, ind
             non_interactive=True,
             disable_progress_bar=True,
         )
+        where = public_url(repository_url)
         try:
             twine_upload(settings, paths)
+        except NonInteractive as exc:
+            raise ConfigError(
+                f"no credentials to upload to {where}: {exc}",
+                key="TWINE_USERNAME/TWINE_PASSWORD",
+                hint="set TWINE_USERNAME and TWINE_PASSWORD (for PyPI: __token__ and an API "
+                "token) in the environment",
+            ) from None
         except TwineException as exc:
-            raise RelforgeError(f"twine: {exc}") from None
+            raise RelforgeError(f"twine: {_scrub(str(exc), repository_url)}") from None
         except Exception as exc:  # requests' HTTPError and friends: say what, never credentials
+            status = getattr(getattr(exc, "response", None), "status_code", None)
             raise RelforgeError(
-                f"upload to {repository_url} failed: {type(exc).__name__}: {exc}"
+                f"upload to {where} failed: {type(exc).__name__}: "
+                f"{_scrub(str(exc), repository_url)}",
+                hint="check TWINE_USERNAME and TWINE_PASSWORD (the index refused the credentials)"
+                if status in (401, 403)
+                else None,
             ) from None
     after = {}
     for item in todo:
@@ -266,7 +332,9 @@ def upload(store: ObjectStore, items: list[UploadItem], repository_url: str, ind
     for item in todo:
         listed = after.get(item.filename)
         if listed is None:
-            raise RelforgeError(f"{item.filename} was uploaded but {index_url} does not list it")
+            raise RelforgeError(
+                f"{item.filename} was uploaded but {public_url(index_url)} does not list it"
+            )
         found = listed[1] or _remote_sha256(listed[0])
         if found != item.sha256:
             raise RelforgeError(
@@ -276,6 +344,7 @@ def upload(store: ObjectStore, items: list[UploadItem], repository_url: str, ind
 
 
 def require_repository(url: str | None, matrix: Matrix) -> str:
+    flag = "--repository-url" if url else "publishing.pypi_repository_url"
     url = url or matrix.publishing.pypi_repository_url
     if not url:
         raise ConfigError(
@@ -283,7 +352,7 @@ def require_repository(url: str | None, matrix: Matrix) -> str:
             key="--repository-url",
             hint="pass --repository-url or set publishing.pypi_repository_url in the matrix",
         )
-    return url
+    return check_url(url, flag)
 
 
 def file_sha256(path: Path) -> str:

@@ -2,7 +2,8 @@
 
 Every artifact is written with `IfNoneMatch="*"` (never replaces an object), with its sha256 as
 both `x-amz-meta-sha256` and the S3 checksum (the service rejects bytes that do not match it);
-copies are server-side and ask the service to compute the copy's SHA-256, which is compared
+copies are server-side (after a HEAD of the destination, since not every service honours
+IfNoneMatch on CopyObject) and ask the service to compute the copy's SHA-256, which is compared
 with the expected one.  Single PUT/COPY requests take objects up to 5 GB, above any wheel.
 Credentials come from the environment (AWS_*), as boto3 finds them; they are never printed.
 """
@@ -35,10 +36,18 @@ def _hex(b64_digest: str) -> str | None:
 
 
 class S3Store:
-    def __init__(self, *, bucket: str, prefix: str = "", endpoint_url: str = "") -> None:
+    def __init__(
+        self,
+        *,
+        bucket: str,
+        prefix: str = "",
+        endpoint_url: str = "",
+        config_key: str = "publishing.store",
+    ) -> None:
         self.bucket = bucket
         self.prefix = f"{prefix}/" if prefix else ""
         self.endpoint_url = endpoint_url
+        self.config_key = config_key  # the matrix key that names this store, for errors
         self._client: Any = None
         self._lock = threading.Lock()
 
@@ -62,9 +71,16 @@ class S3Store:
                     retries={"mode": "standard", "max_attempts": 5},
                     s3={"addressing_style": "path"} if self.endpoint_url else {},
                 )
-                self._client = boto3.session.Session().client(
-                    "s3", endpoint_url=self.endpoint_url or None, config=config
-                )
+                try:
+                    self._client = boto3.session.Session().client(
+                        "s3", endpoint_url=self.endpoint_url or None, config=config
+                    )
+                except ValueError as exc:  # botocore's "Invalid endpoint", urllib's bad IPv6
+                    raise ConfigError(
+                        f"{self.endpoint_url!r} is not an endpoint URL ({exc})",
+                        key="publishing.s3_endpoint_url",
+                        hint="write it like https://s3.example.org or http://127.0.0.1:9000",
+                    ) from None
             return self._client
 
     def _key(self, key: str) -> str:
@@ -153,6 +169,11 @@ class S3Store:
     def copy_if_absent(self, source: ObjectStore, src_key: str, key: str, sha256: str) -> bool:
         if not isinstance(source, S3Store) or source.endpoint_url != self.endpoint_url:
             return self._copy_through(source, src_key, key, sha256)
+        # AWS refuses a copy onto an existing key with IfNoneMatch, but moto and several
+        # S3-compatible services ignore the header on CopyObject and overwrite: look first, so
+        # only a writer racing this very request could still lose its object.
+        if self.head(key) is not None:
+            return False
         result: dict[str, Any] = {}
 
         def copy() -> None:
@@ -245,7 +266,7 @@ class S3Store:
             if code in ("NoSuchBucket", "AccessDenied", "InvalidAccessKeyId"):
                 raise ConfigError(
                     f"{action} {self.url}/{key}: {code} {message}".rstrip(),
-                    key="publishing.store",
+                    key=self.config_key,
                 ) from None
             raise RelforgeError(f"{action} {self.url}/{key}: {code} {message}".rstrip()) from None
         except BotoCoreError as exc:

@@ -112,7 +112,12 @@ def _open_s3(url: str, options: StoreOptions) -> ObjectStore:
         raise ConfigError(
             f"{url!r} names no bucket", key=options.key, hint="write s3://BUCKET/PREFIX"
         )
-    return S3Store(bucket=bucket, prefix=prefix.strip("/"), endpoint_url=options.s3_endpoint_url)
+    return S3Store(
+        bucket=bucket,
+        prefix=prefix.strip("/"),
+        endpoint_url=options.s3_endpoint_url,
+        config_key=options.key,
+    )
 
 
 # URL scheme → store factory; `file://PATH` (relative to the working directory) or

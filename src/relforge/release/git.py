@@ -35,10 +35,18 @@ _AUTH = (
     "Permission denied",
     "could not read Username",
     "terminal prompts disabled",
-    "403",
+    "returned error: 403",  # not a bare "403": object ids and paths hold that too
+    "returned error: 401",
     "401 Unauthorized",
 )
-_REJECTED = ("[rejected]", "non-fast-forward", "fetch first", "stale info", "already exists")
+_REJECTED = (
+    "[rejected]",
+    "[remote rejected]",  # the remote refused the update (moved during the push, a hook)
+    "non-fast-forward",
+    "fetch first",
+    "stale info",
+    "already exists",
+)
 
 
 class Git:
@@ -246,8 +254,14 @@ def classify(done: GitResult) -> RelforgeError:
             hint="check the remote's credentials (token or SSH key) and permissions",
         )
     if done.args[3:4] == ("push",) and any(word in err + done.out for word in _REJECTED):
+        # `--porcelain` prints one "!<TAB>src:dst<TAB>reason" line per refused ref; the
+        # remote's own words ("remote: error: cannot lock ref …") say why.
+        refused = [
+            " ".join(line.split("\t")[1:]) for line in done.out.splitlines() if line[:2] == "!\t"
+        ]
+        said = [line.strip() for line in err.splitlines() if line.startswith("remote: error:")]
         return RefusedError(
-            f"`{command}` was rejected: {last}",
+            f"`{command}` was rejected: " + ("; ".join([*refused, *said]) or last),
             hint="the remote moved; fetch, check what changed, and rerun",
         )
     if "Please tell me who you are" in err or "unable to auto-detect email" in err:

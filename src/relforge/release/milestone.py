@@ -103,13 +103,20 @@ def _item(node: Node, repo: str | None) -> MilestoneItem:
     if not isinstance(node, Scalar) or node.is_null or isinstance(node.value, bool | float):
         raise bad
     if isinstance(node.value, int):
+        if node.value < 1:
+            raise bad
         return MilestoneItem(number=node.value)
     text = node.text.strip()
-    if text.startswith("#") and text[1:].isdigit():
+    if text.startswith("#"):
+        if not _is_number(text[1:]):
+            raise bad
         return MilestoneItem(number=int(text[1:]))
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # e.g. a bracketed host that is not an IPv6 address
+        raise bad from None
     pieces = parts.path.strip("/").split("/")
-    if parts.scheme not in ("http", "https") or len(pieces) != 4 or not pieces[3].isdigit():
+    if parts.scheme not in ("http", "https") or len(pieces) != 4 or not _is_number(pieces[3]):
         raise bad
     owner_name, kind = "/".join(pieces[:2]), pieces[2]
     if kind not in ("issues", "pull"):
@@ -123,6 +130,11 @@ def _item(node: Node, repo: str | None) -> MilestoneItem:
     return MilestoneItem(
         number=int(pieces[3]), kind="issue" if kind == "issues" else "pull", url=text
     )
+
+
+def _is_number(text: str) -> bool:
+    """An issue/PR number: ASCII digits, not zero (`isdigit` alone takes `²`)."""
+    return text.isascii() and text.isdigit() and int(text) > 0
 
 
 def _text(node: Node) -> str:
