@@ -253,4 +253,4 @@ def test_a_broken_stored_manifest_is_named_by_its_key(
     result = run("promote", "matrix.yaml", "--version", "1.0.0")
     assert result.code == 2, result.out + result.err
     assert "relforge/manifests/test/rfdemo/1.0.0/0000.json" in result.err
-    assert "entries is not an object" in result.err
+    assert "not a relforge manifest" in result.err
