@@ -282,3 +282,20 @@ def test_no_validate_binaries_without_a_download_url(
         in result.err
     )
     assert not (tmp_path / OUT / "relforge-validate-binaries.yml").exists()
+
+
+def test_native_archives_are_built_but_never_validated_or_published(
+    rendered: dict[str, dict[str, Any]],
+) -> None:
+    # relforge validates and publishes wheels only: an archive job that ran `relforge validate`
+    # could only fail, and publish would refuse the unvalidated entry.
+    jobs = _cell_jobs(rendered["relforge-linux-libtorch.yml"], "")
+    assert jobs
+    for job in jobs:
+        assert job["with"]["validate"] is False and job["with"]["upload"] is False
+    for job in _cell_jobs(rendered["relforge-linux-wheel.yml"], ""):
+        assert "validate" not in job["with"]  # wheels: the reusable workflow's default, true
+    build = rendered["relforge-build.yml"]
+    assert build["jobs"]["test"]["if"] == "inputs.validate"
+    trigger = build.get("on", build.get(True))
+    assert trigger["workflow_call"]["inputs"]["validate"]["default"] is True
