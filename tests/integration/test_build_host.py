@@ -4,6 +4,7 @@ install into a fresh venv, import, and compare build_info() with the cell."""
 from __future__ import annotations
 
 import json
+import secrets
 import signal
 import subprocess
 import sys
@@ -156,7 +157,9 @@ def test_a_wheel_that_cannot_take_the_cells_platform_tag_fails(run: Run, workdir
 
 def test_an_interrupt_stops_every_running_build(workdir: Path) -> None:
     """Ctrl-C kills the builds' process groups (compilers included) and removes scratch."""
-    matrix = example_matrix(workdir, {"    command: []": "    command: [sh, -c, 'sleep 120']"})
+    # A sleep no other test run on this machine uses, so pgrep below sees only ours.
+    sleep = f"sleep 120.{secrets.randbelow(10**6):06d}"
+    matrix = example_matrix(workdir, {"    command: []": f"    command: [sh, -c, '{sleep}']"})
     argv = [str(Path(sys.executable).parent / "relforge"), "build", str(matrix), "-r", "1.0"]
     argv += ["--builder", "host", "--jobs", "2"]
     proc = subprocess.Popen(
@@ -168,14 +171,14 @@ def test_an_interrupt_stops_every_running_build(workdir: Path) -> None:
     )
     logs = workdir / ".relforge" / "logs"
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and b"sleep 120" not in b"".join(
+    while time.monotonic() < deadline and sleep.encode() not in b"".join(
         p.read_bytes() for p in logs.glob("*.log")
     ):
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 130, out.decode()
-    sleeping = subprocess.run(["pgrep", "-f", "sleep 120"], capture_output=True, text=True)
+    sleeping = subprocess.run(["pgrep", "-f", sleep], capture_output=True, text=True)
     assert sleeping.stdout == ""
     assert list((workdir / ".relforge" / "work").iterdir()) == []
     assert not (workdir / "dist" / "relforge-manifest.json").exists()
