@@ -2,9 +2,10 @@
 
 Every artifact is written with `IfNoneMatch="*"` (never replaces an object), with its sha256 as
 both `x-amz-meta-sha256` and the S3 checksum (the service rejects bytes that do not match it);
-copies are server-side (after a HEAD of the destination, since not every service honours
-IfNoneMatch on CopyObject) and ask the service to compute the copy's SHA-256, which is compared
-with the expected one.  Single PUT/COPY requests take objects up to 5 GB, above any wheel.
+copies are server-side (the batch lists the destination again just before, since not every
+service honours IfNoneMatch on CopyObject) and ask the service to compute the copy's SHA-256,
+which is compared with the expected one.  Single PUT/COPY requests take objects up to 5 GB,
+above any wheel.
 Credentials come from the environment (AWS_*), as boto3 finds them; they are never printed.
 """
 
@@ -169,11 +170,8 @@ class S3Store:
     def copy_if_absent(self, source: ObjectStore, src_key: str, key: str, sha256: str) -> bool:
         if not isinstance(source, S3Store) or source.endpoint_url != self.endpoint_url:
             return self._copy_through(source, src_key, key, sha256)
-        # AWS refuses a copy onto an existing key with IfNoneMatch, but moto and several
-        # S3-compatible services ignore the header on CopyObject and overwrite: look first, so
-        # only a writer racing this very request could still lose its object.
-        if self.head(key) is not None:
-            return False
+        # AWS refuses a copy onto an existing key with IfNoneMatch; for services that ignore
+        # the header on CopyObject, apply_batch lists the destination again right before.
         result: dict[str, Any] = {}
 
         def copy() -> None:
