@@ -154,6 +154,12 @@ def bot() -> None:
     """The cherry-pick bot: answer `@relforge-bot cherry-pick …` comments on pull requests."""
 
 
+def _bot_settings(bot_name: str, remote: str, draft: bool, execute: bool) -> BotSettings:
+    _check_bot_name(bot_name)
+    flow = _flow_settings(remote, draft, bot=True)
+    return BotSettings(bot=bot_name, execute=execute, flow=flow)
+
+
 @bot.command("handle")
 @click.argument("event_file", type=click.Path(dir_okay=False, path_type=Path), metavar="EVENT.json")
 @click.option("--bot-name", default=DEFAULT_BOT, show_default=True, help="The login to answer to.")
@@ -169,7 +175,7 @@ def handle(
 ) -> None:
     """Answer one GitHub Actions `issue_comment` event (the file in $GITHUB_EVENT_PATH).
     Dry run unless --execute: the reply is printed, nothing is pushed or posted."""
-    _check_bot_name(bot_name)
+    settings = _bot_settings(bot_name, remote, draft_on_conflict, execute)
     try:
         payload = json.loads(event_file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -184,9 +190,6 @@ def handle(
     name = event.repo or github_repo
     if not name:
         raise ConfigError("the event names no repository", key="--github-repo")
-    settings = BotSettings(
-        bot=bot_name, execute=execute, flow=_flow_settings(remote, draft_on_conflict, bot=True)
-    )
     outcome = handle_comment(event, git=Git(repo), gh=GitHubClient(name), settings=settings)
     click.echo(f"{outcome.status.value}: {outcome.reason}")
     if outcome.reply is not None:
@@ -221,7 +224,7 @@ def serve(
 ) -> None:
     """Receive GitHub webhooks (issue_comment) and answer cherry-pick commands.  Requests without
     a valid X-Hub-Signature-256 are answered 401.  Dry run unless --execute."""
-    _check_bot_name(bot_name)
+    settings = _bot_settings(bot_name, remote, draft_on_conflict, execute)
     secret = os.environ.get(secret_env, "")
     if not secret:
         raise ConfigError(
@@ -231,9 +234,6 @@ def serve(
         )
     git = Git(repo)
     served = _github_repo(git, remote, github_repo)
-    settings = BotSettings(
-        bot=bot_name, execute=execute, flow=_flow_settings(remote, draft_on_conflict, bot=True)
-    )
 
     def on_event(name: str, payload: Any) -> None:
         outcome = dispatch(name, payload, git=git, github_repo=served, settings=settings)
