@@ -15,13 +15,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from relforge.atomic import replacing
 from relforge.errors import ConfigError, Span
 
 SCHEMA_VERSION = 1
@@ -121,15 +120,8 @@ class ArtifactManifest:
     def save(self, path: Path) -> None:
         """Write atomically: a reader never sees a half-written manifest."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(self.to_json(), fh, indent=2)
-                fh.write("\n")
-            Path(tmp).replace(path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with replacing(path) as tmp:
+            tmp.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
 
 
 def load_manifest(path: Path) -> ArtifactManifest:

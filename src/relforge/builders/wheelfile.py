@@ -11,13 +11,13 @@ import csv
 import email.parser
 import hashlib
 import io
-import os
-import tempfile
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
+
+from relforge.atomic import replacing
 
 
 class WheelError(Exception):
@@ -83,15 +83,8 @@ def _rewrite(wheel: Path, zf: zipfile.ZipFile, info_dir: str, changed: dict[str,
     out = io.StringIO()
     csv.writer(out, lineterminator="\n").writerows(rows)
     changed = {**changed, record_name: out.getvalue().encode("utf-8")}
-    fd, tmp = tempfile.mkstemp(prefix=f".{wheel.name}.", dir=wheel.parent)
-    os.close(fd)
-    try:
-        with zipfile.ZipFile(tmp, "w") as new:
-            for info in zf.infolist():
-                replaced = changed.get(info.filename)
-                data = zf.read(info) if replaced is None else replaced
-                new.writestr(info, data, info.compress_type)
-        Path(tmp).replace(wheel)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with replacing(wheel) as tmp, zipfile.ZipFile(tmp, "w") as new:
+        for info in zf.infolist():
+            replaced = changed.get(info.filename)
+            data = zf.read(info) if replaced is None else replaced
+            new.writestr(info, data, info.compress_type)

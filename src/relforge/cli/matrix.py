@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime
-import os
 from pathlib import Path
 
 import click
 
+from relforge.atomic import replacing
 from relforge.cli.output import append_step_summary, console, print_json
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 from relforge.matrix.cell import Cell
@@ -269,13 +268,10 @@ def docs(file: str, releases: tuple[str, ...], out_path: Path | None) -> None:
     if out_path is None:
         click.echo(text, nl=False)
         return
-    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out_path)
+        with replacing(out_path) as tmp:
+            tmp.write_text(text, encoding="utf-8")
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         raise UsageError(f"cannot write {out_path}: {exc.strerror}", key="--out") from None
     click.echo(f"wrote {out_path}", err=True)
 
