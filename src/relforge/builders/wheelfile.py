@@ -6,10 +6,8 @@ leaves half a wheel behind.
 
 from __future__ import annotations
 
-import base64
 import csv
 import email.parser
-import hashlib
 import io
 import zipfile
 from collections.abc import Sequence
@@ -18,6 +16,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 from relforge.atomic import replacing
+from relforge.record import record_hash
 
 
 class WheelError(Exception):
@@ -66,11 +65,6 @@ def _with_headers(metadata: str, lines: list[str]) -> str:
     """Append header lines at the end of the header block (before the description body)."""
     head, sep, body = metadata.partition("\n\n")
     return head.rstrip("\n") + "\n" + "\n".join(lines) + "\n" + (sep[1:] + body if sep else "")
-
-
-def record_hash(data: bytes) -> str:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
-    return f"sha256={digest.decode('ascii')}"
 
 
 def _rewrite(wheel: Path, zf: zipfile.ZipFile, info_dir: str, changed: dict[str, bytes]) -> None:

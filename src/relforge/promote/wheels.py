@@ -5,11 +5,9 @@ name), done by copying zip members without recompressing them.
 
 from __future__ import annotations
 
-import base64
 import csv
 import email.parser
 import email.policy
-import hashlib
 import io
 import os
 import tempfile
@@ -23,6 +21,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from relforge.errors import ConfigError, RefusedError
 from relforge.manifest import sha256_file
 from relforge.promote.zipcopy import rewrite_zip
+from relforge.record import record_hash
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,11 +112,6 @@ def pypi_metadata(text: str, version: str) -> tuple[str, list[str]]:
             continue
         out.append(line)
     return "\n".join(out) + body, changes
-
-
-def _record_hash(data: bytes) -> str:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
-    return f"sha256={digest.decode('ascii')}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -214,7 +208,7 @@ def _new_record(
             writer.writerow([rename(path), "", ""])
         elif path in replace:
             data = replace[path]
-            writer.writerow([rename(path), _record_hash(data), str(len(data))])
+            writer.writerow([rename(path), record_hash(data), str(len(data))])
         else:
             writer.writerow([rename(path), *row[1:]])
     return out.getvalue()

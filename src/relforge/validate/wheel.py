@@ -6,7 +6,6 @@ large ones through `relforge.validate.inflate.DeflateSource` so ELF checks read 
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import csv
 import functools
@@ -31,6 +30,7 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
+from relforge.record import record_digest
 from relforge.validate.inflate import ByteSource, BytesSource, DeflateSource, MemberError
 
 # Members with these endings are never ELF files; everything else is sniffed for the magic.
@@ -170,7 +170,7 @@ class WheelArchive:
         for chunk in self.chunks(member):
             sha.update(chunk)
             size += len(chunk)
-        return base64.urlsafe_b64encode(sha.digest()).rstrip(b"=").decode("ascii"), size
+        return record_digest(sha.digest()), size
 
     # -- .dist-info ---------------------------------------------------------------------------
 
