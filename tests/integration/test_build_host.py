@@ -206,3 +206,4 @@ def test_cells_the_host_cannot_build_are_skipped_with_the_reason(run: Run, workd
     assert reasons["wheel-linux-x86_64-py3.12-rocm6.4"].startswith("no ROCm toolchain (hipcc)")
     assert reasons["wheel-linux-x86_64-py3.12-cu129"].startswith("no nvcc for CUDA 12.9")
     assert "13.0" in reasons["wheel-linux-x86_64-py3.12-cu129"]  # what the host does have
+    assert not (workdir / "dist" / "relforge-manifest.json").exists()  # no empty manifest

@@ -107,6 +107,8 @@ def write_manifest(plan: BuildPlan, results: list[CellResult]) -> ArtifactManife
     manifest = dataclasses.replace(base, entries=kept).with_entries(
         r.entry for r in results if r.entry is not None
     )
+    if plan.previous is None and not manifest.entries:
+        return manifest  # nothing built and no manifest before: do not write an empty one
     manifest.save(plan.manifest_path)
     still_named = {e.file for e in manifest.entries.values()}
     for cell_id in failed & set(base.entries):
