@@ -92,6 +92,15 @@ class RefusedError(RelforgeError):
     label = "refused"
 
 
+class EnvironmentFault(RelforgeError):
+    """The environment failed the command, not the input: permission denied, disk full, an
+    endpoint that cannot be reached or resolved, credentials refused (exit 6).  Rerunning after
+    the fault is fixed finishes the work."""
+
+    exit_code = 6
+    label = "environment fault"
+
+
 EXIT_CODES: dict[int, str] = {
     0: "success",
     1: "unexpected error (a bug: rerun with --debug and report it)",
@@ -99,4 +108,5 @@ EXIT_CODES: dict[int, str] = {
     3: "nothing to do",
     4: "validation failed",
     5: "refused for safety",
+    6: "environment fault (permission, disk full, network); fix it and rerun",
 }
