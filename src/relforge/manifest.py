@@ -52,6 +52,11 @@ class ManifestEntry:
     upload_subfolder: str
     platform_tag: str | None = None
     python: str | None = None
+    metadata_sha256: str | None = field(
+        default=None,
+        metadata={"doc": "sha256 of the wheel's own METADATA, served as the PEP 658 sidecar"},
+    )
+    metadata_size: int | None = None
     build: Mapping[str, Any] = field(
         default_factory=dict,
         metadata={
@@ -146,7 +151,7 @@ def load_manifest(path: Path) -> ArtifactManifest:
 
 
 _STRINGS = ("cell_id", "file", "sha256", "version", "package_type", "variant", "upload_subfolder")
-_OPTIONAL_STRINGS = ("platform_tag", "python")
+_OPTIONAL_STRINGS = ("platform_tag", "python", "metadata_sha256")
 _STATUSES = ("pass", "fail", "skip")
 
 
@@ -193,6 +198,11 @@ def _entry(where: str, raw: Any) -> ManifestEntry:
     size = raw["size"]
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
         raise TypeError(f"{where}.size is {size!r}, not a byte count")
+    meta_size = raw.get("metadata_size")
+    if meta_size is not None and (
+        not isinstance(meta_size, int) or isinstance(meta_size, bool) or meta_size < 0
+    ):
+        raise TypeError(f"{where}.metadata_size is {meta_size!r}, not a byte count")
     if not isinstance(raw.get("build", {}), dict):
         raise TypeError(f"{where}.build is not an object")
     verdicts = raw.get("verdicts", [])
