@@ -14,10 +14,6 @@ from typing import Any
 
 import yaml
 
-from relforge.matrix.expand import expand_cells
-from relforge.matrix.load import load_matrix
-from relforge.workflows.layout import runner_labels
-
 BIN = Path(sys.executable).parent
 SHA_PINNED = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._/-]+@[0-9a-f]{40}\Z")
 
@@ -30,15 +26,6 @@ def scratch_repo(root: Path, matrix_text: str, name: str = "matrix/relforge.yaml
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(matrix_text, encoding="utf-8")
     return path
-
-
-def write_actionlint_config(root: Path, matrix_file: Path, release: str) -> None:
-    """`.github/actionlint.yaml` naming the matrix's (self-hosted) runner labels."""
-    cells = expand_cells(load_matrix(matrix_file), release)
-    config = {"self-hosted-runner": {"labels": runner_labels(cells)}}
-    target = root / ".github" / "actionlint.yaml"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(yaml.safe_dump(config), encoding="utf-8")
 
 
 def _tool(name: str) -> str:

@@ -16,11 +16,13 @@ from relforge.release.cut import CutOptions, plan_cut
 from relforge.release.git import Git
 from relforge.release.versions import Line
 from tests.conftest import Result
-from tests.gitrepos import git
+from tests.gitrepos import git, make_repos
 from tests.releaseproject import (
     GENERATED_WHEELS,
+    WORKFLOW,
     generated_workflows,
     make_project,
+    project_files,
     remote_file,
     remote_ref,
     snapshot,
@@ -192,6 +194,61 @@ def test_existing_test_channel_and_no_workflows(tmp_path: Path, run: Run) -> Non
     assert remote_ref(repos, "refs/heads/release/2.9") == remote_ref(
         repos, "refs/heads/orig/release/2.9"
     )
+
+
+def test_a_project_without_a_matrix_is_cut_with_the_channel_switch_skipped(
+    tmp_path: Path, run: Run
+) -> None:
+    """A project that only wants the release commands: version.txt and a workflow, no matrix."""
+    repos = make_repos(
+        tmp_path,
+        {
+            "version.txt": "2.9.0a0\n",
+            ".github/workflows/build.yml": WORKFLOW,
+            # a YAML file in matrix/'s parent is not a matrix; nor is one two levels down
+            "config/matrix.yaml": "not: a relforge matrix\n",
+            "matrix/sub/x.yaml": "neither: this\n",
+        },
+    )
+    before = snapshot(repos)
+    dry = cut(run, repos.clone)
+    assert dry.code == 0, dry.err
+    assert "channel switch skipped: origin/main has no relforge matrix" in dry.out
+    assert "+    uses: acme/hello/.github/workflows/_build.yml@release/2.9" in dry.out
+    assert "+2.10.0a0" in dry.out and "default: test" not in dry.out
+    assert snapshot(repos) == before
+
+    done = cut(run, repos.clone, "--execute")
+    assert done.code == 0, done.err
+    assert "applied: 3 ref(s) pushed" in done.out
+    build = remote_file(repos, "release/2.9", ".github/workflows/build.yml")
+    assert "acme/hello/.github/workflows/_build.yml@release/2.9" in build
+    changed = git(repos.origin, "diff", "--name-only", "orig/release/2.9", "release/2.9")
+    assert changed == ".github/workflows/build.yml"
+    message = git(repos.origin, "log", "-1", "--format=%B", "release/2.9")
+    assert "test channel" not in message
+    assert remote_file(repos, "main", "version.txt") == "2.10.0a0\n"
+    assert cut(run, repos.clone, "--execute").code == 3
+
+    # with neither a matrix nor a workflow to pin, the branch starts at the cut point
+    (tmp_path / "bare").mkdir()
+    bare = make_repos(tmp_path / "bare", {"version.txt": "2.9.0a0\n"})
+    only = cut(run, bare.clone, "--execute")
+    assert only.code == 0, only.err
+    assert "channel switch skipped" in only.out and "no release-only change" in only.out
+    assert remote_ref(bare, "refs/heads/release/2.9") == remote_ref(
+        bare, "refs/heads/orig/release/2.9"
+    )
+
+
+def test_two_matrix_files_need_matrix(tmp_path: Path, run: Run) -> None:
+    files = project_files()
+    repos = make_repos(tmp_path, {**files, "matrix/other.yaml": files["matrix/example.yaml"]})
+    two = cut(run, repos.clone)
+    assert two.code == 2 and "has 2 matrix files" in two.err and "--matrix" in two.err
+    named = cut(run, repos.clone, "--matrix", "matrix/other.yaml")
+    assert named.code == 0, named.err
+    assert "matrix/other.yaml" in named.out and "+  default: test" in named.out
 
 
 def test_refusals_and_config_errors(tmp_path: Path, run: Run) -> None:

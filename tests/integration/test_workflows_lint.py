@@ -15,7 +15,6 @@ from tests.workflows_support import (
     load_workflows,
     run_linters,
     scratch_repo,
-    write_actionlint_config,
 )
 
 Run = Callable[..., Result]
@@ -29,10 +28,10 @@ pytestmark = pytest.mark.slow
 def _render(
     root: Path, run: Run, matrix: str, release: str, *extra: str, name: str = "matrix/m.yaml"
 ) -> None:
-    path = scratch_repo(root, matrix, name)
+    scratch_repo(root, matrix, name)
     result = run("workflows", "generate", name, "--release", release, "--out", OUT, *extra)
     assert result.code == 0, result.err
-    write_actionlint_config(root, path, release)
+    assert (root / ".github" / "actionlint.yaml").is_file()  # written by generate, not by hand
 
 
 def _ignores_carry_reasons(directory: Path) -> int:
@@ -57,6 +56,32 @@ def test_pytorch_29_has_no_findings(in_repo: Path, run: Run) -> None:
     assert len(list((in_repo / OUT).glob("*.yml"))) == 7
     assert run_linters(in_repo) == CLEAN
     assert _ignores_carry_reasons(in_repo / OUT) == 1  # issue_comment, explained in place
+
+
+def test_without_the_generated_config_actionlint_rejects_the_runner_labels(
+    in_repo: Path, run: Run
+) -> None:
+    """The configuration is what makes the self-hosted labels pass: removed, actionlint fails;
+    a user's own file (their label, other keys) is merged, and actionlint accepts both."""
+    _render(in_repo, run, PYTORCH.read_text(), "2.9")
+    config = in_repo / ".github" / "actionlint.yaml"
+    config.unlink()
+    found = run_linters(in_repo)["actionlint"]
+    assert 'label "linux.g5.4xlarge.nvidia.gpu" is unknown' in found
+    config.write_text(
+        "self-hosted-runner:\n  labels: [my-own-runner]\nconfig-variables: [RUNNER]\n"
+    )
+    (in_repo / OUT / "mine.yml").write_text(
+        "name: mine\non: push\npermissions: {}\njobs:\n  x:\n    runs-on: my-own-runner\n"
+        '    timeout-minutes: 5\n    steps:\n      - run: echo "$RUNNER"\n'
+        "        env:\n          RUNNER: ${{ vars.RUNNER }}\n"
+    )
+    args = ("workflows", "generate", "matrix/m.yaml", "--release", "2.9", "--out", OUT)
+    assert run(*args, "--check").code == 1
+    assert run(*args).code == 0
+    assert run(*args, "--check").code == 0
+    assert "my-own-runner" in config.read_text() and "config-variables" in config.read_text()
+    assert run_linters(in_repo)["actionlint"] == ""
 
 
 def test_pytorch_29_on_a_release_branch_with_s3_has_no_findings(in_repo: Path, run: Run) -> None:

@@ -106,7 +106,9 @@ def _check_cut_version(git: Git, cut: str, label: str, line: Line, version_file:
         )
 
 
-def _find_matrix(git: Git, commit: str, given: str | None, label: str) -> str:
+def _find_matrix(git: Git, commit: str, given: str | None, label: str) -> str | None:
+    """The matrix whose channels.default the cut switches; None when the tree has none (a
+    project that uses only the release commands)."""
     if given:
         _read(git, commit, given, label, "--matrix")
         return given
@@ -115,14 +117,13 @@ def _find_matrix(git: Git, commit: str, given: str | None, label: str) -> str:
         for p in git.list_files(commit, "matrix.yaml", "matrix")
         if p == "matrix.yaml" or (p.count("/") == 1 and p.endswith((".yaml", ".yml")))
     ]
-    if len(found) != 1:
+    if len(found) > 1:
         raise ConfigError(
-            f"{label} has {'no' if not found else len(found)} matrix file(s) "
-            f"({', '.join(found) or 'looked for matrix.yaml and matrix/*.yaml'})",
+            f"{label} has {len(found)} matrix files ({', '.join(found)})",
             key="--matrix",
             hint="pass --matrix PATH (the matrix whose channels.default the cut switches)",
         )
-    return found[0]
+    return found[0] if found else None
 
 
 def _release_only_commit(
@@ -130,7 +131,8 @@ def _release_only_commit(
 ) -> NewCommit | None:
     matrix = _find_matrix(git, cut, options.matrix, label)
     paths = [p for p in git.list_files(cut, *WORKFLOW_DIRS) if is_workflow_path(p)]
-    files = {p: _read(git, cut, p, label, "--repo") for p in [*paths, matrix]}
+    wanted = [*paths, matrix] if matrix else paths
+    files = {p: _read(git, cut, p, label, "--repo") for p in wanted}
     repo = project_repo(git, options.remote, options.github_repo)
     result = release_only_changes(
         files,
@@ -153,13 +155,13 @@ def _release_only_commit(
         FileChange(path=p, old=files.get(p), new=text) for p, text in sorted(result.files.items())
     )
     body = "\n".join(f"- {c.path}" for c in changes)
+    channel = "; builds target the test channel" if matrix in result.files else ""
     return NewCommit(
         key="release-only",
         branch=options.line.branch,
         parent=cut,
         message=f"{release_only_subject(options.line)}\n\n"
-        f"Reusable workflow refs pinned to {options.line.branch}; builds target the test "
-        f"channel.\n\n{body}\n",
+        f"Reusable workflow refs pinned to {options.line.branch}{channel}.\n\n{body}\n",
         changes=changes,
     )
 

@@ -5,7 +5,8 @@ it returns the files to change on release/X.Y —
   (a) reusable workflow and action refs of the project's own repositories pinned from the trunk
       to release/X.Y: generated workflows are re-rendered by the workflows renderer with that
       ref (relforge.release.rerender), hand-written ones are edited in place;
-  (b) the matrix's `channels.default` switched to `test`.
+  (b) the matrix's `channels.default` switched to `test` (skipped, with a note, when the tree
+      holds no relforge matrix).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def is_workflow_path(path: str) -> bool:
 class ReleaseOnlyInputs:
     line: Line
     trunk: str  # the branch reusable refs follow before the cut (main)
-    matrix_path: str
+    matrix_path: str | None  # None: no relforge matrix in the tree, no channel to switch
     owners: frozenset[str] | None  # GitHub owners whose `uses: …@trunk` are the project's own
     source: str  # where the files come from, for messages (e.g. "origin/main")
     # other files of the cut point's tree under a prefix (custom workflow templates)
@@ -53,12 +54,18 @@ def release_only_changes(
     notes: list[str] = []
     files = dict(tree_files)
 
-    matrix_text = files[inputs.matrix_path]
-    switched = switch_default_channel(matrix_text, f"{inputs.source}:{inputs.matrix_path}", "test")
-    if switched != matrix_text:
-        changed[inputs.matrix_path] = files[inputs.matrix_path] = switched
+    matrix = inputs.matrix_path
+    if matrix is None:
+        notes.append(
+            f"channel switch skipped: {inputs.source} has no relforge matrix "
+            "(looked for matrix.yaml and matrix/*.yaml; pass --matrix PATH to name one)"
+        )
     else:
-        notes.append(f"{inputs.matrix_path} already sets channels.default: test")
+        switched = switch_default_channel(files[matrix], f"{inputs.source}:{matrix}", "test")
+        if switched != files[matrix]:
+            changed[matrix] = files[matrix] = switched
+        else:
+            notes.append(f"{matrix} already sets channels.default: test")
 
     workflows = sorted(p for p in files if is_workflow_path(p))
     generated = tuple(p for p in workflows if is_generated(files[p]))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from relforge.errors import ConfigError, RefusedError, Span
+from relforge.workflows.lintconfig import LintConfig
 from relforge.workflows.render import GENERATED_MARKER, WorkflowSet
 
 DriftKind = Literal["edited", "missing", "stray", "foreign"]  # foreign: same name, not ours
@@ -37,6 +38,7 @@ class WriteReport:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    config: str = ""  # the actionlint configuration: "created", "updated", "unchanged" or ""
 
 
 def is_generated(path: Path) -> bool:
@@ -59,6 +61,17 @@ def stray_files(out_dir: Path, workflows: WorkflowSet) -> list[Path]:
         if path.suffix in _SUFFIXES and path.name not in keep and path.is_file()
         if is_generated(path)
     ]
+
+
+def config_drift(config: LintConfig, display: str) -> Drift | None:
+    """How the actionlint configuration differs from what relforge would write; None: current."""
+    if config.up_to_date:
+        return None
+    old = (config.current or "").splitlines(keepends=True)
+    diff = _diff(
+        old, config.text, "/dev/null" if config.current is None else f"a/{display}", f"b/{display}"
+    )
+    return Drift(name=display, kind="missing" if config.current is None else "edited", diff=diff)
 
 
 def check_dir(out_dir: Path, workflows: WorkflowSet, display: str | None = None) -> list[Drift]:
@@ -90,8 +103,11 @@ def check_dir(out_dir: Path, workflows: WorkflowSet, display: str | None = None)
     return drifts
 
 
-def write_dir(out_dir: Path, workflows: WorkflowSet) -> WriteReport:
-    """Bring `out_dir` up to date: changed files replaced atomically, stray ones removed.
+def write_dir(
+    out_dir: Path, workflows: WorkflowSet, config: LintConfig | None = None
+) -> WriteReport:
+    """Bring `out_dir` up to date: changed files replaced atomically, stray ones removed; with
+    `config`, the actionlint configuration too.
 
     Every changed file is first written beside its target; only when all of them are written
     are they renamed into place, so a failed write (full disk, permissions) changes nothing."""
@@ -117,6 +133,17 @@ def write_dir(out_dir: Path, workflows: WorkflowSet) -> WriteReport:
             else:
                 report.created.append(rendered.name)
             staged.append((_stage(path, rendered.text), path))
+        if config is not None:
+            report.config = (
+                "unchanged"
+                if config.up_to_date
+                else "created"
+                if config.current is None
+                else "updated"
+            )
+            if not config.up_to_date:
+                config.path.parent.mkdir(parents=True, exist_ok=True)
+                staged.append((_stage(config.path, config.text), config.path))
         while staged:
             tmp, path = staged.pop(0)
             tmp.replace(path)

@@ -29,7 +29,7 @@ from relforge.workflows.context import (
     check_runners,
     pr_paths,
 )
-from relforge.workflows.layout import MAX_MATRIX_JOBS, group_cells
+from relforge.workflows.layout import MAX_MATRIX_JOBS, group_cells, runner_labels
 from relforge.workflows.pins import ActionPin, load_pins
 from relforge.workflows.templating import (
     make_environment,
@@ -77,6 +77,9 @@ class WorkflowSet:
         default=(), metadata={"doc": "(file name, why it was not generated)"}
     )
     regenerate: str = field(default="", metadata={"doc": "the command that renders this set"})
+    runner_labels: tuple[str, ...] = field(
+        default=(), metadata={"doc": "every runs-on label of the jobs (for actionlint), sorted"}
+    )
 
     def names(self) -> list[str]:
         return [f.name for f in self.files]
@@ -160,7 +163,12 @@ def render_workflows(request: RenderRequest) -> WorkflowSet:
         channels = channel_cells(matrix, release, wheels, request.max_matrix_jobs)
         jobs = sum(len(s.entries) for c in channels for s in c.shards)
         files.append(render(validate_name, "validate-binaries.yml.j2", jobs, channels=channels))
-    return WorkflowSet(files=tuple(files), skipped=tuple(skipped), regenerate=regenerate)
+    return WorkflowSet(
+        files=tuple(files),
+        skipped=tuple(skipped),
+        regenerate=regenerate,
+        runner_labels=tuple(runner_labels(cells)),
+    )
 
 
 def _inside(root: Path, path: Path, flag: str) -> str | None:
