@@ -18,6 +18,7 @@ from relforge.errors import EXIT_CODES, RelforgeError
 
 # command name → "module:attribute"; each stage registers its group here.
 COMMANDS: dict[str, str] = {
+    "init": "relforge.cli.init:init",
     "matrix": "relforge.cli.matrix:matrix",
     "workflows": "relforge.cli.workflows:workflows",
     "bot": "relforge.cli.bot:bot",

@@ -1,0 +1,53 @@
+"""`relforge init`: write a starter matrix for the project in the current directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from relforge.init import default_path, plan_starter, read_project, write_starter
+
+
+@click.command()
+@click.option(
+    "--name",
+    help="Distribution name (default: [project] name of pyproject.toml, else the directory's "
+    "name).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the matrix (default: matrix/<name>.yaml).",
+)
+@click.option(
+    "--download-url",
+    default="",
+    metavar="URL",
+    help="Base URL the channel indexes are served from (project.download_url); enables the "
+    "daily install check workflow.",
+)
+@click.option("--force", is_flag=True, help="Replace an existing file at --out.")
+def init(name: str | None, out: Path | None, download_url: str, force: bool) -> None:
+    """Write a starter matrix for the project in the current directory.
+
+    The name and Python range come from pyproject.toml ([project] name, requires-python), the
+    release X.Y from version.txt (else [project] version).  The matrix builds Linux x86_64
+    wheels for CPU and one CUDA variant; it is checked with the strict loader before it is
+    written.  Like `workflows generate`, it writes a local file without --execute; an existing
+    file is never replaced without --force (exit 5).
+    """
+    root = Path()  # the current directory; messages name `pyproject.toml`, not a long path
+    facts = read_project(root, name)
+    path = out or default_path(facts)
+    starter = plan_starter(facts, path, root=root, download_url=download_url)
+    write_starter(starter, force=force)
+    click.echo(
+        f"wrote {path.as_posix()}: release {starter.release}, {starter.cells} cells "
+        f"(linux-x86_64 × Python {', '.join(starter.pythons)} × {', '.join(starter.variants)})"
+    )
+    for note in starter.notes:
+        click.echo(f"  {note}")
+    click.echo("next:")
+    for command in starter.next_commands():
+        click.echo(f"  {command}")

@@ -1,0 +1,277 @@
+"""The starter matrix `relforge init` writes: one release of the project for Linux x86_64, CPU
+and one CUDA variant, the Python versions its `requires-python` admits that CPython still
+supports, a `build:` section, and comments that say where each key is documented.
+
+The text is checked with the strict loader (and expanded into cells) before anything is
+written, so a starter that does not load is a bug here, never a file left for the user.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from relforge.atomic import replacing
+from relforge.errors import ConfigError, EnvironmentFault, RefusedError, Span, UsageError
+from relforge.init.project import PYPROJECT, VERSION_FILE, ProjectFacts
+from relforge.matrix.expand import expand_cells
+from relforge.matrix.lint import python_eol_dates
+from relforge.matrix.load import load_matrix
+
+CUDA_VARIANT = "cu128"
+CUDA_VERSION = "12.8.1"
+CUDA_ARCH_LIST = ("7.5", "8.0", "8.6", "9.0", "10.0", "12.0+PTX")
+GPU_RUNNER = "linux-gpu"  # a placeholder for the user's self-hosted GPU runner label
+DEFAULT_RELEASE = "0.1"
+_PATCHES = range(40)  # patch releases probed when asking whether a specifier admits 3.X
+
+
+@dataclass(frozen=True, kw_only=True)
+class Starter:
+    """A starter matrix, checked, not yet written."""
+
+    path: Path
+    text: str
+    release: str
+    pythons: tuple[str, ...]
+    variants: tuple[str, ...]
+    cells: int
+    notes: tuple[str, ...]
+
+    def next_commands(self) -> tuple[str, ...]:
+        """What to run after `relforge init`: see the cells, generate CI, build."""
+        matrix, release = shlex.quote(self.path.as_posix()), self.release
+        return (
+            f"relforge matrix list {matrix} --release {release}",
+            f"relforge workflows generate {matrix} --release {release} --out .github/workflows",
+            f"relforge build {matrix} --release {release} --builder host",
+        )
+
+
+def default_path(facts: ProjectFacts) -> Path:
+    """matrix/<normalized name>.yaml: found by `relforge release cut` when it is the only one."""
+    return Path("matrix") / f"{canonicalize_name(facts.name)}.yaml"
+
+
+def plan_starter(
+    facts: ProjectFacts,
+    path: Path,
+    *,
+    root: Path,
+    download_url: str = "",
+    today: datetime.date | None = None,
+) -> Starter:
+    """The starter matrix for `facts`, to be written at `path` (its build source is `root`)."""
+    day = today or datetime.date.today()
+    notes: list[str] = [f"name {facts.name} from {facts.name_from}"]
+    if facts.name_from != PYPROJECT and not (root / PYPROJECT).is_file():
+        notes[0] += f" (no {PYPROJECT} here)"
+    pythons, why = choose_pythons(facts.requires_python, day, where=facts.requires_python_at)
+    notes.append(why)
+    if facts.version is None:
+        release, version = DEFAULT_RELEASE, None
+        notes.append(
+            f"no {VERSION_FILE} and no [project] version: release {release} assumed; "
+            f"`relforge build` and `relforge release` read X.Y.Z from {VERSION_FILE}"
+        )
+    else:
+        release = f"{facts.version.major}.{facts.version.minor}"
+        patch = Version(facts.version.base_version)
+        version = str(patch) if patch.micro else None
+        notes.append(f"release {release} from {facts.version_from} ({facts.version})")
+    source = Path(os.path.relpath(root.resolve(), path.resolve().parent)).as_posix()
+    text = render_starter(
+        facts,
+        release=release,
+        version=version,
+        pythons=pythons,
+        source=source,
+        matrix_file=path.as_posix(),
+        download_url=download_url,
+    )
+    try:
+        matrix = load_matrix(str(path), text=text)  # the strict loader
+    except ConfigError as exc:
+        if download_url and "download_url" in (exc.key or ""):
+            raise UsageError(exc.message, key="--download-url", hint=exc.hint) from None
+        raise  # anything else is a bug of the starter
+    cells = expand_cells(matrix, release)
+    others = [
+        p.as_posix()
+        for p in sorted(path.parent.glob("*.y*ml"))
+        if p.suffix in (".yaml", ".yml") and p.resolve() != path.resolve()
+    ]
+    if others and path.parent.name == "matrix":
+        notes.append(
+            f"{path.parent.as_posix()}/ holds other YAML files too ({', '.join(others)}): "
+            f"`relforge release cut` then needs --matrix {path.as_posix()}"
+        )
+    return Starter(
+        path=path,
+        text=text,
+        release=release,
+        pythons=tuple(pythons),
+        variants=tuple(matrix.release(release).accelerators),
+        cells=len(cells),
+        notes=tuple(notes),
+    )
+
+
+def write_starter(starter: Starter, *, force: bool) -> None:
+    """Write the starter; an existing file is kept (exit 5) unless `force`."""
+    path = starter.path
+    if path.exists() and not force:
+        raise RefusedError(
+            "exists; not overwriting it",
+            where=Span(str(path)),
+            hint=f"check it with `relforge matrix check {path.as_posix()}`, pass --out "
+            "OTHER.yaml, or --force to replace it",
+        )
+    if path.exists() and not path.is_file():
+        raise RefusedError("exists and is not a file", where=Span(str(path)))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with replacing(path) as tmp:
+            tmp.write_text(starter.text, encoding="utf-8")
+    except (NotADirectoryError, IsADirectoryError, FileExistsError) as exc:  # a file in the way
+        raise UsageError(
+            f"cannot write the matrix there: {exc.strerror or exc}",
+            where=Span(str(path)),
+            key="--out",
+        ) from None
+    except OSError as exc:
+        raise EnvironmentFault(
+            f"cannot write the matrix: {exc.strerror or exc}", where=Span(str(path))
+        ) from None
+
+
+def choose_pythons(
+    spec: SpecifierSet | None, today: datetime.date, *, where: Span | None = None
+) -> tuple[list[str], str]:
+    """CPython feature versions for the matrix, and one line saying why these."""
+    eol = python_eol_dates()
+    released = sorted((v for v, end in eol.items() if _release_date(end) <= today), key=Version)
+    supported = [v for v in released if eol[v] > today]
+    if spec is None:
+        return supported, (
+            f"no requires-python in {PYPROJECT}: Python {_span(supported)}, the CPython "
+            f"versions supported on {today}"
+        )
+    admitted = [v for v in released if _admits(spec, v)]
+    chosen = [v for v in admitted if v in supported]
+    if chosen:
+        past = [v for v in admitted if v not in supported]
+        left_out = f"; {', '.join(past)} past end of life, left out" if past else ""
+        return chosen, f"Python {_span(chosen)} from requires-python {spec}{left_out}"
+    if admitted:
+        return admitted, (
+            f"Python {_span(admitted)} from requires-python {spec} (all past their end of life)"
+        )
+    raise ConfigError(
+        f"requires-python {str(spec)!r} admits no released CPython version ({', '.join(released)})",
+        where=where,
+        key="project.requires-python",
+        hint=f"fix requires-python in {PYPROJECT}",
+    )
+
+
+def _release_date(end_of_life: datetime.date) -> datetime.date:
+    # PEP 602: a feature release gets five years of support, and is released in October.
+    return datetime.date(end_of_life.year - 5, 10, 1)
+
+
+def _admits(spec: SpecifierSet, minor: str) -> bool:
+    return any(spec.contains(Version(f"{minor}.{patch}")) for patch in _PATCHES)
+
+
+def _span(versions: list[str]) -> str:
+    return versions[0] if len(versions) == 1 else f"{versions[0]}–{versions[-1]}"
+
+
+def render_starter(
+    facts: ProjectFacts,
+    *,
+    release: str,
+    version: str | None,
+    pythons: list[str],
+    source: str,
+    matrix_file: str,
+    download_url: str = "",
+) -> str:
+    """The matrix text: plain YAML, comments pointing to relforge's README sections."""
+    download = (
+        f"  download_url: {json.dumps(download_url)}  # where the channel indexes are served\n"
+        if download_url
+        else "  # download_url: https://download.example.org  # where the channel indexes are "
+        "served\n"
+    )
+    requires = (
+        f"    requires_python: {json.dumps(str(facts.requires_python))}"
+        f"  # = requires-python in {PYPROJECT} (checked on every wheel)\n"
+        if facts.requires_python is not None
+        else ""
+    )
+    patch = (
+        f"    version: {version}  # the patch release built from this branch\n" if version else ""
+    )
+    return f"""\
+# Build matrix of {facts.name}, written by `relforge init`; edit it freely.
+# Every key is described in relforge's README: "The matrix" (sections, extends, rules),
+# "Builds" (project.build), "Publishing and promotion" (publishing); docs/cuda-extension.md
+# in relforge's repository walks a CUDA extension from here to a release.
+# Check it with `relforge matrix check {matrix_file}`
+# and `relforge matrix lint {matrix_file}`.
+schema_version: 1
+
+project:
+  name: {json.dumps(facts.name)}
+  version_file: {VERSION_FILE}  # X.Y.Z of nightly and test builds, relative to build.source
+  # repository: OWNER/NAME  # GitHub repository: lets `workflows generate --ref` pin branches
+{download}  build:
+    source: {json.dumps(source)}  # the project root, relative to this file
+    command: []  # empty: the PEP 517 wheel build (pip wheel, offline); or your build script
+    arch_list_env: CUDA_ARCH_LIST  # the variable your build reads the CUDA arch list from
+    timeout_minutes: 60
+
+channels:
+  default: nightly  # `relforge release cut` makes it test on release/X.Y
+
+publishing:
+  store: file://.relforge/store  # or s3://BUCKET/PREFIX (credentials from the environment)
+
+releases:
+  "{release}":
+{patch}    # date: YYYY-MM-DD  # planned release date; `matrix lint` checks Python end of life by it
+    python: {json.dumps(pythons)}
+{requires}    platforms:
+      linux-x86_64:
+        os: linux
+        arch: x86_64
+        platform_tag: manylinux_2_28_x86_64
+        build_runner: ubuntu-24.04
+        # Tests of CUDA wheels run on a runner with a GPU: {GPU_RUNNER} stands for your
+        # self-hosted runner's label (`workflows generate` lists it in .github/actionlint.yaml).
+        test_runners: {{cpu: ubuntu-24.04, cuda: {GPU_RUNNER}}}
+    accelerators:
+      cpu:
+        kind: cpu
+        platforms:
+          linux-x86_64: {{image: pytorch/manylinux2_28-builder:cpu}}
+      {CUDA_VARIANT}:
+        kind: cuda
+        version: {CUDA_VERSION}
+        arch_list: {json.dumps(list(CUDA_ARCH_LIST))}
+        # extra_install_requires: ["nvidia-cuda-runtime-cu12==12.8.*"]  # if you link shared
+        platforms:
+          linux-x86_64: {{image: pytorch/manylinux2_28-builder:cuda12.8}}
+    pypi_default:
+      linux-x86_64: cpu  # the variant `relforge pypi stage` uploads to PyPI
+"""
