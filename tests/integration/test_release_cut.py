@@ -15,10 +15,12 @@ from relforge.release.apply import apply_plan
 from relforge.release.cut import CutOptions, plan_cut
 from relforge.release.git import Git
 from relforge.release.versions import Line
+from relforge.workflows.render import RenderRequest, render_workflows
 from tests.conftest import Result
 from tests.gitrepos import git, make_repos
 from tests.releaseproject import (
     GENERATED_WHEELS,
+    MATRIX,
     WORKFLOW,
     generated_workflows,
     make_project,
@@ -239,6 +241,29 @@ def test_a_project_without_a_matrix_is_cut_with_the_channel_switch_skipped(
     assert remote_ref(bare, "refs/heads/release/2.9") == remote_ref(
         bare, "refs/heads/orig/release/2.9"
     )
+
+
+def test_a_matrix_elsewhere_is_found_through_the_generated_workflows(
+    tmp_path: Path, run: Run
+) -> None:
+    """Not matrix.yaml nor matrix/*.yaml, but the generated workflows name it: it is switched."""
+    root = tmp_path / "render"
+    (root / "ci").mkdir(parents=True)
+    (root / "ci" / "m.yaml").write_text(MATRIX)
+    rendered = render_workflows(
+        RenderRequest(
+            matrix_file=root / "ci" / "m.yaml",
+            release="1.0",
+            out_dir=root / ".github" / "workflows",
+            root=root,
+        )
+    )
+    files = {f".github/workflows/{f.name}": f.text for f in rendered.files}
+    repos = make_repos(tmp_path, {"version.txt": "2.9.0a0\n", "ci/m.yaml": MATRIX, **files})
+    dry = cut(run, repos.clone)
+    assert dry.code == 0, dry.err
+    assert "ci/m.yaml" in dry.out and "+  default: test" in dry.out
+    assert "channel switch skipped" not in dry.out
 
 
 def test_two_matrix_files_need_matrix(tmp_path: Path, run: Run) -> None:

@@ -17,6 +17,7 @@ from relforge.release.release_only import (
     release_only_changes,
 )
 from relforge.release.remote import RemoteState
+from relforge.release.rerender import generation_of, is_generated
 from relforge.release.versions import Line, read_version
 
 
@@ -126,13 +127,34 @@ def _find_matrix(git: Git, commit: str, given: str | None, label: str) -> str | 
     return found[0] if found else None
 
 
+def _matrix_of_generated(git: Git, cut: str, files: dict[str, str], label: str) -> str | None:
+    """The matrix the generated workflows were rendered from (their header names it), when no
+    matrix sits in the usual places; None when there are no generated workflows."""
+    named = sorted(
+        {generation_of(p, text).matrix for p, text in files.items() if is_generated(text)}
+    )
+    if len(named) > 1:
+        raise ConfigError(
+            f"the generated workflows of {label} come from {len(named)} matrices "
+            f"({', '.join(named)})",
+            key="--matrix",
+            hint="pass --matrix PATH (the matrix whose channels.default the cut switches)",
+        )
+    if named and git.read_file(cut, named[0]) is not None:
+        return named[0]
+    return None
+
+
 def _release_only_commit(
     git: Git, cut: str, label: str, options: CutOptions, plan: PlanBuilder
 ) -> NewCommit | None:
     matrix = _find_matrix(git, cut, options.matrix, label)
     paths = [p for p in git.list_files(cut, *WORKFLOW_DIRS) if is_workflow_path(p)]
-    wanted = [*paths, matrix] if matrix else paths
-    files = {p: _read(git, cut, p, label, "--repo") for p in wanted}
+    files = {p: _read(git, cut, p, label, "--repo") for p in paths}
+    if matrix is None:
+        matrix = _matrix_of_generated(git, cut, files, label)
+    if matrix is not None:
+        files[matrix] = _read(git, cut, matrix, label, "--matrix")
     repo = project_repo(git, options.remote, options.github_repo)
     result = release_only_changes(
         files,
