@@ -95,10 +95,15 @@ def test_a_rerun_rewrites_nothing(repo: Path, run: Run) -> None:
     assert _config(repo).stat().st_mtime_ns == before
 
 
-def test_check_reports_a_missing_config_and_writes_nothing(repo: Path, run: Run) -> None:
+def test_check_reports_a_missing_config_and_writes_nothing(
+    repo: Path, run: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     assert run(*ARGS).code == 0
     _config(repo).unlink()
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     check = run(*ARGS, "--check")
+    assert ".github/actionlint.yaml is missing" in summary.read_text()
     assert check.code == 1
     assert "--- /dev/null" in check.out and "+++ b/.github/actionlint.yaml" in check.out
     assert ".github/actionlint.yaml is missing" in check.err
