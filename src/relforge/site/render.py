@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import PurePath
 from typing import Any
 
 import jinja2
@@ -45,7 +46,7 @@ def render_site(matrix: Matrix, releases: Sequence[Release]) -> dict[str, str]:
     common = {
         "project": matrix.project,
         "generator": f"relforge {__version__}",
-        "matrix_file": matrix.file,
+        "matrix_file": PurePath(matrix.file).name,  # never a local path on a public page
     }
     index = env.get_template("index.html.j2").render(
         page="index", versions_json=script_json(versions), **common
