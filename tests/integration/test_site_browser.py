@@ -91,7 +91,7 @@ def _click_through(
 def _same_origin_only(driver: WebDriver, origin: str) -> list[str]:
     urls = requested_urls(driver)
     assert urls, "the performance log recorded no request at all"
-    foreign = [u for u in urls if not (u.startswith(origin + "/") or u.startswith("data:"))]
+    foreign = [u for u in urls if not u.startswith((origin + "/", "data:"))]
     assert foreign == []
     return urls
 
