@@ -22,6 +22,8 @@ from tests.integration.example_project import example_matrix
 
 Run = Callable[..., Result]
 pytestmark = pytest.mark.slow
+PIP = (sys.executable, "-m", "pip")
+UV = (str(BIN / "uv"), "pip", "install")
 
 
 def _shown(site: Path, **selection: str) -> str:
@@ -66,8 +68,16 @@ def _run_pip(command: str, python: Path, pypi: str) -> None:
     extra = [] if "--index-url" in words else ["--index-url", pypi]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "--isolated", "install"]
-        + ["--no-cache-dir", *words[2:], *extra],
+        [
+            *PIP,
+            "--python",
+            str(python),
+            "--isolated",
+            "install",
+            "--no-cache-dir",
+            *words[2:],
+            *extra,
+        ],
         capture_output=True,
         text=True,
         env=env,
@@ -81,8 +91,7 @@ def _run_uv(command: str, python: Path, pypi: str) -> None:
     extra = [] if "--default-index" in words else ["--default-index", pypi]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "PIP_"))}
     done = subprocess.run(
-        [str(BIN / "uv"), "pip", "install", "--no-config", "--no-cache", "--python", str(python)]
-        + [*words[3:], *extra],
+        [*UV, "--no-config", "--no-cache", "--python", str(python), *words[3:], *extra],
         capture_output=True,
         text=True,
         env=env,
@@ -102,33 +111,20 @@ def test_the_commands_the_page_shows_install_the_demo_wheel(
     manifest = str(tmp_path / "dist" / "relforge-manifest.json")
     select = ("--select", "python=3.12,variant=cpu")
     steps = [
-        ("build", matrix, "-r", "1.0", "--channel", "test", "--tag", "v1.0.0-rc1")
-        + ("--builder", "host", *select),
-        ("validate", matrix, "-r", "1.0", "--channel", "test", "--manifest", manifest, *select),
-        ("publish", matrix, "--channel", "test", "--manifest", manifest, "--execute"),
-        ("promote", matrix, "--version", "1.0.0", "--from", "test", "--to", "release")
-        + ("--execute",),
-        ("pypi", "stage", matrix, "--version", "1.0.0", "--execute"),
+        f"build {matrix} -r 1.0 --channel test --tag v1.0.0-rc1 --builder host",
+        f"validate {matrix} -r 1.0 --channel test --manifest {manifest}",
+        f"publish {matrix} --channel test --manifest {manifest} --execute",
+        f"promote {matrix} --version 1.0.0 --from test --to release --execute",
+        f"pypi stage {matrix} --version 1.0.0 --execute",
     ]
     for step in steps:
-        done = run(*step)
+        args = step.split()
+        done = run(*args, *(select if args[0] in ("build", "validate") else ()))
         assert done.code == 0, (step, done.out + done.err)
     monkeypatch.setenv("TWINE_USERNAME", pypiserver.username)
     monkeypatch.setenv("TWINE_PASSWORD", pypiserver.password)
-    uploaded = run(
-        "pypi", "upload", matrix, "--version", "1.0.0", "--repository-url", pypiserver.url
-    )
-    assert uploaded.code == 0, uploaded.err
-    uploaded = run(
-        "pypi",
-        "upload",
-        matrix,
-        "--version",
-        "1.0.0",
-        "--repository-url",
-        pypiserver.url,
-        "--execute",
-    )
+    upload = f"pypi upload {matrix} --version 1.0.0 --repository-url {pypiserver.url}"
+    uploaded = run(*upload.split(), "--execute")
     assert uploaded.code == 0, uploaded.err
 
     store_url = static_server(tmp_path / ".relforge" / "store")
