@@ -223,3 +223,30 @@ def test_a_failed_write_leaves_the_previous_site_whole(tmp_path: Path) -> None:
     write_site({"index.html": "new"}, out)
     assert sorted(p.name for p in out.iterdir()) == [MARKER, "index.html"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_publish_is_a_plan_until_executed_and_a_rerun_writes_nothing(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ("site", str(EXAMPLE), "--out", "site", "--download-url", "https://x.example/dl")
+    store = tmp_path / ".relforge" / "store" / "site"
+    planned = run(*args, "--publish")
+    assert planned.code == 0, planned.err
+    assert "dry run: nothing was uploaded" in planned.out
+    assert not store.exists()
+    assert planned.out.index("upload site/published_versions.json") < planned.out.index(
+        "upload site/index.html"
+    )  # the page that reads the data goes last
+    done = run(*args, "--publish", "--execute")
+    assert done.code == 0 and "uploaded 3 file(s)" in done.out
+    assert (store / "index.html").read_bytes() == (tmp_path / "site" / "index.html").read_bytes()
+    again = run(*args, "--publish", "--execute")
+    assert again.code == 0 and "uploaded 0 file(s); 3 already identical" in again.out
+    changed = run(*args[:-1], "https://y.example/dl", "--publish", "--execute")
+    # only the files that name the download URL changed
+    assert "uploaded 2 file(s); 1 already identical" in changed.out
+    assert "skip   site/compatibility.html" in changed.out
+    assert "https://y.example/dl/whl/test/cpu" in (store / "published_versions.json").read_text()
+    misuse = run(*args, "--execute")
+    assert misuse.code == 2 and "--publish" in misuse.err

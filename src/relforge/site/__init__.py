@@ -1,13 +1,14 @@
 """`relforge site`: the install selector, `published_versions.json` and the compatibility page,
 rendered from the matrix as a static site with no external assets.
 
-Public entry point: `build_site` (render + write atomically).  The commands come from
-`relforge.matrix.docs.install_command`, the function `matrix docs` prints with.
+Public entry points: `build_site` (render + write atomically) and `publish_site` (upload the
+rendered files to the store's `site/` folder; a dry run unless told to execute).  The commands
+come from `relforge.matrix.docs.install_command`, the function `matrix docs` prints with.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -15,16 +16,17 @@ from urllib.parse import urlsplit
 from relforge.errors import UsageError
 from relforge.matrix.docs import with_download_url
 from relforge.matrix.schema import Matrix
+from relforge.site.publish import SITE_PREFIX, SiteUpload, apply_site_upload, plan_site_upload
 from relforge.site.render import render_site
 from relforge.site.write import write_site
 
-__all__ = ["SiteResult", "build_site"]
+__all__ = ["SiteResult", "build_site", "publish_site"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class SiteResult:
     out: Path
-    files: tuple[str, ...]
+    files: Mapping[str, str]
     releases: tuple[str, ...]
     download_url: str
 
@@ -62,7 +64,20 @@ def build_site(
     write_site(files, out)
     return SiteResult(
         out=out,
-        files=tuple(files),
+        files=files,
         releases=tuple(r.name for r in chosen),
         download_url=url,
     )
+
+
+def publish_site(
+    matrix: Matrix, result: SiteResult, *, execute: bool
+) -> tuple[list[SiteUpload], int, str]:
+    """The upload plan of a built site to the matrix's store, applied when `execute`; returns
+    the plan, the number of files written and where they go."""
+    from relforge.promote.channel import main_store
+
+    store = main_store(matrix)
+    plan = plan_site_upload(store, result.files)
+    written = apply_site_upload(store, result.files, plan) if execute else 0
+    return plan, written, f"{store.url.rstrip('/')}/{SITE_PREFIX}/"
