@@ -250,3 +250,16 @@ def test_publish_is_a_plan_until_executed_and_a_rerun_writes_nothing(
     assert "https://y.example/dl/whl/test/cpu" in (store / "published_versions.json").read_text()
     misuse = run(*args, "--execute")
     assert misuse.code == 2 and "--publish" in misuse.err
+
+
+def test_a_killed_run_leaves_nothing_behind_the_next_one(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    write_site({"index.html": "one"}, out)
+    stale = tmp_path / ".site.abc123.new"  # as a run killed before its rename leaves it
+    stale.mkdir()
+    (stale / MARKER).write_text("")
+    foreign = tmp_path / ".site.mine.new"  # not ours: kept
+    foreign.mkdir()
+    write_site({"index.html": "two"}, out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site.mine.new", "site"]
+    assert (out / "index.html").read_text() == "two"
