@@ -131,8 +131,13 @@ def test_every_pytorch_29_combination_over_http(
     assert browser.find_element("id", "unavailable").text == (
         "Not available: XPU is not built for windows-arm64 in 2.9"
     )
+    pick(browser, "platform", "linux-aarch64")
+    pick(browser, "accelerator", "cu130")
+    assert "experimental" in browser.find_element("id", "details").text
+    pick(browser, "platform", "windows-arm64")
     pick(browser, "accelerator", "cpu")
     details = browser.find_element("id", "details").text
+    assert "experimental" not in details
     assert "Python 3.11, 3.12, 3.13" in details
     assert "Python 3.14 is not built: Windows arm64 wheels are built for Python 3.11–3.13 only" in (
         details
