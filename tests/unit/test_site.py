@@ -4,6 +4,7 @@ combinations with their reasons, escaping, and writing the folder as one unit.""
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -263,3 +264,15 @@ def test_a_killed_run_leaves_nothing_behind_the_next_one(tmp_path: Path) -> None
     write_site({"index.html": "two"}, out)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".site.mine.new", "site"]
     assert (out / "index.html").read_text() == "two"
+
+
+def test_a_hostile_download_url_stays_one_shell_word(tmp_path: Path) -> None:
+    url = "https://x.example/a;touch${IFS}pwned$(id)`id`"
+    out = tmp_path / "site"
+    build_site(load_matrix(str(EXAMPLE)), out, download_url=url)
+    for combo in _versions(out)["releases"][0]["combinations"]:
+        argv = shlex.split(combo["command"])
+        if combo["source"] == "index":
+            flag = "--index-url" if argv[0] == "pip3" else "--default-index"
+            assert argv[argv.index(flag) + 1].startswith(url + "/whl/")
+            assert len(argv) == argv.index(flag) + 2  # nothing after the URL
