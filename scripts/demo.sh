@@ -71,7 +71,32 @@ step "8. Stage the PyPI-default wheel for PyPI (local version dropped: 1.0.0+cpu
 relforge pypi stage "$MATRIX" --version 1.0.0 --execute
 ls .relforge/store/pypi-staging/1.0.0/
 
-step "9. Release branch: cut release/1.0 and tag an RC in a scratch copy of the project"
+step "9. The install selector site, rendered from the matrix (commands point at the local store)"
+relforge site "$MATRIX" --out .relforge/site --download-url "file://$PWD/.relforge/store"
+echo "open file://$PWD/.relforge/site/index.html (compatibility.html, published_versions.json beside it)"
+shown() {  # the command the page shows for release × linux-x86_64 × pip × $1
+  python - "$1" <<'PY'
+import json, sys
+data = json.load(open(".relforge/site/published_versions.json"))
+want = {"channel": "release", "platform": "linux-x86_64", "installer": "pip", "accelerator": sys.argv[1]}
+print(next(c["command"] for c in data["releases"][0]["combinations"] if c["selection"] == want))
+PY
+}
+cpu=$(shown cpu)
+cuda=$(shown cu130)
+echo "release × CPU:       $cpu"
+echo "release × CUDA 13.0: $cuda"
+rm -rf "$DEMO/venv-site" && "$py312" -m venv "$DEMO/venv-site"
+read -ra words <<<"$cpu"                # CPU is linux-x86_64's PyPI default: a PyPI command,
+"$DEMO/venv-site/bin/pip" --isolated install --quiet --no-cache-dir --no-index \
+  --find-links .relforge/store/pypi-staging/1.0.0 "${words[@]:2}"   # the staged files as PyPI
+"$DEMO/venv-site/bin/python" -c "import importlib.metadata as m; print('installed hello-native', m.version('hello-native'))"
+read -ra words <<<"$cuda"               # exactly as shown: the store's release folder
+"$DEMO/venv-site/bin/pip" --isolated install --quiet --no-cache-dir --disable-pip-version-check \
+  --force-reinstall "${words[@]:2}"
+"$DEMO/venv-site/bin/python" -c "import hello_native; print(hello_native.build_info())"
+
+step "10. Release branch: cut release/1.0 and tag an RC in a scratch copy of the project"
 scratch="$DEMO/release"
 rm -rf "$scratch" && mkdir -p "$scratch/hello/matrix" "$scratch/hello/.github/workflows"
 git init -q --bare -b main "$scratch/origin.git"

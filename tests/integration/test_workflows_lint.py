@@ -53,7 +53,7 @@ def in_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_pytorch_29_has_no_findings(in_repo: Path, run: Run) -> None:
     _render(in_repo, run, PYTORCH.read_text(), "2.9")
-    assert len(list((in_repo / OUT).glob("*.yml"))) == 7
+    assert len(list((in_repo / OUT).glob("*.yml"))) == 8  # relforge-site.yml included
     assert run_linters(in_repo) == CLEAN
     assert _ignores_carry_reasons(in_repo / OUT) == 1  # issue_comment, explained in place
 
@@ -89,6 +89,8 @@ def test_pytorch_29_on_a_release_branch_with_s3_has_no_findings(in_repo: Path, r
     _render(in_repo, run, text, "2.9", "--ref", "release/2.9")
     build = (in_repo / OUT / "relforge-build.yml").read_text()
     assert "aws-actions/configure-aws-credentials@" in build
+    site = (in_repo / OUT / "relforge-site.yml").read_text()
+    assert "aws-actions/configure-aws-credentials@" in site and "id-token: write" in site
     assert run_linters(in_repo) == CLEAN
     assert _ignores_carry_reasons(in_repo / OUT) == 9  # + each call of the branch-pinned workflow
 

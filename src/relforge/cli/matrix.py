@@ -258,13 +258,23 @@ def diff(file: str, other: str | None, from_release: str, to_release: str | None
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write to this file instead of stdout.",
 )
-def docs(file: str, releases: tuple[str, ...], out_path: Path | None) -> None:
+@click.option(
+    "--download-url",
+    default=None,
+    help="Base URL of the channel folders instead of project.download_url (a mirror).",
+)
+def docs(
+    file: str, releases: tuple[str, ...], out_path: Path | None, download_url: str | None
+) -> None:
     """The compatibility table of every release and install commands per variant and channel."""
-    from relforge.matrix.docs import render_docs
+    from relforge.matrix.docs import render_docs, with_download_url
 
     if out_path is not None and out_path.name in ("", ".", ".."):
         raise UsageError(f"{str(out_path)!r} is not a file name", key="--out")
-    text = render_docs(load_matrix(file), list(releases) or None)
+    matrix = load_matrix(file)
+    if download_url is not None:
+        matrix = with_download_url(matrix, download_url)
+    text = render_docs(matrix, list(releases) or None)
     if out_path is None:
         click.echo(text, nl=False)
         return

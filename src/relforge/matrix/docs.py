@@ -3,9 +3,19 @@ release, the pip command that installs each variant from each channel."""
 
 from __future__ import annotations
 
+import dataclasses
+import shlex
+from typing import Literal
+
+from typing_extensions import assert_never
+
+from relforge.matrix.cell import Cell
 from relforge.matrix.describe import python_range, variant_label
 from relforge.matrix.expand import expand_cells
-from relforge.matrix.schema import CHANNEL_NAMES, Matrix, Release, Variant
+from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix, Release, Variant
+
+Installer = Literal["pip", "uv"]
+INSTALLERS: tuple[Installer, ...] = ("pip", "uv")
 
 
 def _versions_with_cudnn(release: Release, kind: str, status: str) -> str:
@@ -24,7 +34,8 @@ def _versions_with_cudnn(release: Release, kind: str, status: str) -> str:
     return ", ".join(parts) or "—"
 
 
-def compatibility_table(matrix: Matrix) -> str:
+def compatibility_rows(matrix: Matrix) -> tuple[list[str], list[list[str]]]:
+    """The RELEASE.md-style table as a header and rows (newest release first)."""
     title = matrix.project.title
     with_cxx = any(r.cxx_standard for r in matrix.releases.values())
     head = [
@@ -36,7 +47,7 @@ def compatibility_table(matrix: Matrix) -> str:
         "Stable ROCm",
         "Other accelerators",
     ]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for release in reversed(list(matrix.releases.values())):
         other = sorted(
             {
@@ -54,20 +65,63 @@ def compatibility_table(matrix: Matrix) -> str:
             _versions_with_cudnn(release, "rocm", "stable"),
             ", ".join(other) or "—",
         ]
-        lines.append("| " + " | ".join(row) + " |")
+        rows.append(row)
+    return head, rows
+
+
+def compatibility_table(matrix: Matrix) -> str:
+    head, rows = compatibility_rows(matrix)
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
 
 
+def with_download_url(matrix: Matrix, url: str) -> Matrix:
+    """The matrix with `project.download_url` replaced (a mirror, or a local store's URL)."""
+    project = dataclasses.replace(matrix.project, download_url=url)
+    return dataclasses.replace(matrix, project=project)
+
+
+def pypi_platforms(wheels: list[Cell], subfolder: str) -> list[str]:
+    """Platforms whose PyPI upload is this folder's wheel (include-rule copies never are)."""
+    return list(
+        dict.fromkeys(
+            c.platform
+            for c in wheels
+            if c.upload_subfolder == subfolder and c.pypi_default and c.extra_of is None
+        )
+    )
+
+
 def install_command(
-    matrix: Matrix, release: Release, variant: str, channel: str, pypi: bool
+    matrix: Matrix,
+    release: Release,
+    variant: str,
+    channel: ChannelName,
+    pypi: bool,
+    installer: Installer = "pip",
 ) -> str:
-    name = matrix.project.name
-    pre = "--pre " if channel == "nightly" else ""
-    if pypi and channel == "release":
-        return f"pip3 install {name}"
-    spec = matrix.channels.get(channel)  # type: ignore[arg-type]
-    base = matrix.project.download_url.rstrip("/") or "<download_url>"
-    return f"pip3 install {pre}{name} --index-url {base}/{spec.prefix.strip('/')}/{variant}"
+    """The one command that installs `variant` (an upload folder) from `channel`: from PyPI when
+    `pypi` (the platform's PyPI default) and the channel is release, else from the channel's
+    folder under `project.download_url`.  `matrix docs` and `relforge site` both print this."""
+    name = shlex.quote(matrix.project.name)
+    nightly = channel == "nightly"
+    url = ""
+    if not (pypi and channel == "release"):
+        spec = matrix.channels.get(channel)
+        path = f"{spec.prefix.strip('/')}/{variant}"
+        base = matrix.project.download_url.rstrip("/")
+        url = shlex.quote(f"{base}/{path}") if base else f"<download_url>/{path}"
+    match installer:
+        case "pip":
+            words = ["pip3", "install", *(["--pre"] if nightly else []), name]
+            index = ["--index-url", url]
+        case "uv":
+            words = ["uv", "pip", "install", *(["--prerelease", "allow"] if nightly else []), name]
+            index = ["--default-index", url]
+        case _:
+            assert_never(installer)
+    return " ".join(words + (index if url else []))
 
 
 def install_table(matrix: Matrix, release: Release) -> str:
@@ -82,9 +136,7 @@ def install_table(matrix: Matrix, release: Release) -> str:
         for subfolder in dict.fromkeys(c.upload_subfolder for c in wheels if c.variant == vname):
             cells = [c for c in wheels if c.upload_subfolder == subfolder]
             platforms = list(dict.fromkeys(c.platform for c in cells))
-            pypi = list(
-                dict.fromkeys(c.platform for c in cells if c.pypi_default and c.extra_of is None)
-            )
+            pypi = pypi_platforms(wheels, subfolder)
             commands = []
             for channel in CHANNEL_NAMES:
                 cmd = f"`{install_command(matrix, release, subfolder, channel, False)}`"

@@ -57,6 +57,8 @@ class RenderContext:
     manifest: str = "dist/relforge-manifest.json"
     nightly_branch: str = "nightly"
     rc_tags: str = "v[0-9]+.[0-9]+.[0-9]+-rc[0-9]+"
+    final_tags: str = "v[0-9]+.[0-9]+.[0-9]+"
+    site_dir: str = ".relforge/site"
     ciflow_tags: str = "ciflow/binaries/*"
     validate_cron: str = "17 7 * * *"
     retention_days: int = 14

@@ -163,6 +163,11 @@ def render_workflows(request: RenderRequest) -> WorkflowSet:
         channels = channel_cells(matrix, release, wheels, request.max_matrix_jobs)
         jobs = sum(len(s.entries) for c in channels for s in c.shards)
         files.append(render(validate_name, "validate-binaries.yml.j2", jobs, channels=channels))
+    site_name = "relforge-site.yml"
+    if matrix.project.download_url:
+        files.append(render(site_name, "site.yml.j2", 0))
+    else:
+        skipped.append((site_name, "project.download_url is not set: the site has no URLs"))
     return WorkflowSet(
         files=tuple(files),
         skipped=tuple(skipped),

@@ -1,0 +1,83 @@
+"""`relforge site`: the install selector, `published_versions.json` and the compatibility page,
+rendered from the matrix as a static site with no external assets.
+
+Public entry points: `build_site` (render + write atomically) and `publish_site` (upload the
+rendered files to the store's `site/` folder; a dry run unless told to execute).  The commands
+come from `relforge.matrix.docs.install_command`, the function `matrix docs` prints with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from relforge.errors import UsageError
+from relforge.matrix.docs import with_download_url
+from relforge.matrix.schema import Matrix
+from relforge.site.publish import SITE_PREFIX, SiteUpload, apply_site_upload, plan_site_upload
+from relforge.site.render import render_site
+from relforge.site.write import write_site
+
+__all__ = ["SiteResult", "build_site", "publish_site"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SiteResult:
+    out: Path
+    files: Mapping[str, str]
+    releases: tuple[str, ...]
+    download_url: str
+
+
+def _checked_download_url(matrix: Matrix, given: str | None) -> str:
+    url = matrix.project.download_url if given is None else given
+    key = "--download-url" if given is not None else "project.download_url"
+    if not url:
+        raise UsageError(
+            "the site needs the URL the channel folders hang off, and the matrix sets none",
+            where=matrix.project.span,
+            key=key,
+            hint="set project.download_url in the matrix, or pass --download-url URL",
+        )
+    parts = urlsplit(url)
+    if parts.scheme not in ("https", "http", "file") or any(c.isspace() for c in url):
+        raise UsageError(
+            f"{url!r} is not an http(s):// or file:// URL",
+            where=None if given is not None else matrix.project.at("download_url"),
+            key=key,
+        )
+    return url
+
+
+def build_site(
+    matrix: Matrix, out: Path, *, releases: Sequence[str] = (), download_url: str | None = None
+) -> SiteResult:
+    """Render the site of `releases` (default: every release) into `out`, replacing it whole."""
+    url = _checked_download_url(matrix, download_url)
+    matrix = with_download_url(matrix, url)
+    chosen = [matrix.release(r) for r in releases] or list(matrix.releases.values())
+    order = list(matrix.releases)
+    chosen.sort(key=lambda r: order.index(r.name))
+    files = render_site(matrix, chosen)
+    write_site(files, out)
+    return SiteResult(
+        out=out,
+        files=files,
+        releases=tuple(r.name for r in chosen),
+        download_url=url,
+    )
+
+
+def publish_site(
+    matrix: Matrix, result: SiteResult, *, execute: bool
+) -> tuple[list[SiteUpload], int, str]:
+    """The upload plan of a built site to the matrix's store, applied when `execute`; returns
+    the plan, the number of files written and where they go."""
+    from relforge.promote.channel import main_store
+
+    store = main_store(matrix)
+    plan = plan_site_upload(store, result.files)
+    written = apply_site_upload(store, result.files, plan) if execute else 0
+    return plan, written, f"{store.url.rstrip('/')}/{SITE_PREFIX}/"

@@ -1,0 +1,201 @@
+"""`published_versions.json`: every chosen release with the command of each selector combination.
+
+The selector is generic: a release lists its `choices` (axis key → values, in display order) and
+its `combinations`, each naming one value per axis in `selection`.  Today the axes are channel ×
+platform × installer × accelerator; a matrix axis (numpy, torch…) becomes one more key in both,
+and the page needs no change.  Commands come from `relforge.matrix.docs.install_command`, the code
+`matrix docs` prints with, so the page and the docs cannot disagree.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from relforge import __version__
+from relforge.matrix.cell import Cell
+from relforge.matrix.describe import python_label, variant_label
+from relforge.matrix.docs import INSTALLERS, install_command, pypi_platforms
+from relforge.matrix.expand import Candidate, candidates, on_channel
+from relforge.matrix.schema import ChannelName, Matrix, Release
+
+SCHEMA_VERSION = 1
+SITE_CHANNELS: tuple[ChannelName, ...] = ("release", "test", "nightly")  # the default first
+_ANY_DAY = datetime.date(2000, 1, 1)
+AXES: tuple[tuple[str, str], ...] = (
+    ("channel", "Channel"),
+    ("platform", "OS"),
+    ("installer", "Installer"),
+    ("accelerator", "Compute platform"),
+)
+CHANNEL_LABELS = {"release": "Release", "test": "Test (RC)", "nightly": "Nightly"}
+INSTALLER_LABELS = {"pip": "pip", "uv": "uv"}
+OS_LABELS = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Choice:
+    value: str
+    label: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"value": self.value, "label": self.label}
+
+
+def platform_label(matrix_release: Release, name: str) -> str:
+    platform = matrix_release.platforms[name]
+    return f"{OS_LABELS.get(platform.os, platform.os)} {platform.arch}"
+
+
+def folder_label(release: Release, subfolder: str, cells: Sequence[Cell]) -> str:
+    """`CUDA 12.8`, or `CUDA 12.6 [cu126_full]` for an include rule's own folder."""
+    variant = next(c.variant for c in cells if c.upload_subfolder == subfolder)
+    label = variant_label(variant, release.accelerators[variant])
+    return label if subfolder == variant else f"{label} [{subfolder}]"
+
+
+def _wheel_folders(wheels: Sequence[Candidate]) -> list[str]:
+    return list(dict.fromkeys(c.cell.upload_subfolder for c in wheels))
+
+
+def _unavailable_reason(
+    release: Release, platform: str, subfolder: str, offered: Sequence[Candidate], label: str
+) -> str:
+    """Why no wheel of this folder exists on this platform: the exclude rules' reasons, or that
+    the variant has no settings for the platform."""
+    reasons = list(dict.fromkeys(c.excluded_by.reason for c in offered if c.excluded_by))
+    if reasons:
+        return "; ".join(reasons)
+    return f"{label} is not built for {platform} in {release.name}"
+
+
+def release_versions(matrix: Matrix, release: Release) -> dict[str, Any]:
+    """One release's entry of published_versions.json."""
+    every = candidates(matrix, release)
+    wheels = [c for c in every if c.cell.package_type == "wheel"]
+    built = [c.cell for c in wheels if c.built]
+    archives = [c.cell for c in every if c.cell.package_type == "libtorch" and c.built]
+    folders = _wheel_folders(wheels)
+    labels = {f: folder_label(release, f, [c.cell for c in wheels]) for f in folders}
+    combos: list[dict[str, Any]] = []
+    for channel in SITE_CHANNELS:
+        for platform in release.platforms:
+            for installer in INSTALLERS:
+                for folder in folders:
+                    on = [
+                        c
+                        for c in wheels
+                        if c.cell.platform == platform and c.cell.upload_subfolder == folder
+                    ]
+                    selection = {
+                        "channel": channel,
+                        "platform": platform,
+                        "installer": installer,
+                        "accelerator": folder,
+                    }
+                    combos.append(
+                        {
+                            "selection": selection,
+                            **_combination(
+                                matrix, release, selection, on, built, archives, labels[folder]
+                            ),
+                        }
+                    )
+    return {
+        "version": str(release.full_version),
+        "date": release.date.isoformat() if release.date else None,
+        "python": [python_label(p) for p in release.python],
+        "choices": {
+            "channel": [Choice(value=c, label=CHANNEL_LABELS[c]).to_json() for c in SITE_CHANNELS],
+            "platform": [
+                Choice(value=p, label=platform_label(release, p)).to_json()
+                for p in release.platforms
+            ],
+            "installer": [Choice(value=i, label=INSTALLER_LABELS[i]).to_json() for i in INSTALLERS],
+            "accelerator": [Choice(value=f, label=labels[f]).to_json() for f in folders],
+        },
+        "combinations": combos,
+        "archive_cells": len(archives),
+    }
+
+
+def _combination(
+    matrix: Matrix,
+    release: Release,
+    selection: dict[str, Any],
+    on: Sequence[Candidate],
+    built: list[Cell],
+    archives: list[Cell],
+    label: str,
+) -> dict[str, Any]:
+    """What the page shows for one selection: the command, or why there is none."""
+    channel, platform, folder = (
+        selection["channel"],
+        selection["platform"],
+        selection["accelerator"],
+    )
+    cells = [c.cell for c in on if c.built]
+    if not cells:
+        reason = _unavailable_reason(release, platform, folder, on, label)
+        return {"available": False, "reason": reason}
+    pypi = platform in pypi_platforms(built, folder)
+    command = install_command(
+        matrix, release, folder, channel, pypi, installer=selection["installer"]
+    )
+    return {
+        "available": True,
+        "command": command,
+        "source": "pypi" if pypi and channel == "release" else "index",
+        "status": cells[0].status,
+        "python": [c.python for c in cells],
+        "python_not_built": [
+            {"python": c.cell.python, "reason": c.excluded_by.reason}
+            for c in on
+            if c.excluded_by is not None
+        ],
+        "archives": _archives(matrix, release, channel, cells[0], archives),
+    }
+
+
+def _archives(
+    matrix: Matrix, release: Release, channel: ChannelName, wheel: Cell, archives: list[Cell]
+) -> list[dict[str, str | None]]:
+    """The native archives of the wheel's variant on its platform, and where each is published
+    (an include rule's copy has none: archives follow the variant, not the extra folder)."""
+    if wheel.extra_of is not None:
+        return []
+    out = []
+    for cell in archives:
+        if cell.platform != wheel.platform or cell.variant != wheel.variant:
+            continue
+        # Only the folder is used; a fixed date keeps nightly stamping out of it.
+        placed = on_channel(cell, matrix, release, channel, _ANY_DAY)
+        out.append(
+            {
+                "id": cell.id,
+                "archive": cell.libtorch_variant,
+                "config": cell.libtorch_config,
+                "folder": placed.upload_prefix,
+                "url": (placed.index_url + "/") if placed.index_url else None,
+            }
+        )
+    return out
+
+
+def published_versions(matrix: Matrix, releases: Sequence[Release]) -> dict[str, Any]:
+    """The whole document; releases newest first (the page's default is the first)."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generator": f"relforge {__version__}",
+        "project": {
+            "name": matrix.project.name,
+            "title": matrix.project.title,
+            "download_url": matrix.project.download_url,
+        },
+        "axes": [{"key": key, "label": label} for key, label in AXES],
+        "releases": [
+            {"release": r.name, **release_versions(matrix, r)} for r in reversed(releases)
+        ],
+    }

@@ -1,0 +1,117 @@
+"""Headless Chromium for the site tests: Debian's `chromium` + `chromium-driver` (installed by
+.ci/run) driven by selenium, with Chrome's performance log on so a test can list every request
+a page made."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.remote.webdriver import WebDriver
+
+REPO = Path(__file__).resolve().parents[2]
+# Screenshots of every page a test opens land here (and stay after the run): a CI artifact.
+ARTIFACTS = REPO / ".relforge" / "test-artifacts" / "site"
+
+
+def _binary(*names: str) -> str:
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    raise AssertionError(
+        f"none of {', '.join(names)} is installed: apt-get install -y chromium chromium-driver "
+        "(.ci/run does this)"
+    )
+
+
+@contextmanager
+def chromium(width: int = 1100, height: int = 1400) -> Iterator[WebDriver]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = _binary("chromium", "chromium-browser")
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",  # CI runs as root
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--disable-background-networking",  # no update or safe-browsing pings in the log
+        "--disable-component-update",
+        "--disable-sync",
+        f"--window-size={width},{height}",
+    ):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(_binary("chromedriver")), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def requested_urls(driver: WebDriver) -> list[str]:
+    """Every URL the pages asked for since the last call (CDP Network.requestWillBeSent)."""
+    urls = []
+    for entry in driver.get_log("performance"):
+        message: dict[str, Any] = json.loads(entry["message"])["message"]
+        if message.get("method") == "Network.requestWillBeSent":
+            urls.append(str(message["params"]["request"]["url"]))
+    return urls
+
+
+def screenshot(driver: WebDriver, name: str) -> Path:
+    """A full-page PNG of the current page under ARTIFACTS."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / name
+    height = int(
+        driver.execute_script("return Math.ceil(document.body.getBoundingClientRect().height)")
+    )
+    width = int(driver.execute_script("return window.innerWidth"))
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+    )
+    driver.save_screenshot(str(path))
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    return path
+
+
+# Reads what the page shows now: the command, or the "not available" text.
+READ_ANSWER = """
+const command = document.getElementById("command");
+const unavailable = document.getElementById("unavailable");
+const checked = {};
+for (const input of document.querySelectorAll("#selector input[type=radio]:checked")) {
+  checked[input.name] = [input.value, input.parentNode.textContent.trim()];
+}
+return {
+  command: command.hidden ? null : command.textContent,
+  commandVisible: command.offsetParent !== null,
+  unavailable: unavailable.hidden ? null : unavailable.textContent,
+  checked: checked,
+};
+"""
+
+
+def choices(driver: WebDriver, name: str) -> list[str]:
+    values: list[str] = driver.execute_script(
+        "return Array.from(document.querySelectorAll(`input[name='${arguments[0]}']`))"
+        ".map(i => i.value)",
+        name,
+    )
+    return values
+
+
+def pick(driver: WebDriver, name: str, value: str) -> None:
+    """Click the radio button (a real click on the visible control, as a user would)."""
+    assert "'" not in name + value
+    found = driver.find_elements("css selector", f"input[name='{name}'][value='{value}']")
+    assert len(found) == 1, f"no choice {name}={value}"
+    if not found[0].is_selected():
+        found[0].click()
