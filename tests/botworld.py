@@ -45,23 +45,47 @@ class World:
         out = git(self.repos.origin, "for-each-ref", "--format=%(refname) %(objectname)")
         return dict(line.split(" ") for line in out.splitlines())
 
-    def land(self, title: str, files: dict[str, str], *, merge: bool = False) -> tuple[int, str]:
-        """Land a fix on main (squash commit, or a --no-ff merge); its PR number and commit."""
+    def land(
+        self,
+        title: str,
+        files: dict[str, str] | None = None,
+        *,
+        merge: bool = False,
+        method: str = "squash",
+        steps: list[tuple[str, dict[str, str]]] | None = None,
+        labels: tuple[str, ...] = (),
+    ) -> tuple[int, str]:
+        """Land a PR on main the way GitHub's merge button does (`method`: squash, merge or
+        rebase; `steps`: the PR's commits, default one commit of `files`); its number and
+        GitHub's merge_commit_sha (for a rebase: the last rebased commit)."""
+        method = "merge" if merge else method
         clone = self.repos.clone
+        steps = steps or [(title, files or {})]
         git(clone, "checkout", "-q", "main")
         git(clone, "pull", "-q", "--ff-only", "origin", "main")
-        if merge:
-            branch = f"topic-{next(_ids)}"
-            git(clone, "checkout", "-q", "-b", branch)
-            self.repos.commit(title, files)
-            git(clone, "checkout", "-q", "main")
+        branch = f"topic-{next(_ids)}"
+        git(clone, "checkout", "-q", "-b", branch)
+        originals = [self.repos.commit(message, changed) for message, changed in steps]
+        git(clone, "checkout", "-q", "main")
+        if method == "merge":
             git(clone, "merge", "-q", "--no-ff", "-m", f"Merge {branch}: {title}", branch)
-            sha = git(clone, "rev-parse", "HEAD")
-        else:
-            sha = self.repos.commit(title, files)
+        elif method == "squash":
+            git(clone, "merge", "-q", "--squash", branch)
+            git(clone, "commit", "-q", "-m", f"{title} (#PR)")
+        else:  # rebase: someone else landed first, so every rebased commit is a new one
+            self.repos.commit(f"other work before {branch}", {f"other-{branch}.txt": "x\n"})
+            for sha in originals:
+                git(clone, "cherry-pick", sha)
+        sha = git(clone, "rev-parse", "HEAD")
         git(clone, "push", "-q", "origin", "main")
         number = self.fake.add_pull(
-            REPO, title, head=f"fix-{next(_ids)}", merged=True, merge_commit_sha=sha
+            REPO,
+            title,
+            head=branch,
+            merged=True,
+            merge_commit_sha=sha,
+            commits=[api_commit(clone, c) for c in originals],
+            labels=labels,
         )
         return number, sha
 
@@ -100,6 +124,20 @@ class World:
 
     def new_pulls(self) -> list[dict[str, Any]]:
         return [p for p in self.pulls() if p["user"]["login"] == "relforge-bot"]
+
+
+def api_commit(repo: Path, sha: str) -> dict[str, Any]:
+    """A commit as `GET /pulls/{n}/commits` lists it."""
+    fields = git(repo, "show", "-s", "--format=%an%x00%ae%x00%aI%x00%P%x00%B", sha)
+    name, email, date, parents, message = fields.split("\0", 4)
+    person = {"name": name, "email": email, "date": date}
+    return {
+        "sha": sha,
+        "commit": {"message": message.strip(), "author": person, "committer": person},
+        "author": None,  # nullable-simple-user: the email matches no GitHub account
+        "committer": None,
+        "parents": [{"sha": p} for p in parents.split()],
+    }
 
 
 def comment_event(

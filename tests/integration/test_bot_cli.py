@@ -71,7 +71,7 @@ def test_dry_run_then_execute_then_rerun(world: World, run: Run) -> None:
     assert len(world.new_pulls()) == 2
     assert len(world.fake.comments_on(REPO, world.trackers["2.9"])) == 1
     [note] = world.fake.comments_on(REPO, pr)
-    assert note.startswith(f"cherry-pick of #{pr} (category critical, fixes {FIXES})")
+    assert note.startswith(f"cherry-pick of #{pr} (category critical, fixes {FIXES}; landed as")
 
     heads, writes = world.remote_heads(), len(world.fake.writes())
     again = pick(world, run, pr, *args, "--execute")

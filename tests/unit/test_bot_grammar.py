@@ -276,7 +276,7 @@ _GOOD_EVENT = {
         {"issue": "12"},
         {"comment": {"id": 7, "body": ["@relforge-bot help"], "user": {"login": "alice"}}},
         {"comment": {"id": 7, "body": "x", "user": {"login": 5}}},
-        {"comment": {"id": 7, "body": "x", "user": None}},
+        {"comment": {"id": 7, "body": "x", "user": "alice"}},
         {"action": {"created": True}},
     ],
 )
