@@ -104,7 +104,7 @@ class World:
         body: str,
         *,
         number: int,
-        user: str = "alice",
+        user: str | None = "alice",
         execute: bool = True,
         comment_id: int | None = None,
         draft_on_conflict: bool = False,
@@ -123,7 +123,7 @@ class World:
         return list(self.fake.repo(REPO).pulls.values())
 
     def new_pulls(self) -> list[dict[str, Any]]:
-        return [p for p in self.pulls() if p["user"]["login"] == "relforge-bot"]
+        return [p for p in self.pulls() if (p["user"] or {}).get("login") == "relforge-bot"]
 
 
 def api_commit(repo: Path, sha: str) -> dict[str, Any]:
@@ -144,7 +144,7 @@ def comment_event(
     body: str,
     *,
     number: int,
-    user: str = "alice",
+    user: str | None = "alice",
     comment_id: int | None = None,
     action: str = "created",
     is_pull_request: bool = True,
@@ -161,7 +161,7 @@ def comment_event(
         "comment": {
             "id": comment_id if comment_id is not None else next(_ids),
             "body": body,
-            "user": {"login": user, "type": user_type},
+            "user": None if user is None else {"login": user, "type": user_type},
         },
         "repository": {"full_name": repo},
         "sender": {"login": user},

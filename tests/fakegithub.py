@@ -57,7 +57,8 @@ class Forced:
     status: int
     headers: dict[str, str]
     body: dict[str, Any]
-    after_saving: re.Pattern[str] | None = None  # handle a matching request, then fail it
+    match: re.Pattern[str] | None = None  # only a request `METHOD /path` like this (else: any)
+    save: bool = False  # handle the request (save what it writes), then answer the error
 
 
 # What the built-in roles read as in `permission` (GitHub's legacy field).
@@ -75,6 +76,7 @@ class FakeGitHub:
         self.url = ""
         self.web = "https://github.example"
         self.rate_remaining = 4999
+        self.max_per_page = 100  # GitHub's cap on per_page; tests lower it to force pages
 
     # -- seeding -----------------------------------------------------------------------------
 
@@ -203,12 +205,16 @@ class FakeGitHub:
         """Answer the next request with this error (queue several for several)."""
         self.forced.append(Forced(status, headers or {}, {"message": message}))
 
+    def fail_when(
+        self, method: str, path: str, status: int, message: str = "forced", *, save: bool = False
+    ) -> None:
+        """Answer the next `method` request whose path ends with `path` (a regex) with an
+        error; with `save`, handle it first (GitHub saved the write, then answered a 5xx)."""
+        pattern = re.compile(f"{method} .*{path}")
+        self.forced.append(Forced(status, {}, {"message": message}, pattern, save))
+
     def fail_after_saving(self, method: str, path: str, status: int = 502) -> None:
-        """Handle the next `method` request whose path ends with `path` (a regex) as usual,
-        saving what it writes, then answer it with `status`."""
-        self.forced.append(
-            Forced(status, {}, {"message": "Server Error"}, re.compile(f"{method} .*{path}"))
-        )
+        self.fail_when(method, path, status, "Server Error", save=True)
 
     def exhaust_rate_limit(self, seconds: float, *, status: int = 403) -> int:
         """Answer the next request as GitHub does when the primary limit is used up; returns
@@ -244,15 +250,18 @@ class FakeGitHub:
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         with self.lock:
             self.requests.append((method, path, body))
-            forced = self.forced[0] if self.forced else None
-            if forced is not None and forced.after_saving is None:
-                self.forced.pop(0)
-                return forced.status, forced.body, forced.headers
-            if forced is not None and forced.after_saving is not None:
-                if forced.after_saving.fullmatch(f"{method} {path}"):
-                    self.forced.pop(0)
-                else:
-                    forced = None
+            forced = next(
+                (
+                    f
+                    for f in self.forced
+                    if f.match is None or f.match.fullmatch(f"{method} {path}")
+                ),
+                None,
+            )
+            if forced is not None:
+                self.forced.remove(forced)
+                if not forced.save:
+                    return forced.status, forced.body, forced.headers
         if authorization != f"Bearer {TOKEN}":
             return 401, {"message": "Bad credentials"}, {}
         with self.lock:

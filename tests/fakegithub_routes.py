@@ -44,7 +44,7 @@ def route(
 def _page(
     fake: FakeGitHub, items: list[Any], query: Query, path: str
 ) -> tuple[int, Any, dict[str, str]]:
-    per_page = int(query.get("per_page", 30))
+    per_page = min(int(query.get("per_page", 30)), fake.max_per_page)
     page = int(query.get("page", 1))
     chunk = items[(page - 1) * per_page : page * per_page]
     headers = {}
