@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from relforge.bot.flow import FlowSettings
-from relforge.bot.handler import BotSettings, CommentEvent, Outcome, handle_comment
+from relforge.bot.handler import BotSettings, CommentEvent, Outcome, dispatch, handle_comment
 from relforge.forges.github import GitHubClient
 from relforge.release.git import Git
 from tests.fakegithub import FakeGitHub
@@ -88,6 +88,38 @@ class World:
             labels=labels,
         )
         return number, sha
+
+    def land_revert(self, commit: str) -> tuple[int, str]:
+        """Land `git revert <commit>` on main as a merged PR (rebased: the commit itself)."""
+        clone = self.repos.clone
+        git(clone, "checkout", "-q", "main")
+        git(clone, "pull", "-q", "--ff-only", "origin", "main")
+        git(clone, "revert", "--no-edit", commit)
+        sha = git(clone, "rev-parse", "HEAD")
+        git(clone, "push", "-q", "origin", "main")
+        title = git(clone, "show", "-s", "--format=%s", sha)
+        number = self.fake.add_pull(
+            REPO,
+            title,
+            head=f"revert-{next(_ids)}",
+            merged=True,
+            merge_commit_sha=sha,
+            commits=[api_commit(clone, sha)],
+        )
+        return number, sha
+
+    def dispatch(self, name: str, payload: dict[str, Any], **settings: Any) -> Outcome:
+        """Deliver a webhook event to the bot as `relforge bot serve` does (execute)."""
+        flow = FlowSettings(draft_on_conflict=settings.pop("draft_on_conflict", False))
+        bot = BotSettings(execute=settings.pop("execute", True), flow=flow, **settings)
+        return dispatch(
+            name,
+            payload,
+            git=self.git,
+            github_repo=REPO,
+            settings=bot,
+            client=lambda _: self.client(),
+        )
 
     def on_release(self, branch: str, *args: str) -> str:
         """Run git on a release branch of the working clone and push it; the new tip."""
@@ -188,3 +220,33 @@ def make_world(tmp_path: Path, fake: FakeGitHub) -> World:
     world.trackers["2.9"] = fake.add_issue(REPO, "[v2.9.0] Release Tracker", labels=label)
     world.trackers["2.8"] = fake.add_issue(REPO, "[v.2.8.0] Release Tracker", labels=label)
     return world
+
+
+def pull_event(
+    action: str,
+    *,
+    number: int,
+    merged: bool = True,
+    label: str | None = None,
+    sender: str | None = "alice",
+    labels: tuple[str, ...] = (),
+    repo: str = REPO,
+) -> dict[str, Any]:
+    """A `pull_request` payload shaped like GitHub's (the fields the bot reads, and a few)."""
+    payload: dict[str, Any] = {
+        "action": action,
+        "number": number,
+        "pull_request": {
+            "number": number,
+            "state": "closed" if merged else "open",
+            "merged": merged,
+            "labels": [{"name": name} for name in labels],
+            "user": None,
+            "merged_by": None,
+        },
+        "repository": {"full_name": repo},
+        "sender": None if sender is None else {"login": sender, "type": "User"},
+    }
+    if label is not None:
+        payload["label"] = {"name": label, "color": "ededed"}
+    return payload
