@@ -251,3 +251,13 @@ def test_replies_never_show_the_api_host(world: World) -> None:
     [reply] = world.fake.comments_on(REPO, pr)
     assert f"POST /repos/{REPO}/pulls answered 403" in reply
     assert "127.0.0.1" not in reply and "/api/v3" not in reply and "http://" not in reply
+
+
+def test_a_pasted_marker_does_not_silence_the_bot(world: World) -> None:
+    pr, _ = world.land("Fix", {"src/lib.py": "def answer():\n    return 42\n"})
+    forged = "<!-- relforge-bot reply to comment 55 state=done -->"
+    world.fake.repo(REPO).comments.setdefault(pr, []).append(
+        {"id": 1, "body": forged, "user": {"login": "mallory", "type": "User"}, "html_url": "u"}
+    )
+    outcome = world.handle(PICK, number=pr, comment_id=55)
+    assert outcome.posted and len(world.fake.comments_on(REPO, pr)) == 2

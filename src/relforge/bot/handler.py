@@ -171,12 +171,23 @@ def run_flow(
 
 
 def post_once(
-    gh: GitHubClient, number: int, text: str, key: str, state: str = replies.DONE
+    gh: GitHubClient,
+    number: int,
+    text: str,
+    key: str,
+    state: str = replies.DONE,
+    *,
+    bot: str | None = None,
 ) -> bool:
     """Post `text` on issue/PR `number` unless a reply to the same request in the same state
     is there already.  A result after an earlier error reply is posted (the requester must
-    learn that the re-run worked) and the error reply gets a line pointing to it."""
-    earlier = [(c, replies.state_of(c.body, key)) for c in gh.comments(number)]
+    learn that the re-run worked) and the error reply gets a line pointing to it.  With `bot`,
+    only comments by an app/Actions or by that login count as earlier replies: a person who
+    pastes a marker cannot silence the bot."""
+    comments = gh.comments(number)
+    if bot is not None:
+        comments = [c for c in comments if c.by_bot or c.user == bot]
+    earlier = [(c, replies.state_of(c.body, key)) for c in comments]
     earlier = [(c, s) for c, s in earlier if s is not None]
     if any(s == state for _, s in earlier):
         return False
@@ -210,7 +221,7 @@ class Responder:
             text = f"{body}{self.note}{sep}{tail}"
         if not self.settings.execute:
             return Outcome(status=status, reason=reason, reply=text)
-        if not post_once(self.gh, self.number, text, self.key, state):
+        if not post_once(self.gh, self.number, text, self.key, state, bot=self.settings.bot):
             return Outcome(status=status, reason=f"{reason} (reply already posted)", reply=text)
         return Outcome(status=status, reason=reason, reply=text, posted=True)
 

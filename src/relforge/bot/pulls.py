@@ -16,7 +16,7 @@ from relforge.bot import replies
 from relforge.bot.events import PullEvent
 from relforge.bot.grammar import GrammarError, make_command, parse_release_branch
 from relforge.bot.handler import BotSettings, Outcome, Responder, Status, cherry_pick, run_flow
-from relforge.bot.reverts import plan_reverts
+from relforge.bot.reverts import REVERT_LINE, plan_reverts
 from relforge.errors import NothingToDoError, RefusedError, RelforgeError
 from relforge.forges.github import GitHubClient, GitHubError
 from relforge.release.git import Git
@@ -103,6 +103,11 @@ def propagate_revert(
     nothing that was picked: most merged PRs)."""
     responder = Responder(gh, settings, number, merger, "revert propagation")
     try:
+        # Most merged PRs revert nothing: tell from the PR's commit messages before touching git,
+        # so a PR that is no revert never gets a reply, not even an error.
+        messages = [c.message for c in gh.pull_commits(number)]
+        if not any(REVERT_LINE in message for message in messages):
+            return Outcome(status=Status.IGNORED, reason=f"#{number} reverts nothing")
         try:
             plan = plan_reverts(git, gh, settings.flow, pr=number, requester=merger)
         except NothingToDoError as exc:

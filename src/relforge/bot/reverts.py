@@ -19,6 +19,8 @@ from relforge.forges.github import GitHubClient, Milestone
 from relforge.release.git import Git
 from relforge.release.picks import Commit, PickIndex, commits
 
+REVERT_LINE = "This reverts commit "  # what `git revert` (and GitHub's Revert button) writes
+
 
 def revert_branch(pr: int, onto: ReleaseBranch) -> str:
     return f"revert/{pr}-onto-{onto.slug}"

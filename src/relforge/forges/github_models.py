@@ -136,14 +136,17 @@ class Comment:
     body: str
     user: str | None
     html_url: str
+    by_bot: bool = False  # written by an app or Actions (`user.type` Bot)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Comment:
+        user = data.get("user")
         return cls(
             id=int(data["id"]),
             body=str(data.get("body") or ""),
-            user=login(data.get("user")),
+            user=login(user),
             html_url=str(data.get("html_url") or ""),
+            by_bot=isinstance(user, Mapping) and user.get("type") == "Bot",
         )
 
 
