@@ -14,13 +14,20 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime, timezone
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import requests
 
-from relforge.errors import ConfigError, RelforgeError
+from relforge.errors import ConfigError
+from relforge.forges.github_limits import (
+    GitHubError,
+    MaybeSaved,
+    RateLimited,
+    error_of,
+    rate_limited,
+    retry_after,
+)
 from relforge.forges.github_models import (
     Comment,
     Issue,
@@ -54,32 +61,6 @@ _LOGIN = re.compile(r"[A-Za-z0-9](?:-?[A-Za-z0-9])*")
 PULL_COMMITS_LIMIT = 250
 MilestoneInfo = Milestone
 T = TypeVar("T")
-
-
-class GitHubError(RelforgeError):
-    """GitHub answered with an error we cannot work around (exit 1)."""
-
-    label = "GitHub error"
-
-    def __init__(self, message: str, *, status: int = 0, hint: str | None = None) -> None:
-        super().__init__(message, hint=hint)
-        self.status = status
-
-
-class RateLimited(GitHubError):
-    """A rate limit resets later than the waiting budget allows (exit 6: rerun later)."""
-
-    exit_code = 6
-    label = "GitHub rate limit"
-
-    def __init__(self, message: str, *, status: int, reset: datetime | None) -> None:
-        when = f"after {reset:%H:%M} UTC" if reset else "later"
-        super().__init__(message, status=status, hint=f"re-run the job {when}")
-        self.reset = reset
-
-
-class _MaybeSaved(GitHubError):
-    """A write answered with a 5xx or cut off: GitHub may or may not have saved it."""
 
 
 class GitHubClient:
@@ -134,7 +115,7 @@ class GitHubClient:
         ok: tuple[int, ...] = (),
     ) -> requests.Response:
         """One API call with retries; `path` is relative to the API root or an absolute URL.
-        A POST is not re-sent after a 5xx or a cut connection (`_MaybeSaved`): see `_create`."""
+        A POST is not re-sent after a 5xx or a cut connection (`MaybeSaved`): see `_create`."""
         url = path if path.startswith("http") else f"{self.api_url}/{path.lstrip('/')}"
         route = f"{method} {self.route(url)}"
         headers = {
@@ -163,7 +144,7 @@ class GitHubClient:
                 ) from None
             except requests.RequestException as exc:
                 if method == "POST":  # it may have arrived: look before sending it again
-                    raise _MaybeSaved(f"{route}: {type(exc).__name__}") from None
+                    raise MaybeSaved(f"{route}: {type(exc).__name__}") from None
                 if attempt == self.max_retries:
                     raise GitHubError(
                         f"{route}: {type(exc).__name__}", hint="is the API URL reachable?"
@@ -174,12 +155,12 @@ class GitHubClient:
             if status < 400 or status in ok:
                 return response
             if method == "POST" and status >= 500:
-                raise _MaybeSaved(f"{route} answered {status}", status=status)
-            wait, reset = _retry_after(response, attempt, self.clock())
+                raise MaybeSaved(f"{route} answered {status}", status=status)
+            wait, reset = retry_after(response, attempt, self.clock())
             if wait is None or attempt == self.max_retries:
-                raise _error(route, response)
+                raise error_of(route, response)
             if waited + wait > self.max_wait:
-                raise _rate_limited(route, response, wait, reset)
+                raise rate_limited(route, response, wait, reset)
             waited += self._wait(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -193,7 +174,7 @@ class GitHubClient:
         for attempt in range(self.max_retries + 1):
             try:
                 return post()
-            except _MaybeSaved as exc:
+            except MaybeSaved as exc:
                 if attempt == self.max_retries:
                     raise GitHubError(exc.message, status=exc.status) from None
                 self._wait(min(2.0**attempt, 60.0))
@@ -325,72 +306,6 @@ class GitHubClient:
         data = response.json()
         base = str(data.get("permission") or "none")
         return Permission(permission=base, role_name=str(data.get("role_name") or base))
-
-
-def _retry_after(
-    response: requests.Response, attempt: int, now: float
-) -> tuple[float | None, datetime | None]:
-    """Seconds to wait before retrying (None: retrying cannot help), and when a limit resets."""
-    status = response.status_code
-    headers = response.headers
-    if "Retry-After" in headers:
-        try:
-            wait = max(0.0, float(headers["Retry-After"]))
-        except ValueError:
-            wait = 60.0
-        return wait, _at(now + wait)
-    limited = status == 429 or (
-        status == 403
-        and (
-            headers.get("X-RateLimit-Remaining") == "0"
-            or "secondary rate limit" in response.text.lower()
-        )
-    )
-    if limited:
-        reset = headers.get("X-RateLimit-Reset", "")
-        if reset.isascii() and reset.isdigit():
-            return max(0.0, float(reset) - now), _at(float(reset))
-        return 60.0 * 2.0**attempt, None
-    if status >= 500:
-        return min(2.0**attempt, 60.0), None
-    return None, None
-
-
-def _at(epoch: float) -> datetime | None:
-    try:
-        return datetime.fromtimestamp(epoch, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
-def _rate_limited(
-    route: str, response: requests.Response, wait: float, reset: datetime | None
-) -> RateLimited:
-    when = f"resets at {reset:%Y-%m-%d %H:%M:%S} UTC" if reset else "does not reset soon"
-    return RateLimited(
-        f"{route} is rate limited ({response.status_code}); the limit {when}, "
-        f"in {wait / 60:.0f} min, longer than relforge waits",
-        status=response.status_code,
-        reset=reset,
-    )
-
-
-def _error(route: str, response: requests.Response) -> GitHubError:
-    try:
-        data = response.json()
-        message = str(data.get("message", "")) if isinstance(data, dict) else ""
-    except ValueError:
-        message = response.text[:200]
-    hint = None
-    if response.status_code == 401:
-        hint = "set GITHUB_TOKEN to a token that can access the repository"
-    elif response.status_code == 403:
-        hint = "the token lacks a permission, or a rate limit did not reset in time"
-    return GitHubError(
-        f"{route} answered {response.status_code}: {message}",
-        status=response.status_code,
-        hint=hint,
-    )
 
 
 def repo_from_url(url: str) -> str | None:
