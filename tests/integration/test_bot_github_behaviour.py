@@ -261,3 +261,17 @@ def test_a_pasted_marker_does_not_silence_the_bot(world: World) -> None:
     )
     outcome = world.handle(PICK, number=pr, comment_id=55)
     assert outcome.posted and len(world.fake.comments_on(REPO, pr)) == 2
+
+
+def test_a_rebase_whose_other_commits_cannot_be_found_is_refused_not_guessed(
+    world: World,
+) -> None:
+    pr, last = world.land("Use the helper", method="rebase", steps=STEPS)
+    listed = world.fake.repo(REPO).pull_commits[pr]
+    listed[0] = {**listed[0], "commit": {**listed[0]["commit"], "message": "reworded"}}
+    heads = world.remote_heads()
+    outcome = world.handle(PICK, number=pr)
+    assert outcome.status is Status.REFUSED and world.remote_heads() == heads
+    [reply] = world.fake.comments_on(REPO, pr)
+    assert f"looks rebased ({last[:12]} is its last commit)" in reply
+    assert world.new_pulls() == []

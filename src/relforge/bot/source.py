@@ -76,12 +76,19 @@ def pick_source(git: Git, gh: GitHubClient, pull: PullRequest, merge_sha: str) -
             f"{PULL_COMMITS_LIMIT}, so relforge cannot tell which of them landed",
             hint="pick the commits by hand",
         )
+    last_rebased = bool(listed) and _same(git, merge_sha, listed[-1])
     if len(listed) > 1:
         rebased = _rebased(git, merge_sha, listed)
         if rebased is not None:
             return PickSource(method=MergeMethod.REBASE, commits=rebased)
-    method = MergeMethod.REBASE if listed and _same(git, merge_sha, listed[-1]) else None
-    return PickSource(method=method or MergeMethod.SQUASH, commits=(merge_sha,))
+        if last_rebased:  # the last commit was rebased, the others cannot be found: never guess
+            raise RefusedError(
+                f"#{pull.number} looks rebased ({merge_sha[:12]} is its last commit), but the "
+                f"{len(listed) - 1} commits before it on {pull.base_ref} are not its others",
+                hint="pick its commits by hand, oldest first, each with git cherry-pick -x",
+            )
+    method = MergeMethod.REBASE if last_rebased else MergeMethod.SQUASH
+    return PickSource(method=method, commits=(merge_sha,))
 
 
 def _rebased(git: Git, merge_sha: str, listed: list[PullCommit]) -> tuple[str, ...] | None:
