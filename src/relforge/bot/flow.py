@@ -59,6 +59,11 @@ class FlowSettings:
         )
 
 
+class PlanKind(enum.Enum):
+    CHERRY_PICK = "cherry-pick"  # pick a merged PR onto release branches
+    REVERT = "revert"  # revert on release branches the picks a merged revert PR undid
+
+
 class Action(enum.Enum):
     OPEN = "open"  # push a new branch with the pick and open a PR
     REUSE = "reuse"  # the branch already holds the pick (an earlier run): reuse it and its PR
@@ -98,7 +103,7 @@ class Plan:
     requester: str | None
     targets: tuple[Target, ...]
     trigger: str | None = None  # the label that asked for the pick (None: a command)
-    kind: str = "cherry-pick"  # or "revert" (relforge.bot.reverts)
+    kind: PlanKind = PlanKind.CHERRY_PICK
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -278,7 +283,7 @@ def apply_plan(git: Git, gh: GitHubClient, settings: FlowSettings, plan: Plan) -
                 pick_url=pull.html_url,
                 category=plan.command.category,
                 fixes=plan.command.fixes,
-                criteria=_revert_criteria(target) if plan.kind == "revert" else None,
+                criteria=_revert_criteria(target) if plan.kind is PlanKind.REVERT else None,
             )
             comment, commented = record_on_tracker(gh, target.tracker, pull.html_url, text)
         done.append(
@@ -332,7 +337,7 @@ def _revert_body(plan: Plan, target: Target) -> str:
 
 
 def pull_body(plan: Plan, target: Target) -> str:
-    if plan.kind == "revert":
+    if plan.kind is PlanKind.REVERT:
         return _revert_body(plan, target)
     src = plan.source
     lines = [f"Cherry-pick of #{src.number} ({src.html_url}) onto {target.onto.name}."]

@@ -159,7 +159,7 @@ def run_flow(
     except RelforgeError as exc:
         return responder.error(exc, with_usage=False)
     text = replies.result_reply(plan, done, responder.key)
-    outcome = responder.send(Status.HANDLED, text, plan.kind, replies.DONE)
+    outcome = responder.send(Status.HANDLED, text, plan.kind.value, replies.DONE)
     return Outcome(
         status=Status.HANDLED,
         reason=outcome.reason,

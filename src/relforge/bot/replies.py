@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import string
 
-from relforge.bot.flow import Action, Done, Plan, Target, picked_with, revert_command
+from relforge.bot.flow import (
+    Action,
+    Done,
+    Plan,
+    PlanKind,
+    Target,
+    picked_with,
+    revert_command,
+)
 from relforge.bot.grammar import usage
 from relforge.errors import RelforgeError
 
@@ -100,7 +108,7 @@ def rerun_update(reply_url: str) -> str:
 
 def result_reply(plan: Plan, done: list[Done] | None, key: str) -> str:
     """The answer on the source PR; `done` is None for a dry run."""
-    if plan.kind == "revert":
+    if plan.kind is PlanKind.REVERT:
         header = f"{mention(plan.requester)}revert on the release branches of what "
         header += f"#{plan.source.number} reverted"
     else:
@@ -126,7 +134,7 @@ def _describe(plan: Plan, t: Target, done: Done | None, *, dry: bool) -> str:
     match t.action:
         case Action.ALREADY if t.how == "no pick":
             return f"holds no pick of what #{plan.source.number} reverts; nothing to revert"
-        case Action.ALREADY if plan.kind == "revert":
+        case Action.ALREADY if plan.kind is PlanKind.REVERT:
             where = f"commit {t.found[:12]}" if t.found else "reverting would change nothing"
             return f"already reverted on {t.onto.name} ({where}); no pull request opened"
         case Action.ALREADY:
@@ -140,12 +148,16 @@ def _describe(plan: Plan, t: Target, done: Done | None, *, dry: bool) -> str:
         case Action.CONFLICT if t.head is None:
             where = ", ".join(c[:12] for c in t.conflicted)
             command = f"git fetch origin && git switch -c {t.branch} origin/{t.onto.name} && "
-            run = revert_command(t) if plan.kind == "revert" else picked_with(plan, t).command()
+            run = (
+                revert_command(t)
+                if plan.kind is PlanKind.REVERT
+                else picked_with(plan, t).command()
+            )
             command += run
-            verb = "reverting" if plan.kind == "revert" else "picking"
+            verb = "reverting" if plan.kind is PlanKind.REVERT else "picking"
             return (
                 f"conflicts in {', '.join(code(f) for f in t.conflicts)} ({verb} {where}); the "
-                f"{plan.kind} was aborted and nothing was pushed. Do it by hand: "
+                f"{plan.kind.value} was aborted and nothing was pushed. Do it by hand: "
                 f"{code(command)}, resolve, and open a pull request"
             )
         case Action.OPEN | Action.REUSE | Action.CONFLICT:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from relforge.bot.cherrypick import PickOutcome, ensure_commit, fetch_branch, try_revert
-from relforge.bot.flow import Action, FlowSettings, Plan, Target, release_branches
+from relforge.bot.flow import Action, FlowSettings, Plan, PlanKind, Target, release_branches
 from relforge.bot.grammar import Category, CherryPickCommand, ReleaseBranch
 from relforge.bot.source import pick_source
 from relforge.bot.tracker import pick_milestone, pick_tracker
@@ -107,7 +107,7 @@ def plan_reverts(
         requester=requester,
         targets=tuple(targets),
         trigger=trigger,
-        kind="revert",
+        kind=PlanKind.REVERT,
     )
 
 
