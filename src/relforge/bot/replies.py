@@ -82,9 +82,9 @@ def error_reply(
 def permission_reply(
     requester: str, repo: str, permission: str, key: str, *, label: str | None = None
 ) -> str:
-    what = f"the label {code(label)} asks for a cherry-pick, which" if label else "cherry-picks"
+    what = f"the label {code(label)} asks for a cherry-pick; " if label else ""
     return (
-        f"{mention(requester)}{what} onto release branches need write permission on "
+        f"{mention(requester)}{what}cherry-picks onto release branches need write permission on "
         f"{code(repo)}; you have {code(permission)}. Ask a maintainer to run the command.\n\n"
         f"{marker(key, ERROR)}"
     )
