@@ -189,6 +189,17 @@ def test_a_revert_is_propagated_on_command_and_reports_branches_without_a_pick(
     assert [p["base"]["ref"] for p in world.new_pulls()][-1] == "release/2.9"
 
 
+def test_a_labelled_revert_gets_one_pull_request_per_branch(world: World) -> None:
+    _, fix, _ = _picked_and_merged(world)
+    revert_pr, _ = world.land_revert(fix)
+    world.fake.add_label(REPO, revert_pr, LABEL, actor="alice")
+    before = len(world.new_pulls())
+    merged = pull_event("closed", number=revert_pr, labels=(LABEL,), sender="owner")
+    assert world.dispatch("pull_request", merged).status is Status.HANDLED
+    [new] = world.new_pulls()[before:]
+    assert new["head"]["ref"] == f"revert/{revert_pr}-onto-release-2.9"
+
+
 def test_merged_prs_that_revert_nothing_picked_are_left_alone(world: World) -> None:
     pr, fix = world.land("Fix", FIX)  # never picked
     merged = world.dispatch("pull_request", pull_event("closed", number=pr))

@@ -14,7 +14,7 @@ import contextlib
 
 from relforge.bot import replies
 from relforge.bot.events import PullEvent
-from relforge.bot.grammar import GrammarError, make_command, parse_release_branch
+from relforge.bot.grammar import GrammarError, ReleaseBranch, make_command, parse_release_branch
 from relforge.bot.handler import BotSettings, Outcome, Responder, Status, cherry_pick, run_flow
 from relforge.bot.reverts import REVERT_LINE, plan_reverts
 from relforge.errors import NothingToDoError, RefusedError, RelforgeError
@@ -34,18 +34,21 @@ def handle_pull(event: PullEvent, *, git: Git, gh: GitHubClient, settings: BotSe
         )
     if event.action != "closed" or not event.merged:
         return Outcome(status=Status.IGNORED, reason=f"pull request {event.action or 'event'}")
-    outcomes = []
+    revert = propagate_revert(event.number, event.sender, git=git, gh=gh, settings=settings)
+    outcomes = [revert]
+    reverted_on = {t.onto for t in revert.plan.targets} if revert.plan else set()
     labels = [label for label in event.labels if label.startswith(prefix)]
     if labels:
         added = {e.label: e.actor for e in gh.label_events(event.number)}  # the last adder
         for label in labels:
+            if _label_branch(label, prefix) in reverted_on:  # one PR per branch, not two
+                continue
             outcomes.append(
                 label_pick(event.number, label, added.get(label), git=git, gh=gh, settings=settings)
             )
-    outcomes.append(propagate_revert(event.number, event.sender, git=git, gh=gh, settings=settings))
     acted = [o for o in outcomes if o.status is not Status.IGNORED]
     if not acted:
-        return outcomes[-1]
+        return outcomes[0]
     if len(acted) == 1:
         return acted[0]
     return Outcome(
@@ -54,6 +57,18 @@ def handle_pull(event: PullEvent, *, git: Git, gh: GitHubClient, settings: BotSe
         reply="\n\n".join(o.reply for o in acted if o.reply),
         posted=any(o.posted for o in acted),
     )
+
+
+def _release_name(label: str, prefix: str) -> str:
+    """`<prefix>release-X.Y` → `release/X.Y` (checked by the caller)."""
+    return label.removeprefix(prefix).replace("-", "/", 1)
+
+
+def _label_branch(label: str, prefix: str) -> ReleaseBranch | None:
+    try:
+        return parse_release_branch(_release_name(label, prefix))
+    except GrammarError:
+        return None
 
 
 def label_pick(
