@@ -180,3 +180,14 @@ def test_pull_commits_follow_pagination(fake_github: FakeGitHub) -> None:
     assert [c.message for c in listed] == [f"c{i}" for i in range(5)]
     assert listed[0].author_time is None
     assert len([r for r in fake_github.requests if r[1].endswith("/commits")]) == 3
+
+
+def test_the_waiting_budget_spans_every_call_of_a_run(fake_github: FakeGitHub) -> None:
+    number = fake_github.add_issue(REPO, "x")
+    gh = client(fake_github, max_wait=600)
+    fake_github.fail_next(429, {"Retry-After": "400"})
+    assert gh.issue(number).title == "x"
+    fake_github.fail_next(429, {"Retry-After": "400"})
+    with pytest.raises(RateLimited):  # 800 s in all would outlast the job
+        gh.issue(number)
+    assert gh.waits == [400.0]  # type: ignore[attr-defined]

@@ -88,7 +88,9 @@ class GitHubClient:
         self._token = token if token is not None else os.environ.get("GITHUB_TOKEN", "")
         self.session = session or requests.Session()
         self.max_retries = max_retries
-        self.max_wait = max_wait  # seconds one call may spend waiting in all (a job has a timeout)
+        # Seconds this client may spend waiting in all: a bot run is one job with a timeout.
+        self.max_wait = max_wait
+        self.waited = 0.0
         self.sleep = sleep
         self.clock = clock
         self.timeout = timeout
@@ -125,7 +127,6 @@ class GitHubClient:
         }
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
-        waited = 0.0
         for attempt in range(self.max_retries + 1):
             try:
                 response = self.session.request(
@@ -149,7 +150,7 @@ class GitHubClient:
                     raise GitHubError(
                         f"{route}: {type(exc).__name__}", hint="is the API URL reachable?"
                     ) from None
-                waited += self._wait(min(2.0**attempt, 60.0))
+                self._wait(min(2.0**attempt, 60.0))
                 continue
             status = response.status_code
             if status < 400 or status in ok:
@@ -159,14 +160,14 @@ class GitHubClient:
             wait, reset = retry_after(response, attempt, self.clock())
             if wait is None or attempt == self.max_retries:
                 raise error_of(route, response)
-            if waited + wait > self.max_wait:
+            if self.waited + wait > self.max_wait:
                 raise rate_limited(route, response, wait, reset)
-            waited += self._wait(wait)
+            self._wait(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _wait(self, seconds: float) -> float:
+    def _wait(self, seconds: float) -> None:
+        self.waited += seconds
         self.sleep(seconds)
-        return seconds
 
     def _create(self, post: Callable[[], T], find: Callable[[], T | None]) -> T:
         """Send a creating POST; after an answer that leaves open whether GitHub saved it, look
