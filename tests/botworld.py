@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from relforge.bot.flow import FlowSettings
-from relforge.bot.handler import BotSettings, CommentEvent, Outcome, handle_comment
+from relforge.bot.handler import BotSettings, CommentEvent, Outcome, dispatch, handle_comment
 from relforge.forges.github import GitHubClient
 from relforge.release.git import Git
 from tests.fakegithub import FakeGitHub
@@ -45,25 +45,81 @@ class World:
         out = git(self.repos.origin, "for-each-ref", "--format=%(refname) %(objectname)")
         return dict(line.split(" ") for line in out.splitlines())
 
-    def land(self, title: str, files: dict[str, str], *, merge: bool = False) -> tuple[int, str]:
-        """Land a fix on main (squash commit, or a --no-ff merge); its PR number and commit."""
+    def land(
+        self,
+        title: str,
+        files: dict[str, str] | None = None,
+        *,
+        merge: bool = False,
+        method: str = "squash",
+        steps: list[tuple[str, dict[str, str]]] | None = None,
+        labels: tuple[str, ...] = (),
+    ) -> tuple[int, str]:
+        """Land a PR on main the way GitHub's merge button does (`method`: squash, merge or
+        rebase; `steps`: the PR's commits, default one commit of `files`); its number and
+        GitHub's merge_commit_sha (for a rebase: the last rebased commit)."""
+        method = "merge" if merge else method
+        clone = self.repos.clone
+        steps = steps or [(title, files or {})]
+        git(clone, "checkout", "-q", "main")
+        git(clone, "pull", "-q", "--ff-only", "origin", "main")
+        branch = f"topic-{next(_ids)}"
+        git(clone, "checkout", "-q", "-b", branch)
+        originals = [self.repos.commit(message, changed) for message, changed in steps]
+        git(clone, "checkout", "-q", "main")
+        if method == "merge":
+            git(clone, "merge", "-q", "--no-ff", "-m", f"Merge {branch}: {title}", branch)
+        elif method == "squash":
+            git(clone, "merge", "-q", "--squash", branch)
+            git(clone, "commit", "-q", "-m", f"{title} (#PR)")
+        else:  # rebase: someone else landed first, so every rebased commit is a new one
+            self.repos.commit(f"other work before {branch}", {f"other-{branch}.txt": "x\n"})
+            for sha in originals:
+                git(clone, "cherry-pick", sha)
+        sha = git(clone, "rev-parse", "HEAD")
+        git(clone, "push", "-q", "origin", "main")
+        number = self.fake.add_pull(
+            REPO,
+            title,
+            head=branch,
+            merged=True,
+            merge_commit_sha=sha,
+            commits=[api_commit(clone, c) for c in originals],
+            labels=labels,
+        )
+        return number, sha
+
+    def land_revert(self, commit: str) -> tuple[int, str]:
+        """Land `git revert <commit>` on main as a merged PR (rebased: the commit itself)."""
         clone = self.repos.clone
         git(clone, "checkout", "-q", "main")
         git(clone, "pull", "-q", "--ff-only", "origin", "main")
-        if merge:
-            branch = f"topic-{next(_ids)}"
-            git(clone, "checkout", "-q", "-b", branch)
-            self.repos.commit(title, files)
-            git(clone, "checkout", "-q", "main")
-            git(clone, "merge", "-q", "--no-ff", "-m", f"Merge {branch}: {title}", branch)
-            sha = git(clone, "rev-parse", "HEAD")
-        else:
-            sha = self.repos.commit(title, files)
+        git(clone, "revert", "--no-edit", commit)
+        sha = git(clone, "rev-parse", "HEAD")
         git(clone, "push", "-q", "origin", "main")
+        title = git(clone, "show", "-s", "--format=%s", sha)
         number = self.fake.add_pull(
-            REPO, title, head=f"fix-{next(_ids)}", merged=True, merge_commit_sha=sha
+            REPO,
+            title,
+            head=f"revert-{next(_ids)}",
+            merged=True,
+            merge_commit_sha=sha,
+            commits=[api_commit(clone, sha)],
         )
         return number, sha
+
+    def dispatch(self, name: str, payload: dict[str, Any], **settings: Any) -> Outcome:
+        """Deliver a webhook event to the bot as `relforge bot serve` does (execute)."""
+        flow = FlowSettings(draft_on_conflict=settings.pop("draft_on_conflict", False))
+        bot = BotSettings(execute=settings.pop("execute", True), flow=flow, **settings)
+        return dispatch(
+            name,
+            payload,
+            git=self.git,
+            github_repo=REPO,
+            settings=bot,
+            client=lambda _: self.client(),
+        )
 
     def on_release(self, branch: str, *args: str) -> str:
         """Run git on a release branch of the working clone and push it; the new tip."""
@@ -80,7 +136,7 @@ class World:
         body: str,
         *,
         number: int,
-        user: str = "alice",
+        user: str | None = "alice",
         execute: bool = True,
         comment_id: int | None = None,
         draft_on_conflict: bool = False,
@@ -99,14 +155,28 @@ class World:
         return list(self.fake.repo(REPO).pulls.values())
 
     def new_pulls(self) -> list[dict[str, Any]]:
-        return [p for p in self.pulls() if p["user"]["login"] == "relforge-bot"]
+        return [p for p in self.pulls() if (p["user"] or {}).get("login") == "relforge-bot"]
+
+
+def api_commit(repo: Path, sha: str) -> dict[str, Any]:
+    """A commit as `GET /pulls/{n}/commits` lists it."""
+    fields = git(repo, "show", "-s", "--format=%an%x00%ae%x00%aI%x00%P%x00%B", sha)
+    name, email, date, parents, message = fields.split("\0", 4)
+    person = {"name": name, "email": email, "date": date}
+    return {
+        "sha": sha,
+        "commit": {"message": message.strip(), "author": person, "committer": person},
+        "author": None,  # nullable-simple-user: the email matches no GitHub account
+        "committer": None,
+        "parents": [{"sha": p} for p in parents.split()],
+    }
 
 
 def comment_event(
     body: str,
     *,
     number: int,
-    user: str = "alice",
+    user: str | None = "alice",
     comment_id: int | None = None,
     action: str = "created",
     is_pull_request: bool = True,
@@ -123,7 +193,7 @@ def comment_event(
         "comment": {
             "id": comment_id if comment_id is not None else next(_ids),
             "body": body,
-            "user": {"login": user, "type": user_type},
+            "user": None if user is None else {"login": user, "type": user_type},
         },
         "repository": {"full_name": repo},
         "sender": {"login": user},
@@ -150,3 +220,33 @@ def make_world(tmp_path: Path, fake: FakeGitHub) -> World:
     world.trackers["2.9"] = fake.add_issue(REPO, "[v2.9.0] Release Tracker", labels=label)
     world.trackers["2.8"] = fake.add_issue(REPO, "[v.2.8.0] Release Tracker", labels=label)
     return world
+
+
+def pull_event(
+    action: str,
+    *,
+    number: int,
+    merged: bool = True,
+    label: str | None = None,
+    sender: str | None = "alice",
+    labels: tuple[str, ...] = (),
+    repo: str = REPO,
+) -> dict[str, Any]:
+    """A `pull_request` payload shaped like GitHub's (the fields the bot reads, and a few)."""
+    payload: dict[str, Any] = {
+        "action": action,
+        "number": number,
+        "pull_request": {
+            "number": number,
+            "state": "closed" if merged else "open",
+            "merged": merged,
+            "labels": [{"name": name} for name in labels],
+            "user": None,
+            "merged_by": None,
+        },
+        "repository": {"full_name": repo},
+        "sender": None if sender is None else {"login": sender, "type": "User"},
+    }
+    if label is not None:
+        payload["label"] = {"name": label, "color": "ededed"}
+    return payload

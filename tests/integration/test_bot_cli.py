@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from relforge.release.git import token_env
-from tests.botworld import FIXES, REPO, World, comment_event, make_world
+from tests.botworld import FIXES, REPO, World, comment_event, make_world, pull_event
 from tests.conftest import EXAMPLE, Result
 from tests.fakegithub import FakeGitHub
 from tests.gitrepos import git
@@ -71,7 +71,7 @@ def test_dry_run_then_execute_then_rerun(world: World, run: Run) -> None:
     assert len(world.new_pulls()) == 2
     assert len(world.fake.comments_on(REPO, world.trackers["2.9"])) == 1
     [note] = world.fake.comments_on(REPO, pr)
-    assert note.startswith(f"cherry-pick of #{pr} (category critical, fixes {FIXES})")
+    assert note.startswith(f"cherry-pick of #{pr} (category critical, fixes {FIXES}; landed as")
 
     heads, writes = world.remote_heads(), len(world.fake.writes())
     again = pick(world, run, pr, *args, "--execute")
@@ -152,11 +152,57 @@ def test_generated_bot_workflow_runs_the_handler_with_execute(run: Run, tmp_path
     out = tmp_path / "wf"
     result = run("workflows", "generate", str(EXAMPLE), "--release", "1.0", "--out", str(out))
     assert result.code == 0, result.err
-    data = yaml.safe_load((out / "relforge-bot.yml").read_text())
-    assert data[True] == {"issue_comment": {"types": ["created"]}}  # YAML 1.1 reads `on` as true
-    steps = [step.get("run", "") for step in data["jobs"]["handle"]["steps"]]
+    text = (out / "relforge-bot.yml").read_text()
+    data = yaml.safe_load(text)
+    assert data[True] == {  # YAML 1.1 reads `on` as true
+        "issue_comment": {"types": ["created"]},
+        "pull_request_target": {"types": ["labeled", "closed"]},
+    }
+    assert data["permissions"] == {"contents": "read"}
+    job = data["jobs"]["handle"]
+    assert job["permissions"] == {"contents": "write", "pull-requests": "write", "issues": "write"}
+    steps = [step.get("run", "") for step in job["steps"]]
     assert 'relforge bot handle "$GITHUB_EVENT_PATH" --execute' in steps
     assert "${{" not in " ".join(steps)  # no expression is expanded into a shell line
+    [checkout] = [s for s in job["steps"] if "actions/checkout" in s.get("uses", "")]
+    assert checkout["with"]["ref"] == "${{ github.event.repository.default_branch }}"
+    assert checkout["with"]["persist-credentials"] is False
+    assert "head" not in json.dumps(data)  # no PR head ref or sha anywhere in the workflow
+    assert "github.event.pull_request.merged" in job["if"]
+    reason = text.split("zizmor: ignore[dangerous-triggers]")[2].split("\n")[0]
+    assert "never the PR head" in reason
+
+
+def test_bot_handle_answers_a_pull_request_label_event(
+    world: World, run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pr, _ = world.land("Fix", {"src/lib.py": "def answer():\n    return 42\n"})
+    world.fake.add_label(REPO, pr, "cherry-pick/release-2.9", actor="alice")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(pull_event("labeled", number=pr, label="cherry-pick/release-2.9")))
+    monkeypatch.setenv("GITHUB_EVENT_NAME", "pull_request_target")
+    args = ["bot", "handle", str(event), "--repo", str(world.bot_clone)]
+    dry = run(*args)
+    assert dry.code == 0, dry.err
+    assert "label `cherry-pick/release-2.9`" in dry.out and world.fake.writes() == []
+    done = run(*args, "--execute")
+    assert done.code == 0, done.err
+    assert [p["base"]["ref"] for p in world.new_pulls()] == ["release/2.9"]
+    other = run(*args, "--label-prefix", "backport/")
+    assert other.code == 0 and other.out.startswith("ignored: label")
+
+
+def test_bot_handle_exits_6_naming_the_reset_on_a_far_rate_limit(
+    world: World, run: Run, tmp_path: Path
+) -> None:
+    pr, _ = world.land("Fix", {"src/lib.py": "def answer():\n    return 42\n"})
+    event = tmp_path / "event.json"
+    body = "@relforge-bot cherry-pick --onto release/2.9 -c docs"
+    event.write_text(json.dumps(comment_event(body, number=pr)))
+    world.fake.exhaust_rate_limit(50 * 60)
+    result = run("bot", "handle", str(event), "--repo", str(world.bot_clone), "--execute")
+    assert result.code == 6, result.err
+    assert "resets at" in result.err and "Traceback" not in result.err
 
 
 def test_bot_pushes_authenticate_with_the_token_only_through_the_environment() -> None:

@@ -45,7 +45,7 @@ def test_clean_pick_of_a_merge_commit_onto_one_branch(world: World) -> None:
     assert new["base"]["ref"] == "release/2.9" and new["head"]["ref"] == branch
     assert not new["draft"]
     assert f"#{pr}" in new["body"] and "Requested by @alice" in new["body"]
-    assert f"git cherry-pick -x {merge}" in new["body"]
+    assert f"Picked with `git cherry-pick -x -m 1 {merge}`." in new["body"]
 
     source_url = f"{world.fake.web}/{REPO}/pull/{pr}"
     [record] = world.fake.comments_on(REPO, world.trackers["2.9"])
@@ -108,7 +108,7 @@ def test_commenter_without_write_permission_is_refused(
     assert outcome.status is Status.REFUSED
     [reply] = world.fake.comments_on(REPO, pr)
     assert reply.startswith(f"@{user} ") and "need write permission" in reply
-    assert f"you have `{permission or 'none'}`" in reply
+    assert f"you have `{permission or 'none'}" in reply
     assert world.remote_heads() == heads and world.new_pulls() == []
     assert [w[1] for w in world.fake.writes()] == [f"/repos/{REPO}/issues/{pr}/comments"]
 
@@ -181,7 +181,10 @@ def test_conflict_aborts_and_lists_the_files(world: World) -> None:
     [reply] = world.fake.comments_on(REPO, pr)
     line_29 = next(line for line in reply.splitlines() if line.startswith("- release/2.9"))
     assert "conflicts in `src/lib.py`" in line_29 and "aborted and nothing was pushed" in line_29
-    assert f"`git cherry-pick -x {fix}`" in line_29
+    assert (
+        f"`git fetch origin && git switch -c cherry-pick/{pr}-onto-release-2.9 origin/release/2.9"
+        f" && git cherry-pick -x {fix}`" in line_29
+    )
     # release/2.8 picks cleanly and goes ahead; release/2.9 gets no branch and no PR.
     new_heads = world.remote_heads()
     assert f"refs/heads/cherry-pick/{pr}-onto-release-2.9" not in new_heads
@@ -309,7 +312,7 @@ def test_a_pull_request_reverted_on_main_is_refused(world: World) -> None:
     outcome = world.handle(f"{CMD} --onto release/2.9 -c docs", number=pr)
     assert outcome.status is Status.REFUSED
     [reply] = world.fake.comments_on(REPO, pr)
-    assert f"was reverted on main by {revert[:12]} 'Revert \"Fix\"'" in reply
+    assert f"was reverted on main by {revert[:12]} 'Revert \"Fix (#PR)\"'" in reply
     assert world.remote_heads() == heads and world.new_pulls() == []
     # Reverting the revert relands it: the pick is allowed again.
     git(clone, "revert", "--no-edit", revert)

@@ -14,7 +14,7 @@ import pytest
 import requests
 
 from relforge.bot.webhook import signature, verify
-from tests.botworld import REPO, World, comment_event, make_world
+from tests.botworld import REPO, World, comment_event, make_world, pull_event
 from tests.conftest import Result
 from tests.fakegithub import FakeGitHub
 
@@ -107,3 +107,17 @@ def test_serve_needs_its_secret(
     monkeypatch.delenv("RELFORGE_WEBHOOK_SECRET", raising=False)
     result = run("bot", "serve", "--repo", str(tmp_path))
     assert result.code == 2 and "$RELFORGE_WEBHOOK_SECRET is empty" in result.err
+
+
+def test_a_signed_label_event_is_picked(world: World, served: str) -> None:
+    pr, _ = world.land("Fix", {"src/lib.py": "def answer():\n    return 42\n"})
+    world.fake.add_label(REPO, pr, "cherry-pick/release-2.9", actor="alice")
+    payload = pull_event("labeled", number=pr, label="cherry-pick/release-2.9")
+    assert post(served, payload, event="pull_request", sig=None).status_code == 401
+    assert post(served, payload, event="pull_request").status_code == 202
+    deadline = time.monotonic() + 60
+    while not world.fake.comments_on(REPO, pr) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    [reply] = world.fake.comments_on(REPO, pr)
+    assert "requested by the label `cherry-pick/release-2.9`" in reply
+    assert [p["base"]["ref"] for p in world.new_pulls()] == ["release/2.9"]

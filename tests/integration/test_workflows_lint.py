@@ -55,7 +55,7 @@ def test_pytorch_29_has_no_findings(in_repo: Path, run: Run) -> None:
     _render(in_repo, run, PYTORCH.read_text(), "2.9")
     assert len(list((in_repo / OUT).glob("*.yml"))) == 8  # relforge-site.yml included
     assert run_linters(in_repo) == CLEAN
-    assert _ignores_carry_reasons(in_repo / OUT) == 1  # issue_comment, explained in place
+    assert _ignores_carry_reasons(in_repo / OUT) == 2  # the bot's triggers, explained in place
 
 
 def test_without_the_generated_config_actionlint_rejects_the_runner_labels(
@@ -92,7 +92,7 @@ def test_pytorch_29_on_a_release_branch_with_s3_has_no_findings(in_repo: Path, r
     site = (in_repo / OUT / "relforge-site.yml").read_text()
     assert "aws-actions/configure-aws-credentials@" in site and "id-token: write" in site
     assert run_linters(in_repo) == CLEAN
-    assert _ignores_carry_reasons(in_repo / OUT) == 9  # + each call of the branch-pinned workflow
+    assert _ignores_carry_reasons(in_repo / OUT) == 10  # + each call of the branch-pinned workflow
 
 
 def test_example_project_has_no_findings(in_repo: Path, run: Run) -> None:

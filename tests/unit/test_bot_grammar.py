@@ -15,7 +15,9 @@ from relforge.bot.grammar import (
     GrammarError,
     HelpCommand,
     ReleaseBranch,
+    RevertCommand,
     command_line,
+    command_lines,
     parse_comment,
     parse_issue_link,
     parse_release_branch,
@@ -276,7 +278,7 @@ _GOOD_EVENT = {
         {"issue": "12"},
         {"comment": {"id": 7, "body": ["@relforge-bot help"], "user": {"login": "alice"}}},
         {"comment": {"id": 7, "body": "x", "user": {"login": 5}}},
-        {"comment": {"id": 7, "body": "x", "user": None}},
+        {"comment": {"id": 7, "body": "x", "user": "alice"}},
         {"action": {"created": True}},
     ],
 )
@@ -287,3 +289,31 @@ def test_malformed_events_are_config_errors(change: dict[str, object]) -> None:
     assert CommentEvent.from_payload(_GOOD_EVENT).number == 12
     with pytest.raises(ConfigError, match="not an issue_comment event payload"):
         CommentEvent.from_payload({**_GOOD_EVENT, **change})
+
+
+@pytest.mark.parametrize(
+    ("body", "lines"),
+    [
+        ("@relforge-bot help", [1]),
+        ("```\n@relforge-bot help\n```\n@relforge-bot help", [4]),
+        ("````\n```\n@relforge-bot help\n````\n", []),  # a shorter fence does not close it
+        ("~~~\n@relforge-bot help\n```\n@relforge-bot help\n~~~", []),  # ``` does not close ~~~
+        ("   ```python\n@relforge-bot help\n   ```\n@relforge-bot help", [4]),
+        ("    ```\n@relforge-bot help", [2]),  # 4 spaces: not a fence
+        ("> @relforge-bot help\n>@relforge-bot help", []),
+        ("@relforge-bot help\ntext\n@relforge-bot help", [1, 3]),
+        ("```\n@relforge-bot help", []),  # an unclosed fence runs to the end
+    ],
+)
+def test_command_lines_skip_code_blocks_and_quotes(body: str, lines: list[int]) -> None:
+    assert [n for n, _ in command_lines(body)] == lines
+
+
+def test_revert_command() -> None:
+    assert parse_comment("@relforge-bot revert") == RevertCommand()
+    command = parse_comment("@relforge-bot revert --onto release/2.9 --onto=release/2.10")
+    assert isinstance(command, RevertCommand)
+    assert [b.name for b in command.onto] == ["release/2.9", "release/2.10"]
+    for bad in ("--onto main", "--onto", "-c docs", "--onto release/2.9 --onto release/2.9"):
+        with pytest.raises(GrammarError):
+            parse_comment(f"@relforge-bot revert {bad}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 import string
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from relforge.bot.cherrypick import (
     PickOutcome,
@@ -23,9 +24,23 @@ from relforge.bot.cherrypick import (
     try_pick,
 )
 from relforge.bot.grammar import CherryPickCommand, ReleaseBranch, parse_release_branch
-from relforge.bot.tracker import TRACKER_LABEL, pick_tracker, recorded, tracker_comment
+from relforge.bot.source import PickSource, pick_source
+from relforge.bot.tracker import (
+    TRACKER_LABEL,
+    pick_milestone,
+    pick_tracker,
+    record_on_tracker,
+    tracker_comment,
+)
 from relforge.errors import RefusedError, UsageError
-from relforge.forges.github import Comment, GitHubClient, GitHubError, Issue, PullRequest
+from relforge.forges.github import (
+    Comment,
+    GitHubClient,
+    GitHubError,
+    Issue,
+    Milestone,
+    PullRequest,
+)
 from relforge.release.git import Git, GitError
 from relforge.release.picks import PickIndex
 
@@ -42,6 +57,11 @@ class FlowSettings:
         return (
             f"remote {self.remote}; on conflict: {conflicts}; tracker label {self.tracker_label!r}"
         )
+
+
+class PlanKind(enum.Enum):
+    CHERRY_PICK = "cherry-pick"  # pick a merged PR onto release branches
+    REVERT = "revert"  # revert on release branches the picks a merged revert PR undid
 
 
 class Action(enum.Enum):
@@ -61,8 +81,12 @@ class Target:
     found: str | None = None  # ALREADY: the commit on the release branch, and how it was found
     how: str | None = None
     conflicts: tuple[str, ...] = ()
+    conflicted: tuple[str, ...] = ()  # the source commits whose pick conflicted
+    skipped: tuple[str, ...] = ()  # source commits already on the branch (their picks are empty)
     pull: PullRequest | None = None  # the open PR of the branch, if any
     tracker: Issue | None = None
+    milestone: Milestone | None = None  # the milestone the pick PR goes on
+    reverts: tuple[str, ...] = ()  # a revert: the picks on the branch it reverts
 
     @property
     def publishes(self) -> bool:
@@ -73,10 +97,13 @@ class Target:
 @dataclass(frozen=True, kw_only=True)
 class Plan:
     source: PullRequest
-    commit: str
+    commit: str  # GitHub's merge_commit_sha
+    picks: PickSource  # what is picked: the commits the PR landed as, and how
     command: CherryPickCommand
     requester: str | None
     targets: tuple[Target, ...]
+    trigger: str | None = None  # the label that asked for the pick (None: a command)
+    kind: PlanKind = PlanKind.CHERRY_PICK
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,6 +113,7 @@ class Done:
     pull_created: bool = False
     tracker_comment: Comment | None = None
     tracker_created: bool = False
+    milestone: Milestone | None = None
 
 
 def plan_picks(
@@ -96,6 +124,7 @@ def plan_picks(
     pr: int,
     command: CherryPickCommand,
     requester: str | None = None,
+    trigger: str | None = None,
 ) -> Plan:
     """What cherry-picking PR `pr` onto each `--onto` branch takes; changes nothing."""
     remote = settings.remote
@@ -126,91 +155,105 @@ def plan_picks(
         raise GitError(f"#{pr} names an invalid base branch {source.base_ref!r}")
     base_tip = fetch_branch(git, remote, source.base_ref)
     ensure_commit(git, remote, commit)
-    revert = active_revert(git, commit, base_tip)
-    if revert is not None:
-        raise RefusedError(
-            f"#{pr} ({commit[:12]}) was reverted on {source.base_ref} by {revert.sha[:12]} "
-            f"{revert.subject!r}",
-            hint="cherry-pick the pull request that relands it instead",
-        )
+    picks = pick_source(git, gh, source, commit)
+    for picked in picks.commits:
+        revert = active_revert(git, picked, base_tip)
+        if revert is not None:
+            raise RefusedError(
+                f"#{pr} ({picked[:12]}) was reverted on {source.base_ref} by {revert.sha[:12]} "
+                f"{revert.subject!r}",
+                hint="cherry-pick the pull request that relands it instead",
+            )
     trackers = gh.issues(state="open", labels=settings.tracker_label)
+    milestones: list[Milestone] | None = None
     owner = gh.repo.split("/")[0]
     targets = []
     for onto, branch in branches.items():
-        target = _plan_one(git, settings, commit, onto, branch, remote_heads)
+        target = _plan_one(git, settings, picks, onto, branch, remote_heads)
         if target.publishes:
+            if milestones is None:
+                milestones = gh.milestones(state="open")
             tracker = pick_tracker(trackers, onto, settings.tracker_label)
             open_pulls = gh.pulls(state="open", head=f"{owner}:{branch}", base=onto.name)
-            target = replace(target, tracker=tracker, pull=open_pulls[0] if open_pulls else None)
+            target = replace(
+                target,
+                tracker=tracker,
+                pull=open_pulls[0] if open_pulls else None,
+                milestone=pick_milestone(milestones, onto) or source.milestone,
+            )
         targets.append(target)
     return Plan(
-        source=source, commit=commit, command=command, requester=requester, targets=tuple(targets)
+        source=source,
+        commit=commit,
+        picks=picks,
+        command=command,
+        requester=requester,
+        targets=tuple(targets),
+        trigger=trigger,
     )
 
 
 def _plan_one(
     git: Git,
     settings: FlowSettings,
-    commit: str,
+    picks: PickSource,
     onto: ReleaseBranch,
     branch: str,
     remote_heads: dict[str, str],
 ) -> Target:
     base = fetch_branch(git, settings.remote, onto.name)
-    if is_ancestor(git, commit, base):
-        return Target(
-            onto=onto,
-            branch=branch,
-            action=Action.ALREADY,
-            base=base,
-            found=commit,
-            how="same commit",
-        )
-    match = PickIndex(git, f"{commit}..{base}").find(commit)
-    if match is not None:
+
+    def target(**fields: Any) -> Target:
+        return Target(onto=onto, branch=branch, base=base, **fields)
+
+    if is_ancestor(git, picks.head, base):
+        return target(action=Action.ALREADY, found=picks.head, how="same commit")
+    on_base = PickIndex(git, f"{picks.head}..{base}")
+    missing = [c for c in picks.commits if on_base.find(c) is None]
+    if not missing:
+        match = on_base.find(picks.head)
+        assert match is not None
         how = {"trailer": "its -x trailer", "patch-id": "its patch-id"}.get(match.how, match.how)
-        return Target(
-            onto=onto, branch=branch, action=Action.ALREADY, base=base, found=match.pick, how=how
-        )
+        return target(action=Action.ALREADY, found=match.pick, how=how)
     if f"refs/heads/{branch}" in remote_heads:
         head = fetch_branch(git, settings.remote, branch)
-        if PickIndex(git, f"{base}..{head}").find(commit) is None:
+        on_branch = PickIndex(git, f"{base}..{head}")
+        if any(on_branch.find(c) is None for c in missing):
             raise RefusedError(
-                f"{branch} exists on {settings.remote} but holds no pick of {commit[:12]}",
+                f"{branch} exists on {settings.remote} but holds no pick of {picks.head[:12]}",
                 hint=f"look at it, delete it if it is stale (git push {settings.remote} "
                 f"--delete {branch}) and rerun",
             )
-        return Target(onto=onto, branch=branch, action=Action.REUSE, base=base, head=head)
-    attempt = try_pick(git, commit, base, keep_conflict=settings.draft_on_conflict)
+        return target(action=Action.REUSE, head=head)
+    attempt = try_pick(git, picks, base, keep_conflict=settings.draft_on_conflict)
     match attempt.outcome:
         case PickOutcome.CLEAN:
-            return Target(
-                onto=onto, branch=branch, action=Action.OPEN, base=base, head=attempt.commit
-            )
+            return target(action=Action.OPEN, head=attempt.commit, skipped=attempt.skipped)
         case PickOutcome.EMPTY:
-            return Target(
-                onto=onto, branch=branch, action=Action.ALREADY, base=base, how="empty pick"
-            )
+            return target(action=Action.ALREADY, how="empty pick")
         case PickOutcome.CONFLICT:
-            return Target(
-                onto=onto,
-                branch=branch,
+            return target(
                 action=Action.CONFLICT,
-                base=base,
                 head=attempt.commit,
                 conflicts=attempt.conflicts,
+                conflicted=attempt.conflicted,
+                skipped=attempt.skipped,
             )
 
 
-def _release_branches(refs: dict[str, str]) -> list[str]:
-    """Names of release/X.Y branches, in version order (2.8 before 2.10)."""
+def release_branches(refs: dict[str, str]) -> list[ReleaseBranch]:
+    """The release/X.Y branches among `refs`, in version order (2.8 before 2.10)."""
     found = []
     for ref in refs:
         try:
             found.append(parse_release_branch(ref.removeprefix("refs/heads/")))
         except UsageError:
             continue
-    return [b.name for b in sorted(found)]
+    return sorted(found)
+
+
+def _release_branches(refs: dict[str, str]) -> list[str]:
+    return [b.name for b in release_branches(refs)]
 
 
 def apply_plan(git: Git, gh: GitHubClient, settings: FlowSettings, plan: Plan) -> list[Done]:
@@ -228,17 +271,21 @@ def apply_plan(git: Git, gh: GitHubClient, settings: FlowSettings, plan: Plan) -
             done.append(Done(target=target))
             continue
         pull, created = _ensure_pull(gh, plan, target)
+        milestone = target.milestone
+        if milestone is not None and (pull.milestone is None or created):
+            gh.set_milestone(pull.number, milestone.number)
+        elif pull.milestone is not None:
+            milestone = pull.milestone  # someone chose one: keep it
         comment, commented = None, False
         if target.tracker is not None:
-            comment = recorded(gh, target.tracker, pull.html_url)
-            if comment is None:
-                text = tracker_comment(
-                    source_url=plan.source.html_url,
-                    pick_url=pull.html_url,
-                    category=plan.command.category,
-                    fixes=plan.command.fixes,
-                )
-                comment, commented = gh.comment(target.tracker.number, text), True
+            text = tracker_comment(
+                source_url=plan.source.html_url,
+                pick_url=pull.html_url,
+                category=plan.command.category,
+                fixes=plan.command.fixes,
+                criteria=_revert_criteria(target) if plan.kind is PlanKind.REVERT else None,
+            )
+            comment, commented = record_on_tracker(gh, target.tracker, pull.html_url, text)
         done.append(
             Done(
                 target=target,
@@ -246,6 +293,7 @@ def apply_plan(git: Git, gh: GitHubClient, settings: FlowSettings, plan: Plan) -
                 pull_created=created,
                 tracker_comment=comment,
                 tracker_created=commented,
+                milestone=milestone,
             )
         )
     return done
@@ -255,15 +303,57 @@ def pull_title(plan: Plan, target: Target) -> str:
     return f"[{target.onto.name}] {plan.source.title}"
 
 
-def pull_body(plan: Plan, target: Target) -> str:
+def picked_with(plan: Plan, target: Target) -> PickSource:
+    """The pick as it was run: the source's commits without those already on the branch."""
+    commits = tuple(c for c in plan.picks.commits if c not in target.skipped)
+    return replace(plan.picks, commits=commits or plan.picks.commits)
+
+
+def _revert_criteria(target: Target) -> str:
+    return f"Revert of {', '.join(c[:12] for c in target.reverts)} (propagated from trunk)"
+
+
+def revert_command(target: Target) -> str:
+    """The command a person runs to make the same revert by hand (newest pick first)."""
+    return "git revert " + " ".join(reversed(target.reverts))
+
+
+def _revert_body(plan: Plan, target: Target) -> str:
     src = plan.source
-    lines = [f"Cherry-pick of #{src.number} ({src.html_url}) onto {target.onto.name}."]
+    lines = [
+        f"Revert on {target.onto.name} of what #{src.number} ({src.html_url}) reverted on "
+        f"{src.base_ref}."
+    ]
     if plan.requester:
         lines[0] += f" Requested by @{plan.requester}."
-    lines += ["", f"Picked with `git cherry-pick -x {plan.commit}`."]
+    lines += ["", f"Reverted with `{revert_command(target)}`."]
+    if target.conflicts:
+        lines += [
+            "",
+            "**This revert has conflicts**, committed with their conflict markers in:",
+            *(f"- {name!r}" for name in target.conflicts),
+        ]
+    return "\n".join(lines)
+
+
+def pull_body(plan: Plan, target: Target) -> str:
+    if plan.kind is PlanKind.REVERT:
+        return _revert_body(plan, target)
+    src = plan.source
+    lines = [f"Cherry-pick of #{src.number} ({src.html_url}) onto {target.onto.name}."]
+    if plan.trigger:
+        lines[0] += f" Requested by the label `{plan.trigger}`"
+        lines[0] += f", added by @{plan.requester}." if plan.requester else "."
+    elif plan.requester:
+        lines[0] += f" Requested by @{plan.requester}."
+    lines += ["", f"#{src.number} landed as {plan.picks.describe()}."]
+    lines += [f"Picked with `{picked_with(plan, target).command()}`."]
+    if target.skipped:
+        lines += [f"Already on {target.onto.name}: {', '.join(c[:12] for c in target.skipped)}."]
     lines += ["", f"Criteria category: {plan.command.category.label}"]
     if plan.command.fixes:
         lines[-1] += f" - {plan.command.fixes.url}"
+        lines += ["", f"Linked issue: {plan.command.fixes.url}"]
     if target.conflicts:
         lines += [
             "",

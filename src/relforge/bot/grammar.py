@@ -1,7 +1,10 @@
 """The bot's command grammar.  The first line of a comment that starts with `@BOT` is one of
 
     @BOT cherry-pick --onto release/X.Y [--onto release/X.Z ...] [--fixes URL] -c CATEGORY
+    @BOT revert [--onto release/X.Y ...]
     @BOT help
+
+Only the first such line counts; lines in fenced code blocks or `>` quotes are not commands.
 
 Values are tokenized like a POSIX shell (quotes group words) but never reach one: every value is
 validated here — release branches by `packaging`, links by their GitHub issue/PR shape — and
@@ -106,7 +109,15 @@ class HelpCommand:
     pass
 
 
-Command = CherryPickCommand | HelpCommand
+@dataclass(frozen=True, kw_only=True)
+class RevertCommand:
+    """Propagate the revert this PR made on main to the release branches that hold a pick of
+    the reverted PR (all of them, or those named by --onto)."""
+
+    onto: tuple[ReleaseBranch, ...] = ()
+
+
+Command = CherryPickCommand | HelpCommand | RevertCommand
 
 
 class GrammarError(UsageError):
@@ -117,6 +128,7 @@ def usage(bot: str = DEFAULT_BOT) -> str:
     return (
         f"usage: @{bot} cherry-pick --onto release/X.Y [--onto release/X.Z ...] [--fixes URL] "
         f"-c {{{','.join(CATEGORY_NAMES)}}}\n"
+        f"       @{bot} revert [--onto release/X.Y ...]   (on a merged revert PR)\n"
         f"       @{bot} help\n"
         "regression, critical and fixnewfeature need --fixes with a link to the issue it fixes "
         "(https://github.com/OWNER/REPO/issues/N)."
@@ -128,13 +140,34 @@ def show(value: str, limit: int = 80) -> str:
     return repr(value if len(value) <= limit else value[:limit] + "...")
 
 
-def command_line(body: str, bot: str = DEFAULT_BOT) -> str | None:
-    """The first line of a comment that starts with `@BOT` (followed by a space or nothing)."""
+def command_lines(body: str, bot: str = DEFAULT_BOT) -> list[tuple[int, str]]:
+    """The lines of a comment that start with `@BOT` (followed by a space or nothing), with
+    their line numbers (from 1).  Lines inside a fenced code block (``` or ~~~) are not
+    commands, and neither are quoted ones (`> @BOT …`): they show or cite a command."""
     mention = f"@{bot}"
-    for line in body.splitlines():
+    found = []
+    fence: str | None = None
+    for number, raw in enumerate(body.splitlines(), start=1):
+        line = raw.rstrip()
+        opener = line.lstrip(" ")
+        if len(line) - len(opener) <= 3 and opener[:3] in ("```", "~~~"):
+            marker = opener[0] * (len(opener) - len(opener.lstrip(opener[0])))
+            if fence is None:
+                fence = marker
+            elif marker[0] == fence[0] and len(marker) >= len(fence) and marker == opener:
+                fence = None  # a closing fence: the same character, at least as long
+            continue
+        if fence is not None:
+            continue
         if line == mention or (line.startswith(mention) and line[len(mention)].isspace()):
-            return line.strip()
-    return None
+            found.append((number, line.strip()))
+    return found
+
+
+def command_line(body: str, bot: str = DEFAULT_BOT) -> str | None:
+    """The first command line of a comment (see `command_lines`)."""
+    found = command_lines(body, bot)
+    return found[0][1] if found else None
 
 
 def parse_comment(body: str, bot: str = DEFAULT_BOT) -> Command | None:
@@ -162,8 +195,29 @@ def parse_line(line: str, bot: str = DEFAULT_BOT) -> Command:
             return HelpCommand()
         case "cherry-pick":
             return parse_cherry_pick(words[1:])
+        case "revert":
+            return parse_revert(words[1:])
         case other:
-            raise GrammarError(f"unknown command {show(other)} (known: cherry-pick, help)")
+            raise GrammarError(f"unknown command {show(other)} (known: cherry-pick, revert, help)")
+
+
+def parse_revert(args: list[str]) -> Command:
+    onto: list[ReleaseBranch] = []
+    rest = list(args)
+    while rest:
+        word = rest.pop(0)
+        flag, eq, inline = word.partition("=")
+        if flag in ("-h", "--help") and not eq:
+            return HelpCommand()
+        if flag != "--onto":
+            raise GrammarError(f"unexpected argument {show(word)}")
+        if not eq and not rest:
+            raise GrammarError("--onto needs a value")
+        branch = parse_release_branch(inline if eq else rest.pop(0))
+        if branch in onto:
+            raise GrammarError(f"--onto {branch} is given twice")
+        onto.append(branch)
+    return RevertCommand(onto=tuple(onto))
 
 
 def parse_cherry_pick(args: list[str]) -> Command:

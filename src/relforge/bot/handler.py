@@ -1,9 +1,11 @@
-"""A GitHub `issue_comment` event → at most one cherry-pick request → one reply on the PR.
+"""A GitHub `issue_comment` event → at most one bot command → one reply on the PR.
 
-Order of checks: the event is a new comment by a person that addresses the bot; the commenter
-has write permission; the command parses; the issue is a merged pull request.  Each refusal is
-answered with a reply that @mentions the requester.  In a dry run (no `execute`) the reply is
-returned instead of posted and nothing is pushed.
+Order of checks: the event is a new comment by a person that addresses the bot (the first
+command line outside code blocks and quotes); the commenter has write permission; the command
+parses; the issue is a merged pull request.  Each refusal is answered with a reply that
+@mentions the requester.  In a dry run (no `execute`) the reply is returned instead of posted
+and nothing is pushed.  `pull_request` events (the label trigger, revert propagation) are
+answered in `relforge.bot.pulls`.
 """
 
 from __future__ import annotations
@@ -15,20 +17,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from relforge.bot import replies
+from relforge.bot.events import CommentEvent, PullEvent
 from relforge.bot.flow import Done, FlowSettings, Plan, apply_plan, plan_picks
 from relforge.bot.grammar import (
     DEFAULT_BOT,
+    Category,
     CherryPickCommand,
     GrammarError,
     HelpCommand,
-    command_line,
+    RevertCommand,
+    command_lines,
     parse_line,
 )
-from relforge.errors import ConfigError, RelforgeError, UsageError
+from relforge.errors import RelforgeError, UsageError
 from relforge.forges.github import GitHubClient, GitHubError
 from relforge.release.git import Git
 
-WRITE_ROLES = frozenset({"admin", "maintain", "write"})
+__all__ = ["BotSettings", "CommentEvent", "Outcome", "Status", "dispatch", "handle_comment"]
+
+DEFAULT_LABEL_PREFIX = "cherry-pick/"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,73 +43,20 @@ class BotSettings:
     bot: str = DEFAULT_BOT
     execute: bool = False
     flow: FlowSettings = field(default_factory=FlowSettings)
+    label_prefix: str = DEFAULT_LABEL_PREFIX  # `cherry-pick/release-X.Y` asks for a pick
+    label_category: Category = Category.RELEASE  # the tracker category of label picks
 
     def summary(self) -> str:
         mode = "execute" if self.execute else "dry run (pass --execute to push and post)"
-        return f"bot @{self.bot}; {mode}; {self.flow.summary()}"
-
-
-@dataclass(frozen=True, kw_only=True)
-class CommentEvent:
-    """The parts of an `issue_comment` webhook payload the bot reads."""
-
-    action: str
-    repo: str
-    number: int
-    is_pull_request: bool
-    comment_id: int
-    body: str
-    user: str
-    user_is_bot: bool
-
-    @classmethod
-    def from_payload(cls, data: Mapping[str, Any]) -> CommentEvent:
-        """Read the payload strictly: a value of the wrong JSON type is an error, never
-        converted (a float number, a list body, a repository given as a string)."""
-        try:
-            issue = _get(data, "issue", dict)
-            comment = _get(data, "comment", dict)
-            user = _get(comment, "user", dict)
-            return cls(
-                action=_get(data, "action", str, ""),
-                repo=_get(_get(data, "repository", dict, {}), "full_name", str, ""),
-                number=_get(issue, "number", int),
-                is_pull_request=bool(issue.get("pull_request")),
-                comment_id=_get(comment, "id", int),
-                body=_get(comment, "body", str, ""),
-                user=_get(user, "login", str),
-                user_is_bot=_get(user, "type", str, "") == "Bot",
-            )
-        except (KeyError, TypeError) as exc:
-            raise ConfigError(
-                f"not an issue_comment event payload ({exc.args[0]})",
-                hint="pass the file GitHub Actions names in $GITHUB_EVENT_PATH",
-            ) from None
-
-
-_MISSING: Any = object()
-
-
-def _get(data: Any, key: str, kind: type[Any], default: Any = _MISSING) -> Any:
-    """`data[key]` of JSON type `kind` (null or absent: `default`, if there is one)."""
-    if not isinstance(data, Mapping):
-        raise TypeError(f"{key!r} is inside a value that is not an object")
-    value = data.get(key)
-    if value is None:
-        if default is _MISSING:
-            raise KeyError(f"missing {key!r}")
-        return default
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        name = {int: "integer", str: "string", dict: "object"}.get(kind, kind.__name__)
-        raise TypeError(f"{key!r} is not a JSON {name}")
-    return value
+        labels = f"labels {self.label_prefix}release-X.Y (category {self.label_category.value})"
+        return f"bot @{self.bot}; {mode}; {labels}; {self.flow.summary()}"
 
 
 class Status(enum.Enum):
     IGNORED = "ignored"  # not for the bot: no reply
     REFUSED = "refused"  # answered with a refusal or an error
     HELP = "help"
-    HANDLED = "handled"  # the cherry-pick flow ran (dry or not)
+    HANDLED = "handled"  # the cherry-pick (or revert) flow ran (dry or not)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,94 +77,159 @@ def handle_comment(
         return Outcome(status=Status.IGNORED, reason=f"comment {event.action or 'event'}")
     if event.user_is_bot or event.user == settings.bot or replies.MARKER in event.body:
         return Outcome(status=Status.IGNORED, reason="comment by a bot")
-    line = command_line(event.body, settings.bot)
-    if line is None:
+    lines = command_lines(event.body, settings.bot)
+    if not lines:
         return Outcome(status=Status.IGNORED, reason=f"no line starts with @{settings.bot}")
+    if event.user is None:  # a deleted account: nobody to check or to answer
+        return Outcome(status=Status.IGNORED, reason="comment by a deleted account")
     key = f"reply to comment {event.comment_id}"
-    responder = _Responder(gh, settings, event, key)
+    responder = Responder(
+        gh, settings, event.number, event.user, key, note=replies.ignored_note(lines[1:])
+    )
     try:
         permission = gh.permission(event.user)
-        if permission not in WRITE_ROLES:
-            text = replies.permission_reply(event.user, gh.repo, permission, key)
-            return responder.send(Status.REFUSED, text, "no write permission")
+        if not permission.can_write:
+            text = replies.permission_reply(event.user, gh.repo, permission.describe(), key)
+            return responder.send(Status.REFUSED, text, "no write permission", replies.ERROR)
         try:
-            command = parse_line(line, settings.bot)
+            command = parse_line(lines[0][1], settings.bot)
         except GrammarError as exc:
             return responder.error(exc, with_usage=True)
-        match command:
-            case HelpCommand():
-                text = replies.usage_reply(settings.bot, event.user, key)
-                return responder.send(Status.HELP, text, "help")
-            case CherryPickCommand():
-                pass
+        if isinstance(command, HelpCommand):
+            text = replies.usage_reply(settings.bot, event.user, key)
+            return responder.send(Status.HELP, text, "help", replies.HELP)
         if not event.is_pull_request:
-            error = UsageError(f"#{event.number} is an issue; cherry-pick works on pull requests")
+            error = UsageError(f"#{event.number} is an issue; the bot works on pull requests")
             return responder.error(error, with_usage=False)
-        return _cherry_pick(event, command, git=git, gh=gh, settings=settings, responder=responder)
+        if isinstance(command, RevertCommand):
+            from relforge.bot.reverts import plan_reverts
+
+            def plan_revert() -> Plan:
+                return plan_reverts(
+                    git, gh, settings.flow, pr=event.number, onto=command.onto, requester=event.user
+                )
+
+            return run_flow(plan_revert, git=git, gh=gh, settings=settings, responder=responder)
+        return cherry_pick(
+            event.number, command, git=git, gh=gh, settings=settings, responder=responder
+        )
     except GitHubError as exc:
         responder.try_error(exc)  # GitHub may answer this one; the error is raised either way
         raise
 
 
-def _cherry_pick(
-    event: CommentEvent,
+def cherry_pick(
+    number: int,
     command: CherryPickCommand,
     *,
     git: Git,
     gh: GitHubClient,
     settings: BotSettings,
-    responder: _Responder,
+    responder: Responder,
+    trigger: str | None = None,
 ) -> Outcome:
-    try:
-        plan = plan_picks(
-            git, gh, settings.flow, pr=event.number, command=command, requester=event.user
+    def plan() -> Plan:
+        return plan_picks(
+            git,
+            gh,
+            settings.flow,
+            pr=number,
+            command=command,
+            requester=responder.requester,
+            trigger=trigger,
         )
+
+    return run_flow(plan, git=git, gh=gh, settings=settings, responder=responder)
+
+
+def run_flow(
+    make_plan: Callable[[], Plan],
+    *,
+    git: Git,
+    gh: GitHubClient,
+    settings: BotSettings,
+    responder: Responder,
+) -> Outcome:
+    """Plan, apply (with execute), and answer with the result or the error."""
+    try:
+        plan = make_plan()
         done = apply_plan(git, gh, settings.flow, plan) if settings.execute else None
     except GitHubError:
         raise
     except RelforgeError as exc:
         return responder.error(exc, with_usage=False)
     text = replies.result_reply(plan, done, responder.key)
-    outcome = responder.send(Status.HANDLED, text, "cherry-pick")
+    outcome = responder.send(Status.HANDLED, text, plan.kind.value, replies.DONE)
     return Outcome(
         status=Status.HANDLED,
         reason=outcome.reason,
-        reply=text,
+        reply=outcome.reply,
         posted=outcome.posted,
         plan=plan,
         done=tuple(done or ()),
     )
 
 
-def post_once(gh: GitHubClient, number: int, text: str, key: str) -> bool:
-    """Post `text` on issue/PR `number` unless a reply with the same key is there already."""
-    tag = replies.marker(key)
-    if any(tag in c.body for c in gh.comments(number)):
+def post_once(
+    gh: GitHubClient,
+    number: int,
+    text: str,
+    key: str,
+    state: str = replies.DONE,
+    *,
+    bot: str | None = None,
+) -> bool:
+    """Post `text` on issue/PR `number` unless a reply to the same request in the same state
+    is there already.  A result after an earlier error reply is posted (the requester must
+    learn that the re-run worked) and the error reply gets a line pointing to it.  With `bot`,
+    only comments by an app/Actions or by that login count as earlier replies: a person who
+    pastes a marker cannot silence the bot."""
+    comments = gh.comments(number)
+    if bot is not None:
+        comments = [c for c in comments if c.by_bot or c.user == bot]
+    earlier = [(c, replies.state_of(c.body, key)) for c in comments]
+    earlier = [(c, s) for c, s in earlier if s is not None]
+    if any(s == state for _, s in earlier):
         return False
-    gh.comment(number, text)
+    new = gh.comment(number, text, marker=replies.marker(key, state))
+    if state == replies.DONE:
+        for comment, previous in earlier:
+            if previous == replies.ERROR and "**Update:**" not in comment.body:
+                gh.edit_comment(comment.id, comment.body + replies.rerun_update(new.html_url))
     return True
 
 
-class _Responder:
+class Responder:
     """Posts the one reply of a request (execute) or hands it back (dry run)."""
 
     def __init__(
-        self, gh: GitHubClient, settings: BotSettings, event: CommentEvent, key: str
+        self,
+        gh: GitHubClient,
+        settings: BotSettings,
+        number: int,
+        requester: str | None,
+        key: str,
+        *,
+        note: str = "",
     ) -> None:
-        self.gh, self.settings, self.event, self.key = gh, settings, event, key
+        self.gh, self.settings, self.number = gh, settings, number
+        self.requester, self.key, self.note = requester, key, note
 
-    def send(self, status: Status, text: str, reason: str) -> Outcome:
+    def send(self, status: Status, text: str, reason: str, state: str) -> Outcome:
+        if self.note:  # before the closing marker
+            body, sep, tail = text.rpartition("\n\n")
+            text = f"{body}{self.note}{sep}{tail}"
         if not self.settings.execute:
             return Outcome(status=status, reason=reason, reply=text)
-        if not post_once(self.gh, self.event.number, text, self.key):
+        if not post_once(self.gh, self.number, text, self.key, state, bot=self.settings.bot):
             return Outcome(status=status, reason=f"{reason} (reply already posted)", reply=text)
         return Outcome(status=status, reason=reason, reply=text, posted=True)
 
     def error(self, exc: RelforgeError, *, with_usage: bool) -> Outcome:
         text = replies.error_reply(
-            exc, self.settings.bot, self.event.user, self.key, with_usage=with_usage
+            exc, self.settings.bot, self.requester, self.key, with_usage=with_usage
         )
-        return self.send(Status.REFUSED, text, exc.message)
+        return self.send(Status.REFUSED, text, exc.message, replies.ERROR)
 
     def try_error(self, exc: RelforgeError) -> None:
         with contextlib.suppress(GitHubError):
@@ -226,12 +245,20 @@ def dispatch(
     settings: BotSettings,
     client: Callable[[str], GitHubClient] = GitHubClient,
 ) -> Outcome:
-    """One webhook delivery: only `issue_comment` events of the served repository count."""
-    if name != "issue_comment":
+    """One webhook delivery: `issue_comment` and `pull_request` events of the served repository
+    count (`pull_request_target` too: the same payload)."""
+    if name == "issue_comment":
+        event: CommentEvent | PullEvent = CommentEvent.from_payload(payload)
+    elif name in ("pull_request", "pull_request_target"):
+        event = PullEvent.from_payload(payload)
+    else:
         return Outcome(status=Status.IGNORED, reason=f"{name or 'unnamed'} event")
-    event = CommentEvent.from_payload(payload)
     if event.repo != github_repo:
         return Outcome(
             status=Status.IGNORED, reason=f"event of {event.repo!r}, serving {github_repo!r}"
         )
+    if isinstance(event, PullEvent):
+        from relforge.bot.pulls import handle_pull
+
+        return handle_pull(event, git=git, gh=client(github_repo), settings=settings)
     return handle_comment(event, git=git, gh=client(github_repo), settings=settings)

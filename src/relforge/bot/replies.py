@@ -1,13 +1,23 @@
 """What the bot says: replies on the source PR (results, refusals, usage) and the lines the
 local command prints.  Every text from a user or a repository is shown inside code spans or
 blocks whose fences it cannot close, and every reply carries a marker so the bot never answers
-itself and never posts the same reply twice."""
+itself and never posts the same reply twice.  The marker also says what the reply was (an
+error, a result, help): a re-run that succeeds after an error is told, never swallowed as
+"already posted"."""
 
 from __future__ import annotations
 
 import string
 
-from relforge.bot.flow import Action, Done, Plan, Target
+from relforge.bot.flow import (
+    Action,
+    Done,
+    Plan,
+    PlanKind,
+    Target,
+    picked_with,
+    revert_command,
+)
 from relforge.bot.grammar import usage
 from relforge.errors import RelforgeError
 
@@ -15,8 +25,25 @@ MARKER = "<!-- relforge-bot"
 _LOGIN = frozenset(string.ascii_letters + string.digits + "-")
 
 
-def marker(key: str) -> str:
-    return f"{MARKER} {key} -->"
+ERROR, DONE, HELP = "error", "done", "help"
+
+
+def key_prefix(key: str) -> str:
+    """What every reply to request `key` carries, whatever its state."""
+    return f"{MARKER} {key} state="
+
+
+def marker(key: str, state: str = DONE) -> str:
+    return f"{key_prefix(key)}{state} -->"
+
+
+def state_of(body: str, key: str) -> str | None:
+    """The state of a reply to request `key` (None: `body` is no such reply)."""
+    start = body.find(key_prefix(key))
+    if start < 0:
+        return None
+    rest = body[start + len(key_prefix(key)) :]
+    return rest.split(" ", 1)[0]
 
 
 def code(text: str) -> str:
@@ -38,7 +65,8 @@ def mention(user: str | None) -> str:
 
 def usage_reply(bot: str, requester: str | None, key: str) -> str:
     return (
-        f"{mention(requester)}usage of the cherry-pick bot:\n\n{block(usage(bot))}\n\n{marker(key)}"
+        f"{mention(requester)}usage of the cherry-pick bot:\n\n{block(usage(bot))}\n\n"
+        f"{marker(key, HELP)}"
     )
 
 
@@ -48,25 +76,49 @@ def error_reply(
     text = f"{mention(requester)}I could not run that command:\n\n{block(error.render())}"
     if with_usage:
         text += f"\n\n{block(usage(bot))}"
-    return f"{text}\n\n{marker(key)}"
+    return f"{text}\n\n{marker(key, ERROR)}"
 
 
-def permission_reply(requester: str, repo: str, permission: str, key: str) -> str:
+def permission_reply(
+    requester: str, repo: str, permission: str, key: str, *, label: str | None = None
+) -> str:
+    what = f"the label {code(label)} asks for a cherry-pick; " if label else ""
     return (
-        f"{mention(requester)}cherry-picks onto release branches need write permission on "
+        f"{mention(requester)}{what}cherry-picks onto release branches need write permission on "
         f"{code(repo)}; you have {code(permission)}. Ask a maintainer to run the command.\n\n"
-        f"{marker(key)}"
+        f"{marker(key, ERROR)}"
     )
+
+
+def ignored_note(ignored: list[tuple[int, str]]) -> str:
+    """A note on the command lines of a comment after the first, which were not run."""
+    if not ignored:
+        return ""
+    lines = ", ".join(f"line {n} ({code(text[:80])})" for n, text in ignored)
+    return (
+        f"\n\nNote: only the first command of a comment is run; ignored {lines}. "
+        "Post each command in a comment of its own."
+    )
+
+
+def rerun_update(reply_url: str) -> str:
+    """What an earlier error reply gets appended when a re-run succeeded."""
+    return f"\n\n**Update:** a re-run succeeded, see {reply_url}"
 
 
 def result_reply(plan: Plan, done: list[Done] | None, key: str) -> str:
     """The answer on the source PR; `done` is None for a dry run."""
-    header = (
-        f"{mention(plan.requester)}cherry-pick of #{plan.source.number} ({plan.command.summary()})"
-    )
+    if plan.kind is PlanKind.REVERT:
+        header = f"{mention(plan.requester)}revert on the release branches of what "
+        header += f"#{plan.source.number} reverted"
+    else:
+        header = f"{mention(plan.requester)}cherry-pick of #{plan.source.number}"
+        if plan.trigger:
+            header += f" requested by the label {code(plan.trigger)}"
+        header += f" ({plan.command.summary()}; landed as {plan.picks.describe()})"
     if done is None:
         header += " — dry run, nothing was pushed or posted"
-    return "\n".join([header + ":", "", *target_lines(plan, done), "", marker(key)])
+    return "\n".join([header + ":", "", *target_lines(plan, done), "", marker(key, DONE)])
 
 
 def target_lines(plan: Plan, done: list[Done] | None) -> list[str]:
@@ -80,6 +132,11 @@ def target_lines(plan: Plan, done: list[Done] | None) -> list[str]:
 
 def _describe(plan: Plan, t: Target, done: Done | None, *, dry: bool) -> str:
     match t.action:
+        case Action.ALREADY if t.how == "no pick":
+            return f"holds no pick of what #{plan.source.number} reverts; nothing to revert"
+        case Action.ALREADY if plan.kind is PlanKind.REVERT:
+            where = f"commit {t.found[:12]}" if t.found else "reverting would change nothing"
+            return f"already reverted on {t.onto.name} ({where}); no pull request opened"
         case Action.ALREADY:
             if t.found == plan.commit:
                 where = f"{t.found[:12]} itself is on the branch"
@@ -89,10 +146,19 @@ def _describe(plan: Plan, t: Target, done: Done | None, *, dry: bool) -> str:
                 where = "picking it would change nothing"
             return f"already on {t.onto.name} ({where}); no pull request opened"
         case Action.CONFLICT if t.head is None:
+            where = ", ".join(c[:12] for c in t.conflicted)
+            command = f"git fetch origin && git switch -c {t.branch} origin/{t.onto.name} && "
+            run = (
+                revert_command(t)
+                if plan.kind is PlanKind.REVERT
+                else picked_with(plan, t).command()
+            )
+            command += run
+            verb = "reverting" if plan.kind is PlanKind.REVERT else "picking"
             return (
-                f"conflicts in {', '.join(code(f) for f in t.conflicts)}; the cherry-pick was "
-                f"aborted and nothing was pushed. Pick it by hand on {t.onto.name}: "
-                f"{code(f'git cherry-pick -x {plan.commit}')}, resolve, and open a pull request"
+                f"conflicts in {', '.join(code(f) for f in t.conflicts)} ({verb} {where}); the "
+                f"{plan.kind.value} was aborted and nothing was pushed. Do it by hand: "
+                f"{code(command)}, resolve, and open a pull request"
             )
         case Action.OPEN | Action.REUSE | Action.CONFLICT:
             return _publish_text(t, done, dry=dry)
@@ -109,12 +175,16 @@ def _publish_text(t: Target, done: Done | None, *, dry: bool) -> str:
         verb = "would reuse" if t.action is Action.REUSE else "would push"
         text += f"{verb} {code(t.branch)} ({(t.head or '')[:12]}) and "
         text += f"reuse #{t.pull.number}" if t.pull else f"open a {kind}"
+        if t.milestone is not None:
+            text += f" on milestone {code(t.milestone.title)}"
         if t.tracker is not None:
             text += f"; would record it on the release tracker #{t.tracker.number}"
         return text + _no_tracker(t)
     pull = done.pull
     verb = "opened" if done.pull_created else "reused"
     text += f"{verb} {kind} #{pull.number} ({pull.html_url}) from {code(t.branch)}"
+    if done.milestone is not None:
+        text += f" on milestone {code(done.milestone.title)}"
     if done.tracker_comment is not None:
         verb = "recorded" if done.tracker_created else "already recorded"
         text += f"; {verb} on the release tracker ({done.tracker_comment.html_url})"

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from packaging.version import InvalidVersion, Version
 
 from relforge.bot.grammar import Category, IssueLink, ReleaseBranch
-from relforge.forges.github import Comment, GitHubClient, Issue
+from relforge.forges.github import Comment, GitHubClient, Issue, Milestone
 
 TRACKER_LABEL = "release tracker"
 _PUNCTUATION = str.maketrans(dict.fromkeys("[](){}<>,;:", " "))
@@ -54,10 +54,16 @@ def find_tracker(gh: GitHubClient, onto: ReleaseBranch, label: str = TRACKER_LAB
 
 
 def tracker_comment(
-    *, source_url: str, pick_url: str, category: Category, fixes: IssueLink | None
+    *,
+    source_url: str,
+    pick_url: str,
+    category: Category,
+    fixes: IssueLink | None,
+    criteria: str | None = None,
 ) -> str:
     """The tracker entry of one cherry-pick, in the release team's format."""
-    criteria = category.label if fixes is None else f"{category.label} - {fixes.url}"
+    if criteria is None:
+        criteria = category.label if fixes is None else f"{category.label} - {fixes.url}"
     return (
         "Link to landed trunk PR (if applicable):\n"
         f"* {source_url}\n"
@@ -72,8 +78,38 @@ def tracker_comment(
 
 def recorded(gh: GitHubClient, tracker: Issue, pick_url: str) -> Comment | None:
     """The tracker comment that already records this cherry-pick PR, if any."""
-    line = f"\n* {pick_url}\n"
+    line = _entry_line(pick_url)
     for comment in gh.comments(tracker.number):
         if line in comment.body:
             return comment
     return None
+
+
+def record_on_tracker(
+    gh: GitHubClient, tracker: Issue, pick_url: str, text: str
+) -> tuple[Comment, bool]:
+    """The tracker entry of a pick PR, posted unless one is there (also when a retried POST
+    had been saved); the comment and whether it was posted now."""
+    found = recorded(gh, tracker, pick_url)
+    if found is not None:
+        return found, False
+    return gh.comment(tracker.number, text, marker=_entry_line(pick_url)), True
+
+
+def _entry_line(pick_url: str) -> str:
+    return f"\n* {pick_url}\n"
+
+
+def pick_milestone(milestones: Iterable[Milestone], onto: ReleaseBranch) -> Milestone | None:
+    """The open milestone of release X.Y (`2.9.1`, `v2.9.0`, `2.9`); with several, the
+    lowest version (the next release to ship)."""
+    found: list[tuple[Version, int, Milestone]] = []
+    for milestone in milestones:
+        version = title_version(milestone.title)
+        if (
+            milestone.state in ("", "open")
+            and version is not None
+            and version.release[:2] == onto.version.release[:2]
+        ):
+            found.append((version, milestone.number, milestone))
+    return min(found, key=lambda item: item[:2])[2] if found else None

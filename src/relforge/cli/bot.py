@@ -11,9 +11,21 @@ from typing import Any
 
 import click
 
-from relforge.bot.flow import Action, FlowSettings, Target, apply_plan, plan_picks
-from relforge.bot.grammar import CATEGORY_NAMES, DEFAULT_BOT, make_command, parse_release_branch
-from relforge.bot.handler import BotSettings, CommentEvent, dispatch, handle_comment, post_once
+from relforge.bot.events import CommentEvent, PullEvent
+from relforge.bot.flow import Action, FlowSettings, Plan, apply_plan, picked_with, plan_picks
+from relforge.bot.grammar import (
+    CATEGORY_NAMES,
+    DEFAULT_BOT,
+    Category,
+    make_command,
+    parse_release_branch,
+)
+from relforge.bot.handler import (
+    DEFAULT_LABEL_PREFIX,
+    BotSettings,
+    dispatch,
+    post_once,
+)
 from relforge.bot.replies import result_reply, target_lines
 from relforge.cli.output import append_step_summary
 from relforge.errors import ConfigError, NothingToDoError, UsageError, ValidationFailed
@@ -135,15 +147,18 @@ def cherry_pick(
         post_once(gh, pr, result_reply(plan, done, key), key)
     if done is None:
         click.echo("dry run: nothing was pushed or posted; rerun with --execute")
-    _exit_for(plan.targets)
+    _exit_for(plan)
 
 
-def _exit_for(targets: tuple[Target, ...]) -> None:
+def _exit_for(plan: Plan) -> None:
+    targets = plan.targets
     aborted = [t for t in targets if t.action is Action.CONFLICT and t.head is None]
     if aborted:
+        commands = sorted({picked_with(plan, t).command() for t in aborted})
         raise ValidationFailed(
             "; ".join(f"{t.onto.name} conflicts in {', '.join(t.conflicts)}" for t in aborted),
-            hint="pick those by hand (git cherry-pick -x) or rerun with --draft-on-conflict",
+            hint=f"pick by hand on a branch from each release branch ({'; '.join(commands)}) "
+            "or rerun with --draft-on-conflict",
         )
     if all(t.action is Action.ALREADY for t in targets):
         raise NothingToDoError("the fix is already on every branch named by --onto")
@@ -154,35 +169,85 @@ def bot() -> None:
     """The cherry-pick bot: answer `@relforge-bot cherry-pick …` comments on pull requests."""
 
 
-def _bot_settings(bot_name: str, remote: str, draft: bool, execute: bool) -> BotSettings:
+def _bot_settings(
+    bot_name: str,
+    remote: str,
+    draft: bool,
+    execute: bool,
+    label_prefix: str = DEFAULT_LABEL_PREFIX,
+    label_category: str = Category.RELEASE.value,
+) -> BotSettings:
     _check_bot_name(bot_name)
+    if not label_prefix or any(ch.isspace() or ch == "," for ch in label_prefix):
+        raise UsageError(f"{label_prefix!r} is not a label prefix", key="--label-prefix")
     flow = _flow_settings(remote, draft, bot=True)
-    return BotSettings(bot=bot_name, execute=execute, flow=flow)
+    return BotSettings(
+        bot=bot_name,
+        execute=execute,
+        flow=flow,
+        label_prefix=label_prefix,
+        label_category=Category(label_category),
+    )
+
+
+def _labels(command: Any) -> Any:
+    """Options of the label trigger."""
+    command = click.option(
+        "--label-category",
+        default=Category.RELEASE.value,
+        show_default=True,
+        type=click.Choice([c.value for c in Category if not c.needs_fixes]),
+        help="The tracker category of picks asked for by a label.",
+    )(command)
+    return click.option(
+        "--label-prefix",
+        default=DEFAULT_LABEL_PREFIX,
+        show_default=True,
+        help="Labels PREFIXrelease-X.Y on a merged PR ask for a pick onto release/X.Y.",
+    )(command)
 
 
 @bot.command("handle")
 @click.argument("event_file", type=click.Path(dir_okay=False, path_type=Path), metavar="EVENT.json")
+@click.option(
+    "--event-name",
+    envvar="GITHUB_EVENT_NAME",
+    help="issue_comment, pull_request or pull_request_target (default: $GITHUB_EVENT_NAME, "
+    "else told from the payload).",
+)
 @click.option("--bot-name", default=DEFAULT_BOT, show_default=True, help="The login to answer to.")
+@_labels
 @_common
 def handle(
     event_file: Path,
+    event_name: str | None,
     bot_name: str,
+    label_prefix: str,
+    label_category: str,
     repo: Path,
     remote: str,
     github_repo: str | None,
     draft_on_conflict: bool,
     execute: bool,
 ) -> None:
-    """Answer one GitHub Actions `issue_comment` event (the file in $GITHUB_EVENT_PATH).
-    Dry run unless --execute: the reply is printed, nothing is pushed or posted."""
-    settings = _bot_settings(bot_name, remote, draft_on_conflict, execute)
+    """Answer one GitHub Actions event (the file in $GITHUB_EVENT_PATH): an `issue_comment`
+    command, or a `pull_request` labelled or merged.  Dry run unless --execute: the reply is
+    printed, nothing is pushed or posted."""
+    settings = _bot_settings(
+        bot_name, remote, draft_on_conflict, execute, label_prefix, label_category
+    )
     try:
         payload = json.loads(event_file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read the event: {exc}", key=str(event_file)) from None
     if not isinstance(payload, dict):
         raise ConfigError("the event is not a JSON object", key=str(event_file))
-    event = CommentEvent.from_payload(payload)
+    if not event_name:
+        event_name = "pull_request" if "pull_request" in payload else "issue_comment"
+    if event_name in ("pull_request", "pull_request_target"):
+        event: CommentEvent | PullEvent = PullEvent.from_payload(payload)
+    else:
+        event = CommentEvent.from_payload(payload)
     if github_repo and event.repo and github_repo != event.repo:
         raise ConfigError(
             f"the event is from {event.repo!r}, not {github_repo!r}", key="--github-repo"
@@ -190,7 +255,14 @@ def handle(
     name = event.repo or github_repo
     if not name:
         raise ConfigError("the event names no repository", key="--github-repo")
-    outcome = handle_comment(event, git=Git(repo), gh=GitHubClient(name), settings=settings)
+    outcome = dispatch(
+        event_name,
+        payload,
+        git=Git(repo),
+        github_repo=name,
+        settings=settings,
+        client=GitHubClient,
+    )
     click.echo(f"{outcome.status.value}: {outcome.reason}")
     if outcome.reply is not None:
         where = "posted on" if outcome.posted else "reply for"
@@ -210,21 +282,27 @@ def handle(
     help="Environment variable holding the webhook secret.",
 )
 @click.option("--bot-name", default=DEFAULT_BOT, show_default=True, help="The login to answer to.")
+@_labels
 @_common
 def serve(
     host: str,
     port: int,
     secret_env: str,
     bot_name: str,
+    label_prefix: str,
+    label_category: str,
     repo: Path,
     remote: str,
     github_repo: str | None,
     draft_on_conflict: bool,
     execute: bool,
 ) -> None:
-    """Receive GitHub webhooks (issue_comment) and answer cherry-pick commands.  Requests without
-    a valid X-Hub-Signature-256 are answered 401.  Dry run unless --execute."""
-    settings = _bot_settings(bot_name, remote, draft_on_conflict, execute)
+    """Receive GitHub webhooks (issue_comment, pull_request) and answer cherry-pick commands,
+    cherry-pick labels and merged reverts.  Requests without a valid X-Hub-Signature-256 are
+    answered 401.  Dry run unless --execute."""
+    settings = _bot_settings(
+        bot_name, remote, draft_on_conflict, execute, label_prefix, label_category
+    )
     secret = os.environ.get(secret_env, "")
     if not secret:
         raise ConfigError(

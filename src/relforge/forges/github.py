@@ -1,6 +1,11 @@
 """A typed GitHub REST client on `requests`: token from GITHUB_TOKEN, configurable API URL (GitHub
 Enterprise), pagination by Link headers, and retries with backoff for rate limits (`Retry-After`,
-secondary limits, `X-RateLimit-Reset`) and server errors.  The token never appears in messages.
+secondary limits, `X-RateLimit-Reset`) and server errors, within a bounded waiting budget.
+
+Writes that create something (a comment, a pull request) are never blindly re-sent: GitHub may
+have saved a POST it answered with a 5xx, so before sending it again the client looks for what
+the first attempt would have made.  The token never appears in messages, and neither does the
+API's host (messages name the route only: they end up in public comments).
 """
 
 from __future__ import annotations
@@ -9,113 +14,53 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import requests
 
-from relforge.errors import ConfigError, RelforgeError
+from relforge.errors import ConfigError
+from relforge.forges.github_limits import (
+    GitHubError,
+    MaybeSaved,
+    RateLimited,
+    error_of,
+    rate_limited,
+    retry_after,
+)
+from relforge.forges.github_models import (
+    Comment,
+    Issue,
+    LabelEvent,
+    Milestone,
+    Permission,
+    PullCommit,
+    PullRequest,
+)
+
+__all__ = [
+    "DEFAULT_API_URL",
+    "Comment",
+    "GitHubClient",
+    "GitHubError",
+    "Issue",
+    "LabelEvent",
+    "Milestone",
+    "MilestoneInfo",
+    "Permission",
+    "PullCommit",
+    "PullRequest",
+    "RateLimited",
+    "repo_from_url",
+]
 
 DEFAULT_API_URL = "https://api.github.com"
 # A GitHub login: letters, digits and single hyphens.
 _LOGIN = re.compile(r"[A-Za-z0-9](?:-?[A-Za-z0-9])*")
-
-
-class GitHubError(RelforgeError):
-    """GitHub answered with an error we cannot work around (exit 1)."""
-
-    label = "GitHub error"
-
-    def __init__(self, message: str, *, status: int = 0, hint: str | None = None) -> None:
-        super().__init__(message, hint=hint)
-        self.status = status
-
-
-@dataclass(frozen=True, kw_only=True)
-class PullRequest:
-    number: int
-    title: str
-    state: str
-    merged: bool
-    merge_commit_sha: str | None
-    html_url: str
-    user: str
-    head_ref: str
-    base_ref: str
-    body: str
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> PullRequest:
-        return cls(
-            number=int(data["number"]),
-            title=str(data["title"]),
-            state=str(data["state"]),
-            merged=bool(data.get("merged")),
-            merge_commit_sha=data.get("merge_commit_sha"),
-            html_url=str(data["html_url"]),
-            user=str(data["user"]["login"]),
-            head_ref=str(data["head"]["ref"]),
-            base_ref=str(data["base"]["ref"]),
-            body=str(data.get("body") or ""),
-        )
-
-
-@dataclass(frozen=True, kw_only=True)
-class Issue:
-    number: int
-    title: str
-    state: str
-    labels: tuple[str, ...]
-    html_url: str
-    is_pull_request: bool
-    milestone: str | None
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Issue:
-        milestone = data.get("milestone")
-        return cls(
-            number=int(data["number"]),
-            title=str(data["title"]),
-            state=str(data["state"]),
-            labels=tuple(str(label["name"]) for label in data.get("labels", ())),
-            html_url=str(data["html_url"]),
-            is_pull_request="pull_request" in data,
-            milestone=str(milestone["title"]) if milestone else None,
-        )
-
-
-@dataclass(frozen=True, kw_only=True)
-class MilestoneInfo:
-    number: int
-    title: str
-    state: str
-    html_url: str
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> MilestoneInfo:
-        return cls(
-            number=int(data["number"]),
-            title=str(data["title"]),
-            state=str(data.get("state") or ""),
-            html_url=str(data.get("html_url") or ""),
-        )
-
-
-@dataclass(frozen=True, kw_only=True)
-class Comment:
-    id: int
-    body: str
-    user: str
-    html_url: str
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Comment:
-        return cls(
-            id=int(data["id"]),
-            body=str(data.get("body") or ""),
-            user=str(data["user"]["login"]),
-            html_url=str(data["html_url"]),
-        )
+# GET /pulls/{n}/commits lists at most this many commits (GitHub's documented limit).
+PULL_COMMITS_LIMIT = 250
+MilestoneInfo = Milestone
+T = TypeVar("T")
 
 
 class GitHubClient:
@@ -129,7 +74,9 @@ class GitHubClient:
         token: str | None = None,
         session: requests.Session | None = None,
         max_retries: int = 5,
+        max_wait: float = 600.0,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
         timeout: float = 30.0,
     ) -> None:
         if repo.count("/") != 1 or not all(repo.split("/")):
@@ -141,13 +88,24 @@ class GitHubClient:
         self._token = token if token is not None else os.environ.get("GITHUB_TOKEN", "")
         self.session = session or requests.Session()
         self.max_retries = max_retries
+        # Seconds this client may spend waiting in all: a bot run is one job with a timeout.
+        self.max_wait = max_wait
+        self.waited = 0.0
         self.sleep = sleep
+        self.clock = clock
         self.timeout = timeout
 
     def __repr__(self) -> str:  # never show the token
         return f"GitHubClient({self.repo!r}, api_url={self.api_url!r})"
 
     # -- transport ---------------------------------------------------------------------------
+
+    def route(self, url: str) -> str:
+        """The path of a request below the API root: what messages show (no host, no query)."""
+        path = url.split("?", 1)[0]
+        if path.startswith(self.api_url):
+            return "/" + path[len(self.api_url) :].lstrip("/")
+        return urlsplit(path).path if "://" in path else "/" + path.lstrip("/")
 
     def request(
         self,
@@ -158,8 +116,10 @@ class GitHubClient:
         json: Any = None,
         ok: tuple[int, ...] = (),
     ) -> requests.Response:
-        """One API call with retries; `path` is relative to the API root or an absolute URL."""
+        """One API call with retries; `path` is relative to the API root or an absolute URL.
+        A POST is not re-sent after a 5xx or a cut connection (`MaybeSaved`): see `_create`."""
         url = path if path.startswith("http") else f"{self.api_url}/{path.lstrip('/')}"
+        route = f"{method} {self.route(url)}"
         headers = {
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": "2022-11-28",
@@ -178,25 +138,50 @@ class GitHubClient:
                 requests.exceptions.MissingSchema,
             ):
                 raise ConfigError(
-                    f"{_public(self.api_url)!r} is not a URL relforge can reach the API at",
+                    "GITHUB_API_URL is not a URL relforge can reach the API at",
                     key="GITHUB_API_URL",
                     hint=f"unset it for github.com ({DEFAULT_API_URL}), or set it to the API "
                     "root of GitHub Enterprise, e.g. https://github.example.org/api/v3",
                 ) from None
             except requests.RequestException as exc:
+                if method == "POST":  # it may have arrived: look before sending it again
+                    raise MaybeSaved(f"{route}: {type(exc).__name__}") from None
                 if attempt == self.max_retries:
                     raise GitHubError(
-                        f"{method} {_public(url)}: {type(exc).__name__}",
-                        hint="is the API URL reachable?",
+                        f"{route}: {type(exc).__name__}", hint="is the API URL reachable?"
                     ) from None
-                self.sleep(min(2.0**attempt, 60.0))
+                self._wait(min(2.0**attempt, 60.0))
                 continue
-            if response.status_code < 400 or response.status_code in ok:
+            status = response.status_code
+            if status < 400 or status in ok:
                 return response
-            wait = _retry_after(response, attempt)
+            if method == "POST" and status >= 500:
+                raise MaybeSaved(f"{route} answered {status}", status=status)
+            wait, reset = retry_after(response, attempt, self.clock())
             if wait is None or attempt == self.max_retries:
-                raise _error(method, url, response)
-            self.sleep(wait)
+                raise error_of(route, response)
+            if self.waited + wait > self.max_wait:
+                raise rate_limited(route, response, wait, reset)
+            self._wait(wait)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _wait(self, seconds: float) -> None:
+        self.waited += seconds
+        self.sleep(seconds)
+
+    def _create(self, post: Callable[[], T], find: Callable[[], T | None]) -> T:
+        """Send a creating POST; after an answer that leaves open whether GitHub saved it, look
+        for the object (`find`) before sending it again, so a retry never makes a duplicate."""
+        for attempt in range(self.max_retries + 1):
+            try:
+                return post()
+            except MaybeSaved as exc:
+                if attempt == self.max_retries:
+                    raise GitHubError(exc.message, status=exc.status) from None
+                self._wait(min(2.0**attempt, 60.0))
+                found = find()
+                if found is not None:
+                    return found
         raise AssertionError("unreachable")  # pragma: no cover
 
     def get(self, path: str, **params: Any) -> Any:
@@ -220,6 +205,12 @@ class GitHubClient:
     def pull(self, number: int) -> PullRequest:
         return PullRequest.from_json(self.get(self._repo(f"pulls/{number}")))
 
+    def pull_commits(self, number: int) -> list[PullCommit]:
+        """The commits of a pull request, oldest first (GitHub lists at most 250)."""
+        return [
+            PullCommit.from_json(c) for c in self.paginate(self._repo(f"pulls/{number}/commits"))
+        ]
+
     def pulls(
         self, *, state: str = "open", head: str | None = None, base: str | None = None
     ) -> list[PullRequest]:
@@ -234,7 +225,18 @@ class GitHubClient:
         self, *, title: str, head: str, base: str, body: str, draft: bool = False
     ) -> PullRequest:
         data = {"title": title, "head": head, "base": base, "body": body, "draft": draft}
-        return PullRequest.from_json(self.request("POST", self._repo("pulls"), json=data).json())
+        owner = self.repo.split("/")[0]
+
+        def post() -> PullRequest:
+            return PullRequest.from_json(
+                self.request("POST", self._repo("pulls"), json=data).json()
+            )
+
+        def find() -> PullRequest | None:
+            found = self.pulls(state="open", head=f"{owner}:{head}", base=base)
+            return found[0] if found else None
+
+        return self._create(post, find)
 
     def issue(self, number: int) -> Issue:
         return Issue.from_json(self.get(self._repo(f"issues/{number}")))
@@ -249,83 +251,66 @@ class GitHubClient:
             params["milestone"] = milestone
         return [Issue.from_json(i) for i in self.paginate(self._repo("issues"), **params)]
 
-    def milestone(self, number: int) -> MilestoneInfo:
-        return MilestoneInfo.from_json(self.get(self._repo(f"milestones/{number}")))
+    def set_milestone(self, number: int, milestone: int) -> None:
+        """Put issue or pull request `number` on a milestone (a PATCH: safe to repeat)."""
+        self.request("PATCH", self._repo(f"issues/{number}"), json={"milestone": milestone})
+
+    def label_events(self, number: int) -> list[LabelEvent]:
+        """Who added which label to issue or pull request `number`, oldest first."""
+        found = (LabelEvent.maybe(e) for e in self.paginate(self._repo(f"issues/{number}/events")))
+        return [e for e in found if e is not None]
+
+    def milestone(self, number: int) -> Milestone:
+        return Milestone.from_json(self.get(self._repo(f"milestones/{number}")))
+
+    def milestones(self, *, state: str = "open") -> list[Milestone]:
+        return [
+            Milestone.from_json(m) for m in self.paginate(self._repo("milestones"), state=state)
+        ]
 
     def comments(self, number: int) -> list[Comment]:
         return [
             Comment.from_json(c) for c in self.paginate(self._repo(f"issues/{number}/comments"))
         ]
 
-    def comment(self, number: int, body: str) -> Comment:
+    def comment(self, number: int, body: str, *, marker: str | None = None) -> Comment:
+        """Post a comment.  `marker` (default: the whole body) is what tells this comment apart
+        when a retry has to find out whether an earlier attempt was saved."""
+        tag = marker or body
+
+        def post() -> Comment:
+            response = self.request(
+                "POST", self._repo(f"issues/{number}/comments"), json={"body": body}
+            )
+            return Comment.from_json(response.json())
+
+        def find() -> Comment | None:
+            return next((c for c in self.comments(number) if tag in c.body), None)
+
+        return self._create(post, find)
+
+    def edit_comment(self, comment_id: int, body: str) -> Comment:
         response = self.request(
-            "POST", self._repo(f"issues/{number}/comments"), json={"body": body}
+            "PATCH", self._repo(f"issues/comments/{comment_id}"), json={"body": body}
         )
         return Comment.from_json(response.json())
 
-    def permission(self, user: str) -> str:
-        """`admin`, `maintain`, `write`, `triage`, `read` or `none` (also for a name that is
-        not a GitHub login: it would not be one path segment of the request)."""
+    def permission(self, user: str) -> Permission:
+        """A user's base permission and role name; `none` also for a name that is not a
+        GitHub login (it would not be one path segment of the request)."""
+        nobody = Permission(permission="none", role_name="none")
         if not _LOGIN.fullmatch(user):
-            return "none"
+            return nobody
         response = self.request("GET", self._repo(f"collaborators/{user}/permission"), ok=(404,))
         if response.status_code == 404:
-            return "none"
+            return nobody
         data = response.json()
-        return str(data.get("role_name") or data.get("permission") or "none")
-
-
-def _public(url: str) -> str:
-    return url.split("?", 1)[0]
-
-
-def _retry_after(response: requests.Response, attempt: int) -> float | None:
-    """Seconds to wait before retrying, or None when retrying cannot help."""
-    status = response.status_code
-    headers = response.headers
-    if "Retry-After" in headers:
-        try:
-            return min(float(headers["Retry-After"]), 300.0)
-        except ValueError:
-            return 60.0
-    limited = status == 429 or (
-        status == 403
-        and (
-            headers.get("X-RateLimit-Remaining") == "0"
-            or "secondary rate limit" in response.text.lower()
-        )
-    )
-    if limited:
-        reset = headers.get("X-RateLimit-Reset")
-        if reset and reset.isdigit():
-            return max(0.0, min(float(reset) - time.time(), 300.0))
-        return min(60.0 * 2.0**attempt, 300.0)
-    if status >= 500:
-        return min(2.0**attempt, 60.0)
-    return None
-
-
-def _error(method: str, url: str, response: requests.Response) -> GitHubError:
-    try:
-        message = str(response.json().get("message", ""))
-    except ValueError:
-        message = response.text[:200]
-    hint = None
-    if response.status_code == 401:
-        hint = "set GITHUB_TOKEN to a token that can access the repository"
-    elif response.status_code == 403:
-        hint = "the token lacks a permission, or a rate limit did not reset in time"
-    return GitHubError(
-        f"{method} {_public(url)} answered {response.status_code}: {message}",
-        status=response.status_code,
-        hint=hint,
-    )
+        base = str(data.get("permission") or "none")
+        return Permission(permission=base, role_name=str(data.get("role_name") or base))
 
 
 def repo_from_url(url: str) -> str | None:
     """`owner/name` of a GitHub remote URL (https://…, ssh://…, git@host:owner/name.git)."""
-    from urllib.parse import urlsplit
-
     if "://" in url:
         path = urlsplit(url).path
     elif ":" in url and not url.startswith(("/", ".")):
