@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format bench golden clean
+.PHONY: demo test lint format bench golden screenshot clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ golden: $(STAMP)
 	$(BIN)/relforge matrix list matrix/example.yaml --release 1.0 --format json \
 	  > tests/golden/example-1.0.json
 	$(BIN)/relforge workflows generate matrix/example.yaml --release 1.0 --out .github/workflows
+
+# Refresh the README's picture of the install selector (docs/site-selector.png) from the browser test.
+screenshot: $(STAMP)
+	RELFORGE_UPDATE_DOCS=1 $(BIN)/python -m pytest -q tests/integration/test_site_browser.py
 
 clean:
 	rm -rf $(VENV) .relforge .pytest_cache .mypy_cache .ruff_cache

@@ -153,7 +153,13 @@ def test_jobs_run_exactly_the_relforge_commands(rendered: dict[str, dict[str, An
         '--select "$CELL_ID" --runtime'
     )
     bot = rendered["relforge-bot.yml"]
-    assert list(bot["on"]) == ["issue_comment"]
+    assert bot["on"] == {
+        "issue_comment": {"types": ["created"]},
+        # the label trigger and revert propagation; the job never checks out the PR's code
+        "pull_request_target": {"types": ["labeled", "closed"]},
+    }
+    (checkout,) = [s for s in bot["jobs"]["handle"]["steps"] if "checkout" in s.get("uses", "")]
+    assert checkout["with"]["ref"] == "${{ github.event.repository.default_branch }}"
     validate = rendered["relforge-validate-binaries.yml"]
     assert "schedule" in validate["on"] and "workflow_dispatch" in validate["on"]
 
