@@ -49,7 +49,7 @@ def test_missing_and_wrong_credentials(
     monkeypatch.setenv("TWINE_USERNAME", pypiserver.username)
     monkeypatch.setenv("TWINE_PASSWORD", "not-the-" + SECRET)
     wrong = upload(run, pypiserver.url, "--execute")
-    assert wrong.code == 1 and "403" in wrong.err and "credentials" in wrong.err
+    assert wrong.code == 6 and "403" in wrong.err and "credentials" in wrong.err
     assert SECRET not in wrong.out + wrong.err
     assert list(pypiserver.packages.iterdir()) == []
 
@@ -68,6 +68,6 @@ def test_bad_repository_urls_are_usage_errors(
 def test_a_password_in_the_url_is_never_printed(staged: str, run: Callable[..., Result]) -> None:
     url = f"http://releng:{SECRET}@127.0.0.1:{free_port()}/"
     unreachable = upload(run, url)
-    assert unreachable.code == 1, unreachable.out + unreachable.err
+    assert unreachable.code == 6, unreachable.out + unreachable.err
     assert "cannot read http://127.0.0.1:" in unreachable.err
     assert SECRET not in unreachable.out + unreachable.err
