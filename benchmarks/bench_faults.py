@@ -2,13 +2,14 @@
 mixed transient faults (503 SlowDown, 500 before/after the write, 400 RequestTimeout, resets
 before/after, bodies cut mid-stream, a byte flipped in an object body), for N seeds.
 
-Issue 11 measured 0 of 3 faulted runs completing before retries existed.  Each run here is the
-real CLI (one process per command); a run completes when every command exits 0 in one go, and
-is lossless when both buckets end byte-identical to a fault-free run's.  Writes
-benchmarks/results/faults.json (rate, seeds, completed, retries, injected faults by kind,
-seconds against the fault-free run).
+Side by side in one run, for each seed: the baseline (relforge's source at the commit before
+retries existed, `git archive`d to a temporary directory: botocore's standard retries, no
+verified re-reads) and this tree.  Each run is the real CLI (one process per command); a run
+completes when every command exits 0 in one go, and is lossless when both buckets end
+byte-identical to a fault-free run's.  Writes benchmarks/results/faults.json (rate, seeds,
+completed, retries, injected faults by kind, seconds against the fault-free run).
 
-    python benchmarks/bench_faults.py [--seeds 5] [--rate 0.1]
+    python benchmarks/bench_faults.py [--seeds 10] [--rate 0.1] [--baseline-ref REF]
 """
 
 from __future__ import annotations
@@ -45,6 +46,22 @@ def objects(client: Any, bucket: str) -> dict[str, str]:
     return out
 
 
+def baseline_source(ref: str, into: Path) -> Path:
+    """relforge's `src/` at `ref` (default: the parent of the commit that added retries)."""
+    if not ref:
+        added = subprocess.run(
+            ["git", "log", "--diff-filter=A", "--format=%H", "--", "src/relforge/promote/retry.py"],
+            capture_output=True, text=True, check=True, cwd=ROOT,
+        ).stdout.split()  # fmt: skip
+        ref = f"{added[-1]}~1"
+    archive = subprocess.run(
+        ["git", "archive", ref, "src"], capture_output=True, check=True, cwd=ROOT
+    ).stdout
+    into.mkdir()
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into / "src"
+
+
 def flow(work: Path, bucket: str, endpoint: str, manifest: Path, env: dict[str, str]) -> dict:
     publishing = textwrap.dedent(f"""\
         publishing:
@@ -64,7 +81,7 @@ def flow(work: Path, bucket: str, endpoint: str, manifest: Path, env: dict[str, 
     started = time.perf_counter()
     for argv in commands:
         done = subprocess.run(
-            [str(BIN / "relforge"), *argv, "--execute"],
+            [sys.executable, "-m", "relforge", *argv, "--execute"],
             capture_output=True,
             text=True,
             cwd=work,
@@ -80,8 +97,9 @@ def flow(work: Path, bucket: str, endpoint: str, manifest: Path, env: dict[str, 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--rate", type=float, default=0.1)
+    parser.add_argument("--baseline-ref", default="", help="git ref of the baseline's source")
     args = parser.parse_args()
 
     import boto3
@@ -107,26 +125,29 @@ def main() -> int:
 
             clean = flow(work, buckets("clean"), upstream, manifest, env)
             expected = (objects(client, "clean"), objects(client, "clean-backup"))
-            runs = []
+            base_src = baseline_source(args.baseline_ref, work / "baseline")
+            base_env = {**env, "PYTHONPATH": str(base_src)}  # ahead of the editable install
+            runs, baseline = [], []
             for seed in range(1, args.seeds + 1):
-                with FaultProxy(upstream=upstream, seed=seed, rate=args.rate) as proxy:
-                    bucket = buckets(f"faulted-{seed}")
-                    result = flow(work, bucket, proxy.url, manifest, env)
-                    injected = dict(proxy.injected)
-                    requests = proxy.requests
-                got = (objects(client, bucket), objects(client, f"{bucket}-backup"))
-                runs.append(
-                    {
-                        "seed": seed,
-                        **result,
-                        "requests": requests,
-                        "injected": injected,
-                        "injected_total": sum(injected.values()),
-                        "byte_identical_to_fault_free": got == expected,
-                        "objects": len(got[0]) + len(got[1]),
-                    }
-                )
-                print(json.dumps(runs[-1]))
+                for label, out, run_env in (("base", baseline, base_env), ("new", runs, env)):
+                    with FaultProxy(upstream=upstream, seed=seed, rate=args.rate) as proxy:
+                        bucket = buckets(f"{label}-{seed}")
+                        result = flow(work, bucket, proxy.url, manifest, run_env)
+                        injected = dict(proxy.injected)
+                        requests = proxy.requests
+                    got = (objects(client, bucket), objects(client, f"{bucket}-backup"))
+                    out.append(
+                        {
+                            "seed": seed,
+                            **result,
+                            "requests": requests,
+                            "injected": injected,
+                            "injected_total": sum(injected.values()),
+                            "byte_identical_to_fault_free": got == expected,
+                            "objects": len(got[0]) + len(got[1]),
+                        }
+                    )
+                    print(label, json.dumps(out[-1]))
         finally:
             _stop(moto)
     kinds: Counter[str] = Counter()
@@ -145,7 +166,17 @@ def main() -> int:
         "injected_by_kind": dict(sorted(kinds.items())),
         "fault_free_seconds": clean.get("seconds"),
         "faulted_seconds": [r.get("seconds") for r in runs],
-        "before_this_change": "0 of 3 faulted runs completed (issue 11)",
+        "baseline": {
+            "source": args.baseline_ref or "the commit before src/relforge/promote/retry.py",
+            "completed": sum(1 for r in baseline if r["completed"]),
+            "lossless": sum(
+                1 for r in baseline if r["completed"] and r["byte_identical_to_fault_free"]
+            ),
+            "runs": len(baseline),
+            "failures": [
+                f"seed {r['seed']}: {r.get('stderr', '')}" for r in baseline if not r["completed"]
+            ],
+        },
         "details": runs,
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, shared 2-core (noisy)",
