@@ -49,7 +49,7 @@ def test_missing_and_wrong_credentials(
     monkeypatch.setenv("TWINE_USERNAME", pypiserver.username)
     monkeypatch.setenv("TWINE_PASSWORD", "not-the-" + SECRET)
     wrong = upload(run, pypiserver.url, "--execute")
-    assert wrong.code == 1 and "403" in wrong.err and "credentials" in wrong.err
+    assert wrong.code == 6 and "403" in wrong.err and "credentials" in wrong.err
     assert SECRET not in wrong.out + wrong.err
     assert list(pypiserver.packages.iterdir()) == []
 
@@ -68,6 +68,26 @@ def test_bad_repository_urls_are_usage_errors(
 def test_a_password_in_the_url_is_never_printed(staged: str, run: Callable[..., Result]) -> None:
     url = f"http://releng:{SECRET}@127.0.0.1:{free_port()}/"
     unreachable = upload(run, url)
-    assert unreachable.code == 1, unreachable.out + unreachable.err
+    assert unreachable.code == 6, unreachable.out + unreachable.err
     assert "cannot read http://127.0.0.1:" in unreachable.err
     assert SECRET not in unreachable.out + unreachable.err
+
+
+@pytest.mark.parametrize(
+    ("index", "needle"),
+    [
+        ("http://relforge-no-such-index.invalid/simple/", "relforge-no-such-index.invalid"),
+        (f"http://127.0.0.1:{free_port()}/simple/", "cannot read http://127.0.0.1:"),
+    ],
+    ids=["dns", "closed-port"],
+)
+def test_an_index_that_cannot_be_reached_is_an_environment_fault(
+    staged: str, pypiserver: PyPIServer, run: Callable[..., Result], index: str, needle: str
+) -> None:
+    failed = upload(run, pypiserver.url, "--index-url", index, "--execute")
+    assert failed.code == 6, failed.out + failed.err
+    lines = failed.err.strip().splitlines()
+    assert lines[0].startswith("environment fault: --index-url: ") and needle in lines[0]
+    assert len(lines) == 2 and lines[1].startswith("  hint: check the index URL")
+    assert "Traceback" not in failed.err and "internal error" not in failed.err
+    assert list(pypiserver.packages.iterdir()) == []  # nothing uploaded

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -211,13 +213,17 @@ def test_permissions_are_least_privilege(rendered: dict[str, dict[str, Any]]) ->
         for job_id, job in workflow["jobs"].items():
             assert "permissions" in job, f"{name}:{job_id} has no permissions"
             grants = job["permissions"]
-            if grants.get("id-token") == "write":
+            if "id-token" in grants or "attestations" in grants:
                 # only the upload job, and the caller jobs that grant it its ceiling
                 assert (name, job_id) == ("relforge-build.yml", "upload") or "uses" in job
     build = rendered["relforge-build.yml"]["jobs"]
     assert build["build"]["permissions"] == {"contents": "read"}
     assert build["test"]["permissions"] == {"contents": "read"}
-    assert build["upload"]["permissions"] == {"contents": "read", "id-token": "write"}
+    assert build["upload"]["permissions"] == {
+        "contents": "read",
+        "id-token": "write",
+        "attestations": "write",
+    }
     bot = rendered["relforge-bot.yml"]["jobs"]["handle"]["permissions"]
     assert bot == {"contents": "write", "pull-requests": "write", "issues": "write"}
 
@@ -306,3 +312,46 @@ def test_native_archives_are_built_but_never_validated_or_published(
     assert build["jobs"]["test"]["if"] == "inputs.validate"
     trigger = build.get("on", build.get(True))
     assert trigger["workflow_call"]["inputs"]["validate"]["default"] is True
+
+
+def test_upload_attests_each_validated_artifact_before_publishing(
+    rendered: dict[str, dict[str, Any]], tmp_path: Path
+) -> None:
+    from tests.promote_kit import release_wheels, write_manifest
+
+    upload = rendered["relforge-build.yml"]["jobs"]["upload"]["steps"]
+    names = [step.get("name", "") for step in upload]
+    attest = next(i for i, s in enumerate(upload) if "attest-build-provenance" in s.get("uses", ""))
+    publish = next(i for i, s in enumerate(upload) if "relforge publish" in s.get("run", ""))
+    assert attest < publish, names
+    listing = upload[attest - 1]
+    assert upload[attest]["with"] == {
+        "subject-checksums": "${{ runner.temp }}/relforge-subjects.sha256"
+    }
+    # The listing step, run for real on a manifest: sha256sum accepts what it writes, so the
+    # attested subjects are exactly the manifest's files and digests.
+    dist = tmp_path / "dist"
+    wheels = release_wheels(dist)
+    write_manifest(dist / "relforge-manifest.json", wheels)
+    runner_temp = tmp_path / "runner-temp"
+    runner_temp.mkdir()
+    env = {"PATH": os.environ["PATH"], "RUNNER_TEMP": str(runner_temp)}
+    subprocess.run(["bash", "-c", listing["run"]], cwd=tmp_path, env=env, check=True)
+    subjects = (runner_temp / "relforge-subjects.sha256").read_text()
+    assert sorted(line.split("  ")[1] for line in subjects.splitlines()) == sorted(
+        w.name for w in wheels.values()
+    )
+    checked = subprocess.run(
+        ["sha256sum", "--check", "--strict", str(runner_temp / "relforge-subjects.sha256")],
+        cwd=next(iter(wheels.values())).parent,
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    next(iter(wheels.values())).write_bytes(b"tampered")
+    tampered = subprocess.run(
+        ["sha256sum", "--check", str(runner_temp / "relforge-subjects.sha256")],
+        cwd=next(iter(wheels.values())).parent,
+        capture_output=True,
+    )
+    assert tampered.returncode != 0

@@ -2,7 +2,9 @@
 
 Subcommand groups live in their own modules and are imported only when used, so `relforge
 matrix list` does not pay for docker or boto3.  Errors become one paragraph on stderr and the
-exit code of their class (see relforge.errors); `--debug` shows the traceback.
+exit code of their class (see relforge.errors); an OSError that says the machine is at fault
+(read-only or full file system, permission denied) and escaped every stage is still reported as
+an environment fault (exit 6), never as a bug; `--debug` shows the traceback.
 """
 
 from __future__ import annotations
@@ -10,10 +12,12 @@ from __future__ import annotations
 import importlib
 import sys
 import traceback
+from typing import NoReturn
 
 import click
 
 from relforge import __version__
+from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import EXIT_CODES, RelforgeError
 
 # command name → "module:attribute"; each stage registers its group here.
@@ -83,13 +87,26 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(0)
-    except Exception as exc:  # a bug: say so, without a traceback unless asked
+    except OSError as exc:
+        if not is_environment_fault(exc):
+            _internal(exc, debug)
         if debug:
             traceback.print_exc()
-        else:
-            click.echo(
-                f"internal error: {type(exc).__name__}: {exc}\n"
-                "  hint: rerun with --debug and report the traceback",
-                err=True,
-            )
-        sys.exit(1)
+        fault = environment_fault(exc, "the command could not read or write a file")
+        click.echo(fault.render(), err=True)
+        sys.exit(fault.exit_code)
+    except Exception as exc:
+        _internal(exc, debug)
+
+
+def _internal(exc: Exception, debug: bool) -> NoReturn:
+    """A bug: say so, without a traceback unless asked."""
+    if debug:
+        traceback.print_exc()
+    else:
+        click.echo(
+            f"internal error: {type(exc).__name__}: {exc}\n"
+            "  hint: rerun with --debug and report the traceback",
+            err=True,
+        )
+    sys.exit(1)

@@ -44,8 +44,21 @@ def _run_plan(plan: object, execute: bool) -> None:
     )
     if outcome.created == 0 and outcome.deleted == 0 and not outcome.indexed:
         summary += " — everything was already in place"
+    summary += f"; retries: {_retries(plan)}"
     click.echo(summary)
     append_step_summary(f"### relforge {plan.command}\n\n{summary}")
+
+
+def _retries(plan: object) -> int:
+    """Requests the plan's stores tried again after a transient fault."""
+    from relforge.promote.plan import Plan
+    from relforge.promote.retry import total_retries
+
+    assert isinstance(plan, Plan)
+    stores: list[object] = [plan.store]
+    for batch in plan.batches:
+        stores += [batch.store, batch.source]
+    return total_retries(stores)
 
 
 @click.command()
@@ -104,7 +117,12 @@ def index(file: str, channel: ChannelName | None, execute: bool, workers: int) -
         return
     for plan in changed:
         apply_folder(store, plan, workers=workers)
-    click.echo(f"{len(changed)} folder(s) written, {len(plans) - len(changed)} up to date")
+    from relforge.promote.retry import total_retries
+
+    click.echo(
+        f"{len(changed)} folder(s) written, {len(plans) - len(changed)} up to date; "
+        f"retries: {total_retries([store])}"
+    )
 
 
 @click.command()

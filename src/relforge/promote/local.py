@@ -4,6 +4,9 @@ Objects are created with a hard link from a finished temporary file, so a key ei
 whole verified object or nothing, and an existing key is never replaced.  Each object's sha256
 sits in `.relforge-meta/<key>.json` with the size, inode and mtime it describes; when those no
 longer match (or the record is missing) the file is hashed again.
+
+A read-only, full or forbidden directory is an EnvironmentFault naming the store, the key and
+the path; the temporary file of a failed write is removed, so no key ever holds part of one.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import RefusedError, RelforgeError
 from relforge.manifest import sha256_file
 from relforge.promote.store import OCTET_STREAM, ObjectInfo, ObjectStore, copy_stream
@@ -91,13 +95,18 @@ class LocalStore:
 
     def get(self, key: str) -> bytes:
         try:
-            return self._path(key).read_bytes()
+            with self._faults("read", key):
+                return self._path(key).read_bytes()
         except FileNotFoundError:
             raise RelforgeError(f"{self.url}: no object {key!r}") from None
 
     def download(self, key: str, dest: Path) -> str:
         try:
-            with self._path(key).open("rb") as src, dest.open("wb") as dst:
+            with (
+                self._faults("read", key),
+                self._path(key).open("rb") as src,
+                dest.open("wb") as dst,
+            ):
                 return copy_stream(src, dst)[0]
         except FileNotFoundError:
             raise RelforgeError(f"{self.url}: no object {key!r}") from None
@@ -105,6 +114,10 @@ class LocalStore:
     def put_if_absent(
         self, key: str, source: Path | bytes, sha256: str, content_type: str = OCTET_STREAM
     ) -> bool:
+        with self._faults("write", key):
+            return self._put_if_absent(key, source, sha256)
+
+    def _put_if_absent(self, key: str, source: Path | bytes, sha256: str) -> bool:
         path = self._path(key)
         if path.exists():
             return False
@@ -128,6 +141,10 @@ class LocalStore:
             return self._link(tmp, path, key, sha256)
 
     def copy_if_absent(self, source: ObjectStore, src_key: str, key: str, sha256: str) -> bool:
+        with self._faults("write", key):
+            return self._copy_if_absent(source, src_key, key, sha256)
+
+    def _copy_if_absent(self, source: ObjectStore, src_key: str, key: str, sha256: str) -> bool:
         path = self._path(key)
         if path.exists():
             return False
@@ -145,17 +162,29 @@ class LocalStore:
         if key.endswith("/"):
             return  # folder pages are index.html files here
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with self._temp(path) as tmp:
-            tmp.write_bytes(data)
-            tmp.replace(path)
-        self._record(key, path, _hash(data))
+        with self._faults("write", key):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with self._temp(path) as tmp:
+                tmp.write_bytes(data)
+                tmp.replace(path)
+            self._record(key, path, _hash(data))
 
     def delete(self, key: str) -> None:
         if key.endswith("/"):
             return
-        self._path(key).unlink(missing_ok=True)
-        self._meta(key).unlink(missing_ok=True)
+        with self._faults("delete", key):
+            self._path(key).unlink(missing_ok=True)
+            self._meta(key).unlink(missing_ok=True)
+
+    @contextlib.contextmanager
+    def _faults(self, action: str, key: str) -> Iterator[None]:
+        """A read-only, full or forbidden directory: one paragraph naming the key and path."""
+        try:
+            yield
+        except OSError as exc:
+            if not is_environment_fault(exc):
+                raise
+            raise environment_fault(exc, f"{action} {self.url}/{key}") from None
 
     @contextlib.contextmanager
     def _temp(self, path: Path) -> Iterator[Path]:

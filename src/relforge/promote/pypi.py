@@ -15,6 +15,7 @@ from pathlib import Path
 
 from relforge.errors import (
     ConfigError,
+    EnvironmentFault,
     NothingToDoError,
     RefusedError,
     RelforgeError,
@@ -201,11 +202,11 @@ def index_files(index_url: str, project: str) -> dict[str, tuple[str, str | None
     try:
         response = requests.get(url, headers={"Accept": "text/html"}, timeout=60)
     except requests.RequestException as exc:
-        raise RelforgeError(f"cannot read {public_url(url)}: {_scrub(str(exc), url)}") from None
+        raise _unreachable(url, exc) from None
     if response.status_code == 404:
         return {}
     if not response.ok:
-        raise RelforgeError(f"{public_url(url)}: HTTP {response.status_code}")
+        raise _http_fault(url, response.status_code)
     parser = _Links()
     parser.feed(response.text)
     out = {}
@@ -226,12 +227,39 @@ def _remote_sha256(url: str) -> str:
     try:
         with requests.get(url, stream=True, timeout=600) as response:
             if not response.ok:
-                raise RelforgeError(f"{public_url(url)}: HTTP {response.status_code}")
+                raise _http_fault(url, response.status_code)
             for block in response.iter_content(1 << 20):
                 digest.update(block)
     except requests.RequestException as exc:
-        raise RelforgeError(f"cannot read {public_url(url)}: {_scrub(str(exc), url)}") from None
+        raise _unreachable(url, exc) from None
     return digest.hexdigest()
+
+
+def _unreachable(url: str, exc: Exception) -> EnvironmentFault:
+    return EnvironmentFault(
+        f"cannot read {public_url(url)}: {_scrub(str(exc), url)}",
+        key="--index-url",
+        hint="check the index URL and the network (DNS, proxy, firewall), then rerun",
+    )
+
+
+def _http_fault(url: str, status: int) -> RelforgeError:
+    """A package index answering an error: refused credentials and a failing service are the
+    environment's fault; anything else is unexpected."""
+    message = f"{public_url(url)}: HTTP {status}"
+    if status in (401, 403):
+        return EnvironmentFault(
+            message + " (the index refused the request)",
+            key="--index-url",
+            hint="check the credentials and permissions the index expects",
+        )
+    if status >= 500 or status == 429:
+        return EnvironmentFault(
+            message + " (the index is failing or throttling)",
+            key="--index-url",
+            hint="rerun later; files already uploaded are skipped",
+        )
+    return RelforgeError(message)
 
 
 def plan_upload(store: ObjectStore, version: str, index_url: str) -> list[UploadItem]:
@@ -316,14 +344,7 @@ def upload(store: ObjectStore, items: list[UploadItem], repository_url: str, ind
         except TwineException as exc:
             raise RelforgeError(f"twine: {_scrub(str(exc), repository_url)}") from None
         except Exception as exc:  # requests' HTTPError and friends: say what, never credentials
-            status = getattr(getattr(exc, "response", None), "status_code", None)
-            raise RelforgeError(
-                f"upload to {where} failed: {type(exc).__name__}: "
-                f"{_scrub(str(exc), repository_url)}",
-                hint="check TWINE_USERNAME and TWINE_PASSWORD (the index refused the credentials)"
-                if status in (401, 403)
-                else None,
-            ) from None
+            raise _upload_fault(exc, where, repository_url) from None
     after = {}
     for item in todo:
         parsed = parse_dist(item.filename)
@@ -341,6 +362,31 @@ def upload(store: ObjectStore, items: list[UploadItem], repository_url: str, ind
                 f"{item.filename}: the index serves sha256 {found}, uploaded {item.sha256}"
             )
     return len(todo)
+
+
+def _upload_fault(exc: Exception, where: str, repository_url: str) -> RelforgeError:
+    import requests
+
+    status = getattr(getattr(exc, "response", None), "status_code", None) or 0
+    message = f"upload to {where} failed: {type(exc).__name__}: {_scrub(str(exc), repository_url)}"
+    if status in (401, 403):
+        return EnvironmentFault(
+            message,
+            key="--repository-url",
+            hint="check TWINE_USERNAME and TWINE_PASSWORD (the index refused the credentials)",
+        )
+    if (
+        status >= 500
+        or status == 429
+        or isinstance(exc, requests.ConnectionError | requests.Timeout)
+    ):
+        return EnvironmentFault(
+            message,
+            key="--repository-url",
+            hint="the index cannot be reached or is failing; rerun later (uploaded files are "
+            "skipped)",
+        )
+    return RelforgeError(message)
 
 
 def require_repository(url: str | None, matrix: Matrix) -> str:

@@ -6,6 +6,12 @@ copies are server-side (the batch lists the destination again just before, since
 service honours IfNoneMatch on CopyObject) and ask the service to compute the copy's SHA-256,
 which is compared with the expected one.  Single PUT/COPY requests take objects up to 5 GB,
 above any wheel.
+
+Every request is retried on transient faults (5xx, throttling, resets, cut or mangled bodies;
+see relforge.promote.retry), and every read checks the length and the sha256 of the bytes that
+arrived before anything uses them.  botocore's own retries are off so each retry is counted
+(`retries`).  A conditional write retried after an attempt that may have landed counts as
+created when the key now holds exactly the expected bytes.
 Credentials come from the environment (AWS_*), as boto3 finds them; they are never printed.
 """
 
@@ -13,25 +19,33 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import hashlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from relforge.errors import ConfigError, RefusedError, RelforgeError
-from relforge.promote.store import OCTET_STREAM, ObjectInfo, ObjectStore, copy_stream
+from relforge.errors import ConfigError, RefusedError
+from relforge.promote.retry import (
+    DigestMismatch,
+    RetryCounter,
+    RetryPolicy,
+    TransientFault,
+    call_with_retries,
+)
+from relforge.promote.s3_faults import CONDITION_FAILED, MISSING, code, is_transient, translate
+from relforge.promote.store import OCTET_STREAM, ObjectInfo, ObjectStore
 
-_CONDITION_FAILED = {"PreconditionFailed", "412", "ConditionalRequestConflict", "409"}
-_MISSING = {"404", "NoSuchKey", "NotFound"}
+T = TypeVar("T")
 
 
 def _b64(hex_digest: str) -> str:
     return base64.b64encode(bytes.fromhex(hex_digest)).decode("ascii")
 
 
-def _hex(b64_digest: str) -> str | None:
-    if "-" in b64_digest:  # a composite (per-part) checksum says nothing about the whole
+def _hex(b64_digest: str | None) -> str | None:
+    if not b64_digest or "-" in b64_digest:  # a composite (per-part) checksum says nothing
         return None
     return base64.b64decode(b64_digest).hex()
 
@@ -44,11 +58,14 @@ class S3Store:
         prefix: str = "",
         endpoint_url: str = "",
         config_key: str = "publishing.store",
+        policy: RetryPolicy | None = None,
     ) -> None:
         self.bucket = bucket
         self.prefix = f"{prefix}/" if prefix else ""
         self.endpoint_url = endpoint_url
         self.config_key = config_key  # the matrix key that names this store, for errors
+        self.policy = policy or RetryPolicy()
+        self._retries = RetryCounter()
         self._client: Any = None
         self._lock = threading.Lock()
 
@@ -61,6 +78,11 @@ class S3Store:
         return True
 
     @property
+    def retries(self) -> int:
+        """How many requests were tried again after a transient fault."""
+        return self._retries.count
+
+    @property
     def client(self) -> Any:
         with self._lock:
             if self._client is None:
@@ -69,7 +91,9 @@ class S3Store:
 
                 config = Config(
                     max_pool_connections=64,
-                    retries={"mode": "standard", "max_attempts": 5},
+                    retries={"total_max_attempts": 1},  # ours (counted), not botocore's
+                    connect_timeout=10,
+                    read_timeout=60,
                     s3={"addressing_style": "path"} if self.endpoint_url else {},
                 )
                 try:
@@ -87,26 +111,55 @@ class S3Store:
     def _key(self, key: str) -> str:
         return self.prefix + key
 
+    def _retry(
+        self,
+        action: str,
+        key: str,
+        call: Callable[[], T],
+        on_retry: Callable[[BaseException], None] | None = None,
+    ) -> T:
+        """One request, retried on transient faults; what is left becomes a RelforgeError."""
+        try:
+            return call_with_retries(
+                call,
+                transient=is_transient,
+                policy=self.policy,
+                counter=self._retries,
+                on_retry=on_retry,
+            )
+        except Exception as exc:
+            raise translate(exc, self, action, key) from None
+
     def list(self, prefix: str) -> Iterator[ObjectInfo]:
-        paginator = self.client.get_paginator("list_objects_v2")
-        with self._errors("list", prefix):
-            for page in paginator.paginate(Bucket=self.bucket, Prefix=self._key(prefix)):
-                for obj in page.get("Contents", ()):
-                    yield ObjectInfo(
-                        key=obj["Key"][len(self.prefix) :], size=obj["Size"], etag=obj["ETag"]
-                    )
+        token = ""
+        while True:
+            args = {"Bucket": self.bucket, "Prefix": self._key(prefix)}
+            if token:
+                args["ContinuationToken"] = token
+            page = self._retry(
+                "list", prefix, functools.partial(self.client.list_objects_v2, **args)
+            )
+            for obj in page.get("Contents", ()):
+                yield ObjectInfo(
+                    key=obj["Key"][len(self.prefix) :], size=obj["Size"], etag=obj["ETag"]
+                )
+            if not page.get("IsTruncated"):
+                return
+            token = page["NextContinuationToken"]
 
     def _head(self, key: str) -> dict[str, Any] | None:
-        with self._errors("head", key):
+        def head() -> dict[str, Any] | None:
             try:
-                head: dict[str, Any] = self.client.head_object(
+                found: dict[str, Any] = self.client.head_object(
                     Bucket=self.bucket, Key=self._key(key), ChecksumMode="ENABLED"
                 )
-            except self._client_error() as exc:
-                if _code(exc) in _MISSING:
+            except Exception as exc:
+                if code(exc) in MISSING:
                     return None
                 raise
-        return head
+            return found
+
+        return self._retry("head", key, head)
 
     def head(self, key: str) -> ObjectInfo | None:
         head = self._head(key)
@@ -119,15 +172,9 @@ class S3Store:
         if head is None:
             return None
         claimed = head.get("Metadata", {}).get("sha256")
-        checksum = head.get("ChecksumSHA256")
-        computed = _hex(checksum) if checksum else None
+        computed = _hex(head.get("ChecksumSHA256"))
         if computed is None:  # no service-computed checksum: the bytes decide
-            digest = hashlib.sha256()
-            with self._errors("get", key):
-                body = self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"]
-                for block in body.iter_chunks(1 << 20):
-                    digest.update(block)
-            computed = digest.hexdigest()
+            computed = self._read(key, lambda block: None, lambda: None)
         if claimed and claimed != computed:
             raise RefusedError(
                 f"{self.url}/{key}: the stored sha256 {claimed} does not match its bytes "
@@ -136,27 +183,59 @@ class S3Store:
             )
         return computed
 
+    def _read(self, key: str, write: Callable[[bytes], object], restart: Callable[[], None]) -> str:
+        """Stream the object into `write` and return the sha256 of its bytes, tried again
+        (after `restart()`) when the body arrives short or does not match its checksum."""
+
+        def attempt() -> str:
+            restart()
+            response = self.client.get_object(
+                Bucket=self.bucket, Key=self._key(key), ChecksumMode="ENABLED"
+            )
+            length = int(response["ContentLength"])
+            digest = hashlib.sha256()
+            size = 0
+            for block in response["Body"].iter_chunks(1 << 20):
+                digest.update(block)
+                write(block)
+                size += len(block)
+            if size != length:
+                raise TransientFault(f"{size} of {length} bytes arrived")
+            got = digest.hexdigest()
+            # the service's checksum when it sends one (moto does only for copies), else ours;
+            # a mismatch is retried even when it repeats (a wire fault can repeat), and is
+            # refused when every try disagrees (the object was changed outside relforge)
+            metadata: dict[str, str] = response.get("Metadata", {})
+            expected = _hex(response.get("ChecksumSHA256")) or metadata.get("sha256")
+            if expected and expected != got:
+                raise DigestMismatch(expected=expected, got=got)
+            return got
+
+        return self._retry("get", key, attempt)
+
     def get(self, key: str) -> bytes:
-        with self._errors("get", key):
-            data: bytes = self.client.get_object(Bucket=self.bucket, Key=self._key(key))[
-                "Body"
-            ].read()
-        return data
+        blocks: list[bytes] = []
+        self._read(key, blocks.append, blocks.clear)
+        return b"".join(blocks)
 
     def download(self, key: str, dest: Path) -> str:
-        with self._errors("get", key), dest.open("wb") as out:
-            body = self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"]
-            return copy_stream(body, out)[0]
+        with dest.open("wb") as out:
+
+            def restart() -> None:
+                out.seek(0)
+                out.truncate()
+
+            return self._read(key, out.write, restart)
 
     def put_if_absent(
         self, key: str, source: Path | bytes, sha256: str, content_type: str = OCTET_STREAM
     ) -> bool:
-        with contextlib.ExitStack() as stack:
-            body = source if isinstance(source, bytes) else stack.enter_context(source.open("rb"))
-            return self._conditional(
-                "put",
-                key,
-                lambda: self.client.put_object(
+        def put() -> None:
+            with contextlib.ExitStack() as stack:  # a fresh stream for each attempt
+                body = (
+                    source if isinstance(source, bytes) else stack.enter_context(source.open("rb"))
+                )
+                self.client.put_object(
                     Bucket=self.bucket,
                     Key=self._key(key),
                     Body=body,
@@ -164,8 +243,9 @@ class S3Store:
                     ChecksumSHA256=_b64(sha256),
                     Metadata={"sha256": sha256},
                     IfNoneMatch="*",
-                ),
-            )
+                )
+
+        return self._create("put", key, sha256, put)
 
     def copy_if_absent(self, source: ObjectStore, src_key: str, key: str, sha256: str) -> bool:
         if not isinstance(source, S3Store) or source.endpoint_url != self.endpoint_url:
@@ -175,6 +255,7 @@ class S3Store:
         result: dict[str, Any] = {}
 
         def copy() -> None:
+            result.clear()
             result.update(
                 self.client.copy_object(
                     Bucket=self.bucket,
@@ -186,10 +267,9 @@ class S3Store:
                 )
             )
 
-        if not self._conditional("copy", key, copy):
+        if not self._create("copy", key, sha256, copy):
             return False
-        checksum = result.get("CopyObjectResult", {}).get("ChecksumSHA256")
-        got = _hex(checksum) if checksum else self.sha256(key)
+        got = _hex(result.get("CopyObjectResult", {}).get("ChecksumSHA256")) or self.sha256(key)
         if got != sha256:
             self.delete(key)  # the object we just created; nobody else can have written it
             raise RefusedError(
@@ -216,60 +296,39 @@ class S3Store:
 
     def write(self, key: str, data: bytes, content_type: str) -> None:
         digest = hashlib.sha256(data).hexdigest()
-        with self._errors("put", key):
-            self.client.put_object(
+        self._retry(
+            "put",
+            key,
+            lambda: self.client.put_object(
                 Bucket=self.bucket,
                 Key=self._key(key),
                 Body=data,
                 ContentType=content_type,
                 ChecksumSHA256=_b64(digest),
                 Metadata={"sha256": digest},
-            )
+            ),
+        )
 
     def delete(self, key: str) -> None:
-        with self._errors("delete", key):
-            self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+        self._retry(
+            "delete", key, lambda: self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+        )
 
-    def _conditional(self, action: str, key: str, call: Any) -> bool:
-        with self._errors(action, key):
+    def _create(self, action: str, key: str, sha256: str, call: Callable[[], None]) -> bool:
+        """A create-if-absent request: True when it created the object.  When the key exists
+        and an earlier attempt failed in a way that may have landed (a 500 after the write, a
+        reset before the answer), the key holding exactly `sha256` means that attempt made it."""
+        uncertain: list[BaseException] = []
+
+        def attempt() -> bool:
             try:
                 call()
-            except self._client_error() as exc:
-                if _code(exc) in _CONDITION_FAILED:
+            except Exception as exc:
+                if code(exc) in CONDITION_FAILED:
                     return False
                 raise
-        return True
+            return True
 
-    def _client_error(self) -> type[Exception]:
-        from botocore.exceptions import ClientError
-
-        return ClientError  # type: ignore[no-any-return]
-
-    @contextlib.contextmanager
-    def _errors(self, action: str, key: str) -> Iterator[None]:
-        """Turn botocore's exceptions into one-paragraph errors (never with credentials)."""
-        from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
-
-        try:
-            yield
-        except NoCredentialsError:
-            raise ConfigError(
-                f"no AWS credentials for {self.url}",
-                hint="set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or a role) in the "
-                "environment",
-            ) from None
-        except ClientError as exc:
-            code = _code(exc)
-            message = exc.response.get("Error", {}).get("Message", "")
-            if code in ("NoSuchBucket", "AccessDenied", "InvalidAccessKeyId"):
-                raise ConfigError(
-                    f"{action} {self.url}/{key}: {code} {message}".rstrip(),
-                    key=self.config_key,
-                ) from None
-            raise RelforgeError(f"{action} {self.url}/{key}: {code} {message}".rstrip()) from None
-        except BotoCoreError as exc:
-            raise RelforgeError(f"{action} {self.url}/{key}: {exc}") from None
-
-
-def _code(exc: Any) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
+        if self._retry(action, key, attempt, on_retry=uncertain.append):
+            return True
+        return bool(uncertain) and self.sha256(key) == sha256

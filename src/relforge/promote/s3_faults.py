@@ -1,0 +1,172 @@
+"""What an S3 failure means: worth another try (`is_transient`), and, when the tries are spent
+or it was never transient, which one-paragraph error a user sees (`translate`).
+
+Environment faults — an endpoint that cannot be reached or resolved, credentials the service
+refuses, a service that keeps failing — are `EnvironmentFault` (exit 6); a bucket that does not
+exist is configuration (exit 2); anything else is unexpected (exit 1).  Messages name the store,
+the key and the endpoint, never credentials.
+"""
+
+from __future__ import annotations
+
+import http.client
+from typing import Any, Protocol
+
+from relforge.envfaults import environment_fault, is_environment_fault
+from relforge.errors import ConfigError, EnvironmentFault, RefusedError, RelforgeError
+from relforge.promote.retry import DigestMismatch, TransientFault
+
+CONDITION_FAILED = {"PreconditionFailed", "412", "ConditionalRequestConflict", "409"}
+MISSING = {"404", "NoSuchKey", "NotFound"}
+# Error codes S3 and S3-compatible services answer when another try may succeed.
+TRANSIENT_CODES = {
+    "InternalError",
+    "ServiceUnavailable",
+    "SlowDown",
+    "RequestTimeout",
+    "RequestTimeoutException",
+    "Throttling",
+    "ThrottlingException",
+    "ThrottledException",
+    "RequestThrottled",
+    "RequestLimitExceeded",
+    "TooManyRequestsException",
+    "BandwidthLimitExceeded",
+    "PriorRequestNotComplete",
+}
+REFUSED_CREDENTIALS = {
+    "AccessDenied",
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+    "ExpiredToken",
+    "InvalidToken",
+    "TokenRefreshRequired",
+    "AllAccessDisabled",
+    "403",
+}
+
+
+class _Store(Protocol):
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def config_key(self) -> str: ...
+
+    @property
+    def endpoint_url(self) -> str: ...
+
+    @property
+    def policy(self) -> Any: ...
+
+
+def code(exc: BaseException) -> str:
+    """The S3 error code of a ClientError ("" for anything else)."""
+    response = getattr(exc, "response", None)
+    if not isinstance(response, dict):
+        return ""
+    return str(response.get("Error", {}).get("Code", ""))
+
+
+def _status(exc: BaseException) -> int:
+    response = getattr(exc, "response", None)
+    if not isinstance(response, dict):
+        return 0
+    return int(response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+
+
+def _transient_types() -> tuple[type[BaseException], ...]:
+    from botocore import exceptions as boto
+    from urllib3 import exceptions as urllib3
+
+    return (
+        TransientFault,
+        boto.ConnectionError,  # refused, unresolvable, connect timeout
+        boto.HTTPClientError,  # reset, closed, read timeout, body cut mid-stream
+        boto.IncompleteReadError,  # fewer bytes than Content-Length
+        boto.FlexibleChecksumError,  # bytes that do not match the response checksum
+        urllib3.ProtocolError,
+        urllib3.ReadTimeoutError,
+        http.client.IncompleteRead,
+        ConnectionError,  # the builtin: ConnectionResetError and friends
+        TimeoutError,
+    )
+
+
+def is_transient(exc: BaseException) -> bool:
+    from botocore.exceptions import ClientError
+
+    if isinstance(exc, ClientError):
+        status = _status(exc)
+        return code(exc) in TRANSIENT_CODES or status >= 500 or status == 429
+    return isinstance(exc, _transient_types())
+
+
+def _endpoint(store: _Store) -> str:
+    return store.endpoint_url or "the AWS S3 endpoint"
+
+
+def translate(exc: BaseException, store: _Store, action: str, key: str) -> BaseException:
+    """The error a user sees for `exc`, raised by `action` on `key` of `store`."""
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+    if isinstance(exc, RelforgeError):
+        return exc
+    if isinstance(exc, DigestMismatch):  # every try read the same wrong bytes, or worse
+        return RefusedError(
+            f"{store.url}/{key}: the bytes read have sha256 {exc.got}, not the sha256 stored "
+            f"with the object ({exc.expected}), on each of {store.policy.attempts} reads",
+            hint="the object was changed outside relforge; inspect it before going on",
+        )
+    where = f"{action} {store.url}/{key}"
+    attempts = store.policy.attempts
+    network_key = "publishing.s3_endpoint_url" if store.endpoint_url else store.config_key
+    if isinstance(exc, NoCredentialsError):
+        return ConfigError(
+            f"no AWS credentials for {store.url}",
+            hint="set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or a role) in the environment",
+        )
+    if isinstance(exc, ClientError):
+        name = code(exc)
+        message = f"{where}: {name} {exc.response.get('Error', {}).get('Message', '')}".rstrip()
+        if name == "NoSuchBucket":
+            return ConfigError(message, key=store.config_key)
+        if name in REFUSED_CREDENTIALS:
+            return EnvironmentFault(
+                f"{message} (the service refused the credentials or their permissions)",
+                key=store.config_key,
+                hint="check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or the role) in the "
+                f"environment and that they may read and write {store.url}",
+            )
+        if is_transient(exc):
+            return EnvironmentFault(
+                f"{message}: {_endpoint(store)} still failed after {attempts} attempts",
+                key=network_key,
+                hint="the service is overloaded or down; rerun later (a rerun finishes the work)",
+            )
+        return RelforgeError(message)
+    if is_transient(exc):
+        cause = str(getattr(exc, "kwargs", {}).get("error", "") or exc)
+        if "NameResolutionError" in cause or "Failed to resolve" in cause:
+            what = f"cannot resolve the host of {_endpoint(store)}"
+            hint = f"check {network_key} and the DNS of this machine"
+        elif isinstance(exc, TransientFault | BotoCoreError) and not _is_connect(exc):
+            what = f"the connection to {_endpoint(store)} kept failing ({exc})"
+            hint = "the network or the service is unreliable; rerun (a rerun finishes the work)"
+        else:
+            what = f"cannot reach {_endpoint(store)} ({exc})"
+            hint = f"check {network_key}, the network and any proxy or firewall in between"
+        return EnvironmentFault(
+            f"{where}: {what} after {attempts} attempts", key=network_key, hint=hint
+        )
+    if isinstance(exc, BotoCoreError):
+        return RelforgeError(f"{where}: {exc}")
+    if isinstance(exc, OSError) and is_environment_fault(exc):  # the local side of a transfer
+        return environment_fault(exc, f"{where}: cannot write the local copy")
+    return exc
+
+
+def _is_connect(exc: BaseException) -> bool:
+    from botocore.exceptions import ConnectionError as BotoConnectionError
+
+    return isinstance(exc, BotoConnectionError)

@@ -1,0 +1,134 @@
+"""publish, promote and index through a proxy that makes 10% of S3 requests fail the way a real
+service does (503 SlowDown, 500 before or after the write landed, 400 RequestTimeout, resets,
+bodies cut mid-stream, a byte flipped on the wire): every run completes, the stores end up
+byte-identical to a fault-free run, and every injected fault is counted as one retry."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Result
+from tests.faultproxy import FaultProxy
+from tests.integration.conftest import S3
+from tests.integration.test_promote_flow import objects
+from tests.promote_kit import matrix_text, release_wheels, write_manifest
+
+pytestmark = pytest.mark.slow
+RATE = 0.1
+
+
+def _matrix(tmp_path: Path, s3: S3, bucket: str, endpoint: str) -> Path:
+    client = s3.client()
+    for name in (bucket, f"{bucket}-backup"):
+        client.create_bucket(Bucket=name)  # type: ignore[attr-defined]
+    publishing = textwrap.dedent(f"""\
+        publishing:
+          store: s3://{bucket}/dl
+          s3_endpoint_url: {endpoint}
+          backup_store: s3://{bucket}-backup/tags
+        """)
+    path = tmp_path / f"{bucket}.yaml"
+    path.write_text(matrix_text(publishing), encoding="utf-8")
+    return path
+
+
+def _flow(run: Callable[..., Result], matrix: Path, manifest: Path) -> tuple[int, list[str]]:
+    """publish → promote → index of both channels; returns the retries the summaries report
+    and each command's last line."""
+    commands = [
+        ("publish", str(matrix), "--channel", "test", "--manifest", str(manifest)),
+        ("promote", str(matrix), "--version", "1.0.0"),
+        ("index", str(matrix), "--channel", "release"),
+        ("index", str(matrix), "--channel", "test"),
+    ]
+    retries = 0
+    lines = []
+    for argv in commands:
+        done = run(*argv, "--execute")
+        assert done.code == 0, done.out + done.err
+        assert "Traceback" not in done.err
+        last = done.out.strip().splitlines()[-1]
+        found = re.search(r"retries: (\d+)$", last)
+        assert found, last
+        retries += int(found.group(1))
+        lines.append(last)
+    return retries, lines
+
+
+@pytest.fixture
+def manifest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "work" / "relforge-manifest.json"
+    write_manifest(path, release_wheels(tmp_path / "work"))
+    return path
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_ten_percent_faults_complete_with_nothing_lost(
+    seed: int, tmp_path: Path, s3: S3, manifest: Path, run: Callable[..., Result]
+) -> None:
+    clean = _matrix(tmp_path, s3, f"{s3.bucket}-clean", s3.endpoint)
+    assert _flow(run, clean, manifest)[0] == 0  # no proxy, no fault, no retry
+    with FaultProxy(upstream=s3.endpoint, seed=seed, rate=RATE) as proxy:
+        faulted = _matrix(tmp_path, s3, f"{s3.bucket}-faulted", proxy.url)
+        retries, _lines = _flow(run, faulted, manifest)
+        assert proxy.total > 0 and len(proxy.injected) >= 3, proxy.injected
+        # each fault was noticed (nothing slipped through as a success) and retried once
+        assert retries == proxy.total, (retries, proxy.injected)
+        # a rerun finds everything in place, through the faults still
+        _retries, again = _flow(run, faulted, manifest)
+        assert "everything was already in place" in again[0]
+        assert "everything was already in place" in again[1]
+    assert objects(s3, f"{s3.bucket}-faulted") == objects(s3, f"{s3.bucket}-clean")
+    assert objects(s3, f"{s3.bucket}-faulted-backup") == objects(s3, f"{s3.bucket}-clean-backup")
+    assert len(objects(s3, f"{s3.bucket}-faulted")) > 20
+
+
+def test_every_fault_kind_is_survived_on_its_own(
+    tmp_path: Path, s3: S3, manifest: Path, run: Callable[..., Result]
+) -> None:
+    """One kind at a time, at twice the rate (20%), so some requests fail several times in a row."""
+    from tests.faultproxy import KINDS
+
+    clean = _matrix(tmp_path, s3, f"{s3.bucket}-clean", s3.endpoint)
+    _flow(run, clean, manifest)
+    expected = objects(s3, f"{s3.bucket}-clean")
+    for number, kind in enumerate(KINDS):
+        bucket = f"{s3.bucket}-k{number}"
+        with FaultProxy(upstream=s3.endpoint, seed=7, rate=0.2, kinds=(kind,)) as proxy:
+            retries, _lines = _flow(run, _matrix(tmp_path, s3, bucket, proxy.url), manifest)
+        assert proxy.injected[kind] > 0, kind
+        assert retries == proxy.total, (kind, retries, proxy.injected)
+        assert objects(s3, bucket) == expected, kind
+
+
+def test_bytes_that_never_match_their_stored_sha256_are_refused_not_retried_forever(
+    s3: S3, tmp_path: Path
+) -> None:
+    """A retry heals the wire, not the store: an object changed outside relforge (its stored
+    sha256 no longer matches) is refused after the bounded tries, by every read."""
+    from relforge.errors import RefusedError
+    from relforge.promote.retry import RetryPolicy
+    from relforge.promote.s3 import S3Store
+
+    client: Any = s3.client()
+    data = b"the validated bytes"
+    claimed = hashlib.sha256(b"other bytes").hexdigest()
+    client.put_object(Bucket=s3.bucket, Key="dl/x.whl", Body=data, Metadata={"sha256": claimed})
+    store = S3Store(
+        bucket=s3.bucket,
+        prefix="dl",
+        endpoint_url=s3.endpoint,
+        policy=RetryPolicy(attempts=3, base=0.01),
+    )
+    for read in (store.get, store.sha256, lambda key: store.download(key, tmp_path / "x.whl")):
+        with pytest.raises(RefusedError, match="changed outside relforge"):
+            read("x.whl")
+    assert store.retries == 3 * 2  # two retries per read, then the refusal
