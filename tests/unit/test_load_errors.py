@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from relforge.errors import ConfigError
-from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
 from tests.conftest import SMALL
 
@@ -387,6 +386,7 @@ def test_duplicate_cell_ids_from_include_rules(write: Callable[[str], Path]) -> 
         .replace("\n            ", "\n        ")
         + SMALL[end:]
     )
-    matrix = load_matrix(write(text))
+    # The loader expands every release (file-name collisions are load-time errors), so a
+    # clash of ids is reported when the file is read.
     with pytest.raises(ConfigError, match="two cells get the id"):
-        expand_cells(matrix, "1.0")
+        load_matrix(write(text))

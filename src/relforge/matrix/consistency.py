@@ -14,8 +14,10 @@ from packaging.utils import InvalidName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from relforge.errors import ConfigError
+from relforge.matrix.axes import check_axes, same_channel_needs_url
+from relforge.matrix.cell import AXIS_FIELDS, CELL_FIELDS
 from relforge.matrix.schema import CHANNEL_NAMES, Located, Matrix, Release, Variant
-from relforge.matrix.selector import selector_from_match
+from relforge.matrix.selector import SELECTABLE, selector_from_match
 from relforge.matrix.values import (
     check_name,
     local_version,
@@ -103,6 +105,7 @@ def check_matrix(matrix: Matrix) -> None:
                 )
     for release in matrix.releases.values():
         _check_release(release)
+    same_channel_needs_url(matrix)
 
 
 def _check_release(release: Release) -> None:
@@ -133,6 +136,7 @@ def _check_release(release: Release) -> None:
                 path,
             )
     _check_env(release.env, release, path)
+    check_axes(release, frozenset((*SELECTABLE, *CELL_FIELDS, *AXIS_FIELDS)))
     if not release.platforms:
         raise _fail("at least one platform is needed", release, "platforms", path)
     for pname, platform in release.platforms.items():
@@ -178,7 +182,7 @@ def _check_release(release: Release) -> None:
         if not rule.reason.strip():
             raise _fail("every rule needs a reason", rule, "reason", rpath)
         try:
-            selector_from_match(rule.match)
+            selector_from_match(rule.match, release.axes)
         except ValueError as exc:
             raise _fail(str(exc), rule, "match", rpath) from None
     for j, inc in enumerate(release.include):

@@ -9,8 +9,10 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from relforge.errors import ConfigError, Span
+from relforge.matrix.axes import check_file_names
 from relforge.matrix.consistency import check_matrix
 from relforge.matrix.convert import convert
+from relforge.matrix.expand import candidates
 from relforge.matrix.schema import Matrix, Release, Variant
 from relforge.matrix.source import Map, Node, Scalar, merge, parse_yaml, without
 
@@ -97,6 +99,8 @@ def matrix_from_node(root: Node, file: str) -> Matrix:
     }
     matrix: Matrix = convert(without(root, "releases"), Matrix, "", releases=releases, file=file)
     check_matrix(matrix)
+    for release in matrix.releases.values():
+        check_file_names(matrix, release, [c.cell for c in candidates(matrix, release) if c.built])
     return matrix
 
 

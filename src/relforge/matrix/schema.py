@@ -259,6 +259,26 @@ class IncludeRule(Rule):
 
 
 @dataclass(frozen=True, kw_only=True)
+class AxisValue(Located):
+    """One value of a dependency axis: what the build installs, and what the wheel then needs."""
+
+    install: tuple[Requirement508, ...] = field(
+        metadata={"doc": "requirements installed into the build environment (offline, prefetched)"}
+    )
+    index: str = field(
+        default="",
+        metadata={
+            "doc": "index they come from: empty = pip's configured index; a URL, which may use "
+            "{channel}, {prefix} (the channel's storage prefix) and {variant}; `same-channel` = "
+            "project.download_url/{prefix}/{variant}, the channel this cell is published to"
+        },
+    )
+    requires: tuple[Requirement508, ...] = field(
+        default=(), metadata={"doc": "Requires-Dist the built wheel declares (torch==2.9.*)"}
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
 class Release(Located):
     name: str = field(default="", metadata={"internal": True, "doc": "the release key, X.Y"})
     extends: str = ""
@@ -275,6 +295,19 @@ class Release(Located):
     include: tuple[IncludeRule, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
+    axes: Mapping[str, Mapping[str, AxisValue]] = field(
+        default_factory=dict,
+        metadata={
+            "doc": "build-time dependency axes: name → value → AxisValue; they multiply cells"
+        },
+    )
+    local_label: str = field(
+        default="+{variant}",
+        metadata={
+            "doc": "the version's local label, a template over cell fields (see README); "
+            "empty: no label, one index folder per axis value"
+        },
+    )
 
     @property
     def full_version(self) -> Version:
