@@ -293,3 +293,43 @@ def test_explain_diff_docs_lint_show_axes(write: Callable[[str], Path]) -> None:
     assert "RF-L021" not in {f.rule.id for f in lint_matrix(matrix)}  # type: ignore[arg-type]
     bare = load_matrix(write(FLASH.replace('\n          requires: ["torch==2.8.*"]', ""), "d.yaml"))
     assert "RF-L020" in {f.rule.id for f in lint_matrix(bare)}  # type: ignore[arg-type]
+
+
+def test_validation_refuses_a_wheel_declaring_another_axis_value(tmp_path: Path) -> None:
+    """A numpy-1.26 cell whose wheel says numpy>=2 (or nothing) fails RF-V020."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from relforge.validate.checks import Expectation, check_artifact
+    from relforge.validate.facts import gather
+    from tests.wheelfactory import WheelSpec, write_wheel
+
+    matrix = load_matrix(ROOT / "matrix/numpy-abi.yaml")
+    cell = next(
+        c for c in expand_cells(matrix, "1.0", channel="test") if c.axes == {"numpy": "1.26"}
+    )
+
+    def verdict(requires: tuple[str, ...]) -> tuple[str, str]:
+        spec = WheelSpec(
+            name="numpy-abi",
+            version=cell.version or "",
+            python_tag=cell.python_tag or "",
+            abi_tag=cell.abi_tag or "",
+            requires_dist=requires,
+        )
+        wheel = write_wheel(
+            spec, tmp_path / str(len(requires)) / requires[0][:8] if requires else tmp_path / "none"
+        )
+        with ThreadPoolExecutor(1) as pool:
+            facts = gather(wheel, pool, verify_digests=True)
+        found = next(
+            v
+            for v in check_artifact(facts, Expectation(cell=cell, project="numpy-abi"))
+            if v.check == "RF-V020"
+        )
+        return found.status, found.message
+
+    assert verdict(("numpy>=1.26,<2",))[0] == "pass"
+    status, message = verdict(("numpy>=2,<3",))
+    assert status == "fail" and "wrong pin" in message and "numpy<2,>=1.26" in message
+    status, message = verdict(())
+    assert status == "fail" and "missing: numpy<2,>=1.26" in message

@@ -90,6 +90,16 @@ def fetch_axis_wheels(
     return DependencyWheels(folder=dest, requirements=tuple(requirements), files=files)
 
 
+def cached_folders(cell: Cell, cache_root: Path | None = None) -> list[Path]:
+    """The filled cache folders of the cell's axis values (all of them, or none)."""
+    root = (cache_root or user_cache_dir()) / "axis-wheels"
+    folders = [
+        cache_folder(cell, list(install), cell.axis_index.get(axis, ""), root)
+        for axis, install in cell.axis_install.items()
+    ]
+    return folders if all((f / ".complete").exists() for f in folders) else []
+
+
 def cache_folder(cell: Cell, install: list[str], index: str, root: Path) -> Path:
     ident = [sorted(install), index, cell.platform_tag or "", cell.python or "", cell.abi_tag]
     return root / hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:20]

@@ -125,7 +125,7 @@ def install_axis_wheels(
     python: Path, deps: DependencyWheels, env: Mapping[str, str], log: Path, deadline: float
 ) -> None:
     """Install the dependency axes' requirements into the build venv, from the local folder."""
-    argv = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
+    argv = [str(python), "-m", "pip", "--isolated", "install", "--disable-pip-version-check"]
     argv += ["--no-index", "--find-links", str(deps.folder), "-r", str(deps.folder / REQUIREMENTS)]
     clean = {k: v for k, v in env.items() if not k.startswith("PIP_")}
     run_logged(

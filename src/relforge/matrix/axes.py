@@ -148,8 +148,10 @@ def expand_axes(cell: Cell, release: Release) -> Iterator[Cell]:
             env["RELFORGE_CELL_ID"] = cell.id + suffix
             env.update({env_name(n): key for n, key in chosen.items()})
             env[REQUIRES_ENV] = "\n".join(requires)
+        newest = all(key == list(release.axes[n])[-1] for n, key in chosen.items())
         axed = cell.replace(
             id=cell.id + suffix,
+            pypi_default=cell.pypi_default and newest,  # PyPI holds one wheel per platform
             axes=chosen,
             axis_install={n: tuple(v.install) for n, v in values.items()},
             axis_index={n: v.index for n, v in values.items()},
