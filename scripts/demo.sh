@@ -71,6 +71,11 @@ step "8. Stage the PyPI-default wheel for PyPI (local version dropped: 1.0.0+cpu
 relforge pypi stage "$MATRIX" --version 1.0.0 --execute
 ls .relforge/store/pypi-staging/1.0.0/
 
+step "8b. Experimental: the RC's wheels as PEP 825 variant wheels in the test channel's variant/ folder"
+relforge variant publish "$MATRIX" --channel test --manifest "$DIST/relforge-manifest.json" --execute
+relforge variant check .relforge/store/whl/test/variant
+cat .relforge/store/whl/test/variant/hello_native-1.0.0-variants.json
+
 step "9. Release branch: cut release/1.0 and tag an RC in a scratch copy of the project"
 scratch="$DEMO/release"
 rm -rf "$scratch" && mkdir -p "$scratch/hello/matrix" "$scratch/hello/.github/workflows"

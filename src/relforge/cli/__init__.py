@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "builder-image": "relforge.cli.build:builder_image",
     "validate": "relforge.cli.validate:validate",
     "wheel": "relforge.cli.wheel:wheel",
+    "variant": "relforge.cli.variant:variant",
 }
 
 

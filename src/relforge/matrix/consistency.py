@@ -25,6 +25,7 @@ from relforge.matrix.values import (
     pinned_version,
     platform_tag_problem,
 )
+from relforge.variants.format import check_wheel_variants
 
 # Packages whose pin must equal a variant field (nvidia-cudnn-cu12==X ⇔ cudnn: X).
 _PINNED_FIELDS = {"nvidia-cudnn": "cudnn", "nvidia-nccl": "nccl"}
@@ -137,6 +138,7 @@ def _check_release(release: Release) -> None:
             )
     _check_env(release.env, release, path)
     check_axes(release, frozenset((*SELECTABLE, *CELL_FIELDS, *AXIS_FIELDS)))
+    check_wheel_variants(release)
     if not release.platforms:
         raise _fail("at least one platform is needed", release, "platforms", path)
     for pname, platform in release.platforms.items():

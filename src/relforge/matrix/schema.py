@@ -279,6 +279,38 @@ class AxisValue(Located):
 
 
 @dataclass(frozen=True, kw_only=True)
+class VariantProvider(Located):
+    """The plugin an installer asks whether a namespace's properties fit the machine."""
+
+    requires: tuple[Requirement508, ...] = field(
+        metadata={"doc": "the provider plugin's requirements (nvidia-variant-provider…)"}
+    )
+    plugin_api: str = field(default="", metadata={"doc": "module:attribute of the plugin"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class VariantLabelRule(Located):
+    """Cells matching `match` become variant wheels with this label and these properties."""
+
+    match: Match
+    label: str = field(metadata={"doc": "variant label in the file name ([0-9a-z_.]+; null)"})
+    properties: tuple[str, ...] = field(
+        default=(), metadata={"doc": "`namespace :: feature :: value`; none for the null label"}
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class WheelVariants(Located):
+    """Experimental: PEP 825 variant wheels made from this release's wheels."""
+
+    providers: Mapping[str, VariantProvider] = field(
+        metadata={"doc": "namespace → provider, in priority order"}
+    )
+    wheels: tuple[VariantLabelRule, ...] = field(metadata={"doc": "first matching rule wins"})
+    folder: str = field(default="variant", metadata={"doc": "index folder under the channel"})
+
+
+@dataclass(frozen=True, kw_only=True)
 class Release(Located):
     name: str = field(default="", metadata={"internal": True, "doc": "the release key, X.Y"})
     extends: str = ""
@@ -300,6 +332,9 @@ class Release(Located):
         metadata={
             "doc": "build-time dependency axes: name → value → AxisValue; they multiply cells"
         },
+    )
+    variants: WheelVariants | None = field(
+        default=None, metadata={"doc": "experimental PEP 825 variant wheels"}
     )
     local_label: str = field(
         default="+{variant}",
