@@ -43,9 +43,9 @@ def requires_dist(wheel: Path) -> list[str]:
     ]
 
 
-def numpy_env(venv: Path, numpy_wheels: list[Path]) -> Path:
-    """A Python 3.12 venv holding one numpy, installed offline from the build's axis cache."""
-    found = find_interpreter("3.12")
+def numpy_env(venv: Path, numpy_wheels: list[Path], python: str = "3.12") -> Path:
+    """A venv holding one numpy, installed offline from the build's axis cache."""
+    found = find_interpreter(python)
     assert found is not None
     subprocess.run([found.executable, "-m", "venv", str(venv)], check=True)
     links = [a for folder in numpy_wheels for a in ("--find-links", str(folder))]

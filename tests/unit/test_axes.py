@@ -333,3 +333,27 @@ def test_validation_refuses_a_wheel_declaring_another_axis_value(tmp_path: Path)
     assert status == "fail" and "wrong pin" in message and "numpy<2,>=1.26" in message
     status, message = verdict(())
     assert status == "fail" and "missing: numpy<2,>=1.26" in message
+
+
+def test_generated_workflows_build_every_axis_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., object]
+) -> None:
+    from tests.workflows_support import load_workflows, scratch_repo
+
+    root = tmp_path / "repo"
+    scratch_repo(root, (ROOT / "matrix/numpy-abi.yaml").read_text(), "matrix/numpy-abi.yaml")
+    monkeypatch.chdir(root)
+    result = run(
+        "workflows", "generate", "matrix/numpy-abi.yaml", "--release", "1.0", "--out", "wf"
+    )
+    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    flows = load_workflows(root / "wf")
+    built = sorted(
+        entry["id"]
+        for job_id, job in flows["relforge-linux-wheel.yml"]["jobs"].items()
+        if job_id.startswith("build-")
+        for entry in job["strategy"]["matrix"]["include"]
+    )
+    matrix = load_matrix(ROOT / "matrix/numpy-abi.yaml")
+    assert built == sorted(c.id for c in expand_cells(matrix, "1.0"))
+    assert "wheel-linux-x86_64-py3.12-cpu-numpy2.x" in built

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from relforge.errors import ConfigError
+from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
 from tests.conftest import SMALL
 
@@ -386,7 +387,6 @@ def test_duplicate_cell_ids_from_include_rules(write: Callable[[str], Path]) -> 
         .replace("\n            ", "\n        ")
         + SMALL[end:]
     )
-    # The loader expands every release (file-name collisions are load-time errors), so a
-    # clash of ids is reported when the file is read.
+    matrix = load_matrix(write(text))
     with pytest.raises(ConfigError, match="two cells get the id"):
-        load_matrix(write(text))
+        expand_cells(matrix, "1.0")

@@ -21,6 +21,7 @@ from relforge.matrix.schema import AxisValue, Matrix, Release
 from relforge.matrix.values import check_name, local_version
 
 SAME_CHANNEL = "same-channel"
+DEFAULT_LABEL = "+{variant}"
 ENV_PREFIX = "RELFORGE_AXIS_"
 REQUIRES_ENV = "RELFORGE_AXIS_REQUIRES"
 _AXIS_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
@@ -136,6 +137,9 @@ def _check_value(axis: str, key: str, value: AxisValue, path: str) -> None:
 
 def expand_axes(cell: Cell, release: Release) -> Iterator[Cell]:
     """The cell once per combination of axis values (once when there are none), labelled."""
+    if not release.axes and release.local_label == DEFAULT_LABEL:
+        yield cell  # PyTorch's scheme, already the cell's: no copy (load and expand stay fast)
+        return
     names = list(release.axes)
     choices = [list(release.axes[n].items()) for n in names]
     for combo in itertools.product(*choices):
@@ -214,6 +218,11 @@ def resolve_index(template: str, matrix: Matrix, cell: Cell, prefix: str) -> str
     if template == SAME_CHANNEL:
         template = matrix.project.download_url.rstrip("/") + "/{prefix}/{variant}"
     return template.format(channel=cell.channel or "", prefix=prefix, variant=cell.variant)
+
+
+def needs_name_check(release: Release) -> bool:
+    """Axes and label templates are what can make two cells share a file name."""
+    return bool(release.axes) or release.local_label != DEFAULT_LABEL
 
 
 def check_file_names(matrix: Matrix, release: Release, cells: list[Cell]) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from relforge.errors import ConfigError, Span
-from relforge.matrix.axes import check_file_names
+from relforge.matrix.axes import check_file_names, needs_name_check
 from relforge.matrix.consistency import check_matrix
 from relforge.matrix.convert import convert
 from relforge.matrix.expand import candidates
@@ -100,7 +100,9 @@ def matrix_from_node(root: Node, file: str) -> Matrix:
     matrix: Matrix = convert(without(root, "releases"), Matrix, "", releases=releases, file=file)
     check_matrix(matrix)
     for release in matrix.releases.values():
-        check_file_names(matrix, release, [c.cell for c in candidates(matrix, release) if c.built])
+        if needs_name_check(release):  # expanding costs; only axes and labels can collide
+            built = [c.cell for c in candidates(matrix, release) if c.built]
+            check_file_names(matrix, release, built)
     return matrix
 
 
