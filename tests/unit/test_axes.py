@@ -357,3 +357,13 @@ def test_generated_workflows_build_every_axis_cell(
     matrix = load_matrix(ROOT / "matrix/numpy-abi.yaml")
     assert built == sorted(c.id for c in expand_cells(matrix, "1.0"))
     assert "wheel-linux-x86_64-py3.12-cpu-numpy2.x" in built
+
+
+def test_pypi_gets_the_last_value_of_each_axis() -> None:
+    """PyPI holds one wheel per platform and Python: the newest axis value's (listed last)."""
+    matrix = load_matrix(ROOT / "matrix/numpy-abi.yaml")
+    chosen = {c.id for c in expand_cells(matrix, "1.0") if c.pypi_default}
+    assert chosen == {
+        "wheel-linux-x86_64-py3.11-cpu-numpy2.x",
+        "wheel-linux-x86_64-py3.12-cpu-numpy2.x",
+    }
