@@ -210,3 +210,32 @@ def test_bad_variants_are_load_errors(
     with pytest.raises(ConfigError) as info:
         load_matrix(path)
     assert words in info.value.render() and str(path) in info.value.render()
+
+
+def test_axis_values_sharing_a_variant_label_are_a_load_error(
+    write: Callable[[str], Path],
+) -> None:
+    """numpy 1.26 and 2.x wheels of one Python would both be `…-null.whl`."""
+    text = (ROOT / "matrix" / "numpy-abi.yaml").read_text()
+    shared = text + (
+        "    variants:\n"
+        "      providers:\n"
+        "        nvidia: {requires: [nvidia-variant-provider]}\n"
+        "      wheels:\n"
+        "        - match: {variant: cpu}\n"
+        '          label: "null"\n'
+    )
+    with pytest.raises(ConfigError) as info:
+        load_matrix(write(shared))
+    message = info.value.render()
+    assert "wheel-linux-x86_64-py3.11-cpu-numpy1.26 and wheel-linux-x86_64-py3.11-cpu-numpy2.x" in (
+        message
+    )
+    assert "variants.wheels" in message
+    apart = shared.replace(
+        '        - match: {variant: cpu}\n          label: "null"\n',
+        '        - match: {numpy: "1.26"}\n          label: "null"\n'
+        '        - match: {numpy: "2.x"}\n          label: np2\n'
+        '          properties: ["nvidia :: cuda_version_lower_bound :: 12.0"]\n',
+    )
+    load_matrix(write(apart, "apart.yaml"))

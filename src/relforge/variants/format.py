@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,3 +177,27 @@ def read_variants(data: bytes, where: str) -> dict[str, frozenset[Property]]:
                     props.add(parse_property(f"{ns} :: {feature} :: {value}"))
         out[str(label)] = frozenset(props)
     return out
+
+
+def check_variant_names(release: Release, cells: Iterable[Cell]) -> None:
+    """Two cells must not become one variant wheel file name (the label replaces the local
+    version, so axis values need labels of their own)."""
+    spec = release.variants
+    if spec is None:
+        return
+    seen: dict[tuple[str, str, str], Cell] = {}
+    for cell in cells:
+        variant = variant_for(cell, release)
+        if variant is None:
+            continue
+        key = (variant.label, cell.abi_tag or "", cell.platform_tag or "")
+        other = seen.setdefault(key, cell)
+        if other is not cell:
+            raise ConfigError(
+                f"cells {other.id} and {cell.id} both become the variant wheel "
+                f"…-{cell.abi_tag}-{cell.platform_tag}-{variant.label}.whl",
+                where=spec.at("wheels"),
+                key=f"releases.{release.name}.variants.wheels",
+                hint="give each axis value its own label (match on the axis, e.g. "
+                "{variant: cpu, numpy: '2.x'})",
+            )
