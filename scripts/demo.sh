@@ -71,6 +71,11 @@ step "8. Stage the PyPI-default wheel for PyPI (local version dropped: 1.0.0+cpu
 relforge pypi stage "$MATRIX" --version 1.0.0 --execute
 ls .relforge/store/pypi-staging/1.0.0/
 
+step "8b. Experimental: the RC's wheels as PEP 825 variant wheels in the test channel's variant/ folder"
+relforge variant publish "$MATRIX" --channel test --manifest "$DIST/relforge-manifest.json" --execute
+relforge variant check .relforge/store/whl/test/variant
+cat .relforge/store/whl/test/variant/hello_native-1.0.0-variants.json
+
 step "9. The install selector site, rendered from the matrix (commands point at the local store)"
 relforge site "$MATRIX" --out .relforge/site --download-url "file://$PWD/.relforge/store"
 echo "open file://$PWD/.relforge/site/index.html (compatibility.html, published_versions.json beside it)"
@@ -123,6 +128,26 @@ relforge release cut 1.0 "${release[@]}" --execute
 relforge release tag 1.0.0 --rc --repo "$scratch/hello" --execute
 relforge release status 1.0 --repo "$scratch/hello"
 git -C "$scratch/origin.git" log --oneline --graph --decorate --all
+
+step "11. Dependency axes: examples/numpy-abi built against numpy 1.26 and numpy 2.x (from PyPI)"
+NUMPY_MATRIX=matrix/numpy-abi.yaml
+NUMPY_DIST="$DEMO/numpy-dist"
+relforge matrix list "$NUMPY_MATRIX" --release 1.0 --channel test --select python=3.12
+relforge build "$NUMPY_MATRIX" --release 1.0 --channel test --tag v1.0.0-rc1 --builder host \
+  --select python=3.12 --out "$NUMPY_DIST"
+relforge validate "$NUMPY_MATRIX" --release 1.0 --channel test --select python=3.12 \
+  --manifest "$NUMPY_DIST/relforge-manifest.json"
+relforge publish "$NUMPY_MATRIX" --channel test --manifest "$NUMPY_DIST/relforge-manifest.json" \
+  --execute
+step "   …one index folder, and pip picks the wheel that fits the environment's numpy"
+for numpy in "numpy==1.26.*" "numpy>=2,<3"; do
+  venv="$DEMO/venv-$(echo "$numpy" | tr -c 'a-z0-9\n' '_')"
+  rm -rf "$venv" && "$py312" -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "$numpy"   # the user's numpy
+  "$venv/bin/pip" --isolated install --quiet --disable-pip-version-check --no-cache-dir \
+    --index-url "http://127.0.0.1:$port/whl/test/cpu/" numpy-abi
+  "$venv/bin/python" -c "import numpy, numpy_abi as m; print(f'numpy {numpy.__version__}: numpy-abi {m.__version__}, built with numpy {m.built_with()}, total={m.total([1, 2, 3.5])}')"
+done
 
 step "The cherry-pick bot runs from the generated .github/workflows/relforge-bot.yml"
 grep -n "relforge bot handle" .github/workflows/relforge-bot.yml

@@ -60,6 +60,24 @@ CASES = {
 }
 
 
+AXIS = """    local_label: "+{variant}.np{numpy_major}"
+    axes:
+      numpy:
+        "2.x":
+          install: ["numpy==2.*"]
+          requires: [REQUIRES]
+"""
+CASES["RF-L020"] = SMALL.replace(
+    '    python: ["3.11", "3.12", "3.13t"]\n',
+    '    python: ["3.11", "3.12", "3.13t"]\n'
+    + AXIS.replace("\n          requires: [REQUIRES]", ""),
+)
+CASES["RF-L021"] = SMALL.replace(
+    '    python: ["3.11", "3.12", "3.13t"]\n',
+    '    python: ["3.11", "3.12", "3.13t"]\n' + AXIS.replace("REQUIRES", '"numpy<2"'),
+)
+
+
 @pytest.mark.parametrize("rule_id", sorted(CASES))
 def test_rule_fires(write: Callable[[str], Path], rule_id: str) -> None:
     assert CASES[rule_id] != SMALL

@@ -12,10 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from relforge.builders.postbuild import RepairPolicy
 from relforge.matrix.cell import Cell
+
+if TYPE_CHECKING:
+    from relforge.builders.depwheels import DependencyWheels
 
 BuilderName = Literal["docker", "host"]
 BUILDER_NAMES: tuple[BuilderName, ...] = ("docker", "host")
@@ -58,6 +61,7 @@ class BuildJob:
     log: Path
     timeout_s: float
     repair: RepairPolicy | None
+    dependencies: DependencyWheels | None = None  # the wheels of the cell's dependency axes
 
 
 class Builder(Protocol):

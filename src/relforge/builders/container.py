@@ -27,6 +27,7 @@ from relforge.builders.base import (
     output_files,
 )
 from relforge.builders.cancel import cancellable
+from relforge.builders.depwheels import pip_find_links_env
 from relforge.builders.engine import connect, image_id, missing_image_hint
 from relforge.builders.postbuild import RepairPolicy
 from relforge.builders.tools import container_tools_dir
@@ -120,8 +121,13 @@ class DockerBuilder:
         }
         if job.repair is not None:
             volumes[str(container_tools_dir())] = {"bind": "/relforge/tools", "mode": "ro"}
+        axis_env: dict[str, str] = {}
+        if job.dependencies is not None:  # in_container.sh installs them before the build
+            volumes[str(job.dependencies.folder)] = {"bind": "/relforge/deps", "mode": "ro"}
+            axis_env = pip_find_links_env(job.dependencies, "/relforge/deps")
         env = {
             **job.env,
+            **axis_env,
             "RELFORGE_OUTPUT_DIR": "/out/raw",
             "RELFORGE_UID": str(os.getuid()),
             "RELFORGE_GID": str(os.getgid()),

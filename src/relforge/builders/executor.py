@@ -21,6 +21,7 @@ from relforge.builders import cancel
 from relforge.builders.base import Builder, BuildFailure, BuildJob, CellSkipped, output_files
 from relforge.builders.cache import BuildCache, CachedArtifact, cache_key
 from relforge.builders.cancel import cancel_all
+from relforge.builders.depwheels import DependencyWheels, fetch_axis_wheels
 from relforge.builders.plan import BuildPlan
 from relforge.builders.postbuild import (
     ArtifactProblem,
@@ -198,6 +199,7 @@ class _Run:
     def _build(self, cell: Cell, builder: Builder, log: Path, start: float) -> CellResult:
         plan = self.plan
         repair = repair_policy(cell)
+        deps = self._axis_wheels(cell, log)
         parts: dict[str, Any] = {
             "relforge": __version__,
             "builder": builder.name,
@@ -208,6 +210,8 @@ class _Run:
             "repair": dataclasses.asdict(repair) if repair else None,
             "network": plan.network,
         }
+        if deps is not None:  # what `numpy>=2` resolved to decides the output too
+            parts["axis_wheels"] = list(deps.files)
         key = cache_key(parts)
         hit = self.cache.get(key)
         if hit is not None:
@@ -221,7 +225,7 @@ class _Run:
         try:
             out = work / "artifact"
             out.mkdir()
-            builder.build(self._job(cell, work, out, log, repair))
+            builder.build(self._job(cell, work, out, log, repair, deps))
             artifact = pick_artifact(output_files(out), cell)
             added = declare_requirements(artifact, cell)
             if cell.package_type == "wheel":
@@ -244,8 +248,24 @@ class _Run:
             shutil.rmtree(work, ignore_errors=True)
         return self._result(cell, builder, stored, key, cached=False, start=start)
 
+    def _axis_wheels(self, cell: Cell, log: Path) -> DependencyWheels | None:
+        """The wheels of the cell's dependency axes, fetched on the host (cached)."""
+        if not cell.axis_install:
+            return None
+        log.parent.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=f"{cell.id}-axes-", dir=self.scratch()))
+        return fetch_axis_wheels(
+            cell, folder, env={}, log=log, deadline=time.monotonic() + self.plan.timeout_s
+        )
+
     def _job(
-        self, cell: Cell, work: Path, out: Path, log: Path, repair: RepairPolicy | None
+        self,
+        cell: Cell,
+        work: Path,
+        out: Path,
+        log: Path,
+        repair: RepairPolicy | None,
+        deps: DependencyWheels | None = None,
     ) -> BuildJob:
         plan = self.plan
         version = cell.version or ""
@@ -266,6 +286,7 @@ class _Run:
             log=log,
             timeout_s=plan.timeout_s,
             repair=repair,
+            dependencies=deps,
         )
 
     def _result(

@@ -19,6 +19,7 @@ from relforge.builders.base import (
     output_files,
 )
 from relforge.builders.buildenv import build_requirements, make_venv
+from relforge.builders.depwheels import REQUIREMENTS, DependencyWheels, pip_find_links_env
 from relforge.builders.postbuild import ArtifactProblem, pick_artifact
 from relforge.builders.process import run_logged
 from relforge.builders.toolchains import Missing, Toolchain, find_toolchain
@@ -83,6 +84,10 @@ class HostBuilder:
             )
             env["VIRTUAL_ENV"] = str(venv_python.parent.parent)
             env["PATH"] = os.pathsep.join([str(venv_python.parent), env["PATH"]])
+            if job.dependencies is not None:
+                install_axis_wheels(venv_python, job.dependencies, env, job.log, deadline)
+        if job.dependencies is not None:
+            env.update(pip_find_links_env(job.dependencies, str(job.dependencies.folder)))
         env["RELFORGE_OUTPUT_DIR"] = str(raw)
         command = job.command or default_command(str(raw))
         run_logged(command, cwd=src, env=env, log=job.log, deadline=deadline)
@@ -114,6 +119,18 @@ class HostBuilder:
         if isinstance(found, Missing):  # unsatisfied() keeps such cells away from build()
             raise BuildFailure(found.why)
         return found
+
+
+def install_axis_wheels(
+    python: Path, deps: DependencyWheels, env: Mapping[str, str], log: Path, deadline: float
+) -> None:
+    """Install the dependency axes' requirements into the build venv, from the local folder."""
+    argv = [str(python), "-m", "pip", "--isolated", "install", "--disable-pip-version-check"]
+    argv += ["--no-index", "--find-links", str(deps.folder), "-r", str(deps.folder / REQUIREMENTS)]
+    clean = {k: v for k, v in env.items() if not k.startswith("PIP_")}
+    run_logged(
+        argv, cwd=deps.folder, env=clean, log=log, deadline=deadline, what="installing the axes"
+    )
 
 
 def _host_env(job: BuildJob, toolchain: Toolchain) -> dict[str, str]:

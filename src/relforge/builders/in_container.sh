@@ -62,6 +62,13 @@ if [ -n "$PY" ]; then
     ln -sf "$PY" /tmp/relforge/bin/python3
 fi
 export PATH="/tmp/relforge/bin:$PATH" HOME=/tmp/relforge/home
+# The wheels of the cell's dependency axes (fetched on the host): installed into a private
+# folder on PYTHONPATH, so the image's own Python stays untouched.
+if [ -f /relforge/deps/requirements.txt ]; then
+    python -m pip install --disable-pip-version-check --no-input --no-index \
+        --find-links /relforge/deps --target /tmp/relforge/axes -r /relforge/deps/requirements.txt
+    export PYTHONPATH="/tmp/relforge/axes${PYTHONPATH:+:$PYTHONPATH}"
+fi
 cp -a /src/. /tmp/relforge/src/
 cd /tmp/relforge/src
 echo "\$ $*"

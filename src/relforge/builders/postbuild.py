@@ -79,11 +79,14 @@ def repair_policy(cell: Cell) -> RepairPolicy | None:
 
 
 def declare_requirements(wheel: Path, cell: Cell) -> list[str]:
-    """Add the cell's extra install requirements to the wheel (none when it bundles them)."""
-    if cell.bundles_libraries or not cell.extra_install_requires:
+    """Add the cell's extra install requirements (none when it bundles them) and the runtime
+    requirements of its dependency axes (always) to the wheel."""
+    extra = () if cell.bundles_libraries else cell.extra_install_requires
+    wanted = (*extra, *cell.axis_requires)
+    if not wanted:
         return []
     try:
-        return add_requires_dist(wheel, cell.extra_install_requires)
+        return add_requires_dist(wheel, wanted)
     except WheelError as exc:
         raise ArtifactProblem(f"cannot add Requires-Dist: {exc}") from None
 

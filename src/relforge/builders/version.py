@@ -111,7 +111,7 @@ def stamp_version(
         case "release":
             raise release_refused()
         case "dev":
-            text = f"{final}.dev0+{local}"
+            text = f"{final}.dev0+{local}" if local else f"{final}.dev0"
         case "nightly" | "test":
             scheme = matrix.channels.get(channel).version_scheme
             day = date or nightly_date()

@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "validate": "relforge.cli.validate:validate",
     "wheel": "relforge.cli.wheel:wheel",
     "site": "relforge.cli.site:site",
+    "variant": "relforge.cli.variant:variant",
 }
 
 

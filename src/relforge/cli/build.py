@@ -98,9 +98,10 @@ def build(
     )
     from relforge.matrix.load import load_matrix
 
-    selectors = parse_selectors(selects)
+    matrix = load_matrix(file)
+    selectors = parse_selectors(selects, matrix.release(release).axes)
     plan = plan_build(
-        load_matrix(file),
+        matrix,
         matrix_file=file,
         release=release,
         channel=channel,

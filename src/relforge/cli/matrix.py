@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from collections.abc import Collection
 from pathlib import Path
 
 import click
@@ -19,11 +20,12 @@ from relforge.matrix.selector import Selector, parse_selector
 _FILE_HELP = "Matrix file, or REV:PATH for the file at a git revision."
 
 
-def parse_selectors(values: tuple[str, ...]) -> list[Selector]:
+def parse_selectors(values: tuple[str, ...], axes: Collection[str] = ()) -> list[Selector]:
+    """Parse --select values; `axes` are the release's dependency axes (fields too)."""
     selectors = []
     for value in values:
         try:
-            selectors.append(parse_selector(value))
+            selectors.append(parse_selector(value, axes))
         except ValueError as exc:
             raise UsageError(
                 str(exc),
@@ -88,9 +90,9 @@ def list_cells(
     date_text: str | None,
 ) -> None:
     """List the cells of one release. FILE is a matrix file (or REV:PATH)."""
-    selectors = parse_selectors(selects)
     date = _parse_date(date_text)
     loaded = load_matrix(file)
+    selectors = parse_selectors(selects, loaded.release(release).axes)
     if date is not None and (
         channel is None or loaded.channels.get(channel).version_scheme != "dev-date"
     ):

@@ -119,7 +119,11 @@ def validate(
     cells = [
         c
         for c in expand_cells(
-            matrix, release, channel=channel, date=date, selectors=parse_selectors(selects)
+            matrix,
+            release,
+            channel=channel,
+            date=date,
+            selectors=parse_selectors(selects, rel.axes),
         )
         if c.package_type == "wheel"
     ]

@@ -55,15 +55,33 @@ class Cell:
     version: str | None = None
     upload_prefix: str | None = None
     index_url: str | None = None
+    # Dependency axes (relforge.matrix.axes); left out of to_json() when the release has none,
+    # so the JSON of matrices without axes stays as it was.
+    axes: Mapping[str, str] = field(
+        default_factory=dict, metadata={"omit_empty": True, "doc": "axis name → value"}
+    )
+    axis_install: Mapping[str, tuple[str, ...]] = field(
+        default_factory=dict,
+        metadata={"omit_empty": True, "doc": "axis → requirements the build installs"},
+    )
+    axis_index: Mapping[str, str] = field(
+        default_factory=dict,
+        metadata={"omit_empty": True, "doc": "axis → index they come from ('' = pip's own)"},
+    )
+    axis_requires: tuple[str, ...] = field(
+        default=(), metadata={"omit_empty": True, "doc": "Requires-Dist the axes add"}
+    )
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
+            if f.metadata.get("omit_empty") and not value:
+                continue
             if isinstance(value, tuple):
                 value = list(value)
             elif isinstance(value, Mapping):
-                value = dict(value)
+                value = {k: list(v) if isinstance(v, tuple) else v for k, v in value.items()}
             out[f.name] = value
         return out
 
@@ -71,4 +89,10 @@ class Cell:
         return dataclasses.replace(self, **changes)
 
 
-CELL_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Cell))
+CELL_FIELDS: tuple[str, ...] = tuple(
+    f.name for f in dataclasses.fields(Cell) if not f.metadata.get("omit_empty")
+)
+"""The keys of every cell's JSON; a release with dependency axes adds AXIS_FIELDS."""
+AXIS_FIELDS: tuple[str, ...] = tuple(
+    f.name for f in dataclasses.fields(Cell) if f.metadata.get("omit_empty")
+)

@@ -14,8 +14,10 @@ from packaging.utils import InvalidName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from relforge.errors import ConfigError
+from relforge.matrix.axes import check_axes, same_channel_needs_url
+from relforge.matrix.cell import AXIS_FIELDS, CELL_FIELDS
 from relforge.matrix.schema import CHANNEL_NAMES, Located, Matrix, Release, Variant
-from relforge.matrix.selector import selector_from_match
+from relforge.matrix.selector import SELECTABLE, selector_from_match
 from relforge.matrix.values import (
     check_name,
     local_version,
@@ -23,6 +25,7 @@ from relforge.matrix.values import (
     pinned_version,
     platform_tag_problem,
 )
+from relforge.variants.format import check_wheel_variants
 
 # Packages whose pin must equal a variant field (nvidia-cudnn-cu12==X ⇔ cudnn: X).
 _PINNED_FIELDS = {"nvidia-cudnn": "cudnn", "nvidia-nccl": "nccl"}
@@ -103,6 +106,7 @@ def check_matrix(matrix: Matrix) -> None:
                 )
     for release in matrix.releases.values():
         _check_release(release)
+    same_channel_needs_url(matrix)
 
 
 def _check_release(release: Release) -> None:
@@ -133,6 +137,8 @@ def _check_release(release: Release) -> None:
                 path,
             )
     _check_env(release.env, release, path)
+    check_axes(release, frozenset((*SELECTABLE, *CELL_FIELDS, *AXIS_FIELDS)))
+    check_wheel_variants(release)
     if not release.platforms:
         raise _fail("at least one platform is needed", release, "platforms", path)
     for pname, platform in release.platforms.items():
@@ -178,7 +184,7 @@ def _check_release(release: Release) -> None:
         if not rule.reason.strip():
             raise _fail("every rule needs a reason", rule, "reason", rpath)
         try:
-            selector_from_match(rule.match)
+            selector_from_match(rule.match, release.axes)
         except ValueError as exc:
             raise _fail(str(exc), rule, "match", rpath) from None
     for j, inc in enumerate(release.include):

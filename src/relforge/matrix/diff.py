@@ -66,6 +66,7 @@ class MatrixDiff:
     cells: list[CellCount]
     cells_added: list[str]
     cells_removed: list[str]
+    axes: list[Change] = field(default_factory=list)  # dependency axes and the local label
 
     @property
     def empty(self) -> bool:
@@ -76,6 +77,7 @@ class MatrixDiff:
             or self.platforms_changed
             or self.pins
             or self.pypi_default
+            or self.axes
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -212,7 +214,30 @@ def diff_releases(
         cells=[CellCount(t, p, old_count[(t, p)], new_count[(t, p)]) for t, p in groups],
         cells_added=[c.id for c in new_cells if c.id not in old_ids],
         cells_removed=[c.id for c in old_cells if c.id not in new_ids],
+        axes=_axes_changes(old, new),
     )
+
+
+def _axes_changes(old: Release, new: Release) -> list[Change]:
+    """Axis values added, removed or built differently, and a changed local label."""
+
+    def facts(release: Release, axis: str, key: str) -> str | None:
+        value = release.axes.get(axis, {}).get(key)
+        if value is None:
+            return None
+        needs = f", requires {', '.join(value.requires)}" if value.requires else ""
+        return f"installs {', '.join(value.install)}{needs}"
+
+    out = []
+    for axis in dict.fromkeys([*old.axes, *new.axes]):
+        keys = dict.fromkeys([*old.axes.get(axis, {}), *new.axes.get(axis, {})])
+        for key in keys:
+            a, b = facts(old, axis, key), facts(new, axis, key)
+            if a != b:
+                out.append(Change(axis, key, a, b))
+    if old.local_label != new.local_label:
+        out.append(Change("local label", "template", old.local_label, new.local_label))
+    return out
 
 
 def _word(value: object) -> str:
@@ -297,6 +322,10 @@ def render_markdown(diff: MatrixDiff) -> str:
             words.append("changed " + ", ".join(f"`{c.old}` → `{c.new}`" for c in p.changed))
         pins.append(f"{p.label}: {'; '.join(words)}.")
     section("Pins", pins)
+    section(
+        "Dependency axes",
+        [f"{c.subject} {c.field}: {c.old or '—'} → {c.new or '—'}." for c in diff.axes],
+    )
     old_total = sum(c.old for c in diff.cells)
     new_total = sum(c.new for c in diff.cells)
     out += [

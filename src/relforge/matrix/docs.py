@@ -151,7 +151,20 @@ def install_table(matrix: Matrix, release: Release) -> str:
                 + " | ".join(commands)
                 + " |"
             )
-    return "\n".join(lines)
+    return "\n".join([*lines, *axes_lines(release)])
+
+
+def axes_lines(release: Release) -> list[str]:
+    """What each dependency axis value is built against and what its wheels require."""
+    out = []
+    for axis, values in release.axes.items():
+        shown = "; ".join(
+            f"{key}: built with {', '.join(v.install)}"
+            + (f", requires {', '.join(v.requires)}" if v.requires else "")
+            for key, v in values.items()
+        )
+        out.append(f"- built against each {axis}: {shown}")
+    return ["", *out] if out else []
 
 
 def _label(subfolder: str, name: str, variant: Variant) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from relforge.errors import ConfigError, UsageError
+from relforge.matrix.axes import expand_axes, resolve_index
 from relforge.matrix.cell import Cell
 from relforge.matrix.schema import (
     ChannelName,
@@ -59,8 +60,9 @@ def expand_cells(
 
 def candidates(matrix: Matrix, release: Release) -> list[Candidate]:
     """Every offered cell with its verdict; extra cells of include rules follow their source."""
-    excludes = [(rule, selector_from_match(rule.match)) for rule in release.exclude]
-    includes = [(rule, selector_from_match(rule.match)) for rule in release.include]
+    axes = tuple(release.axes)
+    excludes = [(rule, selector_from_match(rule.match, axes)) for rule in release.exclude]
+    includes = [(rule, selector_from_match(rule.match, axes)) for rule in release.include]
     out: list[Candidate] = []
     seen: dict[str, Candidate] = {}
 
@@ -98,13 +100,14 @@ def _offered(matrix: Matrix, release: Release) -> Iterator[Cell]:
                 if on is None:
                     continue
                 site = _Site(matrix, release, pname, platform, vname, variant, on)
-                yield _cell(
+                cell = _cell(
                     site,
                     cell_id=f"wheel-{pname}-py{python}-{vname}",
                     python=python,
                     platform_tag=on.platform_tag or platform.platform_tag,
                     image=on.image,
                 )
+                yield from expand_axes(cell, release)
     lib = release.libtorch
     if lib is None:
         return
@@ -118,12 +121,13 @@ def _offered(matrix: Matrix, release: Release) -> Iterator[Cell]:
             site = _Site(matrix, release, pname, platform, vname, variant, on)
             for archive in lib.variants:
                 for config in lib.configs:
-                    yield _cell(
+                    cell = _cell(
                         site,
                         cell_id=f"libtorch-{pname}-{vname}-{archive}-{config}",
                         image=lib.images.get(pname, {}).get(vname, ""),
                         archive=(archive, config),
                     )
+                    yield from expand_axes(cell, release)
 
 
 @dataclass(frozen=True)
@@ -279,10 +283,11 @@ def channel_version(
     release: Release, channel_scheme: str, local: str, date: datetime.date | None = None
 ) -> str:
     base = release.full_version
+    label = f"+{local}" if local else ""
     if channel_scheme == "dev-date":
         day = date or nightly_date()
-        return f"{base}.dev{day:%Y%m%d}+{local}"
-    return f"{base}+{local}"
+        return f"{base}.dev{day:%Y%m%d}{label}"
+    return f"{base}{label}"
 
 
 def on_channel(
@@ -297,7 +302,10 @@ def on_channel(
     prefix = spec.prefix if cell.package_type == "wheel" else (spec.libtorch_prefix or spec.prefix)
     prefix = prefix.strip("/")
     base_url = matrix.project.download_url.rstrip("/")
-    return cell.replace(
+    stamped = cell.replace(channel=channel)
+    indexes = {n: resolve_index(i, matrix, stamped, prefix) for n, i in cell.axis_index.items()}
+    return stamped.replace(
+        axis_index=indexes,
         channel=channel,
         version=channel_version(release, spec.version_scheme, cell.local_version, date),
         upload_prefix=f"{prefix}/{cell.upload_subfolder}/",

@@ -69,7 +69,10 @@ def explain_cell(matrix: Matrix, release_name: str, cell_id: str) -> Explanation
             "excluded",
             f"{cell_id} would be built, but an exclude rule removes it: {rule.reason}",
             (
-                Reason(f"exclude rule {selector_from_match(rule.match)}: {rule.reason}", rule.span),
+                Reason(
+                    f"exclude rule {selector_from_match(rule.match, release.axes)}: {rule.reason}",
+                    rule.span,
+                ),
                 *_provenance(matrix, release, found),
             ),
             found.cell,
@@ -137,6 +140,18 @@ def _provenance(matrix: Matrix, release: Release, candidate: Candidate) -> tuple
                     variant.at("extra_install_requires"),
                 )
             )
+    for axis, key in cell.axes.items():
+        value = release.axes[axis][key]
+        installs = ", ".join(value.install)
+        needs = ", ".join(value.requires) or "nothing"
+        reasons.append(
+            Reason(f"axis {axis}={key}: builds with {installs}, needs {needs}", value.span)
+        )
+    if cell.axes or release.local_label != "+{variant}":
+        label = f"+{cell.local_version}" if cell.local_version else "no local label"
+        reasons.append(
+            Reason(f"{label} (local_label {release.local_label!r})", release.at("local_label"))
+        )
     if cell.package_type == "libtorch" and release.libtorch is not None:
         reasons.append(
             Reason(
@@ -239,7 +254,7 @@ def _not_copied(matrix: Matrix, release: Release, cell_id: str) -> Explanation |
                 return None  # not a copy of anything this matrix knows: an unknown id
             text = f"it would copy {source_id}, which is not built ({why.summary.rstrip('.')})"
             return _offered_not(cell_id, release, text, rules[0].span)
-        shown = "; ".join(str(selector_from_match(r.match)) for r in rules)
+        shown = "; ".join(str(selector_from_match(r.match, release.axes)) for r in rules)
         text = f"the include rule for -{suffix} copies does not match {source_id} ({shown})"
         return _offered_not(cell_id, release, text, rules[0].span)
     return None

@@ -224,7 +224,7 @@ def _pypi_default(matrix: Matrix, release: Release) -> Iterator[tuple[str, Span]
 def _dead_rules(matrix: Matrix, release: Release) -> Iterator[tuple[str, Span]]:
     cells = [c.cell for c in candidates(matrix, release)]
     for rule in (*release.exclude, *release.include):
-        selector = selector_from_match(rule.match)
+        selector = selector_from_match(rule.match, release.axes)
         if not any(selector.matches(c) for c in cells):
             yield f"the rule {selector} ({rule.reason}) matches no cell", rule.span
 
@@ -281,3 +281,42 @@ def _experimental_default(matrix: Matrix, release: Release) -> Iterator[tuple[st
                 f"the PyPI default of {platform} ({name}) is experimental",
                 release.at("pypi_default"),
             )
+
+
+@_rule(
+    "RF-L020",
+    "axis-without-requires",
+    "warning",
+    "A dependency axis value declares no runtime requirement: its wheels install next to any "
+    "version of the dependency, including ones whose ABI they do not match.",
+)
+def _axis_without_requires(matrix: Matrix, release: Release) -> Iterator[tuple[str, Span]]:
+    for axis, values in release.axes.items():
+        for key, value in values.items():
+            if not value.requires:
+                yield f"axis {axis}={key} declares no `requires:`", value.span
+
+
+@_rule(
+    "RF-L021",
+    "axis-requires-excludes-build",
+    "error",
+    "A dependency axis value's runtime requirement excludes the version its build installs "
+    "(`install: [numpy==1.26.*]` with `requires: [numpy>=2]`).",
+)
+def _axis_requires_excludes(matrix: Matrix, release: Release) -> Iterator[tuple[str, Span]]:
+    for axis, values in release.axes.items():
+        for key, value in values.items():
+            for text in value.install:
+                built = parse_requirement(text)
+                pins = [s.version.removesuffix(".*") for s in built.specifier if s.operator == "=="]
+                for need in value.requires:
+                    wanted = parse_requirement(need)
+                    if canonicalize_name(wanted.name) != canonicalize_name(built.name):
+                        continue
+                    for pin in pins:
+                        if not wanted.specifier.contains(pin, prereleases=True):
+                            yield (
+                                f"axis {axis}={key} builds with {text} but requires {need}",
+                                value.at("requires"),
+                            )

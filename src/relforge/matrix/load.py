@@ -9,10 +9,13 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from relforge.errors import ConfigError, Span
+from relforge.matrix.axes import check_file_names, needs_name_check
 from relforge.matrix.consistency import check_matrix
 from relforge.matrix.convert import convert
+from relforge.matrix.expand import candidates
 from relforge.matrix.schema import Matrix, Release, Variant
 from relforge.matrix.source import Map, Node, Scalar, merge, parse_yaml, without
+from relforge.variants.format import check_variant_names
 
 # Keys that describe one release only; a release that extends another does not inherit them.
 _NOT_INHERITED = ("extends", "version", "date", "notes")
@@ -97,6 +100,12 @@ def matrix_from_node(root: Node, file: str) -> Matrix:
     }
     matrix: Matrix = convert(without(root, "releases"), Matrix, "", releases=releases, file=file)
     check_matrix(matrix)
+    for release in matrix.releases.values():
+        if needs_name_check(release) or release.variants is not None:
+            # expanding costs; only axes, labels and variant labels can make names collide
+            built = [c.cell for c in candidates(matrix, release) if c.built]
+            check_file_names(matrix, release, built)
+            check_variant_names(release, built)
     return matrix
 
 

@@ -259,6 +259,58 @@ class IncludeRule(Rule):
 
 
 @dataclass(frozen=True, kw_only=True)
+class AxisValue(Located):
+    """One value of a dependency axis: what the build installs, and what the wheel then needs."""
+
+    install: tuple[Requirement508, ...] = field(
+        metadata={"doc": "requirements installed into the build environment (offline, prefetched)"}
+    )
+    index: str = field(
+        default="",
+        metadata={
+            "doc": "index they come from: empty = pip's configured index; a URL, which may use "
+            "{channel}, {prefix} (the channel's storage prefix) and {variant}; `same-channel` = "
+            "project.download_url/{prefix}/{variant}, the channel this cell is published to"
+        },
+    )
+    requires: tuple[Requirement508, ...] = field(
+        default=(), metadata={"doc": "Requires-Dist the built wheel declares (torch==2.9.*)"}
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class VariantProvider(Located):
+    """The plugin an installer asks whether a namespace's properties fit the machine."""
+
+    requires: tuple[Requirement508, ...] = field(
+        metadata={"doc": "the provider plugin's requirements (nvidia-variant-provider…)"}
+    )
+    plugin_api: str = field(default="", metadata={"doc": "module:attribute of the plugin"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class VariantLabelRule(Located):
+    """Cells matching `match` become variant wheels with this label and these properties."""
+
+    match: Match
+    label: str = field(metadata={"doc": "variant label in the file name ([0-9a-z_.]+; null)"})
+    properties: tuple[str, ...] = field(
+        default=(), metadata={"doc": "`namespace :: feature :: value`; none for the null label"}
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class WheelVariants(Located):
+    """Experimental: PEP 825 variant wheels made from this release's wheels."""
+
+    providers: Mapping[str, VariantProvider] = field(
+        metadata={"doc": "namespace → provider, in priority order"}
+    )
+    wheels: tuple[VariantLabelRule, ...] = field(metadata={"doc": "first matching rule wins"})
+    folder: str = field(default="variant", metadata={"doc": "index folder under the channel"})
+
+
+@dataclass(frozen=True, kw_only=True)
 class Release(Located):
     name: str = field(default="", metadata={"internal": True, "doc": "the release key, X.Y"})
     extends: str = ""
@@ -275,6 +327,22 @@ class Release(Located):
     include: tuple[IncludeRule, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
+    axes: Mapping[str, Mapping[str, AxisValue]] = field(
+        default_factory=dict,
+        metadata={
+            "doc": "build-time dependency axes: name → value → AxisValue; they multiply cells"
+        },
+    )
+    variants: WheelVariants | None = field(
+        default=None, metadata={"doc": "experimental PEP 825 variant wheels"}
+    )
+    local_label: str = field(
+        default="+{variant}",
+        metadata={
+            "doc": "the version's local label, a template over cell fields (see README); "
+            "empty: no label, one index folder per axis value"
+        },
+    )
 
     @property
     def full_version(self) -> Version:

@@ -4,7 +4,9 @@ A selector is an AND of clauses; a clause is an OR of terms on one field, except
 terms must all hold (`variant!=cpu|xpu` is neither).  `=` and `!=` compare text with shell-style
 globs; `<`, `<=`, `>`, `>=` compare versions (python, accelerator_version, cudnn_version,
 nccl_version; a free-threaded 3.13t compares as 3.13); true/false fields take only `true` or
-`false`.  A term with no operator is a glob on the cell id.  Exclude and include rules in the
+`false`.  The dependency axes of a release (`numpy`, `torch`) are fields too: `torch=2.9`,
+`numpy>=2` (their values compare as versions when they are).  A term with no operator is a glob
+on the cell id.  Exclude and include rules in the
 matrix file use the same terms, written as a mapping (`python: "<3.11"`); a list there may mix
 both kinds, in any order: `variant: ["cu*", "!=cu130"]` is every CUDA variant but cu130.
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -57,7 +59,10 @@ class Term:
     value: str
 
     def matches(self, cell: Any) -> bool:
-        raw = getattr(cell, self.field)
+        if self.field in SELECTABLE:
+            raw = getattr(cell, self.field)
+        else:  # a dependency axis of the release
+            raw = cell.axes.get(self.field)
         if self.op in _ORDERING:
             have = _as_version(raw)
             if have is None:
@@ -122,13 +127,14 @@ def _as_version(value: object) -> Version | None:
         return None
 
 
-def _term(field: str, op: str, value: str) -> Term:
-    if field not in SELECTABLE:
-        close = difflib.get_close_matches(field, SELECTABLE, n=1)
+def _term(field: str, op: str, value: str, axes: Collection[str] = ()) -> Term:
+    kinds: dict[str, FieldKind] = {**SELECTABLE, **dict.fromkeys(axes, "version")}
+    if field not in kinds:
+        close = difflib.get_close_matches(field, kinds, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ValueError(f"unknown cell field {field!r}{hint}; fields: {', '.join(SELECTABLE)}")
+        raise ValueError(f"unknown cell field {field!r}{hint}; fields: {', '.join(kinds)}")
     if op in _ORDERING:
-        if SELECTABLE[field] != "version":
+        if kinds[field] != "version":
             raise ValueError(f"{field} is not a version; use = or != with it")
         try:
             Version(value)
@@ -140,7 +146,7 @@ def _term(field: str, op: str, value: str) -> Term:
                     f"({field}{op}{value[:-1]},free_threaded=true)"
                 ) from None
             raise ValueError(f"{value!r} is not a version to compare {field} with") from None
-    elif SELECTABLE[field] == "bool" and value not in ("true", "false"):
+    elif kinds[field] == "bool" and value not in ("true", "false"):
         raise ValueError(f"{field} is true or false, not {value!r}")
     elif not value and op not in ("=", "==", "!="):
         raise ValueError(f"{field}{op} needs a value")
@@ -160,8 +166,9 @@ def _split(text: str) -> tuple[str, str, str] | None:
     return text[:at].strip(), op, text[at + len(op) :].strip()
 
 
-def parse_selector(text: str) -> Selector:
-    """Parse a `--select` value; raises ValueError with a readable message."""
+def parse_selector(text: str, axes: Collection[str] = ()) -> Selector:
+    """Parse a `--select` value (`axes`: the release's axis names, selectable too); raises
+    ValueError with a readable message."""
     clauses = []
     for part in text.split(","):
         part = part.strip()
@@ -176,18 +183,18 @@ def parse_selector(text: str) -> Selector:
             continue
         field, op, value = split
         values = value.split("|") if op in ("=", "==", "!=") else [value]
-        clauses.append(Clause(tuple(_term(field, op, v.strip()) for v in values)))
+        clauses.append(Clause(tuple(_term(field, op, v.strip(), axes) for v in values)))
     return Selector(tuple(clauses))
 
 
-def selector_from_match(match: Mapping[str, Sequence[str]]) -> Selector:
+def selector_from_match(match: Mapping[str, Sequence[str]], axes: Collection[str] = ()) -> Selector:
     """The selector of a rule's `match:` mapping; a value may start with an operator."""
     clauses = []
     for field, values in match.items():
         terms = []
         for value in values:
             split = _split(f"{field}{value}") if value[:1] in "!<>=" else None
-            terms.append(_term(*split) if split else _term(field, "=", value))
+            terms.append(_term(*split, axes) if split else _term(field, "=", value, axes))
         clauses.append(Clause(tuple(terms)))
     return Selector(tuple(clauses))
 

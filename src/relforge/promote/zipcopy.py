@@ -53,20 +53,29 @@ def rewrite_zip(
     *,
     rename: Callable[[str], str],
     replace: Mapping[str, bytes],
+    add: Mapping[str, bytes] | None = None,
+    add_before: str = "",
 ) -> str:
     """Write `src` to `dst` with each member named `rename(name)`; members named (by their old
     name) in `replace` get that content, deflated; all others keep their compressed bytes.
+    `add` holds new members (new name → content), written just before the member `add_before`
+    (e.g. RECORD, which stays last) and dated like it.
     Returns the sha256 of `dst`, computed on a second thread while the kernel copies."""
     with zipfile.ZipFile(src) as zf:
         infos = sorted(zf.infolist(), key=lambda i: i.header_offset)
+    if add and not any(i.filename == add_before for i in infos):
+        raise RelforgeError(f"{src.name}: no member {add_before} to add new members before")
     with src.open("rb") as fin, dst.open("wb") as fout:
         hasher = _Hasher(fin.fileno())
         writer = _Writer(fin.fileno(), fout.fileno(), hasher)
         try:
-            entries = [
-                writer.member(info, rename(info.filename), replace.get(info.filename))
-                for info in infos
-            ]
+            entries = []
+            for info in infos:
+                if add and info.filename == add_before:
+                    entries += [writer.member(info, name, data) for name, data in add.items()]
+                entries.append(
+                    writer.member(info, rename(info.filename), replace.get(info.filename))
+                )
             writer.flush_run()
             writer.finish(entries)
         finally:

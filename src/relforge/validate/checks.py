@@ -295,12 +295,12 @@ def _same(a: Requirement, b: Requirement) -> bool:
 
 
 @_artifact("RF-V020", "requires-dist",
-           "Requires-Dist holds exactly the cell's extra install requirements (names, pins, "
-           "markers); other requirements may only name distributions no cell of the release "
-           "pins.", needs_cell=True)  # fmt: skip
+           "Requires-Dist holds exactly the cell's extra install requirements and the runtime "
+           "requirements of its dependency axes (names, pins, markers); other requirements "
+           "may only name distributions no cell of the release pins.", needs_cell=True)  # fmt: skip
 def _requires_dist(facts: WheelFacts, expect: Expectation) -> Outcome:
     cell = _cell(expect)
-    wanted = [Requirement(text) for text in cell.extra_install_requires]
+    wanted = [Requirement(t) for t in (*cell.extra_install_requires, *cell.axis_requires)]
     have = list(facts.requires_dist)
     problems = []
     for want in wanted:

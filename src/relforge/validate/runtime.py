@@ -18,6 +18,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
+from relforge.builders.depwheels import cached_folders
 from relforge.interpreters import find_interpreter
 from relforge.manifest import Verdict
 from relforge.matrix.cell import Cell
@@ -84,6 +85,10 @@ def run_runtime(req: RuntimeRequest) -> list[Verdict]:
             f"{canonicalize_name(req.project)}=={cell.version}",
         ]
         how = f"from {req.index_url}"
+    elif cached_folders(cell):  # the dependency the wheel was built against, from the build
+        links = [a for folder in cached_folders(cell) for a in ("--find-links", str(folder))]
+        install += ["--no-index", *links, str(req.wheel.resolve())]
+        how = "from the file, with its dependency axes' wheels (no index given)"
     else:
         install += ["--no-index", "--no-deps", str(req.wheel.resolve())]
         how = "from the file, without dependencies (no index given)"

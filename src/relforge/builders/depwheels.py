@@ -1,0 +1,190 @@
+"""The wheels a cell's dependency axes install, fetched on the host before the (offline) build.
+
+Each axis value's requirements are downloaded once with `pip download` from the value's index
+(or pip's configured one) for the cell's Python and platform, into a cache folder keyed by
+requirements + index + platform + Python.  The build gets the union as one local wheel folder
+(PIP_FIND_LINKS + PIP_NO_INDEX) and installs the requirements from it, in a venv or container.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from relforge.builders.base import BuildFailure
+from relforge.builders.locations import user_cache_dir
+from relforge.builders.process import run_logged
+from relforge.matrix.cell import Cell
+
+_MANYLINUX = re.compile(r"manylinux_2_(\d+)_(\w+)\Z")
+_LEGACY = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
+REQUIREMENTS = "requirements.txt"  # what to install, beside the wheels
+_QUIET = ["--disable-pip-version-check", "--no-input", "--progress-bar", "off"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DependencyWheels:
+    """The wheels of a cell's axes, gathered in one folder, and what to install from it."""
+
+    folder: Path
+    requirements: tuple[str, ...]
+    files: tuple[str, ...]  # file names, part of the build's cache key
+
+
+def platforms(platform_tag: str) -> list[str]:
+    """The platform tags a wheel for `platform_tag` may use: manylinux_2_28 accepts 2_27…2_5
+    and the legacy aliases (pip's --platform takes each literally)."""
+    out: list[str] = []
+    for part in platform_tag.split("."):
+        found = _MANYLINUX.match(part)
+        if not found:
+            out.append(part)
+            continue
+        glibc, arch = int(found.group(1)), found.group(2)
+        for minor in range(glibc, 4, -1):
+            out.append(f"manylinux_2_{minor}_{arch}")
+            if minor in _LEGACY and arch in ("x86_64", "i686", "aarch64"):
+                if arch == "aarch64" and minor < 17:
+                    continue
+                out.append(f"{_LEGACY[minor]}_{arch}")
+    return list(dict.fromkeys(out))
+
+
+def fetch_axis_wheels(
+    cell: Cell,
+    dest: Path,
+    *,
+    env: Mapping[str, str],
+    log: Path,
+    deadline: float,
+    cache_root: Path | None = None,
+) -> DependencyWheels | None:
+    """Fill `dest` with the wheels of every axis of `cell` (None when it has no axes)."""
+    if not cell.axis_install:
+        return None
+    root = (cache_root or user_cache_dir()) / "axis-wheels"
+    dest.mkdir(parents=True, exist_ok=True)
+    requirements: list[str] = []
+    for axis, install in cell.axis_install.items():
+        index = cell.axis_index.get(axis, "")
+        if "{" in index:
+            raise BuildFailure(f"axis {axis}: the index {index!r} needs a channel to build on")
+        folder = _fetched(cell, list(install), index, root, env=env, log=log, deadline=deadline)
+        for wheel in folder.glob("*.whl"):
+            target = dest / wheel.name
+            if not target.exists():
+                _link_or_copy(wheel, target)
+        requirements += install
+    (dest / REQUIREMENTS).write_text("".join(f"{r}\n" for r in requirements), encoding="utf-8")
+    files = tuple(sorted(p.name for p in dest.glob("*.whl")))
+    return DependencyWheels(folder=dest, requirements=tuple(requirements), files=files)
+
+
+def cached_folders(cell: Cell, cache_root: Path | None = None) -> list[Path]:
+    """The filled cache folders of the cell's axis values (all of them, or none)."""
+    root = (cache_root or user_cache_dir()) / "axis-wheels"
+    folders = [
+        cache_folder(cell, list(install), cell.axis_index.get(axis, ""), root)
+        for axis, install in cell.axis_install.items()
+    ]
+    return folders if all((f / ".complete").exists() for f in folders) else []
+
+
+def cache_folder(cell: Cell, install: list[str], index: str, root: Path) -> Path:
+    ident = [sorted(install), index, cell.platform_tag or "", cell.python or "", cell.abi_tag]
+    return root / hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:20]
+
+
+def _fetched(
+    cell: Cell,
+    install: list[str],
+    index: str,
+    root: Path,
+    *,
+    env: Mapping[str, str],
+    log: Path,
+    deadline: float,
+) -> Path:
+    folder = cache_folder(cell, install, index, root)
+    if (folder / ".complete").exists():
+        return folder
+    root.mkdir(parents=True, exist_ok=True)
+    with _locked(root / f"{folder.name}.lock"):
+        if (folder / ".complete").exists():
+            return folder
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
+        try:
+            argv = download_argv(cell, install, index, tmp)
+            fetch_env = {k: v for k, v in env.items() if not k.startswith("PIP_")}
+            if not index:  # pip's configured sources stay in force
+                fetch_env.update({k: v for k, v in os.environ.items() if k.startswith("PIP_")})
+            run_logged(
+                argv,
+                cwd=tmp,
+                env=fetch_env,
+                log=log,
+                deadline=deadline,
+                what="fetching the axis wheels (pip download)",
+            )
+            record = {
+                "requirements": install,
+                "index": index,
+                "files": sorted(p.name for p in tmp.iterdir()),
+            }
+            (tmp / ".complete").write_text(json.dumps(record), encoding="utf-8")
+            tmp.rename(folder)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return folder
+
+
+def download_argv(cell: Cell, install: list[str], index: str, dest: Path) -> list[str]:
+    """`pip download` of binary wheels for the cell's interpreter and platform."""
+    argv = [sys.executable, "-m", "pip"]
+    if index:
+        argv += ["--isolated"]  # only this index, not the machine's extra sources
+    argv += ["download", *_QUIET, "--dest", str(dest), "--only-binary=:all:"]
+    if index:
+        argv += ["--index-url", index]
+    if cell.python:
+        argv += ["--python-version", cell.python.rstrip("t"), "--implementation", "cp"]
+        if cell.abi_tag:
+            argv += ["--abi", cell.abi_tag, "--abi", "abi3", "--abi", "none"]
+    for tag in platforms(cell.platform_tag or ""):
+        argv += ["--platform", tag]
+    return [*argv, *install]
+
+
+def pip_find_links_env(wheels: DependencyWheels, folder: str) -> dict[str, str]:
+    """The variables that make every pip of the build install from the local folder only."""
+    return {
+        "PIP_FIND_LINKS": folder,
+        "PIP_NO_INDEX": "1",
+        "RELFORGE_AXIS_WHEELS": folder,
+        "RELFORGE_AXIS_INSTALL": "\n".join(wheels.requirements),
+    }
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with path.open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def _link_or_copy(src: Path, dest: Path) -> None:
+    try:
+        os.link(src, dest)
+    except OSError:
+        shutil.copy2(src, dest)

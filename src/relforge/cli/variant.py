@@ -1,0 +1,89 @@
+"""`relforge variant …`: experimental PEP 825 variant wheels (the format is a draft)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import click
+
+from relforge.cli.output import append_step_summary
+from relforge.matrix.schema import ChannelName
+
+
+@click.group()
+def variant() -> None:
+    """Experimental: PEP 825 variant wheels and their index folder."""
+
+
+@variant.command("publish")
+@click.argument("file", metavar="FILE")
+@click.option(
+    "--channel",
+    type=click.Choice(["nightly", "test"]),
+    help="Channel whose variant folder is filled (default: the matrix's channels.default).",
+)
+@click.option(
+    "--manifest",
+    "manifest_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Artifact manifest whose validated wheels become variant wheels.",
+)
+@click.option(
+    "--execute", is_flag=True, help="Apply the plan (the default is a dry run that writes nothing)."
+)
+def publish_command(
+    file: str, channel: ChannelName | None, manifest_path: Path, execute: bool
+) -> None:
+    """Stage the validated wheels of a manifest as variant wheels (label and variant.json per
+    the release's `variants:`) and publish them with {name}-{version}-variants.json to the
+    channel's variant folder.  FILE is the matrix file."""
+    from relforge.manifest import load_manifest
+    from relforge.matrix.load import load_matrix
+    from relforge.promote.channel import main_store
+    from relforge.variants.publish import apply_variants, plan_variants, staging_dir
+
+    matrix = load_matrix(file)
+    chosen = matrix.channels.pick(channel)
+    manifest = load_manifest(manifest_path)
+    store = main_store(matrix)
+    work = staging_dir(Path(".relforge") / "work")
+    try:
+        plan = plan_variants(
+            matrix, manifest.release, chosen, manifest, manifest_path.parent, store, work
+        )
+        click.echo(f"variant wheels of {manifest.project} {manifest.release} → {store.url}:")
+        for line in plan.lines():
+            click.echo(line)
+        if not execute:
+            click.echo("dry run: nothing was written; add --execute to apply")
+            return
+        written = apply_variants(store, plan)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    summary = f"variant publish: {written} object(s) written to {plan.folder}/"
+    if written == 0:
+        summary += " — everything was already in place"
+    click.echo(summary)
+    append_step_summary(f"### relforge variant publish\n\n{summary}")
+
+
+@variant.command("check")
+@click.argument("folder", type=click.Path(file_okay=False, exists=True, path_type=Path))
+def check_command(folder: Path) -> None:
+    """Check every variant wheel of FOLDER against the variants.json beside it (label ↔
+    variant.json ↔ variants.json, RECORD); exit 4 on any problem."""
+    from relforge.errors import NothingToDoError, ValidationFailed
+    from relforge.variants.check import check_variant_folder
+
+    found = check_variant_folder(folder)
+    if not found:
+        raise NothingToDoError(f"{folder} holds no variant wheel or variants.json")
+    bad = {name: problems for name, problems in found.items() if problems}
+    for name, problems in found.items():
+        click.echo(
+            f"{'FAIL' if problems else 'ok  '}  {name}" + "".join(f"\n      {p}" for p in problems)
+        )
+    if bad:
+        raise ValidationFailed(f"{len(bad)} of {len(found)} file(s) are inconsistent")

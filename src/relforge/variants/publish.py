@@ -1,0 +1,201 @@
+"""Publish variant wheels: stage a manifest's validated wheels as variant wheels and put them,
+with `{name}-{version}-variants.json`, into one index folder of the channel (`whl/test/variant/`)
+whose project pages link the wheels and the variants.json.  Dry run by default; a rerun is a
+no-op; an existing variants.json is merged (PEP 825 lets it grow as variants are added)."""
+
+from __future__ import annotations
+
+import html
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from packaging.utils import canonicalize_name
+
+from relforge.errors import ConfigError, NothingToDoError, RefusedError, ValidationFailed
+from relforge.manifest import ArtifactManifest
+from relforge.matrix.expand import expand_cells
+from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.store import ObjectStore, sha256_bytes
+from relforge.variants.check import check_variant_wheel
+from relforge.variants.format import VariantSpec, document, dumps, read_variants, variant_for
+from relforge.variants.stage import stage_variant_wheel
+
+JSON_TYPE = "application/json"
+HTML_TYPE = "text/html; charset=utf-8"
+WHEEL_TYPE = "application/octet-stream"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Staged:
+    cell_id: str
+    path: Path
+    key: str
+    sha256: str
+    spec: VariantSpec
+    exists: bool  # the same bytes are in the store already
+
+
+@dataclass(kw_only=True)
+class VariantPlan:
+    folder: str  # store key prefix, e.g. whl/test/variant
+    project: str
+    wheels: list[Staged] = field(default_factory=list)
+    documents: dict[str, bytes] = field(default_factory=dict)  # key → variants.json
+    unchanged: set[str] = field(default_factory=set)  # documents already as planned
+
+    @property
+    def changes(self) -> int:
+        writes = [w for w in self.wheels if not w.exists]
+        return len(writes) + len(set(self.documents) - self.unchanged)
+
+    def lines(self) -> Iterator[str]:
+        for w in self.wheels:
+            verb = "keep  " if w.exists else "upload"
+            yield f"  {verb}  {w.key}  sha256={w.sha256[:12]}… [{w.cell_id}, label {w.spec.label}]"
+        for key in self.documents:
+            yield f"  {'keep  ' if key in self.unchanged else 'write '}  {key}"
+        yield f"then re-index {self.folder}/{self.project}/ (links the wheels and variants.json)"
+
+
+def plan_variants(
+    matrix: Matrix,
+    release: str,
+    channel: ChannelName,
+    manifest: ArtifactManifest,
+    dist: Path,
+    store: ObjectStore,
+    workdir: Path,
+) -> VariantPlan:
+    """Stage every validated wheel whose cell has a variant; nothing is written to the store."""
+    rel = matrix.release(release)
+    spec = rel.variants
+    if spec is None:
+        raise NothingToDoError(
+            f"release {release} declares no `variants:`",
+            key=f"releases.{release}.variants",
+            hint="map cells to variant labels and properties under `variants: wheels:`",
+        )
+    prefix = matrix.channels.get(channel).prefix.strip("/")
+    plan = VariantPlan(
+        folder=f"{prefix}/{spec.folder}", project=canonicalize_name(manifest.project)
+    )
+    cells = {c.id: c for c in expand_cells(matrix, release, channel=channel)}
+    by_version: dict[str, dict[str, VariantSpec]] = {}
+    for cell_id, entry in sorted(manifest.entries.items()):
+        cell = cells.get(cell_id)
+        variant = variant_for(cell, rel) if cell is not None else None
+        if variant is None:
+            continue
+        if not entry.validated:
+            raise RefusedError(
+                f"{entry.file} ({cell_id}) is not validated; variant wheels are made from "
+                "validated wheels only",
+                hint="run relforge validate --manifest first",
+            )
+        own = dumps(document(spec, {variant.label: variant}))
+        staged = stage_variant_wheel(
+            dist / entry.file, workdir, label=variant.label, variant_json=own
+        )
+        problems = check_variant_wheel(staged.path, {variant.label: frozenset(variant.properties)})
+        if problems:
+            raise ValidationFailed(f"{staged.path.name}: " + "; ".join(problems))
+        key = f"{plan.folder}/{staged.path.name}"
+        have = store.sha256(key)
+        if have is not None and have != staged.sha256:
+            raise RefusedError(
+                f"{key} exists with other bytes; a published variant wheel is never replaced",
+                hint="publish a new version instead",
+            )
+        plan.wheels.append(
+            Staged(
+                cell_id=cell_id,
+                path=staged.path,
+                key=key,
+                sha256=staged.sha256,
+                spec=variant,
+                exists=have is not None,
+            )
+        )
+        public = entry.version.partition("+")[0]
+        labels = by_version.setdefault(public, {})
+        if labels.setdefault(variant.label, variant) != variant:  # pragma: no cover - load check
+            raise ConfigError(f"label {variant.label} has two meanings")
+    if not plan.wheels:
+        raise NothingToDoError(
+            f"no validated wheel of {manifest.project} {release} matches a `variants:` rule",
+            key="--manifest",
+        )
+    for version, labels in by_version.items():
+        key = f"{plan.folder}/{plan.project.replace('-', '_')}-{version}-variants.json"
+        merged = dict(labels)
+        if store.head(key) is not None:
+            for label, props in read_variants(store.get(key), key).items():
+                mine = merged.get(label)
+                if mine is not None and frozenset(mine.properties) != props:
+                    raise RefusedError(
+                        f"{key} gives label {label} other properties than this matrix",
+                        hint="a label must keep its meaning; choose a new label",
+                    )
+                merged.setdefault(label, VariantSpec(label=label, properties=tuple(sorted(props))))
+            if store.get(key) == dumps(document(spec, merged)):
+                plan.unchanged.add(key)
+        plan.documents[key] = dumps(document(spec, merged))
+    return plan
+
+
+def apply_variants(store: ObjectStore, plan: VariantPlan) -> int:
+    """Upload the wheels, then the variants.json files, then the pages (links last)."""
+    written = 0
+    for wheel in plan.wheels:
+        if not wheel.exists and store.put_if_absent(
+            wheel.key, wheel.path, wheel.sha256, WHEEL_TYPE
+        ):
+            written += 1
+    for key, data in plan.documents.items():
+        if key not in plan.unchanged:
+            store.write(key, data, JSON_TYPE)
+            written += 1
+    write_pages(store, plan.folder, plan.project)
+    return written
+
+
+def write_pages(store: ObjectStore, folder: str, project: str) -> None:
+    """The project page (every variant wheel and variants.json of the project, with sha256)
+    and the folder page, rebuilt from what the store holds."""
+    stem = project.replace("-", "_")
+    rows = []
+    for info in store.list(f"{folder}/{stem}-"):
+        name = info.key.rsplit("/", 1)[1]
+        if info.key.count("/") != folder.count("/") + 1:
+            continue
+        if not name.endswith((".whl", "-variants.json")):
+            continue
+        sha = store.sha256(info.key) or sha256_bytes(store.get(info.key))
+        rows.append(f'    <a href="../{quote(name)}#sha256={sha}">{html.escape(name)}</a><br>')
+    page = _page(f"Links for {project}", rows)
+    store.write(f"{folder}/{project}/index.html", page, HTML_TYPE)
+    projects = sorted(
+        {i.key.split("/")[-2] for i in store.list(f"{folder}/") if i.key.endswith("/index.html")}
+        - {folder.rsplit("/", 1)[-1]}
+    )
+    links = [f'    <a href="{quote(p)}/">{html.escape(p)}</a><br>' for p in projects]
+    store.write(f"{folder}/index.html", _page("Variant wheels", links), HTML_TYPE)
+    if store.directory_pages:
+        store.write(f"{folder}/{project}/", page, HTML_TYPE)
+
+
+def _page(title: str, rows: list[str]) -> bytes:
+    head = (
+        "<!DOCTYPE html>\n<html>\n  <head>\n"
+        f"    <title>{html.escape(title)}</title>\n  </head>\n  <body>\n"
+        f"    <h1>{html.escape(title)}</h1>\n"
+    )
+    return (head + "".join(r + "\n" for r in rows) + "  </body>\n</html>\n").encode()
+
+
+def staging_dir(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix="variants-", dir=root))
