@@ -3,8 +3,11 @@ backups and PyPI staging.
 
     whl/<channel>/<variant>/<file>            wheels (release: whl/<variant>/): Cell.upload_prefix
     libtorch/<channel>/<variant>/<file>       native archives
-    relforge/manifests/<channel>/<project>/<version>/<digest>.json
-                                              what publish/promote put in a channel (with verdicts)
+    relforge/manifests/<channel>/<project>/<version>/<sha256>.json[.sig]
+                                              what publish/promote put in a channel (with verdicts),
+                                              named by the sha256 of its bytes (checked on every
+                                              read), with its Ed25519 signature when signed
+    whl/…/<variant>/.relforge-pages.json      the committed page set of an index folder
     pypi-staging/<version>/<file>             wheels rewritten for PyPI
     backup store: <project>/<version>/<release key>
 """
@@ -19,11 +22,12 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from relforge.errors import ConfigError, Span, UsageError
+from relforge.errors import ConfigError, RefusedError, Span, UsageError
 from relforge.manifest import ArtifactManifest, ManifestEntry, load_manifest
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.signing import SIGNATURE_SUFFIX, Trust, trust_from
 from relforge.promote.store import DEFAULT_STORE, ObjectStore, StoreOptions, open_store
 
 MANIFESTS = "relforge/manifests"
@@ -62,6 +66,11 @@ def backup_store(matrix: Matrix) -> ObjectStore:
     return open_store(
         url, StoreOptions(s3_endpoint_url=pub.s3_endpoint_url, key="publishing.backup_store")
     )
+
+
+def trust(matrix: Matrix) -> Trust:
+    """publishing.trusted_keys and the signing key of this run (from the environment)."""
+    return trust_from(tuple(matrix.publishing.trusted_keys))
 
 
 def public_version(text: str) -> str:
@@ -112,30 +121,82 @@ def manifest_bytes(manifest: ArtifactManifest) -> bytes:
 
 
 def manifest_key(manifest: ArtifactManifest, version: str) -> str:
-    digest = hashlib.sha256(manifest_bytes(manifest)).hexdigest()[:16]
+    """Content-addressed: the file name is the full sha256 of the stored bytes.  (Before
+    relforge 0.x it was the first 16 hex digits; such keys are still read and checked.)"""
+    digest = hashlib.sha256(manifest_bytes(manifest)).hexdigest()
     return f"{MANIFESTS}/{manifest.channel}/{manifest.project}/{version}/{digest}.json"
 
 
-def stored_manifests(
-    store: ObjectStore, channel: str, project: str, version: str
-) -> list[ArtifactManifest]:
-    """The manifests publish/promote stored in a channel for one version."""
-    found = []
-    prefix = f"{MANIFESTS}/{channel}/{project}/{version}/"
+@dataclass(frozen=True, kw_only=True)
+class StoredManifest:
+    """A manifest read from a store, its digest checked against its key (and its signature
+    against publishing.trusted_keys when keys are configured)."""
+
+    key: str
+    sha256: str  # of the stored bytes
+    manifest: ArtifactManifest
+
+
+def _digest_of_key(key: str) -> str | None:
+    name = key.rsplit("/", 1)[-1].removesuffix(".json")
+    if len(name) in (16, 64) and all(c in "0123456789abcdef" for c in name):
+        return name
+    return None
+
+
+def read_manifest(
+    store: ObjectStore, key: str, trust: Trust, *, signature: bytes | None
+) -> StoredManifest:
+    """Read one stored manifest; refused (exit 5) unless its bytes hash to the digest its key
+    names and, with trusted keys, `signature` (the `<key>.sig` object) verifies."""
+    where = f"{store.url}/{key}"
+    data = store.get(key)
+    digest = hashlib.sha256(data).hexdigest()
+    named = _digest_of_key(key)
+    if named is None or not digest.startswith(named):
+        raise RefusedError(
+            f"{where}: its bytes have sha256 {digest}, which its key does not name; the "
+            "manifest was changed (or put there) outside relforge and is not used",
+            hint="a stored manifest is content-addressed: relforge/manifests/…/<sha256>.json; "
+            "publish the validated manifest again, or restore the original",
+        )
+    trust.check(data, signature, where)
     with tempfile.TemporaryDirectory(prefix="relforge-manifest-") as tmp:
-        for info in store.list(prefix):
-            path = Path(tmp) / "m.json"
-            path.write_bytes(store.get(info.key))
-            try:
-                found.append(load_manifest(path))
-            except ConfigError as exc:  # name the stored object, not our temporary copy
-                raise ConfigError(
-                    exc.message,
-                    where=Span(f"{store.url}/{info.key}"),
-                    hint="the manifests under relforge/manifests/ are written by publish and "
-                    "promote; pass the manifest to use with --manifest",
-                ) from None
+        path = Path(tmp) / "m.json"
+        path.write_bytes(data)
+        try:
+            manifest = load_manifest(path)
+        except ConfigError as exc:  # name the stored object, not our temporary copy
+            raise ConfigError(
+                exc.message,
+                where=Span(where),
+                hint="the manifests under relforge/manifests/ are written by publish and "
+                "promote; pass the manifest to use with --manifest",
+            ) from None
+    return StoredManifest(key=key, sha256=digest, manifest=manifest)
+
+
+def read_manifests(
+    store: ObjectStore, prefix: str, trust: Trust, *, keys: list[str] | None = None
+) -> list[StoredManifest]:
+    """Every manifest stored under `prefix` (or the given keys of it), each verified."""
+    listed = [i.key for i in store.list(prefix)] if keys is None else keys
+    present = set(listed)
+    found = []
+    for key in sorted(listed):
+        if not key.endswith(".json"):
+            continue
+        sig_key = key + SIGNATURE_SUFFIX
+        signature = store.get(sig_key) if trust.required and sig_key in present else None
+        found.append(read_manifest(store, key, trust, signature=signature))
     return found
+
+
+def stored_manifests(
+    store: ObjectStore, channel: str, project: str, version: str, trust: Trust
+) -> list[StoredManifest]:
+    """The manifests publish/promote stored in a channel for one version, each verified."""
+    return read_manifests(store, f"{MANIFESTS}/{channel}/{project}/{version}/", trust)
 
 
 def merged(manifests: list[ArtifactManifest], what: str) -> ArtifactManifest:
