@@ -6,6 +6,7 @@ that reruns call up to date."""
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import signal
 import subprocess
@@ -47,7 +48,8 @@ def publish_argv(matrix: Path, manifest: Path) -> list[str]:
 
 def kill_after_json_page(argv: list[str], cwd: Path, page_has_new: Callable[[], bool]) -> None:
     """Run `argv` with slow page writes and SIGKILL it right after the project's JSON page
-    lists the new wheel (before its HTML page is written)."""
+    lists the new wheel (before the marker commits the set; the HTML page may or may not
+    have been written: the pages of a set are written in parallel)."""
     env = {**os.environ, "RELFORGE_TEST_PAGE_DELAY": "0.6"}
     proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
@@ -62,7 +64,14 @@ def finish_and_check(
     run: Callable[..., Result], matrix: Path, read: Callable[[str], bytes | None], dirs: bool
 ) -> None:
     """The incomplete set is seen as such, finished by `index`, and then up to date."""
-    assert NEW.encode() not in (read("whl/test/cpu/rfdemo/index.html") or b"")
+
+    def generations() -> tuple[str, str]:
+        marker = json.loads(read("whl/test/cpu/.relforge-pages.json") or b"{}")
+        page = json.loads(read("whl/test/cpu/rfdemo/index.json") or b"{}")
+        return marker["projects"]["rfdemo"]["generation"], page["_relforge"]["generation"]
+
+    committed, written = generations()
+    assert committed != written  # the page of this run is not part of the committed set
     plan = run("index", str(matrix), "--channel", "test")
     assert plan.code == 0 and "rebuild rfdemo" in plan.out, plan.out + plan.err
     done = run("index", str(matrix), "--channel", "test", "--execute")
@@ -73,6 +82,8 @@ def finish_and_check(
         assert page is not None and NEW.encode() in page, name
     again = run("index", str(matrix), "--channel", "test", "--execute")
     assert "0 folder(s) written" in again.out, again.out
+    committed, written = generations()
+    assert committed == written
 
 
 def test_sigkill_between_page_writes_on_the_local_store(

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from relforge.errors import ConfigError, RefusedError, Span, UsageError
-from relforge.manifest import ArtifactManifest, ManifestEntry, load_manifest
+from relforge.errors import ConfigError, RefusedError, UsageError
+from relforge.manifest import ArtifactManifest, ManifestEntry, parse_manifest
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
@@ -161,18 +160,15 @@ def read_manifest(
             "publish the validated manifest again, or restore the original",
         )
     trust.check(data, signature, where)
-    with tempfile.TemporaryDirectory(prefix="relforge-manifest-") as tmp:
-        path = Path(tmp) / "m.json"
-        path.write_bytes(data)
-        try:
-            manifest = load_manifest(path)
-        except ConfigError as exc:  # name the stored object, not our temporary copy
-            raise ConfigError(
-                exc.message,
-                where=Span(where),
-                hint="the manifests under relforge/manifests/ are written by publish and "
-                "promote; pass the manifest to use with --manifest",
-            ) from None
+    try:
+        manifest = parse_manifest(data, where)
+    except ConfigError as exc:
+        raise ConfigError(
+            exc.message,
+            where=exc.where,
+            hint="the manifests under relforge/manifests/ are written by publish and "
+            "promote; pass the manifest to use with --manifest",
+        ) from None
     return StoredManifest(key=key, sha256=digest, manifest=manifest)
 
 

@@ -13,6 +13,7 @@ page when that page is the one the marker committed.  Pages commit as one unit (
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Sequence
@@ -61,18 +62,14 @@ class FolderListing:
     sidecars: dict[str, ObjectInfo] = field(default_factory=dict)
     pages: set[str] = field(default_factory=set)  # "p/index.json", "index.html", "p/", ""…
     marker: ObjectInfo | None = None
+    version_of: dict[str, str] = field(default_factory=dict)  # key → public version
 
     def paged(self) -> set[str]:
         """Projects that have at least one page object now."""
         return {p.split("/", 1)[0] for p in self.pages if "/" in p}
 
     def versions(self, project: str) -> set[str]:
-        out = set()
-        for info in self.projects.get(project, ()):
-            parsed = parse_dist(info.key.rsplit("/", 1)[1])
-            assert parsed is not None
-            out.add(parsed[1].public)
-        return out
+        return {self.version_of[info.key] for info in self.projects.get(project, ())}
 
     def fingerprint(self, project: str, manifests: Sequence[str]) -> str:
         parts: list[object] = [FORMAT, list(manifests)]
@@ -96,13 +93,8 @@ def list_folder(store: ObjectStore, folder: str) -> FolderListing:
             listing.sidecars[info.key] = info
         elif (parsed := parse_dist(rest)) is not None:
             listing.projects.setdefault(parsed[0], []).append(info)
-    return FolderListing(
-        folder=listing.folder,
-        projects=listing.projects,
-        sidecars=listing.sidecars,
-        pages=listing.pages,
-        marker=marker,
-    )
+            listing.version_of[info.key] = parsed[1].public
+    return dataclasses.replace(listing, marker=marker)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,8 +129,11 @@ def plan_folder(
 ) -> FolderPlan:
     """What a folder's pages should be (read-only): which projects to rebuild, each file
     checked against the manifest that vouches for it or carried from the committed page."""
-    listing = list_folder(store, folder)
-    marker = read_marker(store, listing.folder) if listing.marker else None
+    with ThreadPoolExecutor(1) as side:  # the manifests are listed while the folder is
+        manifests = side.submit(vouchers.manifest_keys, ())
+        listing = list_folder(store, folder)
+        marker = read_marker(store, listing.folder) if listing.marker else None
+        manifests.result()
     names = sorted(listing.projects)
     fingerprints = {
         p: listing.fingerprint(p, vouchers.manifest_keys(listing.versions(p))) for p in names
@@ -257,9 +252,7 @@ def _project_files(
             kept.append(old)
         else:
             todo.append(info)
-    vouches = vouchers.lookup(
-        {v for info in todo if (v := _version(info.key)) is not None} if todo else set()
-    )
+    vouches = vouchers.lookup({listing.version_of[info.key] for info in todo})
 
     def check(info: ObjectInfo) -> IndexedFile | str | None:
         vouch = vouches.get(info.key)
@@ -285,11 +278,6 @@ def _project_files(
     )
 
 
-def _version(key: str) -> str | None:
-    parsed = parse_dist(key.rsplit("/", 1)[1])
-    return parsed[1].public if parsed else None
-
-
 def _verify(
     store: ObjectStore, listing: FolderListing, info: ObjectInfo, vouch: Vouch
 ) -> IndexedFile | str:
@@ -299,6 +287,8 @@ def _verify(
         sha = store.sha256(info.key)
     except RefusedError as exc:  # S3: the object's recorded sha256 is not its bytes'
         return f"{where}: {exc.message}"
+    if sha is None:
+        return f"{where}: disappeared while indexing; run again"
     if sha != vouch.sha256 or info.size != vouch.size:
         return (
             f"{where}: the store holds sha256 {sha} ({info.size} B), the manifest says "
@@ -307,19 +297,11 @@ def _verify(
     car = listing.sidecars.get(info.key + SIDECAR)
     meta_sha = req = None
     if car is not None and vouch.metadata_sha256 is not None:
-        try:
-            data = store.get(car.key)
-        except RelforgeError:
-            data = None  # deleted since the listing: not advertised
-        if data is not None:
-            got = hashlib.sha256(data).hexdigest()
-            if got != vouch.metadata_sha256:
-                return (
-                    f"{car.key} (vouched for by {vouch.manifest}): the sidecar has sha256 {got}, "
-                    f"the manifest says {vouch.metadata_sha256} (the wheel's own METADATA)"
-                )
-            meta_sha = got
-            req = requires_python(data)
+        found = _sidecar(store, car, vouch)
+        if isinstance(found, str):
+            return found
+        if found is not None:
+            meta_sha, req = vouch.metadata_sha256, found[1]
     return IndexedFile(
         filename=info.key.rsplit("/", 1)[1],
         sha256=vouch.sha256,
@@ -330,6 +312,38 @@ def _verify(
         metadata_etag=car.etag if (car is not None and meta_sha) else "",
         manifest=vouch.manifest,
     )
+
+
+def _sidecar(
+    store: ObjectStore, car: ObjectInfo, vouch: Vouch
+) -> tuple[str, str | None] | str | None:
+    """(sha256, Requires-Python) of a sidecar that is what the manifest vouches for; a line
+    saying how it drifted; None when it vanished since the listing.  With Requires-Python
+    recorded in the manifest one HEAD (the store's verified sha256) is enough; without it the
+    bytes are read for it."""
+    where = f"{car.key} (vouched for by {vouch.manifest})"
+    if vouch.requires_python is not None:
+        try:
+            got = store.sha256(car.key)
+        except RefusedError as exc:
+            return f"{where}: {exc.message}"
+        req: str | None = vouch.requires_python
+    else:
+        try:
+            data = store.get(car.key)
+        except RelforgeError:
+            return None
+        got, req = hashlib.sha256(data).hexdigest(), requires_python(data)
+    if got is None:
+        return None
+    if got != vouch.metadata_sha256 or (
+        vouch.metadata_size is not None and car.size != vouch.metadata_size
+    ):
+        return (
+            f"{where}: the sidecar has sha256 {got} ({car.size} B), the manifest says "
+            f"{vouch.metadata_sha256} (the wheel's own METADATA)"
+        )
+    return got, req
 
 
 def refuse_drift(plans: Sequence[FolderPlan], store: ObjectStore) -> None:
@@ -367,7 +381,7 @@ def apply_folder(store: ObjectStore, plan: FolderPlan, *, workers: int = 16) -> 
 
     with ThreadPoolExecutor(max(1, min(workers, len(plan.rebuild) or 1))) as pool:
         list(pool.map(write_project, plan.rebuild))
-    if plan.rebuild or plan.remove or plan.root_stale:
+    if plan.remove or plan.root_stale:
         _write_set(
             store, base, root_html(plan.projects, generation), root_json(plan.projects, generation)
         )
@@ -379,7 +393,11 @@ def apply_folder(store: ObjectStore, plan: FolderPlan, *, workers: int = 16) -> 
 
 
 def _write_set(store: ObjectStore, folder_key: str, html_page: bytes, json_page: bytes) -> None:
-    write_page(store, f"{folder_key}index.json", json_page, JSON_TYPE)
-    write_page(store, f"{folder_key}index.html", html_page, HTML_TYPE)
+    """The pages of one project (or of the folder), in parallel: their order does not matter,
+    the marker written after all of them commits the set."""
+    writes = [(f"{folder_key}index.json", json_page, JSON_TYPE)]
+    writes.append((f"{folder_key}index.html", html_page, HTML_TYPE))
     if store.directory_pages:
-        write_page(store, folder_key, html_page, HTML_TYPE)
+        writes.append((folder_key, html_page, HTML_TYPE))
+    with ThreadPoolExecutor(len(writes)) as pool:
+        list(pool.map(lambda w: write_page(store, *w), writes))

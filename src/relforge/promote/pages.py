@@ -61,12 +61,15 @@ class IndexedFile:
     metadata_etag: str = ""
     manifest: str = ""  # the stored manifest that vouched for it
 
-    def source(self) -> dict[str, Any]:
-        return {
-            "etag": self.etag,
-            "metadata_etag": self.metadata_etag,
-            "manifest": self.manifest,
-        }
+
+def _sources(files: Sequence[IndexedFile]) -> dict[str, Any]:
+    """What each file was built from: [ETag, sidecar ETag, index into `manifests`]."""
+    manifests = sorted({f.manifest for f in files})
+    number = {m: i for i, m in enumerate(manifests)}
+    return {
+        "manifests": manifests,
+        "files": {f.filename: [f.etag, f.metadata_etag, number[f.manifest]] for f in files},
+    }
 
 
 def carried(page: Mapping[str, Any]) -> dict[str, IndexedFile]:
@@ -74,8 +77,9 @@ def carried(page: Mapping[str, Any]) -> dict[str, IndexedFile]:
     out = {}
     try:
         sources = page["_relforge"]["files"]
+        manifests = page["_relforge"]["manifests"]
         for f in page["files"]:
-            src = sources[f["filename"]]
+            etag, meta_etag, number = sources[f["filename"]]
             meta = f.get("core-metadata") or {}
             out[f["filename"]] = IndexedFile(
                 filename=str(f["filename"]),
@@ -83,11 +87,11 @@ def carried(page: Mapping[str, Any]) -> dict[str, IndexedFile]:
                 size=int(f["size"]),
                 requires_python=f.get("requires-python"),
                 metadata_sha256=meta.get("sha256"),
-                etag=str(src["etag"]),
-                metadata_etag=str(src["metadata_etag"]),
-                manifest=str(src["manifest"]),
+                etag=str(etag),
+                metadata_etag=str(meta_etag),
+                manifest=str(manifests[number]),
             )
-    except (KeyError, TypeError, ValueError, AttributeError):
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
         return {}
     return out
 
@@ -135,10 +139,10 @@ def project_json(
             "generation": generation,
             "fingerprint": fingerprint,
             "generator": f"relforge {__version__}",
-            "files": {f.filename: f.source() for f in files},
+            **_sources(files),
         },
     }
-    return (json.dumps(page, indent=1) + "\n").encode()
+    return (json.dumps(page, separators=(",", ":")) + "\n").encode()
 
 
 def root_html(projects: Iterable[str], generation: str = "") -> bytes:

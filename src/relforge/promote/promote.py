@@ -28,7 +28,7 @@ from relforge.promote.signing import Trust, require_signer
 from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
 from relforge.promote.transfer import Transfer, plan_batch
 from relforge.promote.vouch import channel_vouchers
-from relforge.promote.wheels import core_metadata
+from relforge.promote.wheels import core_metadata, requires_python
 
 
 def check_digest(text: str | None) -> str | None:
@@ -112,7 +112,10 @@ def sidecar_digests(
         if entry.metadata_sha256 is None:
             meta = _stored_metadata(store, p)
             entry = dataclasses.replace(
-                entry, metadata_sha256=sha256_bytes(meta), metadata_size=len(meta)
+                entry,
+                metadata_sha256=sha256_bytes(meta),
+                metadata_size=len(meta),
+                requires_python=requires_python(meta),
             )
         car = present.get(p.key + SIDECAR)
         found = store.sha256(car.key) if car is not None else None

@@ -26,7 +26,7 @@ from relforge.promote.signing import SIGNATURE_SUFFIX, Trust, require_signer
 from relforge.promote.store import ObjectStore, sha256_bytes
 from relforge.promote.transfer import Transfer, plan_batch
 from relforge.promote.vouch import channel_vouchers
-from relforge.promote.wheels import core_metadata
+from relforge.promote.wheels import core_metadata, requires_python
 
 METADATA_TYPE = "text/plain; charset=utf-8"
 
@@ -81,7 +81,9 @@ def with_sidecar(p: Placed, path: Path) -> tuple[Placed, bytes | None]:
             f"wheel's own METADATA has {sha}",
             hint="the sidecar must be the wheel's METADATA, byte for byte; rebuild the manifest",
         )
-    entry = dataclasses.replace(p.entry, metadata_sha256=sha, metadata_size=len(meta))
+    entry = dataclasses.replace(
+        p.entry, metadata_sha256=sha, metadata_size=len(meta), requires_python=requires_python(meta)
+    )
     return dataclasses.replace(p, entry=entry), meta
 
 

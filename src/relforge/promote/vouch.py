@@ -15,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.version import InvalidVersion, Version
+
 from relforge.errors import RefusedError
 from relforge.manifest import ManifestEntry
 from relforge.matrix.schema import ChannelName, Matrix
@@ -30,6 +32,7 @@ class Vouch:
     size: int
     metadata_sha256: str | None
     metadata_size: int | None
+    requires_python: str | None
     manifest: str  # the key of the stored manifest that vouches
 
 
@@ -69,7 +72,7 @@ class Vouchers:
                     version, _, name = info.key[len(self._base) :].partition("/")
                     self._present.add(info.key)
                     if name.endswith(".json") and "/" not in name:
-                        by_version[version].append(info.key)
+                        by_version[_normal(version)].append(info.key)
                 self._listed = {v: sorted(keys) for v, keys in by_version.items()}
             return self._listed
 
@@ -122,6 +125,7 @@ class Vouchers:
                     size=entry.size,
                     metadata_sha256=entry.metadata_sha256,
                     metadata_size=entry.metadata_size,
+                    requires_python=entry.requires_python,
                     manifest=stored.key,
                 )
             )
@@ -131,6 +135,14 @@ class Vouchers:
         if entry.package_type != "wheel":
             return None  # only wheel folders are indexed
         return f"{self.prefix}/{entry.upload_subfolder}/{Path(entry.file).name}"
+
+
+def _normal(version: str) -> str:
+    """A version folder's name as `packaging` spells the version (what file names parse to)."""
+    try:
+        return Version(version).public
+    except InvalidVersion:
+        return version
 
 
 def _add(out: dict[str, Vouch], vouch: Vouch, url: str) -> None:
