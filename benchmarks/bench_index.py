@@ -262,6 +262,7 @@ def main() -> None:
             "meets_goal": reindex / listing <= 1.5,
         },
         "seed_seconds": seeded,
+        "load_average_at_end": os.getloadavg(),
         "workers": WORKERS,
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, shared 2-core (noisy; other jobs running)",

@@ -232,3 +232,18 @@ def test_publish_refuses_a_manifest_that_records_another_sidecar(
     refused = publish(run, "--execute")
     assert refused.code == 5 and CUDA in refused.err and "METADATA" in refused.err
     assert not store(work).exists()
+
+
+def test_a_manifest_under_an_old_16_hex_key_is_still_read_and_checked(
+    work: Path, run: Callable[..., Result]
+) -> None:
+    assert publish(run, "--execute").code == 0
+    (stored,) = (store(work) / "relforge/manifests/test/rfdemo/1.0.0").glob("*.json")
+    old = stored.with_name(stored.stem[:16] + ".json")  # as relforge stored it before
+    stored.rename(old)
+    plan = run("promote", "matrix.yaml", "--version", "1.0.0")
+    assert plan.code == 0, plan.out + plan.err
+    data = old.read_bytes()
+    replace(old, data.replace(b'"release": "1.0"', b'"release": "1.1"'))
+    refused = run("promote", "matrix.yaml", "--version", "1.0.0")
+    assert refused.code == 5 and old.name in refused.err
