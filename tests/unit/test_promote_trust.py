@@ -247,3 +247,27 @@ def test_a_manifest_under_an_old_16_hex_key_is_still_read_and_checked(
     replace(old, data.replace(b'"release": "1.0"', b'"release": "1.1"'))
     refused = run("promote", "matrix.yaml", "--version", "1.0.0")
     assert refused.code == 5 and old.name in refused.err
+
+
+def test_a_forged_manifest_under_its_own_digest_is_caught_by_the_pin(
+    work: Path, run: Callable[..., Result]
+) -> None:
+    """Content addressing alone cannot catch a new, self-consistent manifest: beside the
+    original it is a conflict; alone, only a pinned digest (or a signature) refuses it."""
+    assert publish(run, "--execute").code == 0
+    folder = store(work) / "relforge/manifests/test/rfdemo/1.0.0"
+    (stored,) = folder.glob("*.json")
+    wheel = store(work) / "whl/test/cu128" / CUDA_WHEEL
+    other = wheel.read_bytes() + b"\0trailing"
+    replace(wheel, other)
+    data = json.loads(stored.read_text())
+    data["entries"][CUDA].update(sha256=hashlib.sha256(other).hexdigest(), size=len(other))
+    forged = (json.dumps(data, indent=2) + "\n").encode()
+    (folder / f"{hashlib.sha256(forged).hexdigest()}.json").write_bytes(forged)
+    both = run("promote", "matrix.yaml", "--version", "1.0.0")
+    assert both.code == 5 and "two manifests" in both.err
+    approved = stored.stem
+    stored.unlink()
+    pinned = run("promote", "matrix.yaml", "--version", "1.0.0", "--manifest-digest", approved)
+    assert pinned.code == 5 and approved in pinned.err
+    assert not (store(work) / "whl/cu128").exists()

@@ -202,11 +202,15 @@ def merged(manifests: list[ArtifactManifest], what: str) -> ArtifactManifest:
     for other in manifests[1:]:
         for cell_id, entry in other.entries.items():
             mine = result.entries.get(cell_id)
-            if mine is not None and mine.sha256 != entry.sha256:
-                raise ConfigError(
+            sidecars = (mine.metadata_sha256, entry.metadata_sha256) if mine else (None, None)
+            if mine is not None and (
+                mine.sha256 != entry.sha256 or (None not in sidecars and sidecars[0] != sidecars[1])
+            ):
+                raise RefusedError(
                     f"{what}: two manifests give {cell_id} different files "
-                    f"({mine.sha256[:12]}…, {entry.sha256[:12]}…)",
-                    hint="pass the one to use with --manifest",
+                    f"({mine.sha256[:12]}…, {entry.sha256[:12]}…); neither is used",
+                    hint="one of them was stored outside relforge; pin the approved one with "
+                    "--manifest-digest (or pass it with --manifest)",
                 )
         result = result.merge(other)
     return result
