@@ -219,6 +219,12 @@ def test_nightly_prune_leaves_other_projects_of_the_folder_alone(
         *others,
         "rfdemo-1.0.0.dev20260102+cpu-py3-none-manylinux_2_28_x86_64.whl",
     ]
+    # no manifest vouches for the dependency: it is reported, never advertised
+    assert "otherdep" not in (folder / "index.html").read_text()
+    (folder / ".relforge-pages.json").unlink()  # make the next index look at every file again
+    index = run("index", "matrix.yaml", "--channel", "nightly")
+    assert index.code == 0, index.err
+    assert "2 file(s) no stored manifest vouches for are not advertised: otherdep-1.0" in index.out
 
 
 def test_pypi_stage_dry_run_shows_a_staged_file_it_would_refuse(
