@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_build.py
 	$(BIN)/python benchmarks/bench_wheel_inspect.py
 	$(BIN)/python benchmarks/bench_fake_github.py
+	$(BIN)/python benchmarks/bench_index.py
 
 # Regenerate the golden expansions (and the example project's committed workflows) after an
 # intended matrix or template change; review the diff.

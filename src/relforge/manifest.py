@@ -57,6 +57,10 @@ class ManifestEntry:
         metadata={"doc": "sha256 of the wheel's own METADATA, served as the PEP 658 sidecar"},
     )
     metadata_size: int | None = None
+    requires_python: str | None = field(
+        default=None,
+        metadata={"doc": "the METADATA's Requires-Python (recorded with metadata_sha256)"},
+    )
     build: Mapping[str, Any] = field(
         default_factory=dict,
         metadata={
@@ -133,25 +137,34 @@ def load_manifest(path: Path) -> ArtifactManifest:
     """Read a manifest; any problem is a ConfigError naming the file and key."""
     where = Span(str(path))
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError(
             "no such manifest", where=where, hint="`relforge build` writes relforge-manifest.json"
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise ConfigError(f"cannot read the manifest: {exc}", where=where) from None
+    return parse_manifest(data, str(path))
+
+
+def parse_manifest(data: bytes, where: str) -> ArtifactManifest:
+    """A manifest from its bytes; any problem is a ConfigError naming `where` and the key."""
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read the manifest: {exc}", where=Span(where)) from None
     except json.JSONDecodeError as exc:
         raise ConfigError(
-            f"not JSON: {exc.msg}", where=Span(str(path), exc.lineno, exc.colno)
+            f"not JSON: {exc.msg}", where=Span(where, exc.lineno, exc.colno)
         ) from None
     try:
-        return _from_json(data)
+        return _from_json(raw)
     except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"not a relforge manifest: {exc}", where=where) from None
+        raise ConfigError(f"not a relforge manifest: {exc}", where=Span(where)) from None
 
 
 _STRINGS = ("cell_id", "file", "sha256", "version", "package_type", "variant", "upload_subfolder")
-_OPTIONAL_STRINGS = ("platform_tag", "python", "metadata_sha256")
+_OPTIONAL_STRINGS = ("platform_tag", "python", "metadata_sha256", "requires_python")
 _STATUSES = ("pass", "fail", "skip")
 
 

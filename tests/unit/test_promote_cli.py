@@ -3,6 +3,7 @@ one-paragraph error with its exit code."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -218,6 +219,12 @@ def test_nightly_prune_leaves_other_projects_of_the_folder_alone(
         *others,
         "rfdemo-1.0.0.dev20260102+cpu-py3-none-manylinux_2_28_x86_64.whl",
     ]
+    # no manifest vouches for the dependency: it is reported, never advertised
+    assert "otherdep" not in (folder / "index.html").read_text()
+    (folder / ".relforge-pages.json").unlink()  # make the next index look at every file again
+    index = run("index", "matrix.yaml", "--channel", "nightly")
+    assert index.code == 0, index.err
+    assert "2 file(s) no stored manifest vouches for are not advertised: otherdep-1.0" in index.out
 
 
 def test_pypi_stage_dry_run_shows_a_staged_file_it_would_refuse(
@@ -248,9 +255,17 @@ def test_a_broken_stored_manifest_is_named_by_its_key(
 ) -> None:
     write_manifest(work / "relforge-manifest.json", wheels(work, built))
     assert publish(run, "--execute").code == 0
-    broken = work / ".relforge/store/relforge/manifests/test/rfdemo/1.0.0/0000.json"
-    broken.write_text('{"schema_version": 1, "entries": []}')
+    folder = work / ".relforge/store/relforge/manifests/test/rfdemo/1.0.0"
+    # under its own digest (as content addressing names it), a broken manifest is named
+    text = b'{"schema_version": 1, "entries": []}'
+    broken = folder / f"{hashlib.sha256(text).hexdigest()}.json"
+    broken.write_bytes(text)
     result = run("promote", "matrix.yaml", "--version", "1.0.0")
     assert result.code == 2, result.out + result.err
-    assert "relforge/manifests/test/rfdemo/1.0.0/0000.json" in result.err
+    assert f"relforge/manifests/test/rfdemo/1.0.0/{broken.name}" in result.err
     assert "not a relforge manifest" in result.err
+    # under a key that does not name its digest, it is refused before it is read
+    broken.rename(folder / "0000.json")
+    refused = run("promote", "matrix.yaml", "--version", "1.0.0")
+    assert refused.code == 5, refused.out + refused.err
+    assert "relforge/manifests/test/rfdemo/1.0.0/0000.json" in refused.err

@@ -101,16 +101,21 @@ def publish(
 def index(file: str, channel: ChannelName | None, execute: bool, workers: int) -> None:
     """(Re)build the PEP 503/691 index of every wheel folder of a channel; only projects whose
     files changed are rebuilt.  FILE is the matrix file."""
-    from relforge.promote.channel import main_store, wheel_folders
-    from relforge.promote.index import apply_folder, plan_folder
+    from relforge.promote.channel import main_store, trust, wheel_folders
+    from relforge.promote.index import apply_folder, plan_folder, refuse_drift
     from relforge.promote.plan import describe_index
+    from relforge.promote.vouch import channel_vouchers
 
     matrix = load_matrix(file)
     channel = matrix.channels.pick(channel)
     store = main_store(matrix)
-    plans = [plan_folder(store, f, workers=workers) for f in wheel_folders(matrix, channel)]
+    vouchers = channel_vouchers(matrix, store, channel, trust(matrix), workers=min(workers, 16))
+    plans = [
+        plan_folder(store, f, vouchers, workers=workers) for f in wheel_folders(matrix, channel)
+    ]
     click.echo(f"index of the {channel} channel in {store.url}: {len(plans)} folder(s)")
     describe_index(plans, click.echo)
+    refuse_drift(plans, store)
     changed = [p for p in plans if p.changed]
     if not execute:
         click.echo("dry run: nothing was written; add --execute to apply")
@@ -141,6 +146,13 @@ def index(file: str, channel: ChannelName | None, execute: bool, workers: int) -
     help="Manifest selecting the artifacts (default: the manifests publish stored in the "
     "--from channel for this version).",
 )
+@click.option(
+    "--manifest-digest",
+    "manifest_digest",
+    metavar="SHA256",
+    help="Promote only from the stored manifest with this sha256 (the one the release was "
+    "approved on); anything else is refused.",
+)
 @_EXECUTE
 @_WORKERS
 def promote(
@@ -149,6 +161,7 @@ def promote(
     source: ChannelName,
     target: ChannelName,
     manifest_path: Path | None,
+    manifest_digest: str | None,
     execute: bool,
     workers: int,
 ) -> None:
@@ -157,5 +170,13 @@ def promote(
     A killed run resumes when rerun.  FILE is the matrix file."""
     from relforge.promote.promote import plan_promote
 
-    plan = plan_promote(load_matrix(file), version, source, target, manifest_path, workers=workers)
+    plan = plan_promote(
+        load_matrix(file),
+        version,
+        source,
+        target,
+        manifest_path,
+        manifest_digest=manifest_digest,
+        workers=workers,
+    )
     _run_plan(plan, execute)

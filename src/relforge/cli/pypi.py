@@ -25,15 +25,28 @@ def pypi() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Manifest of the release (default: the one promote stored in the release channel).",
 )
+@click.option(
+    "--manifest-digest",
+    "manifest_digest",
+    metavar="SHA256",
+    help="Use only the stored release manifest with this sha256 (the one approved); "
+    "anything else is refused.",
+)
 @click.option("--execute", is_flag=True, help="Write the staged files (default: dry run).")
-def stage(file: str, version: str, manifest_path: Path | None, execute: bool) -> None:
+def stage(
+    file: str,
+    version: str,
+    manifest_path: Path | None,
+    manifest_digest: str | None,
+    execute: bool,
+) -> None:
     """Rewrite each platform's PyPI-default wheel without its local version (2.9.0+cu128 →
     2.9.0) into pypi-staging/X.Y.Z/ of the store.  FILE is the matrix file."""
     from relforge.promote.plan import Plan, render
     from relforge.promote.pypi import apply_stage, plan_stage, render_stage
     from relforge.promote.transfer import refuse_conflicts
 
-    plan = plan_stage(load_matrix(file), version, manifest_path)
+    plan = plan_stage(load_matrix(file), version, manifest_path, manifest_digest=manifest_digest)
     render_stage(plan, click.echo)
     # A dry run rewrites (in a temporary directory) the wheels whose staged name is taken, so
     # it refuses what --execute would refuse: a staged file is never replaced.

@@ -47,6 +47,14 @@ def _platform_tag(text: str) -> schema.PlatformTag:
     return schema.PlatformTag(check_platform_tag(text))
 
 
+def _ed25519_key(text: str) -> schema.Ed25519Key:
+    import base64
+
+    from relforge.promote.signing import parse_public_key
+
+    return schema.Ed25519Key(base64.b64encode(parse_public_key(text)).decode("ascii"))
+
+
 def _date(text: str) -> datetime.date:
     try:
         return datetime.date.fromisoformat(text)
@@ -61,6 +69,7 @@ _TEXT_PARSERS: dict[Any, Callable[[str], Any]] = {
     PythonVersion: PythonVersion.parse,
     schema.Requirement508: _requirement,
     schema.PlatformTag: _platform_tag,
+    schema.Ed25519Key: _ed25519_key,
 }
 
 

@@ -35,6 +35,10 @@ class PlatformTag(str):
     """A wheel platform tag such as `manylinux_2_28_x86_64` (several may be joined with `.`)."""
 
 
+class Ed25519Key(str):
+    """An Ed25519 public key, checked when loaded and kept as the base64 of its 32 raw bytes."""
+
+
 class Match(dict[str, tuple[str, ...]]):
     """A rule's condition: cell field → accepted values (see relforge.matrix.selector)."""
 
@@ -157,6 +161,13 @@ class Publishing(Located):
     backup_store: str = ""
     pypi_repository_url: str = ""
     nightly_keep: int = field(default=30, metadata={"doc": "nightly versions kept per package"})
+    trusted_keys: tuple[Ed25519Key, ...] = field(
+        default=(),
+        metadata={
+            "doc": "Ed25519 public keys (base64 of the raw 32 bytes, or PEM); when set, every "
+            "stored manifest must carry a valid signature by one of them"
+        },
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

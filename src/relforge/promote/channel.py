@@ -3,8 +3,11 @@ backups and PyPI staging.
 
     whl/<channel>/<variant>/<file>            wheels (release: whl/<variant>/): Cell.upload_prefix
     libtorch/<channel>/<variant>/<file>       native archives
-    relforge/manifests/<channel>/<project>/<version>/<digest>.json
-                                              what publish/promote put in a channel (with verdicts)
+    relforge/manifests/<channel>/<project>/<version>/<sha256>.json[.sig]
+                                              what publish/promote put in a channel (with verdicts),
+                                              named by the sha256 of its bytes (checked on every
+                                              read), with its Ed25519 signature when signed
+    whl/…/<variant>/.relforge-pages.json      the committed page set of an index folder
     pypi-staging/<version>/<file>             wheels rewritten for PyPI
     backup store: <project>/<version>/<release key>
 """
@@ -13,17 +16,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from relforge.errors import ConfigError, Span, UsageError
-from relforge.manifest import ArtifactManifest, ManifestEntry, load_manifest
+from relforge.errors import ConfigError, RefusedError, UsageError
+from relforge.manifest import ArtifactManifest, ManifestEntry, parse_manifest
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.signing import SIGNATURE_SUFFIX, Trust, trust_from
 from relforge.promote.store import DEFAULT_STORE, ObjectStore, StoreOptions, open_store
 
 MANIFESTS = "relforge/manifests"
@@ -62,6 +65,11 @@ def backup_store(matrix: Matrix) -> ObjectStore:
     return open_store(
         url, StoreOptions(s3_endpoint_url=pub.s3_endpoint_url, key="publishing.backup_store")
     )
+
+
+def trust(matrix: Matrix) -> Trust:
+    """publishing.trusted_keys and the signing key of this run (from the environment)."""
+    return trust_from(tuple(matrix.publishing.trusted_keys))
 
 
 def public_version(text: str) -> str:
@@ -112,30 +120,79 @@ def manifest_bytes(manifest: ArtifactManifest) -> bytes:
 
 
 def manifest_key(manifest: ArtifactManifest, version: str) -> str:
-    digest = hashlib.sha256(manifest_bytes(manifest)).hexdigest()[:16]
+    """Content-addressed: the file name is the full sha256 of the stored bytes.  (Before
+    relforge 0.x it was the first 16 hex digits; such keys are still read and checked.)"""
+    digest = hashlib.sha256(manifest_bytes(manifest)).hexdigest()
     return f"{MANIFESTS}/{manifest.channel}/{manifest.project}/{version}/{digest}.json"
 
 
-def stored_manifests(
-    store: ObjectStore, channel: str, project: str, version: str
-) -> list[ArtifactManifest]:
-    """The manifests publish/promote stored in a channel for one version."""
+@dataclass(frozen=True, kw_only=True)
+class StoredManifest:
+    """A manifest read from a store, its digest checked against its key (and its signature
+    against publishing.trusted_keys when keys are configured)."""
+
+    key: str
+    sha256: str  # of the stored bytes
+    manifest: ArtifactManifest
+
+
+def _digest_of_key(key: str) -> str | None:
+    name = key.rsplit("/", 1)[-1].removesuffix(".json")
+    if len(name) in (16, 64) and all(c in "0123456789abcdef" for c in name):
+        return name
+    return None
+
+
+def read_manifest(
+    store: ObjectStore, key: str, trust: Trust, *, signature: bytes | None
+) -> StoredManifest:
+    """Read one stored manifest; refused (exit 5) unless its bytes hash to the digest its key
+    names and, with trusted keys, `signature` (the `<key>.sig` object) verifies."""
+    where = f"{store.url}/{key}"
+    data = store.get(key)
+    digest = hashlib.sha256(data).hexdigest()
+    named = _digest_of_key(key)
+    if named is None or not digest.startswith(named):
+        raise RefusedError(
+            f"{where}: its bytes have sha256 {digest}, which its key does not name; the "
+            "manifest was changed (or put there) outside relforge and is not used",
+            hint="a stored manifest is content-addressed: relforge/manifests/…/<sha256>.json; "
+            "publish the validated manifest again, or restore the original",
+        )
+    trust.check(data, signature, where)
+    try:
+        manifest = parse_manifest(data, where)
+    except ConfigError as exc:
+        raise ConfigError(
+            exc.message,
+            where=exc.where,
+            hint="the manifests under relforge/manifests/ are written by publish and "
+            "promote; pass the manifest to use with --manifest",
+        ) from None
+    return StoredManifest(key=key, sha256=digest, manifest=manifest)
+
+
+def read_manifests(
+    store: ObjectStore, prefix: str, trust: Trust, *, keys: list[str] | None = None
+) -> list[StoredManifest]:
+    """Every manifest stored under `prefix` (or the given keys of it), each verified."""
+    listed = [i.key for i in store.list(prefix)] if keys is None else keys
+    present = set(listed)
     found = []
-    prefix = f"{MANIFESTS}/{channel}/{project}/{version}/"
-    with tempfile.TemporaryDirectory(prefix="relforge-manifest-") as tmp:
-        for info in store.list(prefix):
-            path = Path(tmp) / "m.json"
-            path.write_bytes(store.get(info.key))
-            try:
-                found.append(load_manifest(path))
-            except ConfigError as exc:  # name the stored object, not our temporary copy
-                raise ConfigError(
-                    exc.message,
-                    where=Span(f"{store.url}/{info.key}"),
-                    hint="the manifests under relforge/manifests/ are written by publish and "
-                    "promote; pass the manifest to use with --manifest",
-                ) from None
+    for key in sorted(listed):
+        if not key.endswith(".json"):
+            continue
+        sig_key = key + SIGNATURE_SUFFIX
+        signature = store.get(sig_key) if trust.required and sig_key in present else None
+        found.append(read_manifest(store, key, trust, signature=signature))
     return found
+
+
+def stored_manifests(
+    store: ObjectStore, channel: str, project: str, version: str, trust: Trust
+) -> list[StoredManifest]:
+    """The manifests publish/promote stored in a channel for one version, each verified."""
+    return read_manifests(store, f"{MANIFESTS}/{channel}/{project}/{version}/", trust)
 
 
 def merged(manifests: list[ArtifactManifest], what: str) -> ArtifactManifest:
@@ -145,11 +202,15 @@ def merged(manifests: list[ArtifactManifest], what: str) -> ArtifactManifest:
     for other in manifests[1:]:
         for cell_id, entry in other.entries.items():
             mine = result.entries.get(cell_id)
-            if mine is not None and mine.sha256 != entry.sha256:
-                raise ConfigError(
+            sidecars = (mine.metadata_sha256, entry.metadata_sha256) if mine else (None, None)
+            if mine is not None and (
+                mine.sha256 != entry.sha256 or (None not in sidecars and sidecars[0] != sidecars[1])
+            ):
+                raise RefusedError(
                     f"{what}: two manifests give {cell_id} different files "
-                    f"({mine.sha256[:12]}…, {entry.sha256[:12]}…)",
-                    hint="pass the one to use with --manifest",
+                    f"({mine.sha256[:12]}…, {entry.sha256[:12]}…); neither is used",
+                    hint="one of them was stored outside relforge; pin the approved one with "
+                    "--manifest-digest (or pass it with --manifest)",
                 )
         result = result.merge(other)
     return result

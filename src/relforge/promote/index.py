@@ -1,63 +1,56 @@
-"""Package indexes: PEP 503 HTML and PEP 691 JSON per variant folder and per project.
+"""Package indexes of a folder, built from the truth: the stored manifests.
 
-Every file is listed with its verified sha256 (the store's; never an entry without one),
-`data-requires-python` and, when a `<file>.metadata` sidecar exists, its hash as
-`data-dist-info-metadata`/`data-core-metadata` (PEP 658/714).  A project's pages are rebuilt
-only when its files changed: the JSON page keeps a fingerprint of what it was built from under
-the private key `_relforge` (PEP 691 reserves leading-underscore keys for the index).
-Each page is written atomically (pages before the folder page that links to them).
+A file is advertised only when a stored manifest of the channel vouches for its key; the page
+lists the manifest's sha256, never a hash computed from unknown store bytes.  The store's bytes
+are checked against the manifest (S3: the service-computed SHA-256 from one HEAD; the local
+store: its hash record, or the bytes): when they differ the object has *drifted*, and the
+folder is refused (exit 5) with nothing written.  An object that no manifest vouches for
+(a dependency mirrored by another tool, a file put there by hand) is left off the pages and
+reported.  Re-indexing rebuilds only projects whose files (listing: key, size, ETag, sidecar
+ETag) or manifests changed, and carries each unchanged file over from the project's previous
+page when that page is the one the marker committed.  Pages commit as one unit (pageset).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-import html
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from urllib.parse import quote
 
-from packaging.utils import (
-    InvalidSdistFilename,
-    InvalidWheelFilename,
-    canonicalize_name,
-    parse_sdist_filename,
-    parse_wheel_filename,
+from relforge.errors import RefusedError, RelforgeError
+from relforge.promote.pages import (
+    HTML_TYPE,
+    JSON_TYPE,
+    SIDECAR,
+    IndexedFile,
+    canonical,
+    carried,
+    parse_dist,
+    project_html,
+    project_json,
+    root_html,
+    root_json,
 )
-from packaging.version import Version
-
-from relforge import __version__
-from relforge.errors import RelforgeError
+from relforge.promote.pageset import (
+    MARKER,
+    MARKER_TYPE,
+    Marker,
+    PageRecord,
+    new_generation,
+    read_marker,
+    write_page,
+)
 from relforge.promote.store import ObjectInfo, ObjectStore
+from relforge.promote.vouch import Vouch, Vouchers
 from relforge.promote.wheels import requires_python
 
-FORMAT = 1  # bump to rebuild every page after a change of the page format
-HTML_TYPE = "text/html; charset=utf-8"
-JSON_TYPE = "application/vnd.pypi.simple.v1+json"
-SIDECAR = ".metadata"
+__all__ = ["SIDECAR", "apply_folder", "canonical", "list_folder", "parse_dist", "plan_folder"]
 
-
-def parse_dist(filename: str) -> tuple[str, Version] | None:
-    """(project, version) of a wheel or sdist file name; None for anything else."""
-    try:
-        if filename.endswith(".whl"):
-            name, version, _, _ = parse_wheel_filename(filename)
-            return name, version
-        if filename.endswith((".tar.gz", ".zip")):
-            return parse_sdist_filename(filename)
-    except (InvalidWheelFilename, InvalidSdistFilename):
-        return None
-    return None
-
-
-@dataclass(frozen=True, kw_only=True)
-class IndexedFile:
-    filename: str
-    sha256: str
-    size: int
-    requires_python: str | None = None
-    metadata_sha256: str | None = None
+FORMAT = 2  # bump to rebuild every page after a change of the page format
+PAGE_NAMES = ("index.json", "index.html", "")  # "" is the folder object S3 serves for `p/`
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,10 +60,19 @@ class FolderListing:
     folder: str
     projects: dict[str, list[ObjectInfo]] = field(default_factory=dict)
     sidecars: dict[str, ObjectInfo] = field(default_factory=dict)
-    paged: set[str] = field(default_factory=set)  # projects that have an index.json now
+    pages: set[str] = field(default_factory=set)  # "p/index.json", "index.html", "p/", ""…
+    marker: ObjectInfo | None = None
+    version_of: dict[str, str] = field(default_factory=dict)  # key → public version
 
-    def fingerprint(self, project: str) -> str:
-        parts: list[object] = [FORMAT]
+    def paged(self) -> set[str]:
+        """Projects that have at least one page object now."""
+        return {p.split("/", 1)[0] for p in self.pages if "/" in p}
+
+    def versions(self, project: str) -> set[str]:
+        return {self.version_of[info.key] for info in self.projects.get(project, ())}
+
+    def fingerprint(self, project: str, manifests: Sequence[str]) -> str:
+        parts: list[object] = [FORMAT, list(manifests)]
         for info in self.projects.get(project, ()):
             car = self.sidecars.get(info.key + SIDECAR)
             parts.append([info.key, info.size, info.etag, car.etag if car else ""])
@@ -78,186 +80,324 @@ class FolderListing:
 
 
 def list_folder(store: ObjectStore, folder: str) -> FolderListing:
-    listing = FolderListing(folder=folder)
-    base = folder.rstrip("/") + "/"
+    listing = FolderListing(folder=folder.rstrip("/"))
+    base = listing.folder + "/"
+    marker = None
     for info in store.list(base):
         rest = info.key[len(base) :]
-        if "/" in rest:
-            project, _, page = rest.partition("/")
-            if page == "index.json":
-                listing.paged.add(project)
-            continue
-        if rest.endswith(SIDECAR):
+        if rest == MARKER:
+            marker = info
+        elif "/" in rest or rest in ("index.json", "index.html", ""):
+            listing.pages.add(rest)
+        elif rest.endswith(SIDECAR):
             listing.sidecars[info.key] = info
         elif (parsed := parse_dist(rest)) is not None:
             listing.projects.setdefault(parsed[0], []).append(info)
-    return listing
+            listing.version_of[info.key] = parsed[1].public
+    return dataclasses.replace(listing, marker=marker)
 
 
 @dataclass(frozen=True, kw_only=True)
 class FolderPlan:
     folder: str
-    rebuild: tuple[str, ...]
+    rebuild: tuple[str, ...]  # projects whose pages are written
     unchanged: tuple[str, ...]
-    remove: tuple[str, ...]
-    projects: tuple[str, ...]
+    remove: tuple[str, ...]  # projects whose pages are deleted (nothing of theirs advertised)
+    projects: tuple[str, ...]  # what the folder page lists
     root_stale: bool
     listing: FolderListing
+    files: dict[str, tuple[IndexedFile, ...]] = field(default_factory=dict)  # of `rebuild`
+    records: dict[str, PageRecord] = field(default_factory=dict)  # every project, for the marker
+    drift: tuple[str, ...] = ()  # one line per object whose bytes are not its manifest's
+    unvouched: tuple[str, ...] = ()  # keys no manifest vouches for (not advertised)
+    verified: int = 0  # files checked against their manifest
+    carried: int = 0  # files carried over from the previous page
+    marker_stale: bool = False
 
     @property
     def changed(self) -> bool:
-        return bool(self.rebuild or self.remove or self.root_stale)
+        return bool(self.rebuild or self.remove or self.root_stale or self.marker_stale)
 
 
-def plan_folder(store: ObjectStore, folder: str, *, workers: int = 16) -> FolderPlan:
-    """Which projects of a folder need their pages rebuilt (read-only)."""
-    listing = list_folder(store, folder)
-    base = folder.rstrip("/") + "/"
+def _pages_complete(listing: FolderListing, project: str, store: ObjectStore) -> bool:
+    names = PAGE_NAMES if store.directory_pages else PAGE_NAMES[:2]
+    return all(f"{project}/{name}" in listing.pages for name in names)
 
-    def stale(project: str) -> bool:
-        if project not in listing.paged:
-            return True
-        try:
-            page = json.loads(store.get(f"{base}{project}/index.json"))
-            return bool(
-                page.get("_relforge", {}).get("fingerprint") != listing.fingerprint(project)
-            )
-        except (ValueError, AttributeError, RelforgeError):
-            return True
 
+def plan_folder(
+    store: ObjectStore, folder: str, vouchers: Vouchers, *, workers: int = 16
+) -> FolderPlan:
+    """What a folder's pages should be (read-only): which projects to rebuild, each file
+    checked against the manifest that vouches for it or carried from the committed page."""
+    with ThreadPoolExecutor(1) as side:  # the manifests are listed while the folder is
+        manifests = side.submit(vouchers.manifest_keys, ())
+        listing = list_folder(store, folder)
+        marker = read_marker(store, listing.folder) if listing.marker else None
+        manifests.result()
     names = sorted(listing.projects)
+    fingerprints = {
+        p: listing.fingerprint(p, vouchers.manifest_keys(listing.versions(p))) for p in names
+    }
+    stale = []
+    for p in names:
+        record = marker.projects.get(p) if marker else None
+        if (
+            record is None
+            or record.fingerprint != fingerprints[p]
+            or (record.files and not _pages_complete(listing, p, store))
+        ):
+            stale.append(p)
+    files: dict[str, tuple[IndexedFile, ...]] = {}
+    drift: list[str] = []
+    unvouched: list[str] = []
+    counts = [0, 0]
     with ThreadPoolExecutor(workers) as pool:
-        flags = list(pool.map(stale, names))
-    rebuild = tuple(n for n, s in zip(names, flags, strict=True) if s)
-    try:
-        root_stale = store.get(f"{base}index.html") != root_html(names)
-    except RelforgeError:
-        root_stale = True
+        for p in stale:
+            built = _project_files(store, listing, p, marker, vouchers, pool)
+            files[p] = built.files
+            drift += built.drift
+            unvouched += built.unvouched
+            counts[0] += built.verified
+            counts[1] += built.carried
+    records: dict[str, PageRecord] = {}
+    for p in names:
+        if p in files:
+            records[p] = PageRecord(
+                fingerprint=fingerprints[p], generation="", json_sha256="", files=len(files[p])
+            )
+        else:
+            assert marker is not None
+            records[p] = marker.projects[p]
+    advertised = tuple(p for p in names if records[p].files)
+    rebuild = tuple(p for p in stale if files[p])
+    remove = tuple(
+        sorted((listing.paged() | set(marker.projects if marker else ())) - set(advertised))
+    )
+    root_names = PAGE_NAMES if store.directory_pages else PAGE_NAMES[:2]
+    root_stale = (
+        marker is None
+        or marker.root != advertised
+        or any(name not in listing.pages for name in root_names)
+    )
     return FolderPlan(
-        folder=folder.rstrip("/"),
+        folder=listing.folder,
         rebuild=rebuild,
-        unchanged=tuple(n for n in names if n not in rebuild),
-        remove=tuple(sorted(listing.paged - set(names))),
-        projects=tuple(names),
+        unchanged=tuple(p for p in advertised if p not in rebuild),
+        remove=tuple(p for p in remove if p in listing.paged()),
+        projects=advertised,
         root_stale=root_stale,
         listing=listing,
+        files=files,
+        records=records,
+        drift=tuple(sorted(drift)),
+        unvouched=tuple(sorted(unvouched)),
+        verified=counts[0],
+        carried=counts[1],
+        marker_stale=bool(stale) or marker is None or set(marker.projects) != set(names),
     )
 
 
-def _verified_files(
-    store: ObjectStore, listing: FolderListing, project: str, pool: ThreadPoolExecutor
-) -> list[IndexedFile]:
-    def one(info: ObjectInfo) -> IndexedFile:
-        sha = store.sha256(info.key)
-        if sha is None:
-            raise RelforgeError(f"{store.url}/{info.key} disappeared while indexing; run again")
+@dataclass(frozen=True, kw_only=True)
+class _Built:
+    files: tuple[IndexedFile, ...]
+    drift: list[str]
+    unvouched: list[str]
+    verified: int
+    carried: int
+
+
+def _previous(
+    store: ObjectStore, listing: FolderListing, project: str, marker: Marker | None
+) -> dict[str, IndexedFile]:
+    """The files of the project's committed page (only if it is byte for byte the page the
+    marker names: a page from an interrupted run or edited by hand carries nothing)."""
+    record = marker.projects.get(project) if marker else None
+    if record is None or not record.json_sha256:
+        return {}
+    if f"{project}/index.json" not in listing.pages:
+        return {}
+    try:
+        data = store.get(f"{listing.folder}/{project}/index.json")
+    except RelforgeError:
+        return {}
+    if hashlib.sha256(data).hexdigest() != record.json_sha256:
+        return {}
+    try:
+        return carried(json.loads(data))
+    except ValueError:
+        return {}
+
+
+def _project_files(
+    store: ObjectStore,
+    listing: FolderListing,
+    project: str,
+    marker: Marker | None,
+    vouchers: Vouchers,
+    pool: ThreadPoolExecutor,
+) -> _Built:
+    previous = _previous(store, listing, project, marker)
+    todo: list[ObjectInfo] = []
+    kept: list[IndexedFile] = []
+    for info in listing.projects[project]:
+        old = previous.get(info.key.rsplit("/", 1)[1])
         car = listing.sidecars.get(info.key + SIDECAR)
-        meta_sha = req = None
-        if car is not None:
-            data = store.get(car.key)
-            meta_sha = hashlib.sha256(data).hexdigest()
-            req = requires_python(data)
-        return IndexedFile(
-            filename=info.key.rsplit("/", 1)[1],
-            sha256=sha,
-            size=info.size,
-            requires_python=req,
-            metadata_sha256=meta_sha,
-        )
+        if (
+            old is not None
+            and old.etag == info.etag
+            and old.size == info.size
+            and old.metadata_etag == (car.etag if car else "")
+            and vouchers.still_stored(old.manifest)
+        ):
+            kept.append(old)
+        else:
+            todo.append(info)
+    vouches = vouchers.lookup({listing.version_of[info.key] for info in todo})
 
-    files = list(pool.map(one, listing.projects[project]))
-    return sorted(files, key=lambda f: f.filename)
+    def check(info: ObjectInfo) -> IndexedFile | str | None:
+        vouch = vouches.get(info.key)
+        if vouch is None:
+            return None
+        return _verify(store, listing, info, vouch)
 
-
-def project_html(project: str, files: Sequence[IndexedFile]) -> bytes:
-    rows = []
-    for f in files:
-        attrs = [f'href="../{quote(f.filename)}#sha256={f.sha256}"']
-        if f.requires_python:
-            attrs.append(f'data-requires-python="{html.escape(f.requires_python)}"')
-        if f.metadata_sha256:
-            attrs.append(f'data-dist-info-metadata="sha256={f.metadata_sha256}"')
-            attrs.append(f'data-core-metadata="sha256={f.metadata_sha256}"')
-        rows.append(f"    <a {' '.join(attrs)}>{html.escape(f.filename)}</a><br>")
-    return _page(f"Links for {project}", rows)
-
-
-def project_json(project: str, files: Sequence[IndexedFile], fingerprint: str) -> bytes:
-    entries = []
-    versions = set()
-    for f in files:
-        parsed = parse_dist(f.filename)
-        if parsed:
-            versions.add(parsed[1])
-        entry: dict[str, object] = {
-            "filename": f.filename,
-            "url": f"../{quote(f.filename)}",
-            "hashes": {"sha256": f.sha256},
-            "size": f.size,
-        }
-        if f.requires_python:
-            entry["requires-python"] = f.requires_python
-        if f.metadata_sha256:
-            entry["core-metadata"] = {"sha256": f.metadata_sha256}
-            entry["dist-info-metadata"] = {"sha256": f.metadata_sha256}
-        entries.append(entry)
-    page = {
-        "meta": {"api-version": "1.1"},
-        "name": project,
-        "versions": [str(v) for v in sorted(versions)],
-        "files": entries,
-        "_relforge": {"fingerprint": fingerprint, "generator": f"relforge {__version__}"},
-    }
-    return (json.dumps(page, indent=1) + "\n").encode()
-
-
-def root_html(projects: Iterable[str]) -> bytes:
-    rows = [f'    <a href="{quote(p)}/">{html.escape(p)}</a><br>' for p in projects]
-    return _page("Simple index", rows)
-
-
-def root_json(projects: Iterable[str]) -> bytes:
-    page = {"meta": {"api-version": "1.1"}, "projects": [{"name": p} for p in projects]}
-    return (json.dumps(page, indent=1) + "\n").encode()
-
-
-def _page(title: str, rows: list[str]) -> bytes:
-    head = (
-        "<!DOCTYPE html>\n<html>\n  <head>\n"
-        '    <meta name="pypi:repository-version" content="1.1">\n'
-        f"    <title>{html.escape(title)}</title>\n  </head>\n  <body>\n"
-        f"    <h1>{html.escape(title)}</h1>\n"
+    drift, unvouched, verified = [], [], []
+    for info, got in zip(todo, pool.map(check, todo), strict=True):
+        if got is None:
+            unvouched.append(info.key)
+        elif isinstance(got, str):
+            drift.append(got)
+        else:
+            verified.append(got)
+    files = sorted([*kept, *verified], key=lambda f: f.filename)
+    return _Built(
+        files=tuple(files),
+        drift=drift,
+        unvouched=unvouched,
+        verified=len(verified),
+        carried=len(kept),
     )
-    return (head + "".join(r + "\n" for r in rows) + "  </body>\n</html>\n").encode()
 
 
-def _write_page(store: ObjectStore, folder_key: str, html_page: bytes, json_page: bytes) -> None:
-    store.write(f"{folder_key}index.json", json_page, JSON_TYPE)
-    store.write(f"{folder_key}index.html", html_page, HTML_TYPE)
-    if store.directory_pages:
-        store.write(folder_key, html_page, HTML_TYPE)
+def _verify(
+    store: ObjectStore, listing: FolderListing, info: ObjectInfo, vouch: Vouch
+) -> IndexedFile | str:
+    """The file as its manifest describes it, or a line saying how the store's bytes drifted."""
+    where = f"{info.key} (vouched for by {vouch.manifest})"
+    try:
+        sha = store.sha256(info.key)
+    except RefusedError as exc:  # S3: the object's recorded sha256 is not its bytes'
+        return f"{where}: {exc.message}"
+    if sha is None:
+        return f"{where}: disappeared while indexing; run again"
+    if sha != vouch.sha256 or info.size != vouch.size:
+        return (
+            f"{where}: the store holds sha256 {sha} ({info.size} B), the manifest says "
+            f"{vouch.sha256} ({vouch.size} B)"
+        )
+    car = listing.sidecars.get(info.key + SIDECAR)
+    meta_sha = req = None
+    if car is not None and vouch.metadata_sha256 is not None:
+        found = _sidecar(store, car, vouch)
+        if isinstance(found, str):
+            return found
+        if found is not None:
+            meta_sha, req = vouch.metadata_sha256, found[1]
+    return IndexedFile(
+        filename=info.key.rsplit("/", 1)[1],
+        sha256=vouch.sha256,
+        size=vouch.size,
+        requires_python=req,
+        metadata_sha256=meta_sha,
+        etag=info.etag,
+        metadata_etag=car.etag if (car is not None and meta_sha) else "",
+        manifest=vouch.manifest,
+    )
+
+
+def _sidecar(
+    store: ObjectStore, car: ObjectInfo, vouch: Vouch
+) -> tuple[str, str | None] | str | None:
+    """(sha256, Requires-Python) of a sidecar that is what the manifest vouches for; a line
+    saying how it drifted; None when it vanished since the listing.  With Requires-Python
+    recorded in the manifest one HEAD (the store's verified sha256) is enough; without it the
+    bytes are read for it."""
+    where = f"{car.key} (vouched for by {vouch.manifest})"
+    if vouch.requires_python is not None:
+        try:
+            got = store.sha256(car.key)
+        except RefusedError as exc:
+            return f"{where}: {exc.message}"
+        req: str | None = vouch.requires_python
+    else:
+        try:
+            data = store.get(car.key)
+        except RelforgeError:
+            return None
+        got, req = hashlib.sha256(data).hexdigest(), requires_python(data)
+    if got is None:
+        return None
+    if got != vouch.metadata_sha256 or (
+        vouch.metadata_size is not None and car.size != vouch.metadata_size
+    ):
+        return (
+            f"{where}: the sidecar has sha256 {got} ({car.size} B), the manifest says "
+            f"{vouch.metadata_sha256} (the wheel's own METADATA)"
+        )
+    return got, req
+
+
+def refuse_drift(plans: Sequence[FolderPlan], store: ObjectStore) -> None:
+    """Drifted objects are never advertised: refuse before any page is written."""
+    lines = [line for p in plans for line in p.drift]
+    if lines:
+        raise RefusedError(
+            f"{len(lines)} object(s) in {store.url} are not the bytes their manifest vouches "
+            "for; no page of their folder was written:\n  " + "\n  ".join(lines),
+            hint="the objects changed after they were published; restore them from the backup "
+            "store or the channel they were promoted from (relforge verify --repair)",
+        )
 
 
 def apply_folder(store: ObjectStore, plan: FolderPlan, *, workers: int = 16) -> None:
-    """Rebuild the stale project pages, then the folder page (which exists even for an empty
-    folder), then drop the pages of projects that no longer have files."""
+    """Write the stale project pages, the folder page, drop pages of projects with nothing
+    advertised, then commit the set by replacing the marker (last)."""
+    if plan.drift:
+        refuse_drift([plan], store)
+    generation = new_generation()
     base = plan.folder + "/"
-    listing = plan.listing
-    with ThreadPoolExecutor(workers) as pool:
-        for project in plan.rebuild:
-            files = _verified_files(store, listing, project, pool)
-            _write_page(
-                store,
-                f"{base}{project}/",
-                project_html(project, files),
-                project_json(project, files, listing.fingerprint(project)),
-            )
-    if plan.changed:
-        _write_page(store, base, root_html(plan.projects), root_json(plan.projects))
+    records = dict(plan.records)
+
+    def write_project(project: str) -> None:
+        files = plan.files[project]
+        record = records[project]
+        json_page = project_json(project, files, record.fingerprint, generation)
+        _write_set(store, f"{base}{project}/", project_html(project, files, generation), json_page)
+        records[project] = PageRecord(
+            fingerprint=record.fingerprint,
+            generation=generation,
+            json_sha256=hashlib.sha256(json_page).hexdigest(),
+            files=len(files),
+        )
+
+    with ThreadPoolExecutor(max(1, min(workers, len(plan.rebuild) or 1))) as pool:
+        list(pool.map(write_project, plan.rebuild))
+    if plan.remove or plan.root_stale:
+        _write_set(
+            store, base, root_html(plan.projects, generation), root_json(plan.projects, generation)
+        )
     for project in plan.remove:
-        for name in ("index.json", "index.html", ""):
+        for name in PAGE_NAMES:
             store.delete(f"{base}{project}/{name}")
+    marker = Marker(generation=generation, projects=records, root=plan.projects)
+    write_page(store, base + MARKER, marker.to_bytes(), MARKER_TYPE)
 
 
-def canonical(name: str) -> str:
-    return str(canonicalize_name(name))
+def _write_set(store: ObjectStore, folder_key: str, html_page: bytes, json_page: bytes) -> None:
+    """The pages of one project (or of the folder), in parallel: their order does not matter,
+    the marker written after all of them commits the set."""
+    writes = [(f"{folder_key}index.json", json_page, JSON_TYPE)]
+    writes.append((f"{folder_key}index.html", html_page, HTML_TYPE))
+    if store.directory_pages:
+        writes.append((folder_key, html_page, HTML_TYPE))
+    with ThreadPoolExecutor(len(writes)) as pool:
+        list(pool.map(lambda w: write_page(store, *w), writes))

@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from relforge.promote.index import FolderPlan, apply_folder, plan_folder
+from relforge.promote.index import FolderPlan, apply_folder, plan_folder, refuse_drift
 from relforge.promote.journal import Journal
 from relforge.promote.store import ObjectStore
 from relforge.promote.transfer import Batch, Step, apply_batch, plan_digest, refuse_conflicts
+from relforge.promote.vouch import Vouchers
 
 Echo = Callable[[str], None]
 
@@ -23,6 +24,7 @@ class Plan:
     store: ObjectStore  # where deletions happen and the indexes live
     deletes: tuple[str, ...] = ()
     index_folders: tuple[str, ...] = ()
+    vouchers: Vouchers | None = None  # what the index of index_folders is built from
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -97,13 +99,20 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
         for key in plan.deletes:
             plan.store.delete(key)
             journal.record(f"delete {key}")
+        folder_plans: list[FolderPlan] = []
+        if plan.index_folders:
+            assert plan.vouchers is not None
+            folder_plans = [
+                plan_folder(plan.store, folder, plan.vouchers, workers=workers)
+                for folder in plan.index_folders
+            ]
+            refuse_drift(folder_plans, plan.store)
         indexed = []
-        for folder in plan.index_folders:
-            folder_plan = plan_folder(plan.store, folder, workers=workers)
+        for folder_plan in folder_plans:
             if folder_plan.changed:
                 apply_folder(plan.store, folder_plan, workers=workers)
                 indexed.append(folder_plan)
-            journal.record(f"index {folder}", rebuilt=list(folder_plan.rebuild))
+            journal.record(f"index {folder_plan.folder}", rebuilt=list(folder_plan.rebuild))
         journal.finish()
     finally:
         journal.close()
@@ -119,12 +128,22 @@ def describe_index(plans: Sequence[FolderPlan], echo: Echo) -> None:
     for p in plans:
         if not p.changed:
             echo(f"  {p.folder}/: up to date ({len(p.projects)} projects)")
-            continue
-        parts = []
-        if p.rebuild:
-            parts.append("rebuild " + ", ".join(p.rebuild))
-        if p.remove:
-            parts.append("drop pages of " + ", ".join(p.remove))
-        if not parts:
-            parts.append("folder page")
-        echo(f"  {p.folder}/: " + "; ".join(parts) + f" ({len(p.unchanged)} unchanged)")
+        else:
+            parts = []
+            if p.rebuild:
+                parts.append(
+                    "rebuild " + ", ".join(p.rebuild) + f" ({p.verified} file(s) checked "
+                    f"against their manifest, {p.carried} carried from the committed page)"
+                )
+            if p.remove:
+                parts.append("drop pages of " + ", ".join(p.remove))
+            if not parts:
+                parts.append("folder page and page-set marker")
+            echo(f"  {p.folder}/: " + "; ".join(parts) + f" ({len(p.unchanged)} unchanged)")
+        if p.unvouched:
+            shown = ", ".join(k.rsplit("/", 1)[1] for k in p.unvouched[:5])
+            more = f" and {len(p.unvouched) - 5} more" if len(p.unvouched) > 5 else ""
+            echo(
+                f"  {p.folder}/: {len(p.unvouched)} file(s) no stored manifest vouches for are "
+                f"not advertised: {shown}{more}"
+            )

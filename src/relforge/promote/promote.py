@@ -3,37 +3,85 @@ server-side, each hash verified, with a backup copy, the promoted manifest, then
 
 from __future__ import annotations
 
+import dataclasses
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from relforge.errors import NothingToDoError, RefusedError, UsageError
-from relforge.manifest import ArtifactManifest, load_manifest
+from relforge.manifest import ArtifactManifest, load_manifest, sha256_file
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import (
     Placed,
     backup_store,
     main_store,
-    manifest_bytes,
-    manifest_key,
     merged,
     place,
     public_version,
     stored_manifests,
 )
+from relforge.promote.channel import trust as channel_trust
 from relforge.promote.index import SIDECAR
 from relforge.promote.plan import Plan
-from relforge.promote.publish import refuse_unvalidated
-from relforge.promote.store import ObjectStore, sha256_bytes
+from relforge.promote.publish import refuse_unvalidated, stored_manifest_transfers
+from relforge.promote.signing import Trust, require_signer
+from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
 from relforge.promote.transfer import Transfer, plan_batch
+from relforge.promote.vouch import channel_vouchers
+from relforge.promote.wheels import core_metadata, requires_python
+
+
+def check_digest(text: str | None) -> str | None:
+    """`--manifest-digest`: a full sha256 (64 hex digits)."""
+    if text is None:
+        return None
+    digest = text.strip().lower()
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise UsageError(
+            f"{text!r} is not a sha256 (64 hex digits)",
+            key="--manifest-digest",
+            hint="the digest is the file name of the stored manifest: "
+            "relforge/manifests/<channel>/<project>/<version>/<sha256>.json",
+        )
+    return digest
 
 
 def select_manifest(
-    store: ObjectStore, matrix: Matrix, channel: str, version: str, manifest_path: Path | None
+    store: ObjectStore,
+    matrix: Matrix,
+    channel: str,
+    version: str,
+    manifest_path: Path | None,
+    *,
+    trust: Trust,
+    pin: str | None = None,
 ) -> tuple[ArtifactManifest, str]:
-    """The manifest given, or the ones publish/promote stored in the channel for `version`."""
+    """The manifest given, or the ones publish/promote stored in the channel for `version`
+    (each verified against its key and, with trusted keys, its signature).  With `pin`, only
+    the manifest whose sha256 it is: anything else is refused."""
     if manifest_path is not None:
+        if pin is not None:
+            got = sha256_file(manifest_path) if manifest_path.is_file() else None
+            if got != pin:
+                raise RefusedError(
+                    f"{manifest_path} has sha256 {got}, not the approved {pin}",
+                    key="--manifest-digest",
+                    hint="the manifest changed since it was approved",
+                )
         return load_manifest(manifest_path), str(manifest_path)
-    found = stored_manifests(store, channel, matrix.project.name, version)
+    found = stored_manifests(store, channel, matrix.project.name, version, trust)
+    if pin is not None:
+        chosen = [m for m in found if m.sha256 == pin]
+        if not chosen:
+            digests = ", ".join(m.sha256 for m in found) or "none"
+            raise RefusedError(
+                f"no manifest of {matrix.project.name} {version} stored in the {channel} "
+                f"channel of {store.url} has the approved sha256 {pin} (stored: {digests})",
+                key="--manifest-digest",
+                hint="the manifest that was approved is not the one stored; approve the "
+                "stored one, or publish the approved one",
+            )
+        return chosen[0].manifest, f"{store.url}/{chosen[0].key}"
     if not found:
         raise NothingToDoError(
             f"no manifest of {matrix.project.name} {version} is stored in the {channel} channel "
@@ -41,7 +89,64 @@ def select_manifest(
             key="--version",
             hint=f"publish to {channel} first, or pass --manifest",
         )
-    return merged(found, f"{channel} channel"), f"manifests stored in the {channel} channel"
+    where = (
+        f"manifests stored in the {channel} channel (sha256 "
+        + ", ".join(m.sha256[:16] + "…" for m in found)
+        + ")"
+    )
+    return merged([m.manifest for m in found], f"{channel} channel"), where
+
+
+def sidecar_digests(
+    store: ObjectStore, placed: list[Placed], present: dict[str, ObjectInfo], channel: str
+) -> list[Placed]:
+    """Each wheel's entry with the sha256/size of its sidecar (the wheel's own METADATA);
+    the sidecar in the channel must be exactly that, or nothing is promoted.  A manifest
+    stored before sidecars were recorded gets them from the (verified) wheel itself."""
+    out, bad = [], []
+    for p in placed:
+        if not p.key.endswith(".whl"):
+            out.append(p)
+            continue
+        entry = p.entry
+        if entry.metadata_sha256 is None:
+            meta = _stored_metadata(store, p)
+            entry = dataclasses.replace(
+                entry,
+                metadata_sha256=sha256_bytes(meta),
+                metadata_size=len(meta),
+                requires_python=requires_python(meta),
+            )
+        car = present.get(p.key + SIDECAR)
+        found = store.sha256(car.key) if car is not None else None
+        if found != entry.metadata_sha256 or (
+            car is not None and entry.metadata_size is not None and car.size != entry.metadata_size
+        ):
+            state = "missing" if car is None else f"sha256 {found}"
+            bad.append(
+                f"{p.key}{SIDECAR} ({p.entry.cell_id}): {state}, the wheel's METADATA has "
+                f"{entry.metadata_sha256}"
+            )
+        out.append(dataclasses.replace(p, entry=entry))
+    if bad:
+        raise RefusedError(
+            f"{len(bad)} core-metadata sidecar(s) in the {channel} channel of {store.url} are "
+            "not the wheel's own METADATA; nothing was copied:\n  " + "\n  ".join(bad),
+            hint="a sidecar tells installers what a wheel requires; restore it from the wheel "
+            "(publish the validated files again) before promoting",
+        )
+    return out
+
+
+def _stored_metadata(store: ObjectStore, p: Placed) -> bytes:
+    with tempfile.TemporaryDirectory(prefix="relforge-meta-") as tmp:
+        path = Path(tmp) / p.filename
+        got = store.download(p.key, path)
+        if got != p.entry.sha256:
+            raise RefusedError(
+                f"{store.url}/{p.key}: sha256 {got}, the manifest says {p.entry.sha256}"
+            )
+        return core_metadata(path)
 
 
 def refuse_changed_sources(
@@ -72,13 +177,19 @@ def plan_promote(
     target: ChannelName,
     manifest_path: Path | None = None,
     *,
+    manifest_digest: str | None = None,
     workers: int = 32,
 ) -> Plan:
     if source == target:
         raise UsageError("--from and --to name the same channel", key="--to")
     version = public_version(version)
+    pin = check_digest(manifest_digest)
+    trust = channel_trust(matrix)
+    require_signer(trust, "promote")
     store = main_store(matrix)
-    manifest, where = select_manifest(store, matrix, source, version, manifest_path)
+    manifest, where = select_manifest(
+        store, matrix, source, version, manifest_path, trust=trust, pin=pin
+    )
     chosen = [e for e in manifest.entries.values() if public_version(e.version) == version]
     if not chosen:
         versions = sorted({public_version(e.version) for e in manifest.entries.values()})
@@ -107,18 +218,19 @@ def plan_promote(
             hint=f"publish the manifest to {source} first",
         )
     refuse_changed_sources(store, src, source, workers)
+    src = sidecar_digests(store, src, present, source)
+    selected = selected.with_entries(p.entry for p in src)
     copies, backups = [], []
     for s, d in zip(src, dst, strict=True):
         pairs = [(s.key, d.key, s.entry.sha256, s.entry.size, s.entry.cell_id)]
-        if s.key + SIDECAR in present:
-            sha = store.sha256(s.key + SIDECAR)
-            assert sha is not None
+        if s.entry.metadata_sha256 is not None and s.key.endswith(".whl"):
+            assert s.entry.metadata_size is not None
             pairs.append(
                 (
                     s.key + SIDECAR,
                     d.key + SIDECAR,
-                    sha,
-                    present[s.key + SIDECAR].size,
+                    s.entry.metadata_sha256,
+                    s.entry.metadata_size,
                     "core metadata",
                 )
             )
@@ -136,15 +248,8 @@ def plan_promote(
                 )
             )
     backup = backup_store(matrix)
-    data = manifest_bytes(selected)
-    record = Transfer(
-        key=manifest_key(selected, version),
-        sha256=sha256_bytes(data),
-        size=len(data),
-        what=f"manifest of {version}",
-        data=data,
-        content_type="application/json",
-    )
+    record = stored_manifest_transfers(selected, version, trust)
+    promoted = record[0].key.rsplit("/", 1)[1].removesuffix(".json")
     return Plan(
         command="promote",
         title=f"promote {manifest.project} {version}: {source} → {target} "
@@ -152,9 +257,14 @@ def plan_promote(
         batches=(
             plan_batch(store, copies, source=store, label=f"{target} channel", workers=workers),
             plan_batch(backup, backups, source=store, label="backup", workers=workers),
-            plan_batch(store, [record], label="promoted manifest", workers=workers),
+            plan_batch(store, record, label="promoted manifest", workers=workers),
         ),
         store=store,
         index_folders=tuple(sorted({p.folder for p in dst if p.cell.package_type == "wheel"})),
-        notes=(f"store: {store.url}", f"backup: {backup.url}"),
+        vouchers=channel_vouchers(matrix, store, target, trust, workers=min(workers, 16)),
+        notes=(
+            f"store: {store.url}",
+            f"backup: {backup.url}",
+            f"promoted manifest sha256 {promoted} (pin it: pypi stage --manifest-digest)",
+        ),
     )

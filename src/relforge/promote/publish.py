@@ -3,6 +3,7 @@ their PEP 658 sidecars, the manifest stored beside them, nightly pruning, and th
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,11 +19,14 @@ from relforge.promote.channel import (
     place,
     public_version,
 )
+from relforge.promote.channel import trust as channel_trust
 from relforge.promote.index import SIDECAR, list_folder, parse_dist
 from relforge.promote.plan import Plan
+from relforge.promote.signing import SIGNATURE_SUFFIX, Trust, require_signer
 from relforge.promote.store import ObjectStore, sha256_bytes
 from relforge.promote.transfer import Transfer, plan_batch
-from relforge.promote.wheels import core_metadata
+from relforge.promote.vouch import channel_vouchers
+from relforge.promote.wheels import core_metadata, requires_python
 
 METADATA_TYPE = "text/plain; charset=utf-8"
 
@@ -61,16 +65,39 @@ def _check_file(manifest_dir: Path, p: Placed, limit_mb: int) -> Path:
     return path
 
 
-def artifact_transfers(placed: list[Placed], paths: list[Path]) -> list[Transfer]:
+def with_sidecar(p: Placed, path: Path) -> tuple[Placed, bytes | None]:
+    """The entry with the sha256/size of its PEP 658 sidecar (the wheel's own METADATA), and
+    the sidecar's bytes; a manifest that records another sidecar is refused."""
+    if not path.name.endswith(".whl"):
+        return p, None
+    meta = core_metadata(path)
+    sha = sha256_bytes(meta)
+    recorded = p.entry.metadata_sha256
+    if (recorded is not None and recorded != sha) or (
+        p.entry.metadata_size is not None and p.entry.metadata_size != len(meta)
+    ):
+        raise RefusedError(
+            f"{p.entry.cell_id}: the manifest records core metadata sha256 {recorded}, the "
+            f"wheel's own METADATA has {sha}",
+            hint="the sidecar must be the wheel's METADATA, byte for byte; rebuild the manifest",
+        )
+    entry = dataclasses.replace(
+        p.entry, metadata_sha256=sha, metadata_size=len(meta), requires_python=requires_python(meta)
+    )
+    return dataclasses.replace(p, entry=entry), meta
+
+
+def artifact_transfers(
+    placed: list[Placed], paths: list[Path], sidecars: list[bytes | None]
+) -> list[Transfer]:
     out = []
-    for p, path in zip(placed, paths, strict=True):
+    for p, path, meta in zip(placed, paths, sidecars, strict=True):
         out.append(
             Transfer(
                 key=p.key, sha256=p.entry.sha256, size=p.entry.size, what=p.entry.cell_id, path=path
             )
         )
-        if path.name.endswith(".whl"):
-            meta = core_metadata(path)
+        if meta is not None:
             out.append(
                 Transfer(
                     key=p.key + SIDECAR,
@@ -84,7 +111,40 @@ def artifact_transfers(placed: list[Placed], paths: list[Path]) -> list[Transfer
     return out
 
 
-def manifest_transfers(manifest: ArtifactManifest, placed: list[Placed]) -> list[Transfer]:
+def stored_manifest_transfers(
+    manifest: ArtifactManifest, version: str, trust: Trust
+) -> list[Transfer]:
+    """The manifest as stored (content-addressed), and its signature when this run signs."""
+    data = manifest_bytes(manifest)
+    key = manifest_key(manifest, version)
+    out = [
+        Transfer(
+            key=key,
+            sha256=sha256_bytes(data),
+            size=len(data),
+            what=f"manifest of {version}",
+            data=data,
+            content_type="application/json",
+        )
+    ]
+    signature = trust.sign(data)
+    if signature is not None:
+        out.append(
+            Transfer(
+                key=key + SIGNATURE_SUFFIX,
+                sha256=sha256_bytes(signature),
+                size=len(signature),
+                what=f"signature of the manifest of {version}",
+                data=signature,
+                content_type="application/json",
+            )
+        )
+    return out
+
+
+def manifest_transfers(
+    manifest: ArtifactManifest, placed: list[Placed], trust: Trust
+) -> list[Transfer]:
     """The manifest of what went into the channel, one per public version, stored with it."""
     by_version: dict[str, list[Placed]] = defaultdict(list)
     for p in placed:
@@ -94,17 +154,7 @@ def manifest_transfers(manifest: ArtifactManifest, placed: list[Placed]) -> list
         part = ArtifactManifest(
             project=manifest.project, release=manifest.release, channel=manifest.channel
         ).with_entries(p.entry for p in group)
-        data = manifest_bytes(part)
-        out.append(
-            Transfer(
-                key=manifest_key(part, version),
-                sha256=sha256_bytes(data),
-                size=len(data),
-                what=f"manifest of {version}",
-                data=data,
-                content_type="application/json",
-            )
-        )
+        out += stored_manifest_transfers(part, version, trust)
     return out
 
 
@@ -178,12 +228,19 @@ def plan_publish(
                 lambda p: _check_file(manifest_path.parent, p, matrix.project.size_limit_mb), placed
             )
         )
+    trust = channel_trust(matrix)
+    require_signer(trust, "publish")
+    filled = [with_sidecar(p, path) for p, path in zip(placed, paths, strict=True)]
+    placed = [p for p, _ in filled]
     store = main_store(matrix)
     artifacts = plan_batch(
-        store, artifact_transfers(placed, paths), label="artifacts", workers=workers
+        store,
+        artifact_transfers(placed, paths, [meta for _, meta in filled]),
+        label="artifacts",
+        workers=workers,
     )
     stored = plan_batch(
-        store, manifest_transfers(manifest, placed), label="manifest", workers=workers
+        store, manifest_transfers(manifest, placed, trust), label="manifest", workers=workers
     )
     folders = sorted({p.folder for p in placed if p.cell.package_type == "wheel"})
     deletes: list[str] = []
@@ -204,5 +261,6 @@ def plan_publish(
         store=store,
         deletes=tuple(deletes),
         index_folders=tuple(folders),
+        vouchers=channel_vouchers(matrix, store, channel, trust, workers=min(workers, 16)),
         notes=tuple(notes),
     )

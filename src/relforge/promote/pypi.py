@@ -24,8 +24,9 @@ from relforge.errors import (
 from relforge.manifest import sha256_file
 from relforge.matrix.schema import Matrix
 from relforge.promote.channel import STAGING, Placed, main_store, place, public_version
+from relforge.promote.channel import trust as channel_trust
 from relforge.promote.index import canonical, parse_dist
-from relforge.promote.promote import select_manifest
+from relforge.promote.promote import check_digest, select_manifest
 from relforge.promote.publish import refuse_unvalidated
 from relforge.promote.store import ObjectStore
 from relforge.promote.transfer import Batch, Transfer, plan_batch
@@ -41,10 +42,19 @@ class StagePlan:
     where: str
 
 
-def plan_stage(matrix: Matrix, version: str, manifest_path: Path | None = None) -> StagePlan:
+def plan_stage(
+    matrix: Matrix,
+    version: str,
+    manifest_path: Path | None = None,
+    *,
+    manifest_digest: str | None = None,
+) -> StagePlan:
     version = public_version(version)
+    pin = check_digest(manifest_digest)
     store = main_store(matrix)
-    manifest, where = select_manifest(store, matrix, "release", version, manifest_path)
+    manifest, where = select_manifest(
+        store, matrix, "release", version, manifest_path, trust=channel_trust(matrix), pin=pin
+    )
     placed = [
         p
         for p in place(matrix, manifest, "release", where)

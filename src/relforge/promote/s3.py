@@ -240,6 +240,8 @@ class S3Store:
                     Key=self._key(key),
                     Body=body,
                     ContentType=content_type,
+                    # with the algorithm named, moto (like AWS) returns the checksum on HEAD
+                    ChecksumAlgorithm="SHA256",
                     ChecksumSHA256=_b64(sha256),
                     Metadata={"sha256": sha256},
                     IfNoneMatch="*",
@@ -304,6 +306,7 @@ class S3Store:
                 Key=self._key(key),
                 Body=data,
                 ContentType=content_type,
+                ChecksumAlgorithm="SHA256",
                 ChecksumSHA256=_b64(digest),
                 Metadata={"sha256": digest},
             ),
