@@ -149,6 +149,15 @@ class Channels(Located):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Mirror(Located):
+    """An extra store that `publish` and `promote` fill exactly like the main one."""
+
+    name: str = field(metadata={"doc": "how `relforge verify --store NAME` selects it"})
+    url: str = field(metadata={"doc": "file://PATH or s3://bucket/prefix"})
+    endpoint_url: str = field(default="", metadata={"doc": "S3-compatible endpoint (R2, MinIO)"})
+
+
+@dataclass(frozen=True, kw_only=True)
 class Publishing(Located):
     store: str = field(
         default="", metadata={"doc": "file://PATH or s3://bucket/prefix; empty: .relforge/store"}
@@ -157,6 +166,9 @@ class Publishing(Located):
     backup_store: str = ""
     pypi_repository_url: str = ""
     nightly_keep: int = field(default=30, metadata={"doc": "nightly versions kept per package"})
+    mirrors: tuple[Mirror, ...] = field(
+        default=(), metadata={"doc": "extra stores written with the same checks as the store"}
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -24,6 +24,7 @@ class Plan:
     deletes: tuple[str, ...] = ()
     index_folders: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    mirrors: tuple[ObjectStore, ...] = ()  # get the same deletions and indexes as `store`
 
     @property
     def pending(self) -> int:
@@ -31,7 +32,9 @@ class Plan:
 
     def digest(self) -> str:
         return plan_digest(
-            self.command, self.batches, [*self.deletes, *self.index_folders, self.store.url]
+            self.command,
+            self.batches,
+            [*self.deletes, *self.index_folders, self.store.url, *(m.url for m in self.mirrors)],
         )
 
 
@@ -60,6 +63,8 @@ def render(plan: Plan, echo: Echo) -> None:
         echo(f"then re-index {len(plan.index_folders)} folder(s) in {plan.store.url}:")
         for folder in plan.index_folders:
             echo(f"  index     {folder}/")
+    for mirror in plan.mirrors:
+        echo(f"mirror {mirror.url}: the same prune and re-index")
 
 
 def _step_line(step: Step, batch: Batch) -> str:
@@ -94,16 +99,19 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
         created = 0
         for batch in plan.batches:
             created += apply_batch(batch, journal, workers=workers)
-        for key in plan.deletes:
-            plan.store.delete(key)
-            journal.record(f"delete {key}")
         indexed = []
-        for folder in plan.index_folders:
-            folder_plan = plan_folder(plan.store, folder, workers=workers)
-            if folder_plan.changed:
-                apply_folder(plan.store, folder_plan, workers=workers)
-                indexed.append(folder_plan)
-            journal.record(f"index {folder}", rebuilt=list(folder_plan.rebuild))
+        for store in (plan.store, *plan.mirrors):
+            where = "" if store is plan.store else f" in {store.url}"
+            for key in plan.deletes:
+                store.delete(key)
+                journal.record(f"delete {key}{where}")
+            for folder in plan.index_folders:
+                folder_plan = plan_folder(store, folder, workers=workers)
+                if folder_plan.changed:
+                    apply_folder(store, folder_plan, workers=workers)
+                    if store is plan.store:
+                        indexed.append(folder_plan)
+                journal.record(f"index {folder}{where}", rebuilt=list(folder_plan.rebuild))
         journal.finish()
     finally:
         journal.close()

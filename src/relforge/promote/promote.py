@@ -21,6 +21,7 @@ from relforge.promote.channel import (
     stored_manifests,
 )
 from relforge.promote.index import SIDECAR
+from relforge.promote.mirrors import mirror_batches, mirror_stores
 from relforge.promote.plan import Plan
 from relforge.promote.publish import refuse_unvalidated
 from relforge.promote.store import ObjectStore, sha256_bytes
@@ -136,6 +137,7 @@ def plan_promote(
                 )
             )
     backup = backup_store(matrix)
+    mirrors = mirror_stores(matrix)
     data = manifest_bytes(selected)
     record = Transfer(
         key=manifest_key(selected, version),
@@ -153,8 +155,17 @@ def plan_promote(
             plan_batch(store, copies, source=store, label=f"{target} channel", workers=workers),
             plan_batch(backup, backups, source=store, label="backup", workers=workers),
             plan_batch(store, [record], label="promoted manifest", workers=workers),
+            *mirror_batches(
+                matrix, copies, source=store, label=f"{target} channel", workers=workers
+            ),
+            *mirror_batches(matrix, [record], label="promoted manifest", workers=workers),
         ),
         store=store,
+        mirrors=tuple(m.store for m in mirrors),
         index_folders=tuple(sorted({p.folder for p in dst if p.cell.package_type == "wheel"})),
-        notes=(f"store: {store.url}", f"backup: {backup.url}"),
+        notes=(
+            f"store: {store.url}",
+            f"backup: {backup.url}",
+            *(f"mirror {m.name}: {m.store.url}" for m in mirrors),
+        ),
     )

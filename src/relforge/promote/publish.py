@@ -19,6 +19,7 @@ from relforge.promote.channel import (
     public_version,
 )
 from relforge.promote.index import SIDECAR, list_folder, parse_dist
+from relforge.promote.mirrors import mirror_batches, mirror_stores
 from relforge.promote.plan import Plan
 from relforge.promote.store import ObjectStore, sha256_bytes
 from relforge.promote.transfer import Transfer, plan_batch
@@ -179,12 +180,11 @@ def plan_publish(
             )
         )
     store = main_store(matrix)
-    artifacts = plan_batch(
-        store, artifact_transfers(placed, paths), label="artifacts", workers=workers
-    )
-    stored = plan_batch(
-        store, manifest_transfers(manifest, placed), label="manifest", workers=workers
-    )
+    files = artifact_transfers(placed, paths)
+    records = manifest_transfers(manifest, placed)
+    artifacts = plan_batch(store, files, label="artifacts", workers=workers)
+    stored = plan_batch(store, records, label="manifest", workers=workers)
+    mirrored = mirror_batches(matrix, [*files, *records], label="artifacts", workers=workers)
     folders = sorted({p.folder for p in placed if p.cell.package_type == "wheel"})
     deletes: list[str] = []
     notes = [
@@ -200,8 +200,9 @@ def plan_publish(
     return Plan(
         command="publish",
         title=f"publish {manifest.project} {manifest.release} to {channel}",
-        batches=(artifacts, stored),
+        batches=(artifacts, stored, *mirrored),
         store=store,
+        mirrors=tuple(m.store for m in mirror_stores(matrix)),
         deletes=tuple(deletes),
         index_folders=tuple(folders),
         notes=tuple(notes),

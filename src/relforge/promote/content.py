@@ -1,0 +1,141 @@
+"""What an object really holds: the sha256 and size of its bytes, hashed as they are read (and,
+for a wheel, its METADATA), for `relforge verify` and `--repair`.
+
+Why not `ObjectStore.sha256`: it may answer from records kept beside the bytes (the local
+store's `.relforge-meta` stamp, which a `touch -r` after an edit fools; S3's
+`x-amz-meta-sha256`, which anyone who can PUT can write).  Verification must not trust what it
+is verifying, so by default every object is streamed and hashed here.
+
+`--trust-service-checksums` (S3 only) instead takes the `ChecksumSHA256` that a HEAD with
+`ChecksumMode=ENABLED` returns, when it is a whole-object checksum (not a composite per-part
+one).  On AWS S3 that value is computed or checked by the service against the bytes it stored
+(a PUT whose bytes disagree with the supplied checksum fails with BadDigest, and bytes cannot
+change without a new PUT), so it is as trustworthy as the service itself and costs one HEAD
+instead of a download.  It is not the default because S3-compatible services differ: moto
+5.2.5 (checked) stores a client-supplied ChecksumSHA256 without checking it and returns none
+for an object PUT with the checksum but no `x-amz-sdk-checksum-algorithm` header, which is how
+botocore sends relforge's own writes; an object without a usable checksum is downloaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from relforge.errors import ConfigError, RelforgeError
+from relforge.promote.local import LocalStore
+from relforge.promote.s3 import S3Store, _code, _hex
+from relforge.promote.store import ObjectStore
+from relforge.promote.wheels import core_metadata
+
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, kw_only=True)
+class Content:
+    sha256: str
+    size: int
+    metadata: bytes | None = None  # the wheel's own METADATA, when asked for and readable
+    from_service: bool = False  # True: the service's checksum, not our own hashing
+
+
+def read_content(
+    store: ObjectStore,
+    key: str,
+    *,
+    wheel_metadata: bool = False,
+    trust_service: bool = False,
+) -> Content | None:
+    """The object's sha256 and size from its bytes (None when it does not exist); with
+    `wheel_metadata`, also the METADATA of the wheel those bytes are."""
+    if trust_service and not wheel_metadata and isinstance(store, S3Store):
+        found = _service_checksum(store, key)
+        if found is not None:
+            return found
+    with tempfile.TemporaryDirectory(prefix="relforge-verify-") as tmp:
+        keep = Path(tmp) / "object.whl" if wheel_metadata else None
+        got = _hash_object(store, key, keep)
+        if got is None:
+            return None
+        sha, size = got
+        metadata = None
+        if keep is not None:
+            try:
+                metadata = core_metadata(keep)
+            except ConfigError:
+                metadata = None  # not a readable wheel: its hash already tells
+        return Content(sha256=sha, size=size, metadata=metadata)
+
+
+def fetch(store: ObjectStore, key: str, dest: Path) -> Content | None:
+    """Copy the object to `dest`, hashing it on the way (None when it does not exist)."""
+    got = _hash_object(store, key, dest)
+    return None if got is None else Content(sha256=got[0], size=got[1])
+
+
+def fetch_verified(store: ObjectStore, key: str, dest: Path, sha256: str) -> bool:
+    """Copy the object to `dest` and return True only when its bytes hash to `sha256`."""
+    got = fetch(store, key, dest)
+    return got is not None and got.sha256 == sha256
+
+
+def _service_checksum(store: S3Store, key: str) -> Content | None:
+    head = store._head(key)  # the store's own HEAD with ChecksumMode=ENABLED
+    if head is None:
+        return None
+    checksum = head.get("ChecksumSHA256")
+    digest = _hex(checksum) if checksum else None
+    if digest is None:
+        return None
+    return Content(sha256=digest, size=int(head["ContentLength"]), from_service=True)
+
+
+def _hash_object(store: ObjectStore, key: str, keep: Path | None) -> tuple[str, int] | None:
+    """Stream the object through sha256 (and into `keep` when given)."""
+    digest = hashlib.sha256()
+    size = 0
+    with ExitStack() as stack:
+        out: IO[bytes] | None = stack.enter_context(keep.open("wb")) if keep else None
+        source = _open(store, key, stack)
+        if source is None:
+            return None
+        for block in source:
+            digest.update(block)
+            size += len(block)
+            if out is not None:
+                out.write(block)
+    return digest.hexdigest(), size
+
+
+def _open(store: ObjectStore, key: str, stack: ExitStack) -> Any:
+    """An iterator of the object's byte blocks, or None when it does not exist."""
+    if isinstance(store, LocalStore):
+        path = store.root / key
+        try:
+            fh = stack.enter_context(path.open("rb"))
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        return iter(lambda: fh.read(_CHUNK), b"")
+    if isinstance(store, S3Store):
+        stack.enter_context(store._errors("get", key))
+        try:
+            body = store.client.get_object(Bucket=store.bucket, Key=store._key(key))["Body"]
+        except store._client_error() as exc:
+            if _code(exc) in {"404", "NoSuchKey", "NotFound"}:
+                return None
+            raise
+        stack.callback(body.close)
+        return body.iter_chunks(_CHUNK)
+    if store.head(key) is None:
+        return None
+    tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="relforge-get-")))
+    try:
+        store.download(key, tmp / "object")
+    except RelforgeError:
+        return None
+    fh = stack.enter_context((tmp / "object").open("rb"))
+    return iter(lambda: fh.read(_CHUNK), b"")
