@@ -56,19 +56,19 @@ def read_content(
         found = _service_checksum(store, key)
         if found is not None:
             return found
+    if not wheel_metadata:
+        got = _hash_object(store, key, None)
+        return None if got is None else Content(sha256=got[0], size=got[1])
     with tempfile.TemporaryDirectory(prefix="relforge-verify-") as tmp:
-        keep = Path(tmp) / "object.whl" if wheel_metadata else None
+        keep = Path(tmp) / "object.whl"
         got = _hash_object(store, key, keep)
         if got is None:
             return None
-        sha, size = got
-        metadata = None
-        if keep is not None:
-            try:
-                metadata = core_metadata(keep)
-            except ConfigError:
-                metadata = None  # not a readable wheel: its hash already tells
-        return Content(sha256=sha, size=size, metadata=metadata)
+        try:
+            metadata: bytes | None = core_metadata(keep)
+        except ConfigError:
+            metadata = None  # not a readable wheel: its hash already tells
+        return Content(sha256=got[0], size=got[1], metadata=metadata)
 
 
 def fetch(store: ObjectStore, key: str, dest: Path) -> Content | None:

@@ -91,7 +91,8 @@ class Truth:
     vouched: dict[str, Vouched]
     folders: tuple[str, ...]
     retired: frozenset[str]  # nightly keys past retention: absence is no finding
-    manifests: dict[str, str]  # stored manifest key → sha256 of its bytes (main store)
+    main: ObjectStore  # where the manifests are (the root of trust)
+    manifest_keys: tuple[str, ...]
 
 
 def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Truth:
@@ -118,13 +119,6 @@ def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Tr
                     project=project,
                     release=manifest.release,
                 )
-    manifests = {}
-    with ThreadPoolExecutor(8) as pool:
-        for info, content in zip(
-            listed, pool.map(lambda i: read_content(main, i.key), listed), strict=True
-        ):
-            if content is not None:
-                manifests[info.key] = content.sha256
     folders = sorted({v.folder for v in vouched.values()} | set(wheel_folders(matrix, channel)))
     retired = _retired(vouched, matrix.publishing.nightly_keep) if channel == "nightly" else set()
     return Truth(
@@ -133,7 +127,8 @@ def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Tr
         vouched=vouched,
         folders=tuple(folders),
         retired=frozenset(retired),
-        manifests=manifests,
+        main=main,
+        manifest_keys=tuple(info.key for info in listed),
     )
 
 
@@ -311,8 +306,13 @@ def parity(truth: Truth, named: NamedStore) -> list[Finding]:
     """A mirror must hold the main store's manifests of the channel, byte for byte."""
     prefix = f"{MANIFESTS}/{truth.channel}/{truth.project}/"
     theirs = {i.key for i in named.store.list(prefix)}
+    ours = {}
+    for key in truth.manifest_keys:
+        content = read_content(truth.main, key)
+        if content is not None:
+            ours[key] = content.sha256
     out = []
-    for key, sha in sorted(truth.manifests.items()):
+    for key, sha in sorted(ours.items()):
         got = read_content(named.store, key) if key in theirs else None
         if got is None:
             out.append(
@@ -335,7 +335,7 @@ def parity(truth: Truth, named: NamedStore) -> list[Finding]:
                     found_sha256=got.sha256,
                 )
             )
-    for key in sorted(theirs - set(truth.manifests)):
+    for key in sorted(theirs - set(ours)):
         out.append(
             Finding(
                 kind="parity",
