@@ -17,7 +17,7 @@ from relforge.promote.local import LocalStore
 from tests.conftest import Result
 from tests.integration.conftest import S3
 from tests.integration.verify_kit import LocalRaw, Raw, S3Raw, flip
-from tests.promote_kit import matrix_text, release_wheels, write_manifest
+from tests.promote_kit import build_wheel, matrix_text, release_wheels, write_manifest
 
 pytestmark = pytest.mark.slow
 
@@ -218,3 +218,28 @@ def test_a_tampered_backup_is_never_a_source(
     assert released.everything() == before  # the drifted folder's pages were not re-blessed
     page = json.loads(s.read("whl/cpu/rfdemo/index.json"))
     assert all(f["hashes"]["sha256"] != plan["findings"][0]["found_sha256"] for f in page["files"])  # type: ignore[index]
+
+
+def test_pruned_nightlies_are_no_finding_but_a_kept_one_deleted_is(
+    tmp_path: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(matrix_text("publishing:\n  nightly_keep: 2\n"), encoding="utf-8")
+    cpu = "wheel-linux-x86_64-py3.11-cpu"
+    for day in ("20260101", "20260102", "20260103"):
+        work = tmp_path / f"build-{day}"
+        wheel = build_wheel(work, version=f"1.0.0.dev{day}+cpu", plat="manylinux_2_28_x86_64")
+        manifest = work / "relforge-manifest.json"
+        write_manifest(manifest, {cpu: wheel}, channel="nightly")
+        published = run(
+            "publish", str(matrix), "--channel", "nightly", "--manifest", str(manifest), "--execute"
+        )
+        assert published.code == 0, published.err
+    clean = run("verify", str(matrix), "--channel", "nightly")
+    assert clean.code == 0, clean.out + clean.err  # 20260101 was pruned by publish
+    kept = "whl/nightly/cpu/rfdemo-1.0.0.dev20260102+cpu-py3-none-manylinux_2_28_x86_64.whl"
+    (tmp_path / ".relforge" / "store" / kept).unlink()
+    result = run("verify", str(matrix), "--channel", "nightly", "--format", "json")
+    assert result.code == 4
+    assert ("missing", kept) in kinds(json.loads(result.out))

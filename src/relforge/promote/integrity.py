@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.findings import Report
 from relforge.promote.mirrors import named_stores, select_stores
 from relforge.promote.repair import RepairPlan, execute_repair, plan_repair
-from relforge.promote.verify import Report, channel_truth, verify_channel
+from relforge.promote.verify import channel_truth, verify_channel
 
 
 @dataclass(frozen=True, kw_only=True)

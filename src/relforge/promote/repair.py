@@ -25,10 +25,11 @@ from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import backup_store
 from relforge.promote.content import fetch, fetch_verified, read_content
+from relforge.promote.findings import Finding, Report
 from relforge.promote.index import SIDECAR, apply_folder, plan_folder
 from relforge.promote.mirrors import NamedStore
 from relforge.promote.store import OCTET_STREAM, ObjectStore, sha256_bytes
-from relforge.promote.verify import Finding, Report, Truth, Vouched
+from relforge.promote.verify import Truth, Vouched
 
 QUARANTINE = "relforge/quarantine"
 METADATA_TYPE = "text/plain; charset=utf-8"

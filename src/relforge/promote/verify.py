@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
@@ -31,36 +31,11 @@ from relforge.manifest import ManifestEntry
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import MANIFESTS, place, stored_manifests, wheel_folders
 from relforge.promote.content import Content, read_content
+from relforge.promote.findings import Finding, FindingKind, Report, StoreReport
 from relforge.promote.index import SIDECAR, canonical, parse_dist
 from relforge.promote.mirrors import MAIN, NamedStore
 from relforge.promote.pagecheck import Want, check_project_pages, check_root_pages
 from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
-
-FindingKind = Literal["missing", "extra", "drifted", "sidecar", "page", "parity"]
-KINDS: tuple[FindingKind, ...] = ("missing", "extra", "drifted", "sidecar", "page", "parity")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Finding:
-    kind: FindingKind
-    store: str  # the store's name: main or a mirror's
-    key: str
-    message: str
-    expected_sha256: str | None = None
-    found_sha256: str | None = None
-    cell_id: str | None = None
-    folder: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "store": self.store,
-            "key": self.key,
-            "message": self.message,
-            "expected_sha256": self.expected_sha256,
-            "found_sha256": self.found_sha256,
-            "cell_id": self.cell_id,
-        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -146,16 +121,6 @@ def _retired(vouched: dict[str, Vouched], keep: int) -> set[str]:
         kept = sorted({ver for ver, _ in found}, reverse=True)[:keep]
         out |= {key for ver, key in found if ver not in kept}
     return out
-
-
-@dataclass(frozen=True, kw_only=True)
-class StoreReport:
-    name: str
-    url: str
-    findings: tuple[Finding, ...]
-    objects_checked: int
-    pages_checked: int
-    observed: dict[str, Content] = field(default_factory=dict, compare=False)
 
 
 def verify_store(
@@ -345,33 +310,6 @@ def parity(truth: Truth, named: NamedStore) -> list[Finding]:
             )
         )
     return out
-
-
-@dataclass(frozen=True, kw_only=True)
-class Report:
-    channel: str
-    stores: tuple[StoreReport, ...]
-
-    @property
-    def findings(self) -> list[Finding]:
-        return [f for s in self.stores for f in s.findings]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "channel": self.channel,
-            "stores": [
-                {
-                    "name": s.name,
-                    "url": s.url,
-                    "objects_checked": s.objects_checked,
-                    "pages_checked": s.pages_checked,
-                    "findings": len(s.findings),
-                }
-                for s in self.stores
-            ],
-            "findings": [f.to_json() for f in self.findings],
-            "clean": not self.findings,
-        }
 
 
 def verify_channel(
