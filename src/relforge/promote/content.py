@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
+import threading
+import weakref
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,6 +96,31 @@ def _service_checksum(store: S3Store, key: str) -> Content | None:
     return Content(sha256=digest, size=int(head["ContentLength"]), from_service=True)
 
 
+_READERS: weakref.WeakKeyDictionary[S3Store, Any] = weakref.WeakKeyDictionary()
+_READERS_LOCK = threading.Lock()
+
+
+def _reader(store: S3Store) -> Any:
+    """The store's client, except that botocore does not check the body against the service's
+    stored checksum while reading it: a mismatch is drift for us to report with the hash of the
+    bytes actually served, not an exception half-way through a read."""
+    with _READERS_LOCK:
+        client = _READERS.get(store)
+        if client is None:
+            import boto3
+            from botocore.config import Config
+
+            base = store.client
+            client = boto3.session.Session().client(
+                "s3",
+                endpoint_url=base.meta.endpoint_url,
+                region_name=base.meta.region_name,
+                config=base.meta.config.merge(Config(response_checksum_validation="when_required")),
+            )
+            _READERS[store] = client
+        return client
+
+
 def _hash_object(store: ObjectStore, key: str, keep: Path | None) -> tuple[str, int] | None:
     """Stream the object through sha256 (and into `keep` when given)."""
     digest = hashlib.sha256()
@@ -123,7 +150,7 @@ def _open(store: ObjectStore, key: str, stack: ExitStack) -> Any:
     if isinstance(store, S3Store):
         stack.enter_context(store._errors("get", key))
         try:
-            body = store.client.get_object(Bucket=store.bucket, Key=store._key(key))["Body"]
+            body = _reader(store).get_object(Bucket=store.bucket, Key=store._key(key))["Body"]
         except store._client_error() as exc:
             if _code(exc) in {"404", "NoSuchKey", "NotFound"}:
                 return None
