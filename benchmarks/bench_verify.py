@@ -224,6 +224,12 @@ def main() -> None:
         "meets_goal": best_verify <= 2 * best_index,
         "verify_downloads_every_object": True,
         "workers": WORKERS,
+        "commit": subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip(),
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, shared 2-core (noisy)",
     }
