@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from relforge.errors import RefusedError
+from relforge.errors import RefusedError, RelforgeError
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import backup_store
@@ -151,7 +151,11 @@ class _Planner:
         tried: list[str] = []
         for source in sources:
             assert source.store is not None
-            got = read_content(source.store, source.key)
+            try:
+                got = read_content(source.store, source.key)
+            except RelforgeError as exc:  # an unreadable source is not a verified one
+                tried.append(f"{source.label}: unreadable ({exc.message})")
+                continue
             if got is not None and got.sha256 == sha256 and (size is None or got.size == size):
                 return source, tried
             tried.append(
@@ -164,7 +168,10 @@ class _Planner:
         here = Source(label="here", store=named.store, key=v.key)
         for source in [here, *self.candidates(v, named.name)]:
             assert source.store is not None
-            got = read_content(source.store, source.key, wheel_metadata=True)
+            try:
+                got = read_content(source.store, source.key, wheel_metadata=True)
+            except RelforgeError:
+                continue
             if got is not None and got.sha256 == v.entry.sha256 and got.metadata is not None:
                 return got.metadata
         return None
