@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from relforge.cli.output import append_step_summary
 from relforge.errors import UsageError, ValidationFailed
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import ChannelName
@@ -72,6 +73,10 @@ def verify(
     else:
         _print_table(outcome)
     left = outcome.final.findings
+    summary = f"{len(outcome.before.findings)} finding(s) in the {chosen} channel"
+    if outcome.after is not None:
+        summary += f"; {outcome.executed} repair action(s) applied, {len(left)} left"
+    append_step_summary(f"### relforge verify\n\n{summary}")
     if left:
         raise ValidationFailed(
             f"{len(left)} finding(s) in the {chosen} channel"
@@ -90,6 +95,8 @@ def _print_table(outcome: object) -> None:
     for report, title in ((outcome.before, "verify"), (outcome.after, "after repair")):
         if report is None:
             continue
+        if title == "after repair":
+            click.echo(f"applied {outcome.executed} repair action(s); verifying again")
         for s in report.stores:
             click.echo(
                 f"{title} {report.channel} channel in {s.name} ({s.url}): "
