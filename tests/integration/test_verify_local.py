@@ -106,3 +106,22 @@ def test_the_manifests_sidecar_digest_is_what_a_sidecar_is_held_to(
     fixed = run("verify", str(matrix), "--channel", "release", "--repair", "--execute")
     assert fixed.code == 0, fixed.out + fixed.err
     assert store.read(sidecar) == original
+
+
+def test_a_channel_nothing_was_published_to_is_nothing_to_verify(
+    tmp_path: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(matrix_text(), encoding="utf-8")
+    result = run("verify", str(matrix), "--channel", "nightly")
+    assert (
+        result.code == 3 and "no manifest of rfdemo is stored in the nightly channel" in result.err
+    )
+    # an unvouched wheel where nothing was published is a finding, not "nothing to do"
+    stray = tmp_path / ".relforge/store/whl/nightly/cpu/rfdemo-9.0-py3-none-any.whl"
+    stray.parent.mkdir(parents=True)
+    stray.write_bytes(b"who put this here")
+    found = run("verify", str(matrix), "--channel", "nightly", "--format", "json")
+    assert found.code == 4
+    assert [f["kind"] for f in json.loads(found.out)["findings"]] == ["extra"]

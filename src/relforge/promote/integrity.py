@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from relforge.errors import NothingToDoError
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.findings import Report
 from relforge.promote.mirrors import named_stores, select_stores
@@ -48,6 +49,13 @@ def check_channel(
     chosen = select_stores(matrix, store_name)
     truth = channel_truth(matrix, stores[0].store, channel)
     before = verify_channel(matrix, truth, chosen, workers=workers, trust_service=trust_service)
+    if not truth.vouched and not before.findings:
+        raise NothingToDoError(
+            f"no manifest of {matrix.project.name} is stored in the {channel} channel of "
+            f"{stores[0].store.url}, and no file of it is there",
+            key="--channel",
+            hint="publish (or promote) to the channel first",
+        )
     if not repair:
         return Outcome(before=before)
     plan = plan_repair(matrix, truth, before, stores)

@@ -164,9 +164,11 @@ def check_project_pages(
     project: str,
     want: Mapping[str, Want],
     present: Set[str],
+    *,
+    required: bool = True,
 ) -> list[PageProblem]:
     """The JSON and HTML pages of one project in one folder (and the folder object plain S3
-    serves for the URL `folder/project/`)."""
+    serves for the URL `folder/project/`); a missing page is a problem when `required`."""
     base = f"{folder}/{project}/"
     out: list[PageProblem] = []
     html_page = None
@@ -174,7 +176,8 @@ def check_project_pages(
         key = base + name
         data = read_page(store, key)
         if data is None:
-            out.append(PageProblem(key=key, message="the page is missing"))
+            if required:
+                out.append(PageProblem(key=key, message="the page is missing"))
             continue
         if name == "index.html":
             html_page = data

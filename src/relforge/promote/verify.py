@@ -248,8 +248,12 @@ def verify_store(
         if not (want.get(folder) or ours.get(folder)):
             continue
         present = ours.get(folder, set())
-        problems = check_project_pages(store, folder, own, want.get(folder, {}), present)
-        problems += check_root_pages(store, folder, own)
+        vouched_here = bool(want.get(folder))
+        problems = check_project_pages(
+            store, folder, own, want.get(folder, {}), present, required=vouched_here
+        )
+        if vouched_here:  # nothing vouched here: the folder page need not list the project
+            problems += check_root_pages(store, folder, own)
         pages += 1
         for problem in problems:
             findings.append(
