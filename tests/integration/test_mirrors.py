@@ -130,6 +130,22 @@ def test_publish_promote_fill_mirrors_and_verify_checks_parity(
     assert run("verify", str(matrix), "--channel", "release").code == 0
     assert r2.read(CPU_LINUX) == main.read(CPU_LINUX)
 
+    # the main store, its backup and its test channel all changed: a mirror's verified copy
+    good = main.read(CPU_LINUX)
+    backup = S3Raw(s3.client(), f"{s3.bucket}-backup", "tags")
+    for raw, key in (
+        (main, CPU_LINUX),
+        (main, CPU_LINUX.replace("whl/", "whl/test/", 1)),
+        (backup, f"rfdemo/1.0.0/{CPU_LINUX}"),
+    ):
+        raw.write(key, flip(raw.read(key)))
+    fixed = run(
+        "verify", str(matrix), "--channel", "release", "--store", "main", "--repair", "--execute"
+    )
+    assert fixed.code == 0, fixed.out + fixed.err
+    assert "← store r2" in fixed.out
+    assert main.read(CPU_LINUX) == good
+
 
 def test_a_conflicting_object_on_a_mirror_refuses_the_whole_publish(
     tmp_path: Path,
