@@ -66,6 +66,8 @@ done
 
 step "7. Promote the validated bytes test → release (server-side copies, hashes verified)"
 relforge promote "$MATRIX" --version 1.0.0 --from test --to release --execute
+step "   …and verify it: every object hashed against its stored manifest, every page read back"
+relforge verify "$MATRIX" --channel release
 
 step "8. Stage the PyPI-default wheel for PyPI (local version dropped: 1.0.0+cpu → 1.0.0)"
 relforge pypi stage "$MATRIX" --version 1.0.0 --execute

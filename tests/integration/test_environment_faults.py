@@ -80,10 +80,12 @@ def _publish(run: Run, matrix: Path, manifest: Path, *extra: str) -> Result:
 
 def _files(root: Path) -> dict[str, str]:
     """relative path → sha256 of every file under `root` except the hash records (an
-    index.json page carries a fingerprint of the local files' inodes and times: its key only)."""
+    index.json page carries a fingerprint of the local files' inodes and times, and every page
+    and the page-set marker the generation id of its run: their keys only)."""
+    pages = {"index.json", "index.html", ".relforge-pages.json"}
     return {
         p.relative_to(root).as_posix(): (
-            "" if p.name == "index.json" else hashlib.sha256(p.read_bytes()).hexdigest()
+            "" if p.name in pages else hashlib.sha256(p.read_bytes()).hexdigest()
         )
         for p in sorted(root.rglob("*"))
         if p.is_file() and ".relforge-meta" not in p.parts

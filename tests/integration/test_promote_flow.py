@@ -4,6 +4,7 @@ a real moto S3 server and a real pypiserver; reruns are no-ops; differing bytes 
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import textwrap
 from collections.abc import Callable
@@ -44,6 +45,27 @@ def objects(s3: S3, bucket: str | None = None) -> dict[str, tuple[str, str]]:
             got = client.get_object(Bucket=bucket or s3.bucket, Key=obj["Key"])
             data = got["Body"].read()
             out[obj["Key"]] = (hashlib.sha256(data).hexdigest(), got["Metadata"].get("sha256", ""))
+    return out
+
+
+def is_page(key: str) -> bool:
+    """Index pages and the page-set marker: each page set carries its own generation id."""
+    return key.endswith(("/index.html", "/index.json", "/", "/.relforge-pages.json"))
+
+
+def without_pages(found: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    return {k: v for k, v in found.items() if not is_page(k)}
+
+
+def page_files(s3: S3, bucket: str | None = None) -> dict[str, object]:
+    """key → the files (or projects) each PEP 691 page lists, without its generation id."""
+    client: Any = s3.client()
+    out: dict[str, object] = {}
+    for key in objects(s3, bucket):
+        if key.endswith("/index.json"):
+            body = client.get_object(Bucket=bucket or s3.bucket, Key=key)["Body"].read()
+            page = json.loads(body)
+            out[key] = page.get("files", page.get("projects"))
     return out
 
 

@@ -11,13 +11,17 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.conftest import Result
 from tests.integration.conftest import S3
-from tests.integration.test_promote_flow import objects, s3_matrix
+from tests.integration.test_promote_flow import (
+    objects,
+    page_files,
+    s3_matrix,
+    without_pages,
+)
 from tests.promote_kit import release_wheels, write_manifest
 
 pytestmark = pytest.mark.slow
@@ -31,24 +35,6 @@ def done_lines(journal_dir: Path) -> int:
         for line in path.read_text().splitlines()
         if '"done"' in line
     )
-
-
-def _is_page(key: str) -> bool:
-    return key.endswith(("/index.html", "/index.json", "/", "/.relforge-pages.json"))
-
-
-def _without_pages(found: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
-    return {k: v for k, v in found.items() if not _is_page(k)}
-
-
-def _page_files(s3: S3) -> dict[str, object]:
-    client: Any = s3.client()
-    out: dict[str, object] = {}
-    for key in objects(s3):
-        if key.endswith("/index.json"):
-            page = json.loads(client.get_object(Bucket=s3.bucket, Key=key)["Body"].read())
-            out[key] = page.get("files", page.get("projects"))
-    return out
 
 
 def test_killed_promotion_resumes_to_the_same_end_state(
@@ -118,8 +104,8 @@ def test_killed_promotion_resumes_to_the_same_end_state(
     clean = run("promote", str(fresh_matrix), "--version", "1.0.0", "--execute")
     assert clean.code == 0, clean.err
     # the same objects; pages list the same files (each page set has its own generation id)
-    assert _without_pages(objects(fresh)) == _without_pages(after)
-    assert _page_files(fresh) == _page_files(s3)
+    assert without_pages(objects(fresh)) == without_pages(after)
+    assert page_files(fresh) == page_files(s3)
     assert objects(fresh, f"{fresh.bucket}-backup") == backups
     rerun = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
     assert rerun.returncode == 0 and "everything was already in place" in rerun.stdout

@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import Result
 from tests.faultproxy import FaultProxy
 from tests.integration.conftest import S3
-from tests.integration.test_promote_flow import objects
+from tests.integration.test_promote_flow import objects, page_files, without_pages
 from tests.promote_kit import matrix_text, release_wheels, write_manifest
 
 pytestmark = pytest.mark.slow
@@ -62,6 +62,11 @@ def _flow(run: Callable[..., Result], matrix: Path, manifest: Path) -> tuple[int
     return retries, lines
 
 
+def _pages(s3: S3, bucket: str) -> dict[str, object]:
+    """Each page's file list, keyed without the bucket's own prefix."""
+    return page_files(s3, bucket)
+
+
 @pytest.fixture
 def manifest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
@@ -86,9 +91,12 @@ def test_ten_percent_faults_complete_with_nothing_lost(
         _retries, again = _flow(run, faulted, manifest)
         assert "everything was already in place" in again[0]
         assert "everything was already in place" in again[1]
-    assert objects(s3, f"{s3.bucket}-faulted") == objects(s3, f"{s3.bucket}-clean")
+    # the same objects; the pages list the same files (each page set has its own generation)
+    faulted_objects = objects(s3, f"{s3.bucket}-faulted")
+    assert without_pages(faulted_objects) == without_pages(objects(s3, f"{s3.bucket}-clean"))
+    assert _pages(s3, f"{s3.bucket}-faulted") == _pages(s3, f"{s3.bucket}-clean")
     assert objects(s3, f"{s3.bucket}-faulted-backup") == objects(s3, f"{s3.bucket}-clean-backup")
-    assert len(objects(s3, f"{s3.bucket}-faulted")) > 20
+    assert len(faulted_objects) > 20
 
 
 def test_every_fault_kind_is_survived_on_its_own(
@@ -99,14 +107,16 @@ def test_every_fault_kind_is_survived_on_its_own(
 
     clean = _matrix(tmp_path, s3, f"{s3.bucket}-clean", s3.endpoint)
     _flow(run, clean, manifest)
-    expected = objects(s3, f"{s3.bucket}-clean")
+    expected = without_pages(objects(s3, f"{s3.bucket}-clean"))
+    expected_pages = _pages(s3, f"{s3.bucket}-clean")
     for number, kind in enumerate(KINDS):
         bucket = f"{s3.bucket}-k{number}"
         with FaultProxy(upstream=s3.endpoint, seed=7, rate=0.2, kinds=(kind,)) as proxy:
             retries, _lines = _flow(run, _matrix(tmp_path, s3, bucket, proxy.url), manifest)
         assert proxy.injected[kind] > 0, kind
         assert retries == proxy.total, (kind, retries, proxy.injected)
-        assert objects(s3, bucket) == expected, kind
+        assert without_pages(objects(s3, bucket)) == expected, kind
+        assert _pages(s3, bucket) == expected_pages, kind
 
 
 def test_bytes_that_never_match_their_stored_sha256_are_refused_not_retried_forever(

@@ -16,7 +16,7 @@ from packaging.version import InvalidVersion, Version
 from relforge.errors import ConfigError
 from relforge.matrix.axes import check_axes, same_channel_needs_url
 from relforge.matrix.cell import AXIS_FIELDS, CELL_FIELDS
-from relforge.matrix.schema import CHANNEL_NAMES, Located, Matrix, Release, Variant
+from relforge.matrix.schema import CHANNEL_NAMES, Located, Matrix, Publishing, Release, Variant
 from relforge.matrix.selector import SELECTABLE, selector_from_match
 from relforge.matrix.values import (
     check_name,
@@ -36,6 +36,48 @@ _URL = re.compile(r"(https?://[^/\s\"'`$<>{}\\]+|file://)[^\s\"'`$<>{}\\]*\Z")
 _ARCH_ENTRY = re.compile(
     r"\d+\.\d+[af]?(\+PTX)?\Z"
 )  # CUDA/ROCm arch list entries: 8.0, 9.0a, 12.0+PTX
+
+
+def _store_url(url: str) -> bool:
+    return (url.startswith("file://") and len(url) > 7) or (
+        url.startswith("s3://") and bool(url[5:].strip("/"))
+    )
+
+
+def _check_mirrors(publishing: Publishing) -> None:
+    """Mirror names are unique folder-safe words other than `main`; URLs are store URLs, none
+    the main store's."""
+    seen: set[str] = set()
+    main = (publishing.store or "file://.relforge/store").rstrip("/")
+    for i, mirror in enumerate(publishing.mirrors):
+        path = f"publishing.mirrors[{i}]"
+        if not _SEGMENT.match(mirror.name) or mirror.name == "main":
+            raise _fail(
+                f"{mirror.name!r} is not a mirror name (letters, digits, . _ - ; not 'main')",
+                mirror,
+                "name",
+                path,
+            )
+        if mirror.name in seen:
+            raise _fail(f"a second mirror named {mirror.name!r}", mirror, "name", path)
+        seen.add(mirror.name)
+        if not _store_url(mirror.url):
+            raise _fail(
+                f"{mirror.url!r} is neither file://PATH nor s3://BUCKET[/PREFIX]",
+                mirror,
+                "url",
+                path,
+            )
+        if mirror.url.rstrip("/") == main and mirror.endpoint_url == publishing.s3_endpoint_url:
+            raise _fail("names the main store (publishing.store)", mirror, "url", path)
+        if mirror.endpoint_url and not _URL.match(mirror.endpoint_url):
+            raise _fail(
+                f"{mirror.endpoint_url!r} is not an http(s) URL",
+                mirror,
+                "endpoint_url",
+                path,
+                hint="e.g. https://ACCOUNT.r2.cloudflarestorage.com",
+            )
 
 
 def _fail(message: str, obj: Located, key: str, path: str, hint: str | None = None) -> ConfigError:
@@ -73,6 +115,7 @@ def check_matrix(matrix: Matrix) -> None:
         )
     if matrix.publishing.nightly_keep < 1:
         raise _fail("must be at least 1", matrix.publishing, "nightly_keep", "publishing")
+    _check_mirrors(matrix.publishing)
     if matrix.channels.default == "release":
         raise _fail(
             "the release channel is filled only by promotion; a branch targets nightly or test",

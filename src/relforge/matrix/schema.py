@@ -153,6 +153,15 @@ class Channels(Located):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Mirror(Located):
+    """An extra store that `publish` and `promote` fill exactly like the main one."""
+
+    name: str = field(metadata={"doc": "how `relforge verify --store NAME` selects it"})
+    url: str = field(metadata={"doc": "file://PATH or s3://bucket/prefix"})
+    endpoint_url: str = field(default="", metadata={"doc": "S3-compatible endpoint (R2, MinIO)"})
+
+
+@dataclass(frozen=True, kw_only=True)
 class Publishing(Located):
     store: str = field(
         default="", metadata={"doc": "file://PATH or s3://bucket/prefix; empty: .relforge/store"}
@@ -167,6 +176,9 @@ class Publishing(Located):
             "doc": "Ed25519 public keys (base64 of the raw 32 bytes, or PEM); when set, every "
             "stored manifest must carry a valid signature by one of them"
         },
+    )
+    mirrors: tuple[Mirror, ...] = field(
+        default=(), metadata={"doc": "extra stores written with the same checks as the store"}
     )
 
 

@@ -26,6 +26,7 @@ class Plan:
     index_folders: tuple[str, ...] = ()
     vouchers: Vouchers | None = None  # what the index of index_folders is built from
     notes: tuple[str, ...] = field(default=())
+    mirrors: tuple[ObjectStore, ...] = ()  # get the same deletions and indexes as `store`
 
     @property
     def pending(self) -> int:
@@ -33,7 +34,9 @@ class Plan:
 
     def digest(self) -> str:
         return plan_digest(
-            self.command, self.batches, [*self.deletes, *self.index_folders, self.store.url]
+            self.command,
+            self.batches,
+            [*self.deletes, *self.index_folders, self.store.url, *(m.url for m in self.mirrors)],
         )
 
 
@@ -62,6 +65,8 @@ def render(plan: Plan, echo: Echo) -> None:
         echo(f"then re-index {len(plan.index_folders)} folder(s) in {plan.store.url}:")
         for folder in plan.index_folders:
             echo(f"  index     {folder}/")
+    for mirror in plan.mirrors:
+        echo(f"mirror {mirror.url}: the same prune and re-index")
 
 
 def _step_line(step: Step, batch: Batch) -> str:
@@ -96,23 +101,30 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
         created = 0
         for batch in plan.batches:
             created += apply_batch(batch, journal, workers=workers)
-        for key in plan.deletes:
-            plan.store.delete(key)
-            journal.record(f"delete {key}")
-        folder_plans: list[FolderPlan] = []
-        if plan.index_folders:
-            assert plan.vouchers is not None
-            folder_plans = [
-                plan_folder(plan.store, folder, plan.vouchers, workers=workers)
-                for folder in plan.index_folders
-            ]
-            refuse_drift(folder_plans, plan.store)
-        indexed = []
-        for folder_plan in folder_plans:
-            if folder_plan.changed:
-                apply_folder(plan.store, folder_plan, workers=workers)
-                indexed.append(folder_plan)
-            journal.record(f"index {folder_plan.folder}", rebuilt=list(folder_plan.rebuild))
+        indexed: list[FolderPlan] = []
+        for store in (plan.store, *plan.mirrors):
+            where = "" if store is plan.store else f" in {store.url}"
+            for key in plan.deletes:
+                store.delete(key)
+                journal.record(f"delete {key}{where}")
+            folder_plans: list[FolderPlan] = []
+            if plan.index_folders:
+                assert plan.vouchers is not None
+                # every store's pages come from the main store's manifests, checked against
+                # that store's own bytes
+                folder_plans = [
+                    plan_folder(store, folder, plan.vouchers, workers=workers)
+                    for folder in plan.index_folders
+                ]
+                refuse_drift(folder_plans, store)
+            for folder_plan in folder_plans:
+                if folder_plan.changed:
+                    apply_folder(store, folder_plan, workers=workers)
+                    if store is plan.store:
+                        indexed.append(folder_plan)
+                journal.record(
+                    f"index {folder_plan.folder}{where}", rebuilt=list(folder_plan.rebuild)
+                )
         journal.finish()
     finally:
         journal.close()

@@ -22,6 +22,7 @@ from relforge.promote.channel import (
 )
 from relforge.promote.channel import trust as channel_trust
 from relforge.promote.index import SIDECAR
+from relforge.promote.mirrors import mirror_batches, mirror_stores
 from relforge.promote.plan import Plan
 from relforge.promote.publish import refuse_unvalidated, stored_manifest_transfers
 from relforge.promote.signing import Trust, require_signer
@@ -248,6 +249,7 @@ def plan_promote(
                 )
             )
     backup = backup_store(matrix)
+    mirrors = mirror_stores(matrix)
     record = stored_manifest_transfers(selected, version, trust)
     promoted = record[0].key.rsplit("/", 1)[1].removesuffix(".json")
     return Plan(
@@ -258,13 +260,19 @@ def plan_promote(
             plan_batch(store, copies, source=store, label=f"{target} channel", workers=workers),
             plan_batch(backup, backups, source=store, label="backup", workers=workers),
             plan_batch(store, record, label="promoted manifest", workers=workers),
+            *mirror_batches(
+                matrix, copies, source=store, label=f"{target} channel", workers=workers
+            ),
+            *mirror_batches(matrix, record, label="promoted manifest", workers=workers),
         ),
         store=store,
+        mirrors=tuple(m.store for m in mirrors),
         index_folders=tuple(sorted({p.folder for p in dst if p.cell.package_type == "wheel"})),
         vouchers=channel_vouchers(matrix, store, target, trust, workers=min(workers, 16)),
         notes=(
             f"store: {store.url}",
             f"backup: {backup.url}",
+            *(f"mirror {m.name}: {m.store.url}" for m in mirrors),
             f"promoted manifest sha256 {promoted} (pin it: pypi stage --manifest-digest)",
         ),
     )

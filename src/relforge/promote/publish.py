@@ -21,6 +21,7 @@ from relforge.promote.channel import (
 )
 from relforge.promote.channel import trust as channel_trust
 from relforge.promote.index import SIDECAR, list_folder, parse_dist
+from relforge.promote.mirrors import mirror_batches, mirror_stores
 from relforge.promote.plan import Plan
 from relforge.promote.signing import SIGNATURE_SUFFIX, Trust, require_signer
 from relforge.promote.store import ObjectStore, sha256_bytes
@@ -233,15 +234,11 @@ def plan_publish(
     filled = [with_sidecar(p, path) for p, path in zip(placed, paths, strict=True)]
     placed = [p for p, _ in filled]
     store = main_store(matrix)
-    artifacts = plan_batch(
-        store,
-        artifact_transfers(placed, paths, [meta for _, meta in filled]),
-        label="artifacts",
-        workers=workers,
-    )
-    stored = plan_batch(
-        store, manifest_transfers(manifest, placed, trust), label="manifest", workers=workers
-    )
+    files = artifact_transfers(placed, paths, [meta for _, meta in filled])
+    records = manifest_transfers(manifest, placed, trust)
+    artifacts = plan_batch(store, files, label="artifacts", workers=workers)
+    stored = plan_batch(store, records, label="manifest", workers=workers)
+    mirrored = mirror_batches(matrix, [*files, *records], label="artifacts", workers=workers)
     folders = sorted({p.folder for p in placed if p.cell.package_type == "wheel"})
     deletes: list[str] = []
     notes = [
@@ -257,8 +254,9 @@ def plan_publish(
     return Plan(
         command="publish",
         title=f"publish {manifest.project} {manifest.release} to {channel}",
-        batches=(artifacts, stored),
+        batches=(artifacts, stored, *mirrored),
         store=store,
+        mirrors=tuple(m.store for m in mirror_stores(matrix)),
         deletes=tuple(deletes),
         index_folders=tuple(folders),
         vouchers=channel_vouchers(matrix, store, channel, trust, workers=min(workers, 16)),

@@ -1,0 +1,121 @@
+"""`relforge verify`: a channel's objects and pages against its stored manifests, in the main
+store and the mirrors; `--repair` plans restoring from verified sources, `--execute` applies."""
+
+from __future__ import annotations
+
+import click
+
+from relforge.cli.output import append_step_summary
+from relforge.errors import UsageError, ValidationFailed
+from relforge.matrix.load import load_matrix
+from relforge.matrix.schema import ChannelName
+
+
+@click.command()
+@click.argument("file", metavar="FILE")
+@click.option(
+    "--channel",
+    type=click.Choice(["nightly", "test", "release"]),
+    help="Channel to verify (default: the matrix's channels.default).",
+)
+@click.option(
+    "--store",
+    "store_name",
+    help="Verify only this store: `main` (publishing.store) or a mirror's name "
+    "(default: the main store and every mirror).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@click.option("--repair", is_flag=True, help="Plan restoring each finding from a verified source.")
+@click.option("--execute", is_flag=True, help="Apply the repair (the default is a dry run).")
+@click.option(
+    "--trust-service-checksums",
+    is_flag=True,
+    help="Take an S3 object's sha256 from the ChecksumSHA256 the service computed (one HEAD) "
+    "instead of downloading it; only for services that verify checksums, like AWS S3.",
+)
+@click.option(
+    "--workers", type=click.IntRange(1, 256), default=32, show_default=True, help="Parallel reads."
+)
+def verify(
+    file: str,
+    channel: ChannelName | None,
+    store_name: str | None,
+    fmt: str,
+    repair: bool,
+    execute: bool,
+    trust_service_checksums: bool,
+    workers: int,
+) -> None:
+    """Compare a channel with its stored manifests and index pages: missing, extra, drifted
+    (bytes hashed), sidecar mismatch, page ≠ objects, mirror parity.  Exit 4 on any finding.
+    FILE is the matrix file."""
+    from relforge.promote.integrity import check_channel
+
+    if execute and not repair:
+        raise UsageError("--execute applies a repair", key="--execute", hint="add --repair")
+    matrix = load_matrix(file)
+    chosen = matrix.channels.pick(channel)
+    outcome = check_channel(
+        matrix,
+        chosen,
+        store_name,
+        repair=repair,
+        execute=execute,
+        workers=workers,
+        trust_service=trust_service_checksums,
+    )
+    if fmt == "json":
+        from relforge.cli.output import print_json
+
+        print_json(outcome.to_json())
+    else:
+        _print_table(outcome)
+    left = outcome.final.findings
+    summary = f"{len(outcome.before.findings)} finding(s) in the {chosen} channel"
+    if outcome.after is not None:
+        summary += f"; {outcome.executed} repair action(s) applied, {len(left)} left"
+    append_step_summary(f"### relforge verify\n\n{summary}")
+    if left:
+        raise ValidationFailed(
+            f"{len(left)} finding(s) in the {chosen} channel"
+            + (f"; {len(outcome.repair.unrepairable)} unrepairable" if outcome.repair else ""),
+            hint=None if repair else f"relforge verify {file} --channel {chosen} --repair",
+        )
+
+
+def _print_table(outcome: object) -> None:
+    from relforge.cli.output import console
+    from relforge.promote.integrity import Outcome
+    from relforge.promote.repair import render_repair
+
+    assert isinstance(outcome, Outcome)
+    out = console()
+    for report, title in ((outcome.before, "verify"), (outcome.after, "after repair")):
+        if report is None:
+            continue
+        if title == "after repair":
+            click.echo(f"applied {outcome.executed} repair action(s); verifying again")
+        for s in report.stores:
+            click.echo(
+                f"{title} {report.channel} channel in {s.name} ({s.url}): "
+                f"{s.objects_checked} object(s) hashed, {s.pages_checked} folder(s) of pages "
+                f"read, {len(s.findings)} finding(s)"
+            )
+        if report.findings:
+            from rich.markup import escape
+            from rich.table import Table
+
+            table = Table("kind", "store", "key", "detail", box=None, pad_edge=False)
+            for f in report.findings:
+                table.add_row(f.kind, f.store, escape(f.key), escape(f.message))
+            out.print(table)
+        if title == "verify" and outcome.repair is not None:
+            render_repair(outcome.repair, click.echo)
+            if outcome.after is None:
+                click.echo(
+                    "dry run: nothing was written; add --execute to apply"
+                    if outcome.repair.actions
+                    else "nothing to repair"
+                )

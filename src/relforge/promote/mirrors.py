@@ -1,0 +1,78 @@
+"""Mirrors (`publishing.mirrors`): extra stores that `publish` and `promote` fill exactly as the
+main store — the same transfers, each create-if-absent and hash-checked, the same pruning and
+the same index pages — and that `relforge verify` checks for parity with the manifests.
+
+Each store has a name: `main` for `publishing.store`, the mirror's own name otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from relforge.errors import UsageError
+from relforge.matrix.schema import Matrix
+from relforge.promote.channel import main_store
+from relforge.promote.store import ObjectStore, StoreOptions, open_store
+from relforge.promote.transfer import Batch, Transfer, plan_batch
+
+MAIN = "main"
+
+
+@dataclass(frozen=True, kw_only=True)
+class NamedStore:
+    name: str
+    store: ObjectStore
+
+
+def mirror_stores(matrix: Matrix) -> list[NamedStore]:
+    """The matrix's mirrors, in the order written."""
+    out = []
+    for i, mirror in enumerate(matrix.publishing.mirrors):
+        options = StoreOptions(
+            s3_endpoint_url=mirror.endpoint_url, key=f"publishing.mirrors[{i}].url"
+        )
+        out.append(NamedStore(name=mirror.name, store=open_store(mirror.url, options)))
+    return out
+
+
+def named_stores(matrix: Matrix) -> list[NamedStore]:
+    """The main store, then every mirror."""
+    return [NamedStore(name=MAIN, store=main_store(matrix)), *mirror_stores(matrix)]
+
+
+def select_stores(matrix: Matrix, name: str | None) -> list[NamedStore]:
+    """The store called `name` (main or a mirror), or all of them when no name is given."""
+    stores = named_stores(matrix)
+    if name is None:
+        return stores
+    for named in stores:
+        if named.name == name:
+            return [named]
+    raise UsageError(
+        f"no store named {name!r} in {matrix.file}",
+        key="--store",
+        hint="stores: " + ", ".join(s.name for s in stores),
+    )
+
+
+def mirror_batches(
+    matrix: Matrix,
+    transfers: Sequence[Transfer],
+    *,
+    label: str,
+    source: ObjectStore | None = None,
+    workers: int = 32,
+) -> tuple[Batch, ...]:
+    """The same transfers into every mirror (copies read `source`, the main store, and are
+    hash-verified on the way like every copy)."""
+    return tuple(
+        plan_batch(
+            m.store,
+            transfers,
+            source=source,
+            label=f"{label} (mirror {m.name})",
+            workers=workers,
+        )
+        for m in mirror_stores(matrix)
+    )

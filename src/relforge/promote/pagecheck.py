@@ -1,0 +1,212 @@
+"""Read index pages back (PEP 503 HTML, PEP 691 JSON) and compare what they advertise with what
+the manifests vouch for and the store holds, for `relforge verify`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Set
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from urllib.parse import unquote
+
+from relforge.errors import EnvironmentFault, RelforgeError
+from relforge.promote.store import ObjectStore
+
+
+@dataclass(frozen=True, kw_only=True)
+class Link:
+    """What a page says about one file."""
+
+    filename: str
+    sha256: str | None
+    metadata_sha256: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Want:
+    """What a page must say about one vouched file (metadata None: not checked)."""
+
+    sha256: str
+    metadata_sha256: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PageProblem:
+    key: str
+    message: str
+
+
+def read_page(store: ObjectStore, key: str) -> bytes | None:
+    """The page's bytes, or None when it does not exist (faults of the environment propagate)."""
+    try:
+        return store.get(key)
+    except EnvironmentFault:
+        raise
+    except RelforgeError:
+        return None
+
+
+def _hash_of(value: object) -> str | None:
+    if isinstance(value, dict):
+        found = value.get("sha256")
+        return found if isinstance(found, str) else None
+    return None
+
+
+def json_links(data: bytes) -> dict[str, Link] | None:
+    try:
+        page = json.loads(data)
+        files = page["files"]
+        out = {}
+        for f in files:
+            name = f["filename"]
+            meta = f.get("core-metadata", f.get("dist-info-metadata"))
+            out[name] = Link(
+                filename=name, sha256=_hash_of(f.get("hashes")), metadata_sha256=_hash_of(meta)
+            )
+        return out
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def json_projects(data: bytes) -> set[str] | None:
+    try:
+        return {str(p["name"]) for p in json.loads(data)["projects"]}
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+class _Anchors(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.anchors: list[dict[str, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self.anchors.append(dict(attrs))
+
+
+def _anchors(data: bytes) -> list[dict[str, str | None]] | None:
+    parser = _Anchors()
+    try:
+        parser.feed(data.decode("utf-8"))
+        parser.close()
+    except UnicodeDecodeError:
+        return None
+    return parser.anchors
+
+
+def _sha_attr(value: str | None) -> str | None:
+    if not value or not value.startswith("sha256="):
+        return None
+    return value.removeprefix("sha256=")
+
+
+def html_links(data: bytes) -> dict[str, Link] | None:
+    anchors = _anchors(data)
+    if anchors is None:
+        return None
+    out = {}
+    for a in anchors:
+        href = a.get("href") or ""
+        url, _, fragment = href.partition("#")
+        name = unquote(url.rsplit("/", 1)[-1])
+        meta = a.get("data-core-metadata") or a.get("data-dist-info-metadata")
+        out[name] = Link(filename=name, sha256=_sha_attr(fragment), metadata_sha256=_sha_attr(meta))
+    return out
+
+
+def html_projects(data: bytes) -> set[str] | None:
+    anchors = _anchors(data)
+    if anchors is None:
+        return None
+    return {unquote((a.get("href") or "").rstrip("/")) for a in anchors}
+
+
+def check_links(
+    key: str, links: Mapping[str, Link], want: Mapping[str, Want], present: Set[str]
+) -> list[PageProblem]:
+    """A page lies when it links a file the store lacks or no manifest vouches for, gives a
+    hash other than the manifest's, or leaves out a vouched file the store holds."""
+    out = []
+    for name, link in sorted(links.items()):
+        wanted = want.get(name)
+        if name not in present:
+            out.append(PageProblem(key=key, message=f"links {name}, which the store does not hold"))
+        elif wanted is None:
+            out.append(
+                PageProblem(key=key, message=f"advertises {name}, which no manifest vouches for")
+            )
+        elif link.sha256 != wanted.sha256:
+            out.append(
+                PageProblem(
+                    key=key,
+                    message=f"advertises sha256 {link.sha256} for {name}, the manifest says "
+                    f"{wanted.sha256}",
+                )
+            )
+        elif wanted.metadata_sha256 and link.metadata_sha256 != wanted.metadata_sha256:
+            out.append(
+                PageProblem(
+                    key=key,
+                    message=f"advertises core-metadata sha256 {link.metadata_sha256} for {name}, "
+                    f"expected {wanted.metadata_sha256}",
+                )
+            )
+    for name in sorted(set(want) & set(present) - set(links)):
+        out.append(PageProblem(key=key, message=f"does not list {name}"))
+    return out
+
+
+def check_project_pages(
+    store: ObjectStore,
+    folder: str,
+    project: str,
+    want: Mapping[str, Want],
+    present: Set[str],
+    *,
+    required: bool = True,
+) -> list[PageProblem]:
+    """The JSON and HTML pages of one project in one folder (and the folder object plain S3
+    serves for the URL `folder/project/`); a missing page is a problem when `required`."""
+    base = f"{folder}/{project}/"
+    out: list[PageProblem] = []
+    html_page = None
+    for name, parse in (("index.json", json_links), ("index.html", html_links)):
+        key = base + name
+        data = read_page(store, key)
+        if data is None:
+            if required:
+                out.append(PageProblem(key=key, message="the page is missing"))
+            continue
+        if name == "index.html":
+            html_page = data
+        links = parse(data)
+        if links is None:
+            out.append(PageProblem(key=key, message="the page cannot be read"))
+            continue
+        out += check_links(key, links, want, present)
+    if store.directory_pages and html_page is not None and read_page(store, base) != html_page:
+        out.append(PageProblem(key=base, message="the folder object differs from index.html"))
+    return out
+
+
+def check_root_pages(store: ObjectStore, folder: str, project: str) -> list[PageProblem]:
+    """The folder's own pages must list the project."""
+    base = f"{folder}/"
+    out: list[PageProblem] = []
+    html_page = None
+    for name, parse in (("index.json", json_projects), ("index.html", html_projects)):
+        key = base + name
+        data = read_page(store, key)
+        if data is None:
+            out.append(PageProblem(key=key, message="the page is missing"))
+            continue
+        if name == "index.html":
+            html_page = data
+        projects = parse(data)
+        if projects is None or project not in projects:
+            out.append(PageProblem(key=key, message=f"does not list {project}"))
+    if store.directory_pages and html_page is not None and read_page(store, base) != html_page:
+        out.append(PageProblem(key=base, message="the folder object differs from index.html"))
+    return out

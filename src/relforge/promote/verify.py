@@ -1,0 +1,342 @@
+"""`relforge verify`: a channel in a store (the main one or a mirror) against the manifests
+stored in the main store, and its index pages against both.
+
+Findings:
+    missing   a manifest vouches for the object, the store lacks it
+    extra     the store holds a file of the project that no manifest vouches for
+    drifted   the object's bytes (hashed here, see relforge.promote.content) differ from the
+              manifest's sha256/size
+    sidecar   the `.whl.metadata` is missing or differs from the manifest's metadata digest
+              (or, when the manifest has none, from the wheel's own METADATA)
+    page      a page links a file the store lacks, gives a hash other than the manifest's,
+              leaves out a vouched file, or is missing
+    parity    a mirror's stored manifests differ from the main store's
+
+Nightly folders are pruned to the newest `publishing.nightly_keep` versions of each project:
+an older vouched version may be absent without a finding.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from relforge.errors import RefusedError
+from relforge.manifest import ManifestEntry
+from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.channel import MANIFESTS, place, stored_manifests, trust, wheel_folders
+from relforge.promote.content import Content, read_content
+from relforge.promote.findings import Finding, FindingKind, Report, StoreReport
+from relforge.promote.index import SIDECAR, canonical, parse_dist
+from relforge.promote.mirrors import MAIN, NamedStore
+from relforge.promote.pagecheck import Want, check_project_pages, check_root_pages
+from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
+
+
+@dataclass(frozen=True, kw_only=True)
+class Vouched:
+    """An object a stored manifest vouches for, at its key in the channel."""
+
+    key: str
+    entry: ManifestEntry
+    version: str  # public version, as stored manifests are grouped
+    project: str
+    release: str
+
+    @property
+    def folder(self) -> str:
+        return self.key.rsplit("/", 1)[0]
+
+    @property
+    def is_wheel(self) -> bool:
+        return self.key.endswith(".whl")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Truth:
+    """What the manifests stored in the main store say a channel holds."""
+
+    channel: ChannelName
+    project: str
+    vouched: dict[str, Vouched]
+    folders: tuple[str, ...]
+    retired: frozenset[str]  # nightly keys past retention: absence is no finding
+    main: ObjectStore  # where the manifests are (the root of trust)
+    manifest_keys: tuple[str, ...]
+
+
+def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Truth:
+    project = matrix.project.name
+    prefix = f"{MANIFESTS}/{channel}/{project}/"
+    listed = list(main.list(prefix))
+    versions = sorted({info.key[len(prefix) :].split("/", 1)[0] for info in listed})
+    vouched: dict[str, Vouched] = {}
+    for version in versions:
+        for stored in stored_manifests(main, channel, project, version, trust(matrix)):
+            manifest = stored.manifest
+            where = f"{main.url}/{prefix}{version}/"
+            for p in place(matrix, manifest, channel, where=where):
+                known = vouched.get(p.key)
+                if known is not None and known.entry.sha256 != p.entry.sha256:
+                    raise RefusedError(
+                        f"two manifests stored under {where} vouch for different bytes at "
+                        f"{p.key} ({known.entry.sha256[:12]}…, {p.entry.sha256[:12]}…)",
+                        hint="a file name is forever; find which manifest was written by hand",
+                    )
+                vouched[p.key] = Vouched(
+                    key=p.key,
+                    entry=p.entry,
+                    version=version,
+                    project=project,
+                    release=manifest.release,
+                )
+    folders = sorted({v.folder for v in vouched.values()} | set(wheel_folders(matrix, channel)))
+    retired = _retired(vouched, matrix.publishing.nightly_keep) if channel == "nightly" else set()
+    return Truth(
+        channel=channel,
+        project=project,
+        vouched=vouched,
+        folders=tuple(folders),
+        retired=frozenset(retired),
+        main=main,
+        manifest_keys=tuple(info.key for info in listed),
+    )
+
+
+def _retired(vouched: dict[str, Vouched], keep: int) -> set[str]:
+    """Keys of vouched nightly files older than the newest `keep` versions in their folder
+    (publish prunes those)."""
+    groups: dict[tuple[str, str], list[tuple[Version, str]]] = defaultdict(list)
+    for v in vouched.values():
+        try:
+            groups[(v.folder, v.project)].append((Version(v.entry.version), v.key))
+        except InvalidVersion:
+            continue
+    out = set()
+    for found in groups.values():
+        kept = sorted({ver for ver, _ in found}, reverse=True)[:keep]
+        out |= {key for ver, key in found if ver not in kept}
+    return out
+
+
+def verify_store(
+    truth: Truth,
+    named: NamedStore,
+    *,
+    workers: int = 32,
+    trust_service: bool = False,
+) -> StoreReport:
+    store, name = named.store, named.name
+    own = canonical(truth.project)
+    files: dict[str, ObjectInfo] = {}
+    for folder in truth.folders:
+        for info in store.list(folder + "/"):
+            if "/" not in info.key[len(folder) + 1 :]:
+                files[info.key] = info
+    findings: list[Finding] = []
+
+    def finding(kind: FindingKind, v: Vouched | None, key: str, message: str, **kw: Any) -> None:
+        folder = key.rsplit("/", 1)[0]
+        cell = v.entry.cell_id if v else None
+        findings.append(
+            Finding(
+                kind=kind, store=name, key=key, message=message, cell_id=cell, folder=folder, **kw
+            )
+        )
+
+    # hash every vouched object the store holds, and the sidecars of wheels
+    jobs: list[tuple[str, bool]] = []
+    for key, v in truth.vouched.items():
+        if key in files:
+            need_meta = v.is_wheel and v.entry.metadata_sha256 is None and key + SIDECAR in files
+            jobs.append((key, need_meta))
+            if v.is_wheel and key + SIDECAR in files:
+                jobs.append((key + SIDECAR, False))
+
+    def hash_one(job: tuple[str, bool]) -> Content | None:
+        key, meta = job
+        return read_content(
+            store, key, wheel_metadata=meta, trust_service=trust_service and not meta
+        )
+
+    with ThreadPoolExecutor(max(1, min(workers, len(jobs)))) as pool:
+        observed = {job[0]: c for job, c in zip(jobs, pool.map(hash_one, jobs), strict=True) if c}
+
+    want: dict[str, dict[str, Want]] = defaultdict(dict)  # folder → filename → what pages say
+    for key, v in sorted(truth.vouched.items()):
+        e = v.entry
+        content = observed.get(key)
+        filename = key.rsplit("/", 1)[1]
+        if content is None:
+            if key not in truth.retired:
+                finding(
+                    "missing",
+                    v,
+                    key,
+                    f"{e.cell_id}: the manifest vouches for it, the store does not hold it",
+                    expected_sha256=e.sha256,
+                )
+            if v.is_wheel:
+                want[v.folder][filename] = Want(sha256=e.sha256, metadata_sha256=e.metadata_sha256)
+            continue
+        intact = content.sha256 == e.sha256 and content.size == e.size
+        if not intact:
+            finding(
+                "drifted",
+                v,
+                key,
+                f"{e.cell_id}: {content.size} B with sha256 "
+                f"{content.sha256}, the manifest says {e.size} B {e.sha256}",
+                expected_sha256=e.sha256,
+                found_sha256=content.sha256,
+            )
+        meta_want = e.metadata_sha256
+        if meta_want is None and intact and content.metadata is not None:
+            meta_want = sha256_bytes(content.metadata)
+        if v.is_wheel:
+            car = observed.get(key + SIDECAR)
+            if car is None:
+                finding(
+                    "sidecar",
+                    v,
+                    key + SIDECAR,
+                    f"{e.cell_id}: the core metadata (PEP 658) sidecar is missing",
+                    expected_sha256=meta_want,
+                )
+            elif meta_want is not None and car.sha256 != meta_want:
+                source = (
+                    "the manifest's metadata digest"
+                    if e.metadata_sha256
+                    else "the wheel's own METADATA"
+                )
+                finding(
+                    "sidecar",
+                    v,
+                    key + SIDECAR,
+                    f"{e.cell_id}: sha256 {car.sha256}, {source} is {meta_want}",
+                    expected_sha256=meta_want,
+                    found_sha256=car.sha256,
+                )
+        if v.is_wheel:
+            want[v.folder][filename] = Want(sha256=e.sha256, metadata_sha256=meta_want)
+
+    ours: dict[str, set[str]] = defaultdict(set)  # folder → our project's files it holds
+    for key in sorted(files):
+        folder, _, filename = key.rpartition("/")
+        base = key.removesuffix(SIDECAR)
+        parsed = parse_dist(base.rsplit("/", 1)[1])
+        if parsed is None or parsed[0] != own:
+            continue
+        if not key.endswith(SIDECAR):
+            ours[folder].add(filename)
+        if base not in truth.vouched:
+            content = read_content(store, key)
+            finding(
+                "extra",
+                None,
+                key,
+                "no stored manifest vouches for this file",
+                found_sha256=content.sha256 if content else None,
+            )
+
+    pages = 0
+    for folder in truth.folders:
+        if not (want.get(folder) or ours.get(folder)):
+            continue
+        present = ours.get(folder, set())
+        vouched_here = bool(want.get(folder))
+        problems = check_project_pages(
+            store, folder, own, want.get(folder, {}), present, required=vouched_here
+        )
+        if vouched_here:  # nothing vouched here: the folder page need not list the project
+            problems += check_root_pages(store, folder, own)
+        pages += 1
+        for problem in problems:
+            findings.append(
+                Finding(
+                    kind="page", store=name, key=problem.key, message=problem.message, folder=folder
+                )
+            )
+    return StoreReport(
+        name=name,
+        url=store.url,
+        findings=tuple(findings),
+        objects_checked=len(observed),
+        pages_checked=pages,
+        observed=observed,
+    )
+
+
+def parity(truth: Truth, named: NamedStore) -> list[Finding]:
+    """A mirror must hold the main store's manifests of the channel, byte for byte."""
+    prefix = f"{MANIFESTS}/{truth.channel}/{truth.project}/"
+    theirs = {i.key for i in named.store.list(prefix)}
+    ours = {}
+    for key in truth.manifest_keys:
+        content = read_content(truth.main, key)
+        if content is not None:
+            ours[key] = content.sha256
+    out = []
+    for key, sha in sorted(ours.items()):
+        got = read_content(named.store, key) if key in theirs else None
+        if got is None:
+            out.append(
+                Finding(
+                    kind="parity",
+                    store=named.name,
+                    key=key,
+                    message="the main store's manifest is missing here",
+                    expected_sha256=sha,
+                )
+            )
+        elif got.sha256 != sha:
+            out.append(
+                Finding(
+                    kind="parity",
+                    store=named.name,
+                    key=key,
+                    message="differs from the main store's manifest",
+                    expected_sha256=sha,
+                    found_sha256=got.sha256,
+                )
+            )
+    for key in sorted(theirs - set(ours)):
+        out.append(
+            Finding(
+                kind="parity",
+                store=named.name,
+                key=key,
+                message="a manifest the main store does not hold",
+            )
+        )
+    return out
+
+
+def verify_channel(
+    matrix: Matrix,
+    truth: Truth,
+    stores: Sequence[NamedStore],
+    *,
+    workers: int = 32,
+    trust_service: bool = False,
+) -> Report:
+    reports = []
+    for named in stores:
+        report = verify_store(truth, named, workers=workers, trust_service=trust_service)
+        if named.name != MAIN:
+            extra = tuple(parity(truth, named))
+            report = StoreReport(
+                name=report.name,
+                url=report.url,
+                findings=report.findings + extra,
+                objects_checked=report.objects_checked,
+                pages_checked=report.pages_checked,
+                observed=report.observed,
+            )
+        reports.append(report)
+    return Report(channel=truth.channel, stores=tuple(reports))
