@@ -80,6 +80,15 @@ def fetch(store: ObjectStore, key: str, dest: Path) -> Content | None:
     return None if got is None else Content(sha256=got[0], size=got[1])
 
 
+def read_bytes(store: ObjectStore, key: str) -> bytes | None:
+    """The object's bytes as the store serves them, with no check against a recorded hash (a
+    page whose bytes were replaced must be judged by what it says), or None when absent."""
+    with tempfile.TemporaryDirectory(prefix="relforge-read-") as tmp:
+        dest = Path(tmp) / "object"
+        got = _hash_object(store, key, dest)
+        return None if got is None else dest.read_bytes()
+
+
 def fetch_verified(store: ObjectStore, key: str, dest: Path, sha256: str) -> bool:
     """Copy the object to `dest` and return True only when its bytes hash to `sha256`."""
     got = fetch(store, key, dest)

@@ -10,6 +10,7 @@ from html.parser import HTMLParser
 from urllib.parse import unquote
 
 from relforge.errors import EnvironmentFault, RelforgeError
+from relforge.promote.content import read_bytes
 from relforge.promote.store import ObjectStore
 
 
@@ -37,9 +38,10 @@ class PageProblem:
 
 
 def read_page(store: ObjectStore, key: str) -> bytes | None:
-    """The page's bytes, or None when it does not exist (faults of the environment propagate)."""
+    """The page's bytes as served, or None when it does not exist (faults of the environment
+    propagate).  Read raw: a page replaced together with its recorded hash is still a page."""
     try:
-        return store.get(key)
+        return read_bytes(store, key)
     except EnvironmentFault:
         raise
     except RelforgeError:
