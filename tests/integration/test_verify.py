@@ -90,6 +90,7 @@ def verify(
     run: Callable[..., Result], r: Released, *extra: str
 ) -> tuple[Result, dict[str, object]]:
     result = run("verify", str(r.matrix), "--channel", "release", "--format", "json", *extra)
+    assert result.out.strip(), result.err
     return result, json.loads(result.out)
 
 

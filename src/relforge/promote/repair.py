@@ -13,7 +13,6 @@ they are (rebuilding them would advertise bytes nobody vouches for).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import tempfile
 import threading
@@ -28,8 +27,9 @@ from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import backup_store
 from relforge.promote.content import fetch, fetch_verified, read_content
 from relforge.promote.findings import Finding, Report
-from relforge.promote.index import SIDECAR, apply_folder, plan_folder
+from relforge.promote.index import SIDECAR, apply_folder, plan_folder, refuse_drift
 from relforge.promote.mirrors import NamedStore
+from relforge.promote.pageset import MARKER
 from relforge.promote.store import OCTET_STREAM, ObjectStore, sha256_bytes
 from relforge.promote.verify import Truth, Vouched
 from relforge.promote.vouch import Vouchers
@@ -315,9 +315,12 @@ def execute_repair(plan: RepairPlan, channel: str, vouchers: Vouchers, *, worker
 
 
 def _rebuild(store: ObjectStore, folder: str, vouchers: Vouchers, workers: int) -> None:
+    """Rebuild every page of the folder: without its page-set marker the index treats each
+    project as stale (a run killed here leaves a folder the next index rebuilds whole)."""
+    store.delete(f"{folder.rstrip('/')}/{MARKER}")
     found = plan_folder(store, folder, vouchers, workers=workers)
-    forced = dataclasses.replace(found, rebuild=found.projects, unchanged=(), root_stale=True)
-    apply_folder(store, forced, workers=workers)
+    refuse_drift([found], store)
+    apply_folder(store, found, workers=workers)
 
 
 def _replace(action: Action, channel: str) -> None:
