@@ -137,6 +137,9 @@ def _provenance(matrix: Matrix, release: Release, candidate: Candidate) -> tuple
                     variant.at("extra_install_requires"),
                 )
             )
+    for needs in release.runtime_requires:
+        if cell.package_type == "wheel" and selector_from_match(needs.match).matches(cell):
+            reasons.append(Reason(f"requires {', '.join(needs.add)}: {needs.reason}", needs.span))
     if cell.package_type == "libtorch" and release.libtorch is not None:
         reasons.append(
             Reason(
@@ -206,14 +209,17 @@ def _not_offered(matrix: Matrix, release: Release, cell_id: str) -> Explanation 
                     if pname not in lib.platforms:
                         text = f"native archives are not built on {pname}"
                         return _offered_not(cell_id, release, text, lib.at("platforms"))
-                    if vname not in lib.accelerators:
-                        text = f"native archives are not built for {vname}"
-                        return _offered_not(cell_id, release, text, lib.at("accelerators"))
+                    wanted = lib.on(pname)
+                    over = lib.per_platform.get(pname)
+                    if vname not in wanted.accelerators:
+                        text = f"native archives are not built for {vname} on {pname}"
+                        where = over.at("accelerators") if over else lib.at("accelerators")
+                        return _offered_not(cell_id, release, text, where)
                     text = (
-                        f"the archive variant or config is not one of {list(lib.variants)} × "
-                        f"{list(lib.configs)}"
+                        f"the archive variant or config is not one of {list(wanted.variants)} × "
+                        f"{list(wanted.configs)} on {pname}"
                     )
-                    return _offered_not(cell_id, release, text, lib.at("variants"))
+                    return _offered_not(cell_id, release, text, (over or lib).span)
     return None
 
 
