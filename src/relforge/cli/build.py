@@ -124,7 +124,7 @@ def build(
     for key, value in plan.summary():
         err.print(f"[bold]{key:>8}[/]: {value}", highlight=False)
     for cell_id, why in assignment.reasons.items():
-        err.print(f"  {cell_id} → {builders[cell_id].name}: {why}", highlight=False)
+        click.echo(f"  {cell_id} → {builders[cell_id].name}: {why}", err=True)  # unwrapped
     if err.is_terminal:
         with LiveReporter(len(plan.cells)) as live:
             results = run_build(plan, builders, live)
