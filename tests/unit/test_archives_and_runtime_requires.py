@@ -12,7 +12,9 @@ from relforge.errors import ConfigError
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.explain import explain_cell
 from relforge.matrix.load import load_matrix
-from tests.conftest import SMALL
+from tests.conftest import PYTORCH, SMALL, Result
+
+Run = Callable[..., Result]
 
 LIBTORCH = """\
     libtorch:
@@ -198,3 +200,11 @@ def test_bad_new_keys_name_place_and_key(
         assert word in message, message
     assert f"matrix.yaml:{line_of(text, at)}:" in message, message
     assert info.value.exit_code == 2
+
+
+def test_release_notes_name_a_changed_runtime_requirement(run: Run) -> None:
+    result = run("matrix", "diff", str(PYTORCH), "--from", "2.8", "--to", "2.9")
+    assert result.code == 0, result.err
+    assert "- Runtime requirements: changed `triton==3.4.0` → `triton==3.5.0`." in result.out
+    assert "| libtorch | windows-x86_64 | 0 | 8 | +8 |" in result.out
+    assert "| wheel | linux-s390x | 0 | 7 | +7 |" in result.out
