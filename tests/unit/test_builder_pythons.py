@@ -71,6 +71,20 @@ def test_the_hosts_pythons_are_found_and_the_missing_ones_named() -> None:
     assert "no CPython 3.13t" in missing[0].why and "pyenv" in missing[0].why
 
 
+def test_a_free_threaded_interpreter_gets_manylinux_t_names() -> None:
+    python = HostPython(
+        wanted="3.13t",
+        version="3.13.1",
+        free_threaded=True,
+        prefix=Path("/p"),
+        executable=Path("/p/bin/python3.13t"),
+        stdlib=Path("/p/lib/python3.13t"),
+        origin="uv",
+    )
+    assert (python.tag, python.home) == ("cp313-cp313t", "/opt/_internal/cpython-3.13.1t")
+    assert python.label == "CPython 3.13.1 (free-threaded) from uv (/p)"
+
+
 def test_a_pyenv_folder_that_lies_about_its_version_is_not_taken(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -240,6 +254,8 @@ def test_image_labels_say_what_a_relforge_image_lacks(
         (["--python", "3.12t"], "free-threaded builds exist from Python 3.13 on"),
         (["3.12"], "unexpected argument '3.12'"),
         (["--cuda", "/"], "--cuda and --with need --python"),
+        (["--python", "3.13t"], "none of the wanted Pythons is on this host: 3.13t: no CPython"),
+        (["--python", "3.12", "--cuda", "/tmp"], "/tmp holds no working bin/nvcc"),
     ],
 )
 def test_builder_image_refuses_bad_flags_before_touching_the_engine(
