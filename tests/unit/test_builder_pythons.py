@@ -213,6 +213,23 @@ def test_the_image_check_names_a_missing_interpreter_library_and_a_missing_nvcc(
     ]
 
 
+def test_a_system_interpreter_the_image_lacks_says_what_to_do() -> None:
+    system = HostPython(
+        wanted="3.12",
+        version="3.12.3",
+        free_threaded=False,
+        prefix=Path("/usr"),
+        executable=Path("/usr/bin/python3.12"),
+        stdlib=Path("/usr/lib/python3.12"),
+        origin="PATH",
+    )
+    check = parse_check("", [system], [])
+    assert check.failures == [
+        "cp312-cp312: the host's /usr/bin/python3.12 is a system interpreter, which cannot be "
+        "copied, and the image's /usr has no Python 3.12 (install 3.12 with pyenv or uv)"
+    ]
+
+
 @pytest.mark.parametrize(
     ("cell_id", "labels", "lacks"),
     [

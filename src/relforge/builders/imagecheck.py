@@ -123,7 +123,13 @@ def parse_check(
     for python in pythons:
         want = python.version + ("t" if python.free_threaded else "")
         got = versions.get(python.tag)
-        if got is None and not any(f.startswith(python.tag) for f in failures):
+        if got is None and python.system and not any(f.startswith(python.tag) for f in failures):
+            failures.append(
+                f"{python.tag}: the host's {python.executable} is a system interpreter, which "
+                f"cannot be copied, and the image's /usr has no Python {python.wanted} (install "
+                f"{python.wanted} with pyenv or uv)"
+            )
+        elif got is None and not any(f.startswith(python.tag) for f in failures):
             failures.append(f"{python.tag} is not in the image")
         elif got is not None and got != want:
             failures.append(f"{python.tag} runs Python {got}, not the host's {want}")
