@@ -12,7 +12,7 @@ import pytest
 
 from relforge.builders.container import image_lacks
 from relforge.builders.imagecheck import parse_check
-from relforge.builders.pyimage import CudaToolkit, _Plan
+from relforge.builders.imageroot import CudaToolkit, ImageRoot
 from relforge.builders.pythons import HostPython, find_host_pythons
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
@@ -102,7 +102,7 @@ def test_a_pyenv_folder_that_lies_about_its_version_is_not_taken(
 
 def test_the_image_root_is_laid_out_like_manylinux(tmp_path: Path) -> None:
     python = fake_prefix(tmp_path)
-    plan = _Plan(pythons=[python], layers={python.tag: fake_layer(tmp_path)}, cuda=[], base="b")
+    plan = ImageRoot(pythons=[python], layers={python.tag: fake_layer(tmp_path)}, cuda=[], base="b")
     entries = {e.arcname: e for e in plan.entries()}
     home = "rootfs/opt/_internal/cpython-3.12.1"
     assert entries["rootfs/opt/python/cp312-cp312"].link == "/opt/_internal/cpython-3.12.1"
@@ -131,7 +131,7 @@ def test_a_system_interpreter_is_linked_not_copied(tmp_path: Path) -> None:
         origin="PATH",
     )
     entries = {
-        e.arcname: e for e in _Plan(pythons=[python], layers={}, cuda=[], base="b").entries()
+        e.arcname: e for e in ImageRoot(pythons=[python], layers={}, cuda=[], base="b").entries()
     }
     assert entries["rootfs/opt/python/cp311-cp311/bin/python"].link == "/usr/bin/python3.11"
     assert all(e.source is None for e in entries.values())
@@ -142,7 +142,7 @@ def test_the_digest_follows_the_inputs(tmp_path: Path) -> None:
     layer = fake_layer(tmp_path)
 
     def digest(**changes: object) -> str:
-        plan = _Plan(pythons=[python], layers={python.tag: layer}, cuda=[], base="b")
+        plan = ImageRoot(pythons=[python], layers={python.tag: layer}, cuda=[], base="b")
         return plan.digest(str(changes.get("base", "sha256:1")), ("pip", "setuptools"))
 
     first = digest()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from relforge.builders.pyimage import CudaToolkit
+    from relforge.builders.imageroot import CudaToolkit
     from relforge.builders.pythons import HostPython
 
 NEEDED_MODULES = (

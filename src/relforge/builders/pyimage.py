@@ -12,9 +12,8 @@ network) proves that every interpreter runs and imports what a build needs (imag
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import io
-import json
 import os
 import shutil
 import subprocess
@@ -30,6 +29,7 @@ from relforge.builders.base import BuildFailure
 from relforge.builders.buildenv import requirements_layer
 from relforge.builders.engine import connect, image_id
 from relforge.builders.imagecheck import ImageCheck, check_image
+from relforge.builders.imageroot import CudaToolkit, ImageRoot
 from relforge.builders.images import (
     LABEL_CUDA,
     LABEL_INPUTS,
@@ -45,15 +45,7 @@ from relforge.builders.tools import patchelf_path
 from relforge.errors import ConfigError, EnvironmentFault, UsageError
 from relforge.interpreters import Interpreter
 
-RECIPE = 1  # bump when the image layout changes, so cached images are not reused
 BUILD_REQUIREMENTS = ("pip", "setuptools", "wheel")
-_KEPT_BIN = ("python",)  # bin/ entries kept: python* (pip, idle, pydoc scripts name the host)
-
-
-@dataclass(frozen=True, kw_only=True)
-class CudaToolkit:
-    home: Path  # on the host, resolved
-    version: str  # "13.0"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,7 +106,7 @@ def make_python_image(
     toolkits = [_toolkit(path) for path in spec.cuda]
     base = make_builder_image(spec.base, rebuild=False, say=say)
     layers = {p.tag: _site_layer(p, spec.requirements) for p in pythons if not p.system}
-    plan = _Plan(pythons=pythons, layers=layers, cuda=toolkits, base=spec.base.name)
+    plan = ImageRoot(pythons=pythons, layers=layers, cuda=toolkits, base=spec.base.name)
     digest = plan.digest(base.id, spec.requirements)
     content = f"{repository}:inputs-{digest[:16]}"
     client = connect(timeout=900)
@@ -195,115 +187,24 @@ def _site_layer(python: HostPython, requirements: tuple[str, ...]) -> Path:
         ) from None
 
 
-@dataclass(frozen=True, kw_only=True)
-class _Entry:
-    source: Path | None  # None: a directory or a symlink made by us
-    arcname: str  # inside the context: rootfs/…
-    link: str | None = None  # symlink target
-    patch_rpath: str | None = None  # set this RUNPATH on the copied ELF file
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Plan:
-    pythons: list[HostPython]
-    layers: dict[str, Path]  # tag → site layer
-    cuda: list[CudaToolkit]
-    base: str
-
-    def entries(self) -> Iterator[_Entry]:
-        for python in self.pythons:
-            yield from _python_entries(python, self.layers.get(python.tag))
-        for toolkit in self.cuda:
-            yield from _tree(toolkit.home, f"usr/local/cuda-{toolkit.version}")
-        if len(self.cuda) == 1:
-            yield _Entry(
-                source=None,
-                arcname="rootfs/usr/local/cuda",
-                link=f"/usr/local/cuda-{self.cuda[0].version}",
-            )
-
-    def digest(self, base_id: str, requirements: tuple[str, ...]) -> str:
-        """A digest of every input: paths, sizes, modes and mtimes of the copied files."""
-        sha = hashlib.sha256()
-        head = {"recipe": RECIPE, "base": base_id, "requirements": sorted(requirements)}
-        sha.update(json.dumps(head, sort_keys=True).encode())
-        for entry in self.entries():
-            stat = entry.source.lstat() if entry.source else None
-            facts: list[str | int | None] = [entry.arcname, entry.link, entry.patch_rpath]
-            if stat is not None:
-                facts += [stat.st_size, stat.st_mode, stat.st_mtime_ns]
-            sha.update(json.dumps(facts).encode() + b"\n")
-        return sha.hexdigest()
-
-
-def _python_entries(python: HostPython, layer: Path | None) -> Iterator[_Entry]:
-    link = f"rootfs/opt/python/{python.tag}"
-    if python.system:  # the image's own /usr interpreter of the same version
-        yield _Entry(source=None, arcname=link)
-        yield _Entry(source=None, arcname=f"{link}/bin")
-        target = f"/usr/bin/python{python.wanted}"
-        for name in ("python", "python3"):
-            yield _Entry(source=None, arcname=f"{link}/bin/{name}", link=target)
-        return
-    home = python.home.lstrip("/")
-    prefix = python.prefix.resolve()
-    stdlib = python.stdlib.resolve().relative_to(prefix).as_posix()  # lib/python3.12
-    skip = frozenset({f"{stdlib}/test", f"{stdlib}/site-packages"})
-    exe = python.executable.resolve()
-    for entry in _tree(prefix, home, skip=skip):
-        rel = entry.arcname.removeprefix(f"rootfs/{home}/")
-        if rel.startswith("bin/") and not rel[4:].startswith(_KEPT_BIN):
-            continue
-        if entry.source is not None and entry.source == exe:
-            entry = _Entry(source=exe, arcname=entry.arcname, patch_rpath="$ORIGIN/../lib")
-        yield entry
-    yield _Entry(source=None, arcname=f"rootfs/{home}/{stdlib}/site-packages")
-    if layer is not None:
-        for entry in _tree(
-            layer, f"{home}/{stdlib}/site-packages", skip=frozenset({"bin", ".complete"})
-        ):
-            if entry.arcname != f"rootfs/{home}/{stdlib}/site-packages":
-                yield entry
-    yield _Entry(source=None, arcname=link, link=f"/{home}")
-
-
-def _tree(root: Path, dest: str, *, skip: frozenset[str] = frozenset()) -> Iterator[_Entry]:
-    """Every directory, file and symlink below `root`, as `rootfs/<dest>/…`, sorted."""
-    yield _Entry(source=root, arcname=f"rootfs/{dest}")
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        rel_dir = here.relative_to(root).as_posix()
-        keep = []
-        for name in sorted(dirnames):
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-            if rel in skip:
-                continue
-            if (here / name).is_symlink():
-                filenames.append(name)  # os.walk lists a link to a directory as a directory
-                continue
-            keep.append(name)
-            yield _Entry(source=here / name, arcname=f"rootfs/{dest}/{rel}")
-        dirnames[:] = keep
-        for name in sorted(filenames):
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-            if rel in skip:
-                continue
-            path = here / name
-            link = str(path.readlink()) if path.is_symlink() else None
-            yield _Entry(source=path, arcname=f"rootfs/{dest}/{rel}", link=link)
-
-
 def _build(
-    client: Any, plan: _Plan, tag: str, labels: dict[str, str], *, say: Callable[[str], None]
+    client: Any, plan: ImageRoot, tag: str, labels: dict[str, str], *, say: Callable[[str], None]
 ) -> str:
     folder = user_cache_dir() / "builder-context"
-    folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="ctx-", dir=folder) as scratch:
-        context = Path(scratch) / "context.tar"
-        say(f"writing the build context ({len(plan.pythons)} Pythons, {len(plan.cuda)} CUDA)")
-        _write_context(plan, context, Path(scratch))
+    with contextlib.ExitStack() as stack:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="ctx-", dir=folder))
+            context = Path(scratch) / "context.tar"
+            say(f"writing the build context ({len(plan.pythons)} Pythons, {len(plan.cuda)} CUDA)")
+            _write_context(plan, context, Path(scratch))
+        except OSError as exc:  # disk full, permission denied: the ~1 GB context is ours
+            raise EnvironmentFault(
+                f"cannot write the build context in {folder}: {exc.strerror or exc}",
+                hint="free space there (or set RELFORGE_CACHE_DIR) and rerun",
+            ) from None
         say(f"docker build {tag} (FROM {plan.base}, no network)")
-        with context.open("rb") as fh:
+        with context.open("rb") as fh, _engine_errors(tag):
             stream = client.api.build(
                 fileobj=fh,
                 custom_context=True,
@@ -325,7 +226,17 @@ def _build(
     return made
 
 
-def _write_context(plan: _Plan, context: Path, scratch: Path) -> None:
+@contextlib.contextmanager
+def _engine_errors(tag: str) -> Iterator[None]:
+    import docker.errors
+
+    try:
+        yield
+    except docker.errors.DockerException as exc:
+        raise ConfigError(f"docker build of {tag} failed: {exc}") from None
+
+
+def _write_context(plan: ImageRoot, context: Path, scratch: Path) -> None:
     dockerfile = f"FROM {plan.base}\nCOPY rootfs/ /\n".encode()
     patchelf = str(patchelf_path())
     with tarfile.open(context, "w", format=tarfile.PAX_FORMAT) as tar:
@@ -352,11 +263,18 @@ def _write_context(plan: _Plan, context: Path, scratch: Path) -> None:
             elif entry.patch_rpath is not None:
                 patched = scratch / "patched"
                 shutil.copy2(entry.source, patched)
-                subprocess.run(
+                done = subprocess.run(
                     [patchelf, "--set-rpath", entry.patch_rpath, str(patched)],
-                    check=True,
                     capture_output=True,
+                    text=True,
+                    check=False,
                 )
+                if done.returncode != 0:
+                    raise ConfigError(
+                        f"patchelf cannot set the RUNPATH of {entry.source}: "
+                        f"{done.stderr.strip() or done.returncode}",
+                        key="--python",
+                    )
                 tar.add(patched, arcname=entry.arcname, filter=_root_owned)
                 patched.unlink()
             else:

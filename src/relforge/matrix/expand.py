@@ -105,9 +105,9 @@ def with_runtime_requires(cell: Cell, rules: Sequence[tuple[RequiresRule, Select
         if not selector.matches(cell):
             continue
         for line in rule.add:
-            known = names.get(requirement_name(line))
-            if known == line:
+            if line in have:
                 continue
+            known = names.get(requirement_name(line))
             if known is not None:
                 raise ConfigError(
                     f"{cell.id} would require both {known!r} and {line!r}",
