@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_promote.py
 	$(BIN)/python benchmarks/bench_verify.py
 	$(BIN)/python benchmarks/bench_build.py
+	$(BIN)/python benchmarks/bench_build_docker.py
 	$(BIN)/python benchmarks/bench_wheel_inspect.py
 	$(BIN)/python benchmarks/bench_fake_github.py
 	$(BIN)/python benchmarks/bench_index.py

@@ -75,32 +75,38 @@ def probe(path: str) -> Interpreter | None:
 def _candidates(wanted: PythonVersion) -> Iterator[str]:
     name = f"python{wanted}"  # python3.12, python3.13t
     on_path = shutil.which(name)
-    if on_path and Path(on_path).parent != _pyenv_root() / "shims":  # a shim: see _pyenv
+    if on_path and Path(on_path).parent != pyenv_root() / "shims":  # shims: see pyenv_candidates
         yield on_path
-    yield from _pyenv(wanted, name)
+    yield from pyenv_candidates(wanted, name)
+    yield from uv_candidates(wanted)
+
+
+def uv_candidates(wanted: PythonVersion) -> Iterator[str]:
+    """The interpreter `uv python find` names (uv-managed or not), when uv is installed."""
     uv = shutil.which("uv")
-    if uv:
-        try:
-            done = subprocess.run(
-                [uv, "python", "find", str(wanted)],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return
-        if done.returncode == 0 and done.stdout.strip():
-            yield done.stdout.strip()
+    if uv is None:
+        return
+    try:
+        done = subprocess.run(
+            [uv, "python", "find", str(wanted)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    if done.returncode == 0 and done.stdout.strip():
+        yield done.stdout.strip()
 
 
-def _pyenv_root() -> Path:
+def pyenv_root() -> Path:
     return Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
 
 
-def _pyenv(wanted: PythonVersion, name: str) -> Iterator[str]:
+def pyenv_candidates(wanted: PythonVersion, name: str) -> Iterator[str]:
     """pyenv's installed versions, directly (its shims only answer for activated versions)."""
-    root = _pyenv_root() / "versions"
+    root = pyenv_root() / "versions"
     if not root.is_dir():
         return
     found: list[tuple[Version, Path]] = []

@@ -12,7 +12,8 @@ from typing import Any
 import docker
 import pytest
 
-from relforge.builders.images import ImageSpec, make_builder_image
+from relforge.builders.images import ImageSpec
+from relforge.builders.pyimage import PythonImageSpec, base_spec, make_python_image
 from relforge.interpreters import find_interpreter
 from relforge.manifest import load_manifest
 from tests.conftest import Result
@@ -22,20 +23,58 @@ from tests.integration.example_project import example_matrix, installed_build_in
 Run = Callable[..., Result]
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-PY311 = "wheel-linux-x86_64-py3.11-cpu"  # bookworm's python3 is 3.11
+PY311 = "wheel-linux-x86_64-py3.11-cpu"
 PY312 = "wheel-linux-x86_64-py3.12-cpu"
+CUDA = Path("/usr/local/cuda-13.0")  # DEVELOPERS.md: the machine's CUDA 13.0 toolkit
+PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 
 
 @pytest.fixture(scope="module")
 def docker_host() -> Iterator[str]:
-    """A private dockerd holding relforge/builder:bookworm."""
+    """A private dockerd holding relforge/builder:bookworm: the Debian base plus the host's
+    CPython 3.10–3.13 under /opt/python and CUDA 13.0."""
     with running_dockerd() as host, pytest.MonkeyPatch.context() as mp:
         mp.setenv("DOCKER_HOST", host)
-        first = make_builder_image(ImageSpec())
-        assert first.made
-        again = make_builder_image(ImageSpec())  # a rerun is a no-op
-        assert not again.made and again.id == first.id
+        spec = PythonImageSpec(
+            name="relforge/builder:bookworm",
+            base=base_spec(ImageSpec(), "relforge/builder:bookworm"),
+            pythons=(*PYTHONS, "3.13t"),
+            cuda=(CUDA,),
+        )
+        said: list[str] = []
+        first = make_python_image(spec, say=said.append)
+        assert first.made and first.check is not None and first.check.ok
+        assert [p.tag for p in first.pythons] == [
+            "cp310-cp310",
+            "cp311-cp311",
+            "cp312-cp312",
+            "cp313-cp313",
+        ]
+        assert [m.wanted for m in first.missing] == ["3.13t"]  # no free-threaded pyenv build
+        assert any(line.startswith("not found: Python 3.13t") for line in said)
+        again = make_python_image(spec, say=said.append)  # same inputs: the cached image
+        assert not again.made and again.id == first.id and again.digest == first.digest
         yield host
+
+
+def test_the_image_holds_working_interpreters_at_manylinux_paths(docker_host: str) -> None:
+    client = docker.DockerClient(base_url=docker_host)
+    for minor in PYTHONS:
+        tag = "cp" + minor.replace(".", "")
+        out = client.containers.run(
+            "relforge/builder:bookworm",
+            [
+                f"/opt/python/{tag}-{tag}/bin/python",
+                "-c",
+                "import sys, venv, ssl, sqlite3, setuptools, pip; print(sys.version_info[:2])",
+            ],
+            network_mode="none",
+            remove=True,
+        )
+        assert out.decode().strip() == str(tuple(int(n) for n in minor.split(".")))
+    labels = client.images.get("relforge/builder:bookworm").labels
+    assert labels["org.relforge.pythons"] == "3.10 3.11 3.12 3.13"
+    assert labels["org.relforge.cuda"] == "13.0"
 
 
 @pytest.fixture
@@ -53,7 +92,7 @@ def build(run: Run, matrix: Path, *args: str) -> tuple[Result, dict[str, Any]]:
     return result, {c["cell"]: c for c in data.get("cells", [])}
 
 
-def test_cpu_cell_builds_in_a_container_without_network(run: Run, workdir: Path) -> None:
+def test_all_eight_cells_build_in_containers_without_network(run: Run, workdir: Path) -> None:
     probe = (
         'echo "interfaces: $(ls /sys/class/net | tr "\\n" " ")"; '
         "python -c 'import socket; s = socket.socket(); s.settimeout(3); "
@@ -64,36 +103,61 @@ def test_cpu_cell_builds_in_a_container_without_network(run: Run, workdir: Path)
     matrix = example_matrix(
         workdir, {"    command: []": f"    command: [sh, -c, {json.dumps(probe)}]"}
     )
-    result, cells = build(run, matrix, "--cell", PY311, "--cell", PY312)
+    result, cells = build(run, matrix, "--jobs", "2")
     assert result.code == 0, result.err
-    assert cells[PY311]["status"] == "built"
-    assert cells[PY312]["status"] == "skipped"
-    assert "no Python 3.12" in cells[PY312]["reason"]
+    assert len(cells) == 8
+    assert {c["status"] for c in cells.values()} == {"built"}, cells
+    assert {c["builder"] for c in cells.values()} == {"docker"}
 
-    log = Path(cells[PY311]["log"]).read_text()
-    assert "interfaces: lo \n" in log  # network_mode none: loopback only
-    assert "connect: 101" in log  # ENETUNREACH
-    assert "auditwheel" in log and "manylinux_2_28_x86_64" in log  # repaired in the container
+    for cell in cells.values():
+        log = Path(cell["log"]).read_text()
+        assert "interfaces: lo \n" in log  # network_mode none: loopback only
+        assert "connect: 101" in log  # ENETUNREACH
+        assert "auditwheel" in log  # repaired in the container
 
     manifest = load_manifest(workdir / "dist" / "relforge-manifest.json")
+    assert sorted(manifest.entries) == sorted(cells)
     entry = manifest.entries[PY311]
     assert entry.file == "hello_native-1.0.0.dev0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
     assert (
         entry.build["builder"] == "docker" and entry.build["image"] == "relforge/builder:bookworm"
     )
     assert entry.build["identity"]["image_id"].startswith("sha256:")
-    assert list(manifest.entries) == [PY311]
+    cuda = manifest.entries["wheel-linux-x86_64-py3.12-cu130"]
+    assert cuda.file.endswith("-cp312-cp312-manylinux_2_34_x86_64.whl")
 
-    python = find_interpreter("3.11")
-    assert python is not None
-    info = installed_build_info(python.executable, workdir / "dist" / entry.file, workdir / "venv")
-    assert (info["variant"], info["cuda"], info["cxx11_abi"]) == ("cpu", None, True)
+    for cell_id, cuda in ((PY311, None), ("wheel-linux-x86_64-py3.12-cu130", "13.0")):
+        entry = manifest.entries[cell_id]
+        python = find_interpreter(entry.python or "")
+        assert python is not None
+        wheel = workdir / "dist" / entry.file
+        info = installed_build_info(python.executable, wheel, workdir / f"venv-{cell_id}")
+        assert (info["variant"], info["cuda"], info["cxx11_abi"]) == (entry.variant, cuda, True)
+        assert info["dot"] == 11.0
 
     client = docker.from_env()
     assert client.containers.list(all=True) == []  # every container was removed
 
-    again, cells = build(run, matrix, "--cell", PY311)
-    assert again.code == 0 and cells[PY311]["status"] == "cached"
+    again, cells = build(run, matrix, "--jobs", "2")
+    assert again.code == 0 and {c["status"] for c in cells.values()} == {"cached"}
+
+
+def test_a_cell_the_image_lacks_is_skipped_with_the_reason(run: Run, workdir: Path) -> None:
+    """Python 3.14 is not in the image: the labels say so before any container starts; the
+    Debian base (no labels) is tried and in_container.sh says what it lacks."""
+    matrix = example_matrix(workdir, {'python: ["3.10",': 'python: ["3.14", "3.10",'})
+    result, cells = build(run, matrix, "--cell", "wheel-linux-x86_64-py3.14-cpu")
+    assert result.code == 3, result.err
+    reason = cells["wheel-linux-x86_64-py3.14-cpu"]["reason"]
+    assert reason == (
+        "the image relforge/builder:bookworm has Python 3.10 3.11 3.12 3.13, not 3.14"
+    )
+    base = example_matrix(
+        workdir, {"image: relforge/builder:bookworm": "image: relforge/builder-base:bookworm"}
+    )
+    result, cells = build(run, base, "--cell", PY312)
+    assert result.code == 3, result.err
+    assert "no Python 3.12" in cells[PY312]["reason"]
 
 
 def test_missing_image_says_how_to_make_it(run: Run, workdir: Path) -> None:
@@ -113,11 +177,12 @@ def test_builder_image_command_is_a_no_op_when_present(run: Run, workdir: Path) 
     assert "nothing to do" in result.out
 
 
-def test_auto_takes_docker_where_the_engine_has_the_image(
+def test_auto_says_for_each_cell_why_it_chose_docker_or_the_host(
     run: Run, workdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """--builder auto: the engine's image for the cpu cell, the host for the cell whose image
-    the engine lacks, and the host for every cell when no engine answers."""
+    """--builder auto: Docker where the engine's image fits the cell, the host where the image
+    is missing or lacks the cell's Python, and the host for every cell when no engine answers;
+    each choice with its reason (printed and in the JSON), never a silent fallback."""
     matrix = example_matrix(
         workdir,
         {
@@ -125,15 +190,36 @@ def test_auto_takes_docker_where_the_engine_has_the_image(
             "            image: relforge/builder:bookworm\n            platform_tag": (
                 "            image: relforge/builder:nope\n            platform_tag"
             ),
+            'python: ["3.10",': 'python: ["3.14", "3.10",',
         },
     )
     cuda = "wheel-linux-x86_64-py3.11-cu130"
+    py314 = "wheel-linux-x86_64-py3.14-cpu"
     args = ("build", str(matrix), "-r", "1.0", "--builder", "auto", "--format", "json")
-    result = run(*args, "--cell", PY311, "--cell", cuda)
+    result = run(*args, "--cell", PY311, "--cell", cuda, "--cell", py314)
     assert result.code == 4, result.err
-    builders = {c["cell"]: c["builder"] for c in json.loads(result.out)["cells"]}
-    assert builders == {PY311: "docker", cuda: "host"}
+    cells = {c["cell"]: c for c in json.loads(result.out)["cells"]}
+    assert {k: c["builder"] for k, c in cells.items()} == {
+        PY311: "docker",
+        cuda: "host",
+        py314: "host",
+    }
+    reasons = {k: c["builder_reason"] for k, c in cells.items()}
+    assert reasons[PY311] == "the engine has relforge/builder:bookworm and it fits the cell"
+    assert reasons[cuda] == "not Docker: the Docker engine has no image relforge/builder:nope"
+    assert reasons[py314] == (
+        "not Docker: the image relforge/builder:bookworm has Python 3.10 3.11 3.12 3.13, not "
+        "3.14; the host cannot either: no Python 3.14 on the host (looked on PATH, in pyenv "
+        "and with uv)"
+    )
+    assert cells[py314]["status"] == "skipped"
+    for cell_id, why in reasons.items():
+        assert f"{cell_id} → {cells[cell_id]['builder']}: {why}" in result.err
     monkeypatch.setenv("DOCKER_HOST", f"unix://{workdir}/no-engine.sock")
     result = run(*args, "--cell", PY311)
     assert result.code == 4, result.err
-    assert [c["builder"] for c in json.loads(result.out)["cells"]] == ["host"]
+    [only] = json.loads(result.out)["cells"]
+    assert only["builder"] == "host"
+    assert only["builder_reason"] == (
+        f"not Docker: no Docker engine answers at unix://{workdir}/no-engine.sock"
+    )

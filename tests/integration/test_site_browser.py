@@ -128,7 +128,7 @@ def test_every_pytorch_29_combination_over_http(
     requested_urls(browser)
     browser.get(f"{origin}/index.html")
     shown, unavailable = _click_through(browser, PYTORCH, "2.9", None)
-    assert (shown, unavailable) == (108, 102)  # 210 combinations
+    assert (shown, unavailable) == (114, 138)  # 252 combinations
     # the last one visited: Windows arm64 × XPU is not built, and the page says why
     assert browser.find_element("id", "unavailable").text == (
         "Not available: XPU is not built for windows-arm64 in 2.9"

@@ -17,6 +17,8 @@ from relforge.matrix.selector import parse_selector
 from tests.conftest import EXAMPLE, PYTORCH, SMALL
 
 LINUX_X86 = "platform_system == 'Linux' and platform_machine == 'x86_64'"
+# torch 2.9.0's own METADATA (PyPI): its Linux CUDA wheels also require Triton, after the pins.
+TRITON_29 = f"triton==3.5.0; {LINUX_X86}"
 
 # The 2.9 pins exactly as the reference facts list them (the oracle; typed independently of
 # matrix/pytorch.yaml).
@@ -74,6 +76,7 @@ def test_29_linux_counts(pytorch: Matrix) -> None:
     assert counts == {
         ("wheel", "linux-x86_64"): 49,
         ("wheel", "linux-aarch64"): 28,
+        ("wheel", "linux-s390x"): 7,
         ("libtorch", "linux-x86_64"): 6,
     }
     x86 = {c.variant for c in cells if c.platform == "linux-x86_64" and c.package_type == "wheel"}
@@ -86,12 +89,12 @@ def test_29_linux_counts(pytorch: Matrix) -> None:
 
 def test_29_other_platforms(pytorch: Matrix) -> None:
     cells = expand_cells(pytorch, "2.9")
-    windows = [c for c in cells if c.platform == "windows-x86_64"]
+    windows = [c for c in cells if c.platform == "windows-x86_64" and c.package_type == "wheel"]
     assert len(windows) == 35
     assert {c.variant for c in windows} == {"cpu", "cu126", "cu128", "cu130", "xpu"}
     assert all(c.extra_install_requires == () for c in windows if c.accelerator == "cuda")
     assert all(c.bundles_libraries for c in windows if c.accelerator == "cuda")
-    mac = [c for c in cells if c.platform == "macos-arm64"]
+    mac = [c for c in cells if c.platform == "macos-arm64" and c.package_type == "wheel"]
     assert len(mac) == 7 and {c.platform_tag for c in mac} == {"macosx_14_0_arm64"}
     arm_win = [c for c in cells if c.platform == "windows-arm64"]
     assert sorted(c.python for c in arm_win if c.python) == ["3.11", "3.12", "3.13"]
@@ -99,7 +102,7 @@ def test_29_other_platforms(pytorch: Matrix) -> None:
 
 @pytest.mark.parametrize("variant", sorted(REFERENCE_29))
 def test_29_cuda_wheels_carry_the_reference_pins(pytorch: Matrix, variant: str) -> None:
-    expected = [f"{pin}; {LINUX_X86}" for pin in REFERENCE_29[variant].split()]
+    expected = [f"{pin}; {LINUX_X86}" for pin in REFERENCE_29[variant].split()] + [TRITON_29]
     cells = [
         c
         for c in expand_cells(pytorch, "2.9")
@@ -144,7 +147,9 @@ def test_29_cuda_facts(pytorch: Matrix) -> None:
 
 
 def test_29_libtorch(pytorch: Matrix) -> None:
-    cells = expand_cells(pytorch, "2.9", selectors=[parse_selector("package_type=libtorch")])
+    cells = expand_cells(
+        pytorch, "2.9", selectors=[parse_selector("package_type=libtorch,os=linux")]
+    )
     assert [c.id for c in cells] == [
         f"libtorch-linux-x86_64-{v}-shared-with-deps-release"
         for v in ("cpu", "cu126", "cu128", "cu130", "rocm6.3", "rocm6.4")
@@ -152,7 +157,9 @@ def test_29_libtorch(pytorch: Matrix) -> None:
     assert cells[1].image == "pytorch/libtorch-cxx11-builder:cuda12.6"
     assert all(c.python is None and c.platform_tag is None for c in cells)
     offered = [
-        c for c in candidates(pytorch, pytorch.releases["2.9"]) if c.cell.package_type == "libtorch"
+        c
+        for c in candidates(pytorch, pytorch.releases["2.9"])
+        if c.cell.package_type == "libtorch" and c.cell.os == "linux"
     ]
     assert len(offered) == 6 * 4  # every archive variant is offered, the rules keep one
     rocm_rule = [

@@ -55,9 +55,10 @@ def test_every_pytorch_29_combination_matches_matrix_docs(tmp_path: Path) -> Non
     out = tmp_path / "site"
     build_site(load_matrix(str(PYTORCH)), out, releases=["2.9"])
     entry = _versions(out)["releases"][0]
-    # 3 channels × 5 platforms × 2 installers × 7 variants, every one accounted for
-    assert len(entry["combinations"]) == 210
-    assert _check_against_docs(PYTORCH, out, "2.9", None) == 3 * 2 * (5 + 3 * 3 + 2 + 2)
+    # 3 channels × 6 platforms × 2 installers × 7 variants, every one accounted for
+    assert len(entry["combinations"]) == 252
+    # linux-x86_64 5 variants, 3 × 3 more on aarch64/macOS/windows, 2 on windows-arm64, 1 s390x …
+    assert _check_against_docs(PYTORCH, out, "2.9", None) == 3 * 2 * (5 + 3 * 3 + 2 + 2 + 1)
 
 
 def test_every_release_of_pytorch_matches_docs(tmp_path: Path) -> None:
@@ -148,7 +149,15 @@ def test_archives_are_listed_per_variant_with_their_channel_folder(tmp_path: Pat
         for c in combos
         if c["selection"] == {**sel, "platform": "macos-arm64", "accelerator": "cpu"}
     )
-    assert mac["archives"] == []
+    assert [a["id"] for a in mac["archives"]] == [
+        "libtorch-macos-arm64-cpu-shared-with-deps-release"  # PyTorch 2.9 ships it
+    ]
+    s390x = next(
+        c
+        for c in combos
+        if c["selection"] == {**sel, "platform": "linux-s390x", "accelerator": "cpu"}
+    )
+    assert s390x["archives"] == []  # wheels only
 
 
 def test_hostile_names_cannot_escape_the_page(tmp_path: Path, write: Callable[[str], Path]) -> None:

@@ -25,9 +25,11 @@ PYTORCH_FILES = [
     "relforge-build.yml",
     "relforge-linux-libtorch.yml",
     "relforge-linux-wheel.yml",
+    "relforge-macos-libtorch.yml",
     "relforge-macos-wheel.yml",
     "relforge-site.yml",
     "relforge-validate-binaries.yml",
+    "relforge-windows-libtorch.yml",
     "relforge-windows-wheel.yml",
 ]
 
@@ -114,7 +116,9 @@ def test_triggers_channels_and_upload_conditions(rendered: dict[str, dict[str, A
     assert pr["if"] == "github.event_name == 'pull_request'"
     assert pr["with"]["upload"] is False and pr["with"]["channel"] == "nightly"
     ids = [e["id"] for e in pr["strategy"]["matrix"]["include"]]
-    assert "wheel-linux-x86_64-py3.14-cu128" in ids and len(ids) == 11
+    assert (
+        "wheel-linux-x86_64-py3.14-cu128" in ids and len(ids) == 12
+    )  # x86_64 7, aarch64 4, s390x 1
     (full,) = _cell_jobs(workflow, "build-")
     assert full["if"] == "github.event_name != 'pull_request'"
     assert full["with"]["channel"] == (

@@ -50,10 +50,12 @@ def test_pytorch_29_groups_per_os_and_package_type() -> None:
     cells = expand_cells(load_matrix(PYTORCH), "2.9")
     groups = group_cells(cells)
     assert [(g.name, len(g.cells)) for g in groups] == [
-        ("linux-wheel", 77),
+        ("linux-wheel", 84),
         ("windows-wheel", 38),
         ("macos-wheel", 7),
         ("linux-libtorch", 6),
+        ("windows-libtorch", 10),
+        ("macos-libtorch", 1),
     ]
     for group in groups:
         ids = [e["id"] for s in group.shards for e in s.entries]
@@ -72,7 +74,13 @@ def test_pr_subset_is_newest_python_per_platform_and_accelerator() -> None:
     assert by_platform["linux-x86_64"] == "3.14"  # newest, GIL-enabled over 3.14t
     assert by_platform["windows-arm64"] == "3.13"  # 3.14 is excluded there: the newest it has
     libtorch = [c for c in subset if c.package_type == "libtorch"]
-    assert [c.variant for c in libtorch] == ["cpu", "cu126", "cu128", "cu130", "rocm6.3", "rocm6.4"]
+    assert [(c.platform, c.variant) for c in libtorch] == [
+        *(("linux-x86_64", v) for v in ("cpu", "cu126", "cu128", "cu130", "rocm6.3", "rocm6.4")),
+        *(("windows-x86_64", v) for v in ("cpu", "cu126", "cu128", "cu130")),
+        ("windows-arm64", "cpu"),
+        ("macos-arm64", "cpu"),
+    ]
+    assert {c.libtorch_config for c in libtorch} == {"release"}  # one config each
 
 
 def test_pr_subset_leaves_out_one_off_extra_cells(write: Callable[[str], Path]) -> None:

@@ -76,6 +76,22 @@ def make_venv(
     return python
 
 
+def requirements_layer(
+    interpreter: Interpreter,
+    requirements: list[str],
+    *,
+    env: Mapping[str, str],
+    log: Path,
+    deadline: float,
+) -> Path:
+    """A cached `pip install --target` of `requirements` for `interpreter` (offline from the
+    wheelhouse, which is filled from the configured indexes when it lacks something)."""
+    python = Path(interpreter.executable)
+    return _layer(
+        interpreter, python, sorted(set(requirements)), env=env, log=log, deadline=deadline
+    )
+
+
 def _layer(
     interpreter: Interpreter,
     python: Path,

@@ -19,6 +19,10 @@ from relforge.builders.locations import user_cache_dir
 from relforge.errors import ConfigError, UsageError
 
 DEFAULT_IMAGE = "relforge/builder:bookworm"
+# Labels of a multi-Python image (pyimage.py): what it holds, read by `--builder auto` and skips.
+LABEL_INPUTS = "org.relforge.inputs"  # the digest of its inputs
+LABEL_PYTHONS = "org.relforge.pythons"  # "3.10 3.11 3.13t"
+LABEL_CUDA = "org.relforge.cuda"  # "13.0" ("" for none)
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 # What the default PEP 517 build needs, offline: the interpreter, setuptools, wheel, compilers.
 PACKAGES = (

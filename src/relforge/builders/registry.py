@@ -9,6 +9,8 @@ from typing import Literal
 from typing_extensions import assert_never
 
 from relforge.builders.base import Builder, BuilderName
+from relforge.builders.engine import engine_address
+from relforge.errors import RelforgeError
 from relforge.matrix.cell import Cell
 
 BuilderChoice = Literal["auto", "docker", "host"]
@@ -38,22 +40,49 @@ BUILDERS: dict[BuilderName, Callable[[BuilderOptions], Builder]] = {
 }
 
 
+@dataclass(frozen=True, kw_only=True)
+class Assignment:
+    """Which builder builds each cell, and (for `auto`) why."""
+
+    builders: Mapping[str, Builder]  # cell id → builder
+    reasons: Mapping[str, str]  # cell id → why that builder ("" for an explicit choice)
+
+
 def assign_builders(
     cells: Sequence[Cell], choice: BuilderChoice, options: BuilderOptions
-) -> Mapping[str, Builder]:
-    """cell id → builder.  `auto` takes Docker for a cell whose image the local engine has, and
-    the host otherwise; an explicit choice checks up front that its builder can start."""
+) -> Assignment:
+    """cell id → builder.  `auto` takes Docker for a cell the local engine can build (the image
+    is there and, when relforge made it, holds the cell's Python and CUDA) and the host
+    otherwise, saying why for each cell; an explicit choice checks up front that its builder
+    can start."""
     match choice:
         case "docker" | "host":
             builder = BUILDERS[choice](options)
             builder.check(cells)
-            return {c.id: builder for c in cells}
+            return Assignment(builders={c.id: builder for c in cells}, reasons={})
         case "auto":
-            from relforge.builders.container import DockerBuilder
-
             host = BUILDERS["host"](options)
             docker = BUILDERS["docker"](options)
-            assert isinstance(docker, DockerBuilder)
-            return {c.id: docker if c.image and docker.has_image(c.image) else host for c in cells}
+            builders: dict[str, Builder] = {}
+            reasons: dict[str, str] = {}
+            for cell in cells:
+                no_docker = _docker_lacks(docker, cell)
+                if no_docker is None:
+                    builders[cell.id] = docker
+                    reasons[cell.id] = f"the engine has {cell.image} and it fits the cell"
+                    continue
+                builders[cell.id] = host
+                no_host = host.unsatisfied(cell)
+                reasons[cell.id] = f"not Docker: {no_docker}" + (
+                    f"; the host cannot either: {no_host}" if no_host else ""
+                )
+            return Assignment(builders=builders, reasons=reasons)
         case _:
             assert_never(choice)
+
+
+def _docker_lacks(docker: Builder, cell: Cell) -> str | None:
+    try:
+        return docker.unsatisfied(cell)
+    except RelforgeError:
+        return f"no Docker engine answers at {engine_address()}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -141,12 +142,16 @@ def summary_table(results: list[CellResult]) -> Table:
     return table
 
 
-def results_json(results: list[CellResult]) -> list[dict[str, Any]]:
+def results_json(
+    results: list[CellResult], reasons: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """The cells of a run for `--format json`; `builder_reason` says why `auto` chose."""
     return [
         {
             "cell": r.cell.id,
             "status": r.status,
             "builder": r.builder,
+            "builder_reason": (reasons or {}).get(r.cell.id),
             "seconds": round(r.seconds, 3),
             "version": r.cell.version,
             "file": str(r.artifact) if r.artifact else None,

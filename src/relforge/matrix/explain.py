@@ -143,15 +143,20 @@ def _provenance(matrix: Matrix, release: Release, candidate: Candidate) -> tuple
     for axis, key in cell.axes.items():
         value = release.axes[axis][key]
         installs = ", ".join(value.install)
-        needs = ", ".join(value.requires) or "nothing"
+        wants = ", ".join(value.requires) or "nothing"
         reasons.append(
-            Reason(f"axis {axis}={key}: builds with {installs}, needs {needs}", value.span)
+            Reason(f"axis {axis}={key}: builds with {installs}, needs {wants}", value.span)
         )
     if cell.axes or release.local_label != "+{variant}":
         label = f"+{cell.local_version}" if cell.local_version else "no local label"
         reasons.append(
             Reason(f"{label} (local_label {release.local_label!r})", release.at("local_label"))
         )
+    for adds in release.runtime_requires:
+        if cell.package_type == "wheel" and selector_from_match(adds.match, release.axes).matches(
+            cell
+        ):
+            reasons.append(Reason(f"requires {', '.join(adds.add)}: {adds.reason}", adds.span))
     if cell.package_type == "libtorch" and release.libtorch is not None:
         reasons.append(
             Reason(
@@ -221,14 +226,17 @@ def _not_offered(matrix: Matrix, release: Release, cell_id: str) -> Explanation 
                     if pname not in lib.platforms:
                         text = f"native archives are not built on {pname}"
                         return _offered_not(cell_id, release, text, lib.at("platforms"))
-                    if vname not in lib.accelerators:
-                        text = f"native archives are not built for {vname}"
-                        return _offered_not(cell_id, release, text, lib.at("accelerators"))
+                    wanted = lib.on(pname)
+                    over = lib.per_platform.get(pname)
+                    if vname not in wanted.accelerators:
+                        text = f"native archives are not built for {vname} on {pname}"
+                        where = over.at("accelerators") if over else lib.at("accelerators")
+                        return _offered_not(cell_id, release, text, where)
                     text = (
-                        f"the archive variant or config is not one of {list(lib.variants)} × "
-                        f"{list(lib.configs)}"
+                        f"the archive variant or config is not one of {list(wanted.variants)} × "
+                        f"{list(wanted.configs)} on {pname}"
                     )
-                    return _offered_not(cell_id, release, text, lib.at("variants"))
+                    return _offered_not(cell_id, release, text, (over or lib).span)
     return None
 
 

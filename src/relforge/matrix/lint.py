@@ -219,11 +219,11 @@ def _pypi_default(matrix: Matrix, release: Release) -> Iterator[tuple[str, Span]
     "RF-L005",
     "rule-matches-nothing",
     "warning",
-    "An exclude or include rule matches no cell: it is stale or mistyped.",
+    "An exclude, include or runtime_requires rule matches no cell: it is stale or mistyped.",
 )
 def _dead_rules(matrix: Matrix, release: Release) -> Iterator[tuple[str, Span]]:
     cells = [c.cell for c in candidates(matrix, release)]
-    for rule in (*release.exclude, *release.include):
+    for rule in (*release.exclude, *release.include, *release.runtime_requires):
         selector = selector_from_match(rule.match, release.axes)
         if not any(selector.matches(c) for c in cells):
             yield f"the rule {selector} ({rule.reason}) matches no cell", rule.span

@@ -235,6 +235,29 @@ class Variant(Located):
         return str(self.version)
 
 
+LibtorchConfig = Literal["release", "debug"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LibtorchOnPlatform(Located):
+    """What one platform builds of the native archives; a key left out keeps the section's."""
+
+    accelerators: tuple[str, ...] | None = None
+    variants: tuple[str, ...] | None = None
+    configs: tuple[LibtorchConfig, ...] | None = None
+    cxx11_abi: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LibtorchSet:
+    """The archives of one platform, the section's defaults and its per-platform keys merged."""
+
+    accelerators: tuple[str, ...]
+    variants: tuple[str, ...]
+    configs: tuple[LibtorchConfig, ...]
+    cxx11_abi: bool | None
+
+
 @dataclass(frozen=True, kw_only=True)
 class Libtorch(Located):
     """Native archives (libtorch-style): accelerators × variants × configs per platform."""
@@ -242,7 +265,9 @@ class Libtorch(Located):
     platforms: tuple[str, ...]
     accelerators: tuple[str, ...]
     variants: tuple[str, ...]
-    configs: tuple[str, ...] = ("release",)
+    configs: tuple[LibtorchConfig, ...] = field(
+        default=("release",), metadata={"doc": "release and/or debug builds"}
+    )
     cxx11_abi: bool | None = field(
         default=None,
         metadata={
@@ -252,6 +277,23 @@ class Libtorch(Located):
     images: Mapping[str, Mapping[str, str]] = field(
         default_factory=dict, metadata={"doc": "platform → accelerator variant → builder image"}
     )
+    per_platform: Mapping[str, LibtorchOnPlatform] = field(
+        default_factory=dict,
+        metadata={
+            "doc": "platform → accelerators, variants, configs or cxx11_abi that differ there "
+            "(e.g. Windows builds release and debug)"
+        },
+    )
+
+    def on(self, platform: str) -> LibtorchSet:
+        """What `platform` builds: its `per_platform` keys over the section's."""
+        over = self.per_platform.get(platform) or LibtorchOnPlatform()
+        return LibtorchSet(
+            accelerators=self.accelerators if over.accelerators is None else over.accelerators,
+            variants=self.variants if over.variants is None else over.variants,
+            configs=self.configs if over.configs is None else over.configs,
+            cxx11_abi=self.cxx11_abi if over.cxx11_abi is None else over.cxx11_abi,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -334,6 +376,14 @@ class WheelVariants(Located):
 
 
 @dataclass(frozen=True, kw_only=True)
+class RequiresRule(Rule):
+    """Runtime requirements every matching wheel cell declares (appended to its variant's
+    extra_install_requires), written once per release instead of in each variant's list."""
+
+    add: tuple[Requirement508, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
 class Release(Located):
     name: str = field(default="", metadata={"internal": True, "doc": "the release key, X.Y"})
     extends: str = ""
@@ -348,6 +398,12 @@ class Release(Located):
     libtorch: Libtorch | None = None
     exclude: tuple[ExcludeRule, ...] = ()
     include: tuple[IncludeRule, ...] = ()
+    runtime_requires: tuple[RequiresRule, ...] = field(
+        default=(),
+        metadata={
+            "doc": "rules adding requirements to the wheels they match (e.g. triton for CUDA)"
+        },
+    )
     env: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
     axes: Mapping[str, Mapping[str, AxisValue]] = field(
