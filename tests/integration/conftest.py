@@ -38,7 +38,7 @@ def _start(
         try:
             requests.get(url, timeout=1)
             return proc
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):  # a loaded machine answers late
             time.sleep(0.1)
     proc.kill()
     raise RuntimeError(f"{argv[0]} did not answer on {url}")

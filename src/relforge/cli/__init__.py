@@ -33,6 +33,8 @@ COMMANDS: dict[str, str] = {
     "validate": "relforge.cli.validate:validate",
     "wheel": "relforge.cli.wheel:wheel",
     "site": "relforge.cli.site:site",
+    "store": "relforge.cli.store:store",
+    "deps": "relforge.cli.deps:deps",
 }
 
 
