@@ -16,12 +16,15 @@ import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from relforge.interpreters import find_interpreter
 from tests.conftest import Result
+from tests.integration.conftest import S3
 from tests.integration.example_project import example_matrix
+from tests.promote_kit import matrix_text, write_manifest
 
 Run = Callable[..., Result]
 pytestmark = pytest.mark.slow
@@ -31,7 +34,9 @@ CPU = "whl/test/cpu"
 REQUIRES_A = '        extra_install_requires: ["rfdep-a>=1"]\n'
 
 
-def make_wheel(out: Path, name: str, version: str, requires: list[str]) -> Path:
+def make_wheel(
+    out: Path, name: str, version: str, requires: list[str], tag: str = "py3-none-any"
+) -> Path:
     """A pure-Python wheel written with zipfile: a module, METADATA, WHEEL and RECORD."""
     dist = name.replace("-", "_")
     info = f"{dist}-{version}.dist-info"
@@ -41,8 +46,9 @@ def make_wheel(out: Path, name: str, version: str, requires: list[str]) -> Path:
             f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
             "Requires-Python: >=3.8\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
         ).encode(),
-        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
-        b"Tag: py3-none-any\n",
+        f"{info}/WHEEL": (
+            f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: {tag}\n"
+        ).encode(),
     }
     rows = []
     for path, data in files.items():
@@ -50,7 +56,7 @@ def make_wheel(out: Path, name: str, version: str, requires: list[str]) -> Path:
         rows.append(f"{path},sha256={digest},{len(data)}")
     rows.append(f"{info}/RECORD,,")
     files[f"{info}/RECORD"] = ("\n".join(rows) + "\n").encode()
-    wheel = out / f"{dist}-{version}-py3-none-any.whl"
+    wheel = out / f"{dist}-{version}-{tag}.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
         for path, data in files.items():  # a fixed date: every index here serves one file
             zf.writestr(zipfile.ZipInfo(path, date_time=(2026, 1, 1, 0, 0, 0)), data)
@@ -90,21 +96,24 @@ def upstream_index(
     return root
 
 
-def install(tool: str, python: str, venv: Path, index_url: str) -> str:
-    """Install hello-native with real pip or uv from `index_url` only; what imports."""
+def install(
+    tool: str, python: str, venv: Path, index_url: str, project: str = "hello-native"
+) -> str:
+    """Install `project` with real pip or uv from `index_url` only; what imports."""
     subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True)
     target = str(venv / "bin" / "python")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
     bindir = Path(sys.executable).parent
     if tool == "pip":
         argv = [sys.executable, "-m", "pip", "--python", target, "--isolated", "install"]
-        argv += ["--no-cache-dir", "--index-url", index_url, "hello-native"]
+        argv += ["--no-cache-dir", "--index-url", index_url, project]
     else:
         argv = [str(bindir / "uv"), "pip", "install", "--no-config", "--no-cache"]
-        argv += ["--python", target, "--index-url", index_url, "hello-native"]
+        argv += ["--python", target, "--index-url", index_url, project]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
-    probe = "import hello_native, rfdep_a, rfdep_b, rfdep_c; print(rfdep_c.NAME)"
+    module = project.replace("-", "_")
+    probe = f"import {module}, rfdep_a, rfdep_b, rfdep_c; print(rfdep_c.NAME)"
     return subprocess.run(
         [target, "-c", probe], capture_output=True, text=True, check=True, cwd=venv
     ).stdout.strip()
@@ -207,3 +216,40 @@ def test_mirror_fills_the_closure_and_check_proves_it(
     assert fixed.code == 0, fixed.out + fixed.err
     assert run("deps", "check", matrix, "--channel", "test").code == 0
     shutil.rmtree(tmp_path / "dist")
+
+
+def test_mirror_and_check_a_channel_in_s3(
+    run: Run,
+    tmp_path: Path,
+    s3: S3,
+    monkeypatch: pytest.MonkeyPatch,
+    static_server: Callable[[Path], str],
+) -> None:
+    """The same closure in an S3 store (moto): check serves the bucket's objects to pip."""
+    monkeypatch.chdir(tmp_path)
+    matrix = tmp_path / "matrix.yaml"
+    publishing = f"publishing:\n  store: s3://{s3.bucket}/dl\n  s3_endpoint_url: {s3.endpoint}\n"
+    matrix.write_text(matrix_text(publishing), encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    tag = "py3-none-manylinux_2_28_x86_64"
+    wheel = make_wheel(work, "rfdemo", "1.0.0+cpu", ["rfdep-a>=1"], tag=tag)
+    manifest = work / "relforge-manifest.json"
+    write_manifest(manifest, {"wheel-linux-x86_64-py3.11-cpu": wheel})
+    published = run("publish", str(matrix), "--channel", "test", "--manifest", str(manifest),
+                    "--execute")  # fmt: skip
+    assert published.code == 0, published.err
+
+    missing = run("deps", "check", str(matrix), "--channel", "test")
+    assert missing.code == 4 and "missing rfdep-a" in missing.err, missing.out + missing.err
+    upstream = static_server(upstream_index(tmp_path / "upstream")) + "/simple/"
+    done = run("deps", "mirror", str(matrix), "--channel", "test", "--upstream-index", upstream,
+               "--execute")  # fmt: skip
+    assert done.code == 0, done.out + done.err
+    client: Any = s3.client()
+    record = client.get_object(Bucket=s3.bucket, Key="dl/relforge/deps/whl/test/cpu.json")
+    assert len(json.loads(record["Body"].read())["files"]) == 3
+    ok = run("deps", "check", str(matrix), "--channel", "test")
+    assert ok.code == 0, ok.out + ok.err
+    index = f"{s3.endpoint}/{s3.bucket}/dl/whl/test/cpu/"
+    assert install("pip", sys.executable, tmp_path / "venv", index, "rfdemo") == "rfdep-c"

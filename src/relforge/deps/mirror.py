@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
@@ -33,7 +34,6 @@ from relforge.matrix.selector import Selector
 from relforge.promote.channel import main_store
 from relforge.promote.index import SIDECAR, apply_folder, plan_folder
 from relforge.promote.plan import Plan, execute
-from relforge.promote.publish import METADATA_TYPE
 from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
 from relforge.promote.transfer import Transfer, plan_batch
 from relforge.promote.wheels import core_metadata
@@ -41,6 +41,7 @@ from relforge.promote.wheels import core_metadata
 Echo = Callable[[str], None]
 State = Literal["create", "identical"]
 DOWNLOAD_TIMEOUT = 60
+METADATA_TYPE = "text/plain; charset=utf-8"  # as publish writes its PEP 658 sidecars
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -173,6 +174,15 @@ def plan_mirror(
             f"{matrix.project.name} for any cell",
             key="--channel",
             hint="publish first; `deps mirror` resolves the published wheels' requirements",
+        )
+    schemes = {"http", "https"} | ({"file"} if upstream.startswith("file:") else set())
+    foreign = sorted(
+        redact(r.url) for r, _ in found.values() if urlsplit(r.url).scheme not in schemes
+    )
+    if foreign:  # an http index must not make relforge copy files of this machine
+        raise RefusedError(
+            "the upstream links files relforge will not fetch:\n  " + "\n  ".join(foreign),
+            key="--upstream-index",
         )
     unhashed = _unpublished(upstream, [r for r, _ in found.values()])
     if unhashed:
