@@ -22,7 +22,7 @@ import pytest
 
 from relforge.interpreters import find_interpreter
 from tests.conftest import Result
-from tests.integration.conftest import S3
+from tests.integration.conftest import S3, free_port
 from tests.integration.example_project import example_matrix
 from tests.promote_kit import matrix_text, write_manifest
 
@@ -209,6 +209,12 @@ def test_mirror_fills_the_closure_and_check_proves_it(
     bare = static_server(upstream_index(tmp_path / "bare", hashes=False)) + "/simple/"
     unhashed = run("deps", "mirror", matrix, "--channel", "test", "--upstream-index", bare)
     assert unhashed.code == 5 and "no sha256" in unhashed.err, unhashed.out + unhashed.err
+
+    # An upstream that cannot be reached is an environment fault (exit 6), not "missing".
+    down = f"http://user:secret@127.0.0.1:{free_port()}/simple/"
+    fault = run("deps", "mirror", matrix, "--channel", "test", "--upstream-index", down)
+    assert fault.code == 6, fault.out + fault.err
+    assert "cannot reach" in fault.err and "secret" not in fault.err + fault.out
 
     # The honest upstream restores the closure.
     fixed = run("deps", "mirror", matrix, "--channel", "test", "--upstream-index", upstream,

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from relforge.deps.record import MirroredFile, record_key, write_record
-from relforge.deps.resolve import Resolved, pip_resolve, redact
+from relforge.deps.resolve import Resolved, pip_resolve, reachable, redact
 from relforge.deps.targets import Target, cell_wheel, wheel_targets
 from relforge.deps.upstream import published_hashes
 from relforge.errors import EnvironmentFault, NothingToDoError, RefusedError, ValidationFailed
@@ -166,6 +166,7 @@ def plan_mirror(
     if not targets:
         raise NothingToDoError(f"the {channel} channel has no wheel cells", key="--channel")
     store = main_store(matrix)
+    reachable(upstream)
     listings = {f: folder_files(store, f) for f in sorted({t.folder for t in targets})}
     found, resolved, skipped = _closure(matrix, store, targets, upstream, version, listings)
     if not resolved:

@@ -12,6 +12,8 @@ import re
 import subprocess
 import sys
 import tempfile
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +61,21 @@ def redact(url: str) -> str:
     return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
 
 
+def reachable(index_url: str) -> None:
+    """Raise EnvironmentFault (exit 6) when the index cannot be reached at all, so that pip's
+    "no matching distribution" is never mistaken for a missing dependency."""
+    try:
+        with urllib.request.urlopen(index_url, timeout=30):
+            pass
+    except urllib.error.HTTPError:
+        pass  # it answered: reachable (some indexes serve no root page)
+    except (OSError, ValueError) as exc:
+        raise EnvironmentFault(
+            f"cannot reach {redact(index_url)}: {getattr(exc, 'reason', exc)}",
+            hint="check the URL and the network; nothing was written",
+        ) from None
+
+
 def pip_resolve(target: Target, requirements: Sequence[str], index_url: str) -> Resolution:
     """Resolve `requirements` (requirement strings or wheel paths) for the target from
     `index_url` alone."""
@@ -67,6 +84,10 @@ def pip_resolve(target: Target, requirements: Sequence[str], index_url: str) -> 
         argv = [sys.executable, "-m", "pip", "--isolated", "--disable-pip-version-check"]
         argv += ["install", "--dry-run", "--ignore-installed", "--quiet", "--no-cache-dir"]
         argv += ["--report", str(report), "--index-url", index_url, *target.pip_options()]
+        argv += ["--retries", "2", "--timeout", "30"]
+        parts = urlsplit(index_url)
+        if parts.scheme == "http" and parts.hostname:  # the URL given is the trust decision
+            argv += ["--trusted-host", parts.hostname]
         argv += ["--", *requirements]
         env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
         env["PIP_NO_INPUT"] = "1"
