@@ -48,6 +48,7 @@ def test_policy_serves_channels_and_hides_manifests_on_moto(
           store: s3://{bucket}/dl
           s3_endpoint_url: {s3.endpoint}
         """,
+        download_url=f"{s3.endpoint}/{bucket}/dl",  # the REST endpoint, path-style
     )
     manifest = tmp_path / "work" / "relforge-manifest.json"
     write_manifest(manifest, release_wheels(tmp_path / "work"))
@@ -55,6 +56,8 @@ def test_policy_serves_channels_and_hides_manifests_on_moto(
         "publish", str(matrix), "--channel", "test", "--manifest", str(manifest), "--execute"
     )
     assert done.code == 0, done.err
+    # published, but nobody may read it yet: a warning pointing at `store policy`
+    assert "HTTP 403" in done.err and "relforge store policy" in done.err
     client.put_object(Bucket=bucket, Key="dl/backup/rfdemo/1.0.0/x.whl", Body=b"backup")
     client.put_object(Bucket=bucket, Key="dl/pypi-staging/1.0.0/x.whl", Body=b"staged")
     keys = [o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"]]
@@ -80,6 +83,8 @@ def test_policy_serves_channels_and_hides_manifests_on_moto(
     client.put_bucket_policy(Bucket=bucket, Policy=printed.out)
 
     assert anonymous(wheel) == 200
+    served = run("index", str(matrix), "--channel", "test", "--execute")
+    assert served.code == 0 and "warning" not in served.err, served.err
     assert anonymous("dl/whl/test/cpu/rfdemo/") == 200  # the folder page plain S3 serves
     assert anonymous("dl/whl/test/cpu/rfdemo/index.json") == 200
     for private in (stored_manifest, "dl/backup/rfdemo/1.0.0/x.whl", "dl/pypi-staging/1.0.0/x.whl"):
