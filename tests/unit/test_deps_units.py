@@ -39,6 +39,20 @@ def test_manylinux_expands_to_every_older_glibc_and_the_legacy_names() -> None:
     ]
     assert "manylinux2014_aarch64" not in expand_platform("manylinux_2_12_aarch64")
     assert expand_platform("win_amd64") == ["win_amd64"]
+    legacy = expand_platform("manylinux2014_x86_64")  # as pip expands it, and the 2_N names
+    assert legacy[0] == "manylinux_2_17_x86_64" and "manylinux2010_x86_64" in legacy
+
+
+def test_every_wheel_cell_of_the_pytorch_matrix_is_a_target(tmp_path: Path) -> None:
+    from tests.conftest import PYTORCH
+
+    matrix = load_matrix(PYTORCH)
+    targets = wheel_targets(matrix, "nightly")
+    assert len(targets) > 100
+    for t in targets:
+        assert t.tags(), t.cell.id  # free-threaded cells included: 3.13t is CPython 3.13
+    (ft,) = [t for t in targets if t.cell.id == "wheel-linux-x86_64-py3.13t-cpu"][:1]
+    assert (ft.python, ft.abi) == ("3.13", "cp313t")
 
 
 def test_targets_give_pip_the_cells_platform_python_and_abi(tmp_path: Path) -> None:

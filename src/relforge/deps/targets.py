@@ -25,6 +25,9 @@ def expand_platform(tag: str) -> list[str]:
     """`manylinux_2_28_x86_64` → itself, every older manylinux_2_N and the legacy aliases
     (pip expands only manylinux2014/2010 and macOS itself); other tags as they are."""
     prefix, sep, rest = tag.partition("_")
+    legacy = {name: minor for minor, name in _LEGACY.items()}
+    if prefix in legacy and sep:
+        return expand_platform(f"manylinux_2_{legacy[prefix]}_{rest}")
     if prefix != "manylinux" or not sep:
         return [tag]
     parts = rest.split("_", 2)
@@ -41,7 +44,7 @@ class Target:
     """A cell's interpreter and platform."""
 
     cell: Cell
-    python: str  # "3.12"
+    python: str  # "3.12" (also for 3.12t)
     abi: str  # "cp312", "cp313t"
     platforms: tuple[str, ...]
 
@@ -80,8 +83,9 @@ def wheel_targets(
                 continue
             tags = (cell.platform_tag or "").split(".")
             platforms = tuple(p for tag in tags if tag for p in expand_platform(tag))
+            python = cell.python.removesuffix("t")  # 3.13t: CPython 3.13, ABI cp313t
             abi = cell.abi_tag or "cp" + cell.python.replace(".", "")
-            out.append(Target(cell=cell, python=cell.python, abi=abi, platforms=platforms))
+            out.append(Target(cell=cell, python=python, abi=abi, platforms=platforms))
     return out
 
 
