@@ -6,13 +6,14 @@ the cell's platform and Python), served over HTTP from the store as a static ser
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from packaging.utils import parse_wheel_filename
 
-from relforge.deps.resolve import pip_resolve
+from relforge.deps.resolve import RESOLVERS, pip_resolve
 from relforge.deps.serve import serve_store
-from relforge.deps.targets import cell_wheel, wheel_targets
+from relforge.deps.targets import Target, cell_wheel, wheel_targets
 from relforge.errors import NothingToDoError, ValidationFailed
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.matrix.selector import Selector
@@ -52,30 +53,32 @@ def check_channel(
     listings = {
         f: [i for i in store.list(f + "/") if "/" not in i.key[len(f) + 1 :]] for f in folders
     }
-    results = []
-    with serve_store(store, folders) as base:
-        for target in targets:
-            ours = cell_wheel(matrix, target, listings[target.folder], version)
-            if ours is None:
-                results.append(CellCheck(cell=target.cell.id, folder=target.folder, requirement=""))
-                echo(f"  skip  {target.cell.id}: no {matrix.project.name} in {target.folder}/")
-                continue
-            name, wheel_version, _, _ = parse_wheel_filename(ours.key.rsplit("/", 1)[1])
-            requirement = f"{name}=={wheel_version}"
-            result = pip_resolve(target, [requirement], f"{base}/{target.folder}/")
-            check = CellCheck(
-                cell=target.cell.id,
-                folder=target.folder,
-                requirement=requirement,
-                installs=tuple(f"{r.name}=={r.version}" for r in result.installs),
-                missing=result.missing,
-                error="" if result.ok or result.missing else result.error,
-            )
-            results.append(check)
-            if check.ok:
-                echo(f"  ok    {check.cell}: {requirement} → {len(check.installs)} wheel(s)")
-            else:
-                echo(f"  FAIL  {check.cell}: {requirement}: missing " + _what(check))
+
+    def one(target: Target, base: str) -> CellCheck:
+        ours = cell_wheel(matrix, target, listings[target.folder], version)
+        if ours is None:
+            return CellCheck(cell=target.cell.id, folder=target.folder, requirement="")
+        name, wheel_version, _, _ = parse_wheel_filename(ours.key.rsplit("/", 1)[1])
+        requirement = f"{name}=={wheel_version}"
+        result = pip_resolve(target, [requirement], f"{base}/{target.folder}/")
+        return CellCheck(
+            cell=target.cell.id,
+            folder=target.folder,
+            requirement=requirement,
+            installs=tuple(f"{r.name}=={r.version}" for r in result.installs),
+            missing=result.missing,
+            error="" if result.ok or result.missing else result.error,
+        )
+
+    with serve_store(store, folders) as base, ThreadPoolExecutor(RESOLVERS) as pool:
+        results = list(pool.map(lambda t: one(t, base), targets))
+    for check in results:
+        if not check.requirement:
+            echo(f"  skip  {check.cell}: no {matrix.project.name} in {check.folder}/")
+        elif check.ok:
+            echo(f"  ok    {check.cell}: {check.requirement} → {len(check.installs)} wheel(s)")
+        else:
+            echo(f"  FAIL  {check.cell}: {check.requirement}: missing " + _what(check))
     checked = [r for r in results if r.requirement]
     if not checked:
         raise NothingToDoError(

@@ -17,6 +17,7 @@ import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -25,7 +26,7 @@ from urllib.parse import urlsplit
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from relforge.deps.record import MirroredFile, record_key, write_record
-from relforge.deps.resolve import Resolved, pip_resolve, reachable, redact
+from relforge.deps.resolve import RESOLVERS, Resolved, pip_resolve, reachable, redact
 from relforge.deps.targets import Target, cell_wheel, wheel_targets
 from relforge.deps.upstream import published_hashes
 from relforge.errors import EnvironmentFault, NothingToDoError, RefusedError, ValidationFailed
@@ -91,6 +92,7 @@ def _closure(
     project = canonicalize_name(matrix.project.name)
     found: dict[tuple[str, str], tuple[Resolved, set[str]]] = {}
     failures, resolved, skipped = [], [], []
+    jobs: list[tuple[Target, Path]] = []
     with tempfile.TemporaryDirectory(prefix="relforge-deps-") as tmp:
         for target in targets:
             ours = cell_wheel(matrix, target, list(listings[target.folder].values()), version)
@@ -101,28 +103,30 @@ def _closure(
             if not local.exists():
                 local.parent.mkdir(parents=True)
                 store.download(ours.key, local)
-            result = pip_resolve(target, [str(local)], upstream)
-            if result.tampered:
-                raise RefusedError(
-                    f"{target.cell.id}: pip found files on {redact(upstream)} whose bytes do not "
-                    f"match the index's sha256; nothing was written\n  {result.error}",
-                    key="--upstream-index",
-                    hint="someone may have tampered with the upstream; do not mirror from it",
-                )
-            if not result.ok:
-                what = ", ".join(result.missing) or result.error or "pip failed"
-                failures.append(f"{target.cell.id} ({local.name}): missing {what}")
-                continue
-            resolved.append(target.cell.id)
-            for item in result.installs:
-                if item.direct or item.name == project:
-                    continue  # our own wheel: never a copy of it from elsewhere
-                slot = found.setdefault((target.folder, item.filename), (item, set()))
-                if slot[0].sha256 != item.sha256:
-                    failures.append(
-                        f"{target.cell.id}: the upstream gave {item.filename} two sha256"
-                    )
-                slot[1].add(target.cell.id)
+            jobs.append((target, local))
+        # pip spends most of a resolution waiting on the index: a few run side by side
+        with ThreadPoolExecutor(RESOLVERS) as pool:
+            results = list(pool.map(lambda j: pip_resolve(j[0], [str(j[1])], upstream), jobs))
+    for (target, local), result in zip(jobs, results, strict=True):
+        if result.tampered:
+            raise RefusedError(
+                f"{target.cell.id}: pip found files on {redact(upstream)} whose bytes do not "
+                f"match the index's sha256; nothing was written\n  {result.error}",
+                key="--upstream-index",
+                hint="someone may have tampered with the upstream; do not mirror from it",
+            )
+        if not result.ok:
+            what = ", ".join(result.missing) or result.error or "pip failed"
+            failures.append(f"{target.cell.id} ({local.name}): missing {what}")
+            continue
+        resolved.append(target.cell.id)
+        for item in result.installs:
+            if item.direct or item.name == project:
+                continue  # our own wheel: never a copy of it from elsewhere
+            slot = found.setdefault((target.folder, item.filename), (item, set()))
+            if slot[0].sha256 != item.sha256:
+                failures.append(f"{target.cell.id}: the upstream gave {item.filename} two sha256")
+            slot[1].add(target.cell.id)
     if failures:
         raise ValidationFailed(
             f"pip cannot resolve {len(failures)} cell(s) from {redact(upstream)}; nothing was "

@@ -25,6 +25,7 @@ from relforge.deps.targets import Target
 from relforge.errors import EnvironmentFault
 
 TIMEOUT = 600  # seconds for one resolution
+RESOLVERS = 4  # pip processes at once (a resolution mostly waits on the index)
 # pip's message for a requirement no link satisfies ("… found for rfdep-c (from rfdep-b)")
 _MISSING = re.compile(r"No matching distribution found for ([A-Za-z0-9._-]+)")
 
