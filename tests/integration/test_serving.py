@@ -180,6 +180,18 @@ def test_publish_and_index_warn_when_download_url_does_not_serve_the_pages(
     assert "does not serve whl/test/cpu/" in got.err and "another page" in got.err
     assert "does not serve whl/test/cu128/" in got.err and "HTTP 404" in got.err
 
+    # a look-alike: the same folder page (it lists only names), another project page
+    # (other sha256s): still a warning, naming the project page
+    cpu = store / "whl" / "test" / "cpu"
+    twin = tmp_path / "twin" / "whl" / "test" / "cpu"
+    (twin / "rfdemo").mkdir(parents=True)
+    (twin / "index.html").write_bytes((cpu / "index.html").read_bytes())
+    page = (cpu / "rfdemo" / "index.html").read_text()
+    (twin / "rfdemo" / "index.html").write_text(page.replace("sha256=", "sha256=0"))
+    lookalike = _matrix(tmp_path, publishing, download_url=static_server(tmp_path / "twin"))
+    got = run("index", str(lookalike), "--channel", "test", "--execute")
+    assert got.code == 0 and "whl/test/cpu/rfdemo/ serves another page" in got.err, got.err
+
     # nothing listens there: one warning (no traceback), and the publish still succeeded
     down = _matrix(
         tmp_path, publishing, download_url=f"http://user:tok@127.0.0.1:{_closed_port()}/dl"

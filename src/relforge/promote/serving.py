@@ -45,32 +45,44 @@ def _fetch(url: str) -> tuple[int, bytes]:
         return int(exc.code), b""
 
 
-def probe_folder(store: ObjectStore, download_url: str, folder: str) -> Probe:
-    """Fetch `<download_url>/<folder>/` and compare it with the store's `index.html`."""
-    url = f"{download_url.rstrip('/')}/{folder.strip('/')}/"
-    shown = _redact(url)
+def _compare(store: ObjectStore, key: str, url: str) -> str:
+    """Empty when `url` serves the bytes of the store's `key`, else what is wrong."""
     try:
-        expected = store.get(f"{folder.strip('/')}/index.html")
+        expected = store.get(key)
     except RelforgeError:
-        return Probe(folder=folder, url=shown, problem="the store has no index page here yet")
+        return "the store has no index page here yet"
     try:
         status, body = _fetch(url)
     except (OSError, ValueError) as exc:  # URLError, timeouts, refused connections, bad URLs
-        reason = getattr(exc, "reason", exc)
-        return Probe(folder=folder, url=shown, problem=f"cannot be fetched ({reason})")
+        return f"cannot be fetched ({getattr(exc, 'reason', exc)})"
     if status != 200:
         hint = " (a bucket without a read policy? see `relforge store policy`)"
-        return Probe(
-            folder=folder, url=shown, problem=f"HTTP {status}" + (hint if status == 403 else "")
-        )
+        return f"HTTP {status}" + (hint if status == 403 else "")
     if body != expected:
-        return Probe(
-            folder=folder,
-            url=shown,
-            problem="serves another page than the store holds (another store, or a cache "
-            "that has not refreshed yet)",
+        return (
+            "serves another page than the store holds (another store, or a cache that has "
+            "not refreshed yet)"
         )
-    return Probe(folder=folder, url=shown, problem="")
+    return ""
+
+
+def probe_folder(store: ObjectStore, download_url: str, folder: str) -> Probe:
+    """Fetch `<download_url>/<folder>/` and its first project's page (which lists sha256s,
+    so another store's look-alike folder page does not pass) and compare them with the
+    store's pages."""
+    base = folder.strip("/")
+    root = f"{download_url.rstrip('/')}/{base}/"
+    pages = [(f"{base}/index.html", root)]
+    for info in store.list(f"{base}/"):
+        project, _, page = info.key[len(base) + 1 :].partition("/")
+        if page == "index.html":
+            pages.append((info.key, f"{root}{project}/"))
+            break
+    for key, url in pages:
+        problem = _compare(store, key, url)
+        if problem:
+            return Probe(folder=folder, url=_redact(url), problem=problem)
+    return Probe(folder=folder, url=_redact(root), problem="")
 
 
 def serving_warnings(store: ObjectStore, download_url: str, folders: Sequence[str]) -> list[str]:
