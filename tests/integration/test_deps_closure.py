@@ -11,8 +11,10 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -259,3 +261,54 @@ def test_mirror_and_check_a_channel_in_s3(
     assert ok.code == 0, ok.out + ok.err
     index = f"{s3.endpoint}/{s3.bucket}/dl/whl/test/cpu/"
     assert install("pip", sys.executable, tmp_path / "venv", index, "rfdemo") == "rfdep-c"
+
+
+def test_a_killed_mirror_finishes_on_rerun(
+    run: Run,
+    tmp_path: Path,
+    s3: S3,
+    monkeypatch: pytest.MonkeyPatch,
+    static_server: Callable[[Path], str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    matrix = tmp_path / "matrix.yaml"
+    publishing = f"publishing:\n  store: s3://{s3.bucket}/dl\n  s3_endpoint_url: {s3.endpoint}\n"
+    matrix.write_text(matrix_text(publishing), encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    tag = "py3-none-manylinux_2_28_x86_64"
+    wheel = make_wheel(work, "rfdemo", "1.0.0+cpu", ["rfdep-a>=1"], tag=tag)
+    manifest = work / "relforge-manifest.json"
+    write_manifest(manifest, {"wheel-linux-x86_64-py3.11-cpu": wheel})
+    published = run("publish", str(matrix), "--channel", "test", "--manifest", str(manifest),
+                    "--execute")  # fmt: skip
+    assert published.code == 0, published.err
+    upstream = static_server(upstream_index(tmp_path / "upstream")) + "/simple/"
+
+    argv = [sys.executable, "-m", "relforge", "deps", "mirror", str(matrix), "--channel", "test",
+            "--upstream-index", upstream, "--execute", "--workers", "1"]  # fmt: skip
+    env = {**os.environ, "RELFORGE_TEST_TRANSFER_DELAY": "0.5"}
+    proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE)
+    journal = tmp_path / ".relforge" / "journal"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        done = [
+            ln for p in journal.glob("deps-mirror-*.jsonl") for ln in p.read_text().splitlines()
+        ]
+        if sum('"done"' in ln for ln in done) >= 2:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the mirror finished before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    client: Any = s3.client()
+    keys = {o["Key"] for o in client.list_objects_v2(Bucket=s3.bucket)["Contents"]}
+    assert "dl/relforge/deps/whl/test/cpu.json" not in keys  # recorded only after the copies
+    assert 2 <= sum(k.startswith("dl/whl/test/cpu/rfdep") for k in keys) < 6
+
+    resumed = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    ok = run("deps", "check", str(matrix), "--channel", "test")
+    assert ok.code == 0, ok.out + ok.err
+    record = client.get_object(Bucket=s3.bucket, Key="dl/relforge/deps/whl/test/cpu.json")
+    assert len(json.loads(record["Body"].read())["files"]) == 3

@@ -47,6 +47,13 @@ def deps() -> None:
 @_SELECT
 @_VERSION
 @click.option("--execute", is_flag=True, help="Apply the plan (default: a dry run).")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=16,
+    show_default=True,
+    help="Parallel transfers.",
+)
 def mirror(
     file: str,
     channel: ChannelName | None,
@@ -54,6 +61,7 @@ def mirror(
     selects: tuple[str, ...],
     version: str | None,
     execute: bool,
+    workers: int,
 ) -> None:
     """Copy the wheels each cell's published wheel depends on (transitively, for the cell's
     platform and Python, as pip resolves them) from the upstream index into the cell's folder,
@@ -69,7 +77,7 @@ def mirror(
     if not execute:
         click.echo("dry run: nothing was written; add --execute to apply")
         return
-    created = apply_mirror(plan, click.echo)
+    created = apply_mirror(plan, click.echo, workers=workers)
     summary = (
         f"deps mirror {chosen}: {len(plan.wanted)} dependency wheel(s) in "
         f"{len(plan.folders)} folder(s), {created} object(s) written"
