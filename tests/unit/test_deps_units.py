@@ -155,3 +155,15 @@ def test_policy_of_the_default_channels_covers_archives_and_keeps_backups_privat
         "arn:aws:s3:::b/dl/whl/*",
     ]
     assert private_prefixes(matrix) == ["dl/backup", "dl/pypi-staging", "dl/relforge"]
+
+
+def test_policy_keeps_a_backup_prefix_of_the_same_bucket_private(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    publishing = "publishing:\n  store: s3://b\n  backup_store: s3://b/whl/backups\n"
+    path.write_text(matrix_text(publishing), encoding="utf-8")
+    matrix = load_matrix(path)
+    assert "whl/backups" in private_prefixes(matrix)
+    with pytest.raises(RefusedError, match="would expose whl/backups/"):
+        bucket_policy(matrix)  # the release channel's whl/ would serve the backups
+    path.write_text(matrix_text(publishing.replace("s3://b/whl", "s3://other/whl")))
+    assert private_prefixes(load_matrix(path)) == ["pypi-staging", "relforge"]
