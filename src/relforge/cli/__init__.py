@@ -39,6 +39,8 @@ COMMANDS: dict[str, str] = {
     "wheel": "relforge.cli.wheel:wheel",
     "site": "relforge.cli.site:site",
     "variant": "relforge.cli.variant:variant",
+    "store": "relforge.cli.store:store",
+    "deps": "relforge.cli.deps:deps",
 }
 
 

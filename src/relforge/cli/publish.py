@@ -5,13 +5,18 @@ Dry run by default: each prints its plan and changes nothing; `--execute` applie
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from relforge.cli.output import append_step_summary
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import ChannelName
+
+if TYPE_CHECKING:
+    from relforge.promote.store import ObjectStore
 
 _EXECUTE = click.option(
     "--execute", is_flag=True, help="Apply the plan (the default is a dry run that writes nothing)."
@@ -61,6 +66,14 @@ def _retries(plan: object) -> int:
     return total_retries(stores)
 
 
+def _warn_serving(download_url: str, store: ObjectStore, folders: Sequence[str]) -> None:
+    """Warn (stderr, exit code unchanged) when project.download_url does not serve the pages."""
+    from relforge.promote.serving import serving_warnings
+
+    for line in serving_warnings(store, download_url, folders):
+        click.echo(line, err=True)
+
+
 @click.command()
 @click.argument("file", metavar="FILE")
 @click.option(
@@ -86,7 +99,10 @@ def publish(
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
-    _run_plan(plan_publish(matrix, manifest_path, chosen, workers=workers), execute)
+    plan = plan_publish(matrix, manifest_path, chosen, workers=workers)
+    _run_plan(plan, execute)
+    if execute:
+        _warn_serving(matrix.project.download_url, plan.store, plan.index_folders)
 
 
 @click.command()
@@ -128,6 +144,7 @@ def index(file: str, channel: ChannelName | None, execute: bool, workers: int) -
         f"{len(changed)} folder(s) written, {len(plans) - len(changed)} up to date; "
         f"retries: {total_retries([store])}"
     )
+    _warn_serving(matrix.project.download_url, store, [p.folder for p in plans])
 
 
 @click.command()

@@ -252,7 +252,7 @@ def _project_files(
             kept.append(old)
         else:
             todo.append(info)
-    vouches = vouchers.lookup({listing.version_of[info.key] for info in todo})
+    vouches = vouchers.for_folder(listing.folder, {listing.version_of[info.key] for info in todo})
 
     def check(info: ObjectInfo) -> IndexedFile | str | None:
         vouch = vouches.get(info.key)

@@ -62,6 +62,7 @@ class Vouchers:
         self._listed: dict[str, list[str]] | None = None
         self._present: set[str] = set()
         self._loaded: dict[str, dict[str, Vouch]] = {}
+        self._dependencies: dict[str, dict[str, Vouch]] = {}
         self._lock = threading.Lock()
 
     def _listing(self) -> dict[str, list[str]]:
@@ -83,6 +84,10 @@ class Vouchers:
         return tuple(k for v in sorted(set(versions)) for k in listed.get(v, ()))
 
     def still_stored(self, manifest_key: str) -> bool:
+        from relforge.deps.record import PREFIX
+
+        if manifest_key.startswith(PREFIX + "/"):  # a dependency record vouched
+            return bool(self.dependencies(manifest_key[len(PREFIX) + 1 :].removesuffix(".json")))
         self._listing()
         return manifest_key in self._present
 
@@ -102,6 +107,43 @@ class Vouchers:
             for vouch in self._loaded[version].values():
                 _add(out, vouch, self.store.url)
         return out
+
+    def for_folder(self, folder: str, versions: Iterable[str]) -> dict[str, Vouch]:
+        """`lookup(versions)` plus the dependency wheels `relforge deps mirror` recorded for
+        the folder; a key both vouch for with different bytes is refused."""
+        out = dict(self.lookup(versions))
+        for vouch in self.dependencies(folder).values():
+            _add(out, vouch, self.store.url)
+        return out
+
+    def dependencies(self, folder: str) -> dict[str, Vouch]:
+        """What the folder's dependency record (relforge/deps/<folder>.json) vouches for: the
+        wheels `relforge deps mirror` copied, checked against the upstream's published hashes."""
+        from relforge.deps.record import read_record, record_key
+
+        folder = folder.strip("/")
+        with self._lock:
+            known = self._dependencies.get(folder)
+        if known is not None:
+            return known
+        record = record_key(folder)
+        found = {
+            f"{folder}/{f.filename}": Vouch(
+                key=f"{folder}/{f.filename}",
+                sha256=f.sha256,
+                size=f.size,
+                metadata_sha256=None,
+                metadata_size=None,
+                requires_python=None,
+                manifest=record,
+            )
+            for f in read_record(self.store, folder).values()
+        }
+        with self._lock:
+            self._dependencies[folder] = found
+            if found:
+                self._present.add(record)
+        return found
 
     def _load(self, version: str) -> dict[str, Vouch]:
         keys = self._listing().get(version, [])

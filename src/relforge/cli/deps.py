@@ -1,0 +1,112 @@
+"""`relforge deps mirror` and `relforge deps check`: a channel's dependency closure."""
+
+from __future__ import annotations
+
+import click
+
+from relforge.cli.matrix import parse_selectors
+from relforge.cli.output import append_step_summary
+from relforge.matrix.load import load_matrix
+from relforge.matrix.schema import ChannelName
+
+_CHANNEL = click.option(
+    "--channel",
+    type=click.Choice(["nightly", "test", "release"]),
+    help="Channel whose wheel folders are filled/checked (default: channels.default).",
+)
+_SELECT = click.option(
+    "--select",
+    "selects",
+    multiple=True,
+    metavar="FIELD=VALUE[,…]",
+    help="Only the cells matching (as `matrix list --select`); repeat for OR.",
+)
+_VERSION = click.option(
+    "--version",
+    "version",
+    default=None,
+    help="Public version of the project to resolve (default: each cell's newest in its folder).",
+)
+
+
+@click.group()
+def deps() -> None:
+    """The dependency closure of a channel: mirror it from an upstream index, check it."""
+
+
+@deps.command()
+@click.argument("file", metavar="FILE")
+@_CHANNEL
+@click.option(
+    "--upstream-index",
+    "upstream",
+    required=True,
+    metavar="URL",
+    help="PEP 503 index the dependencies come from (e.g. https://pypi.org/simple/).",
+)
+@_SELECT
+@_VERSION
+@click.option("--execute", is_flag=True, help="Apply the plan (default: a dry run).")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=16,
+    show_default=True,
+    help="Parallel transfers.",
+)
+def mirror(
+    file: str,
+    channel: ChannelName | None,
+    upstream: str,
+    selects: tuple[str, ...],
+    version: str | None,
+    execute: bool,
+    workers: int,
+) -> None:
+    """Copy the wheels each cell's published wheel depends on (transitively, for the cell's
+    platform and Python, as pip resolves them) from the upstream index into the cell's folder,
+    each checked against the upstream's sha256; record them and re-index.  FILE is the matrix."""
+    from relforge.deps.mirror import apply_mirror, plan_mirror, render_mirror
+
+    matrix = load_matrix(file)
+    chosen = matrix.channels.pick(channel)
+    plan = plan_mirror(
+        matrix, chosen, upstream, selectors=tuple(parse_selectors(selects)), version=version
+    )
+    render_mirror(plan, click.echo)
+    if not execute:
+        click.echo("dry run: nothing was written; add --execute to apply")
+        return
+    created = apply_mirror(plan, click.echo, workers=workers)
+    summary = (
+        f"deps mirror {chosen}: {len(plan.wanted)} dependency wheel(s) in "
+        f"{len(plan.folders)} folder(s), {created} object(s) written"
+    )
+    click.echo(summary)
+    append_step_summary(f"### relforge deps mirror\n\n{summary}")
+
+
+@deps.command()
+@click.argument("file", metavar="FILE")
+@_CHANNEL
+@_SELECT
+@_VERSION
+def check(
+    file: str, channel: ChannelName | None, selects: tuple[str, ...], version: str | None
+) -> None:
+    """Prove that pip resolves and would install each cell's wheel from the cell's folder
+    index alone (exit 4 naming what is missing per cell).  FILE is the matrix file."""
+    from relforge.deps.check import check_channel
+
+    matrix = load_matrix(file)
+    chosen = matrix.channels.pick(channel)
+    click.echo(f"deps check: the {chosen} channel, each cell from its folder index alone")
+    results = check_channel(
+        matrix, chosen, click.echo, selectors=tuple(parse_selectors(selects)), version=version
+    )
+    checked = [r for r in results if r.requirement]
+    summary = f"deps check {chosen}: {len(checked)} cell(s) install from the channel alone"
+    if len(checked) < len(results):
+        summary += f", {len(results) - len(checked)} without a published wheel (not checked)"
+    click.echo(summary)
+    append_step_summary(f"### relforge deps check\n\n{summary}")

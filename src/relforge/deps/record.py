@@ -1,0 +1,116 @@
+"""The record of mirrored dependency wheels: what relforge put in a channel folder that it did
+not build, so later steps (index, verify) can vouch for those bytes.
+
+One JSON object per wheel folder, at `relforge/deps/<folder>.json` (for example
+`relforge/deps/whl/test/cpu.json`), replaced atomically as it grows:
+
+    {"format": 1, "channel": "test", "folder": "whl/test/cpu",
+     "files": [{"filename": "six-1.17.0-py2.py3-none-any.whl", "name": "six",
+                "version": "1.17.0", "sha256": "…", "size": 11050,
+                "upstream_url": "https://files.pythonhosted.org/…/six-1.17.0-py2.py3-none-any.whl",
+                "cells": ["wheel-linux-x86_64-py3.12-cpu"]}]}
+
+`files` is sorted by filename; a file is never recorded twice with different sha256.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from relforge.errors import RefusedError, RelforgeError
+from relforge.promote.store import ObjectStore
+
+FORMAT = 1
+PREFIX = "relforge/deps"
+RECORD_TYPE = "application/json"
+
+
+@dataclass(frozen=True, kw_only=True)
+class MirroredFile:
+    filename: str
+    name: str
+    version: str
+    sha256: str
+    size: int
+    upstream_url: str
+    cells: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "filename": self.filename,
+            "name": self.name,
+            "version": self.version,
+            "sha256": self.sha256,
+            "size": self.size,
+            "upstream_url": self.upstream_url,
+            "cells": list(self.cells),
+        }
+
+
+def record_key(folder: str) -> str:
+    return f"{PREFIX}/{folder.strip('/')}.json"
+
+
+def read_record(store: ObjectStore, folder: str) -> dict[str, MirroredFile]:
+    """The files recorded for a folder (empty when there is no record yet)."""
+    key = record_key(folder)
+    if store.head(key) is None:
+        return {}
+    try:
+        data = json.loads(store.get(key))
+        files = [
+            MirroredFile(
+                filename=str(f["filename"]),
+                name=str(f["name"]),
+                version=str(f["version"]),
+                sha256=str(f["sha256"]),
+                size=int(f["size"]),
+                upstream_url=str(f["upstream_url"]),
+                cells=tuple(str(c) for c in f.get("cells", ())),
+            )
+            for f in data["files"]
+        ]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise RelforgeError(
+            f"{store.url}/{key} is not a dependency record ({exc})",
+            hint="it is written by `relforge deps mirror`; remove it and mirror again",
+        ) from None
+    return {f.filename: f for f in files}
+
+
+def merge(old: dict[str, MirroredFile], new: Iterable[MirroredFile]) -> dict[str, MirroredFile]:
+    out = dict(old)
+    for f in new:
+        mine = out.get(f.filename)
+        if mine is not None and mine.sha256 != f.sha256:
+            raise RefusedError(
+                f"{f.filename}: recorded with sha256 {mine.sha256}, now {f.sha256}",
+                hint="a file name is forever; find out why the upstream changed its bytes",
+            )
+        cells = tuple(sorted({*(mine.cells if mine else ()), *f.cells}))
+        out[f.filename] = MirroredFile(**{**f.__dict__, "cells": cells})
+    return out
+
+
+def record_bytes(channel: str, folder: str, files: dict[str, MirroredFile]) -> bytes:
+    page = {
+        "format": FORMAT,
+        "channel": channel,
+        "folder": folder.strip("/"),
+        "files": [files[name].to_json() for name in sorted(files)],
+    }
+    return (json.dumps(page, indent=1) + "\n").encode()
+
+
+def write_record(
+    store: ObjectStore, channel: str, folder: str, files: Iterable[MirroredFile]
+) -> bool:
+    """Add `files` to the folder's record; False when it already said all that."""
+    old = read_record(store, folder)
+    merged = merge(old, files)
+    if merged == old:
+        return False
+    store.write(record_key(folder), record_bytes(channel, folder, merged), RECORD_TYPE)
+    return True
