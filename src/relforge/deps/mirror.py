@@ -294,6 +294,7 @@ def apply_mirror(plan: MirrorPlan, echo: Echo, *, workers: int = 16) -> int:
             item = w.resolved
             assert item.sha256 is not None
             size = w.size
+            meta_digest: tuple[str, int] | None = None
             if w.state == "create" or not w.sidecar:
                 name = parse_wheel_filename(item.filename)[0]
                 if name != item.name:
@@ -305,6 +306,7 @@ def apply_mirror(plan: MirrorPlan, echo: Echo, *, workers: int = 16) -> int:
                     Transfer(key=w.key, sha256=item.sha256, size=size, what="dependency", path=path)
                 )
                 meta = core_metadata(path)
+                meta_digest = (sha256_bytes(meta), len(meta))
                 transfers.append(
                     Transfer(
                         key=w.key + SIDECAR,
@@ -325,6 +327,8 @@ def apply_mirror(plan: MirrorPlan, echo: Echo, *, workers: int = 16) -> int:
                     size=size,
                     upstream_url=redact(item.url),
                     cells=w.cells,
+                    metadata_sha256=meta_digest[0] if meta_digest else None,
+                    metadata_size=meta_digest[1] if meta_digest else None,
                 )
             )
         batch = plan_batch(plan.store, transfers, label="dependencies", workers=workers)

@@ -36,9 +36,15 @@ class MirroredFile:
     size: int
     upstream_url: str
     cells: tuple[str, ...]
+    metadata_sha256: str | None = None  # the PEP 658 sidecar relforge wrote (the wheel's METADATA)
+    metadata_size: int | None = None
 
     def to_json(self) -> dict[str, object]:
+        extra: dict[str, object] = {}
+        if self.metadata_sha256 is not None:
+            extra = {"metadata_sha256": self.metadata_sha256, "metadata_size": self.metadata_size}
         return {
+            **extra,
             "filename": self.filename,
             "name": self.name,
             "version": self.version,
@@ -69,6 +75,12 @@ def read_record(store: ObjectStore, folder: str) -> dict[str, MirroredFile]:
                 size=int(f["size"]),
                 upstream_url=str(f["upstream_url"]),
                 cells=tuple(str(c) for c in f.get("cells", ())),
+                metadata_sha256=(
+                    str(f["metadata_sha256"]) if f.get("metadata_sha256") is not None else None
+                ),
+                metadata_size=(
+                    int(f["metadata_size"]) if f.get("metadata_size") is not None else None
+                ),
             )
             for f in data["files"]
         ]
@@ -90,7 +102,12 @@ def merge(old: dict[str, MirroredFile], new: Iterable[MirroredFile]) -> dict[str
                 hint="a file name is forever; find out why the upstream changed its bytes",
             )
         cells = tuple(sorted({*(mine.cells if mine else ()), *f.cells}))
-        out[f.filename] = MirroredFile(**{**f.__dict__, "cells": cells})
+        meta = (f.metadata_sha256, f.metadata_size)
+        if meta[0] is None and mine is not None:  # a rerun that did not rewrite the sidecar
+            meta = (mine.metadata_sha256, mine.metadata_size)
+        out[f.filename] = MirroredFile(
+            **{**f.__dict__, "cells": cells, "metadata_sha256": meta[0], "metadata_size": meta[1]}
+        )
     return out
 
 

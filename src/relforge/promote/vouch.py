@@ -132,8 +132,8 @@ class Vouchers:
                 key=f"{folder}/{f.filename}",
                 sha256=f.sha256,
                 size=f.size,
-                metadata_sha256=None,
-                metadata_size=None,
+                metadata_sha256=f.metadata_sha256,
+                metadata_size=f.metadata_size,
                 requires_python=None,
                 manifest=record,
             )
