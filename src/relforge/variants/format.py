@@ -168,14 +168,24 @@ def read_variants(data: bytes, where: str) -> dict[str, frozenset[Property]]:
         raise ValueError(f"{where}: no `variants` mapping")
     out: dict[str, frozenset[Property]] = {}
     for label, namespaces in variants.items():
-        props = set()
+        if not LABEL.match(label):
+            raise ValueError(f"{where}: {label!r} is not a variant label (0-9, a-z, '_', '.')")
         if not isinstance(namespaces, dict):
             raise ValueError(f"{where}: variants.{label} is not a mapping")
+        props = set()
         for ns, features in namespaces.items():
-            for feature, values in (features or {}).items():
+            if not isinstance(features, dict):
+                raise ValueError(f"{where}: variants.{label}.{ns} is not a mapping")
+            for feature, values in features.items():
+                at = f"variants.{label}.{ns}.{feature}"
+                if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                    raise ValueError(f"{where}: {at} is not a list of strings")
                 for value in values:
-                    props.add(parse_property(f"{ns} :: {feature} :: {value}"))
-        out[str(label)] = frozenset(props)
+                    try:
+                        props.add(parse_property(f"{ns} :: {feature} :: {value}"))
+                    except ValueError as exc:
+                        raise ValueError(f"{where}: {at}: {exc}") from None
+        out[label] = frozenset(props)
     return out
 
 
