@@ -56,3 +56,43 @@ def test_a_malformed_variants_json_fails_the_check_without_a_crash(
     assert result.code == 4, result
     assert "internal error" not in result.err
     assert "FAIL  hello_native-1.0.0-variants.json" in result.out, result.out
+
+
+def test_a_short_record_row_fails_the_check_without_a_crash(tmp_path: Path, run: Run) -> None:
+    folder = published(tmp_path)
+
+    def short_row(name: str, data: bytes) -> bytes:
+        if not name.endswith("/RECORD"):
+            return data
+        rows = data.decode().splitlines()
+        return "\n".join(r.split(",")[0] if "variant.json" in r else r for r in rows).encode()
+
+    rewrite(folder / CU130, short_row)
+    result = run("variant", "check", str(folder))
+    assert result.code == 4, result
+    assert "internal error" not in result.err
+    assert "RECORD does not list" in result.out
+
+
+@pytest.mark.parametrize("what", ["module", "unlisted", "record-row-dropped"])
+def test_a_member_that_does_not_match_record_fails_the_check(
+    tmp_path: Path, run: Run, what: str
+) -> None:
+    """The check says it verifies RECORD: every member must match its row, not only variant.json."""
+    folder = published(tmp_path)
+
+    def tamper(name: str, data: bytes) -> bytes:
+        if what == "module" and "_core" in name:
+            return data + b"\0"
+        if what == "record-row-dropped" and name.endswith("/RECORD"):
+            return b"\n".join(r for r in data.split(b"\n") if b"_core" not in r)
+        return data
+
+    rewrite(folder / CU130, tamper)
+    if what == "unlisted":
+        with zipfile.ZipFile(folder / CU130, "a") as zf:
+            zf.writestr("hello_native/evil.py", b"import os\n")
+    result = run("variant", "check", str(folder))
+    assert result.code == 4, result
+    assert f"FAIL  {CU130}" in result.out
+    assert "RECORD" in result.out

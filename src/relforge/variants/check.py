@@ -35,7 +35,6 @@ def check_variant_wheel(path: Path, expected: Mapping[str, frozenset[Property]])
     if split is None:
         return [f"{path.name} is not a variant wheel name (…-platform-label.whl)"]
     _, label = split
-    problems = []
     try:
         with zipfile.ZipFile(path) as zf:
             names = zf.namelist()
@@ -45,13 +44,11 @@ def check_variant_wheel(path: Path, expected: Mapping[str, frozenset[Property]])
             if len(found) != 1:
                 return [f"expected one *.dist-info/{DIST_INFO_FILE}, found {len(found)}"]
             data = zf.read(found[0])
-            record = zf.read(found[0].replace(DIST_INFO_FILE, "RECORD")).decode("utf-8")
-    except (zipfile.BadZipFile, KeyError, OSError, UnicodeDecodeError) as exc:
+            record_name = found[0].replace(DIST_INFO_FILE, "RECORD")
+            record = zf.read(record_name).decode("utf-8")
+            problems = record_problems(zf, record, record_name)
+    except (zipfile.BadZipFile, KeyError, OSError, UnicodeDecodeError, EOFError) as exc:
         return [f"not a readable wheel ({exc})"]
-    rows = {r[0]: r for r in csv.reader(io.StringIO(record)) if r}
-    row = rows.get(found[0])
-    if row is None or row[1] != record_hash(data) or row[2] != str(len(data)):
-        problems.append(f"RECORD does not list {found[0]} with its hash and size")
     try:
         inside = read_variants(data, found[0])
     except ValueError as exc:
@@ -65,6 +62,36 @@ def check_variant_wheel(path: Path, expected: Mapping[str, frozenset[Property]])
             f"label {label}: {DIST_INFO_FILE} says {_show(inside[label])}, variants.json says "
             f"{_show(expected[label])}"
         )
+    return problems
+
+
+def record_problems(zf: zipfile.ZipFile, record: str, record_name: str) -> list[str]:
+    """Every member against its RECORD row (hash and size), and every row against a member:
+    a changed, added or dropped file is caught, not only a changed variant.json."""
+    try:
+        rows = [r for r in csv.reader(io.StringIO(record)) if r]
+    except csv.Error as exc:
+        return [f"RECORD is not CSV ({exc})"]
+    listed: dict[str, list[str]] = {}
+    for row in rows:
+        if len(row) != 3:
+            return [f"RECORD does not list {row[0]} with its hash and size (a row of {len(row)})"]
+        listed[row[0]] = row
+    problems = []
+    members = [i for i in zf.infolist() if not i.is_dir()]
+    for info in members:
+        name = info.filename
+        if name == record_name:
+            continue
+        row = listed.get(name)
+        if row is None:
+            problems.append(f"RECORD does not list {name}")
+            continue
+        data = zf.read(info)
+        if row[1] != record_hash(data) or row[2] != str(len(data)):
+            problems.append(f"RECORD does not list {name} with its hash and size")
+    present = {i.filename for i in members}
+    problems += [f"RECORD lists {n}, which is not in the wheel" for n in listed if n not in present]
     return problems
 
 
