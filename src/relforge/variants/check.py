@@ -83,12 +83,12 @@ def record_problems(zf: zipfile.ZipFile, record: str, record_name: str) -> list[
         name = info.filename
         if name == record_name:
             continue
-        row = listed.get(name)
-        if row is None:
+        if name not in listed:
             problems.append(f"RECORD does not list {name}")
             continue
         data = zf.read(info)
-        if row[1] != record_hash(data) or row[2] != str(len(data)):
+        _, digest, size = listed[name]
+        if digest != record_hash(data) or size != str(len(data)):
             problems.append(f"RECORD does not list {name} with its hash and size")
     present = {i.filename for i in members}
     problems += [f"RECORD lists {n}, which is not in the wheel" for n in listed if n not in present]
