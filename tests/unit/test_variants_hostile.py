@@ -15,6 +15,7 @@ from tests.conftest import Result
 from tests.unit.test_variants import built, publish
 
 Run = Callable[..., Result]
+ROOT = Path(__file__).resolve().parents[2]
 CU130 = "hello_native-1.0.0-cp312-cp312-manylinux_2_34_x86_64-cu130.whl"
 
 
@@ -96,3 +97,42 @@ def test_a_member_that_does_not_match_record_fails_the_check(
     assert result.code == 4, result
     assert f"FAIL  {CU130}" in result.out
     assert "RECORD" in result.out
+
+
+def tree(root: Path) -> dict[str, bytes | None]:
+    """Every path under `root` with its bytes (None for a folder)."""
+    return {
+        str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None)
+        for p in sorted(root.rglob("*"))
+    }
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A working directory with the example matrix (store file://.relforge/store) and a
+    validated manifest in dist/; the CLI runs there."""
+    manifest, dist = built(tmp_path)
+    manifest.save(dist / "relforge-manifest.json")
+    (tmp_path / "m.yaml").write_text((ROOT / "matrix" / "example.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+PUBLISH = (
+    "variant",
+    "publish",
+    "m.yaml",
+    "--channel",
+    "test",
+    "--manifest",
+    "dist/relforge-manifest.json",
+)
+DOC = Path(".relforge/store/whl/test/variant/hello_native-1.0.0-variants.json")
+
+
+def test_a_dry_run_leaves_the_working_directory_as_it_was(project: Path, run: Run) -> None:
+    before = tree(project)
+    result = run(*PUBLISH)
+    assert result.code == 0, result
+    assert "dry run" in result.out
+    assert tree(project) == before

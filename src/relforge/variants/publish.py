@@ -6,8 +6,10 @@ no-op; an existing variants.json is merged (PEP 825 lets it grow as variants are
 from __future__ import annotations
 
 import html
+import shutil
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -196,6 +198,19 @@ def _page(title: str, rows: list[str]) -> bytes:
     return (head + "".join(r + "\n" for r in rows) + "  </body>\n</html>\n").encode()
 
 
-def staging_dir(root: Path) -> Path:
+@contextmanager
+def staging_dir(root: Path) -> Iterator[Path]:
+    """A private folder under `root` for the staged wheels, removed afterwards together with
+    every parent folder this made (a dry run leaves the working directory as it was)."""
+    made = [p for p in (root, *root.parents) if not p.exists()]
     root.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix="variants-", dir=root))
+    work = Path(tempfile.mkdtemp(prefix="variants-", dir=root))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        for folder in made:  # deepest first
+            try:
+                folder.rmdir()
+            except OSError:
+                break  # not empty (another run's work) or gone: leave it
