@@ -136,3 +136,13 @@ def test_a_dry_run_leaves_the_working_directory_as_it_was(project: Path, run: Ru
     assert result.code == 0, result
     assert "dry run" in result.out
     assert tree(project) == before
+
+
+def test_a_rerun_writes_nothing_not_even_the_pages(project: Path, run: Run) -> None:
+    assert run(*PUBLISH, "--execute").code == 0
+    store = project / ".relforge" / "store"
+    before = tree(store)
+    again = run(*PUBLISH, "--execute")
+    assert again.code == 0, again
+    assert "everything was already in place" in again.out
+    assert tree(store) == before

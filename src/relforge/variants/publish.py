@@ -178,15 +178,21 @@ def write_pages(store: ObjectStore, folder: str, project: str) -> None:
         sha = store.sha256(info.key) or sha256_bytes(store.get(info.key))
         rows.append(f'    <a href="../{quote(name)}#sha256={sha}">{html.escape(name)}</a><br>')
     page = _page(f"Links for {project}", rows)
-    store.write(f"{folder}/{project}/index.html", page, HTML_TYPE)
+    _write_changed(store, f"{folder}/{project}/index.html", page)
     projects = sorted(
         {i.key.split("/")[-2] for i in store.list(f"{folder}/") if i.key.endswith("/index.html")}
         - {folder.rsplit("/", 1)[-1]}
     )
     links = [f'    <a href="{quote(p)}/">{html.escape(p)}</a><br>' for p in projects]
-    store.write(f"{folder}/index.html", _page("Variant wheels", links), HTML_TYPE)
+    _write_changed(store, f"{folder}/index.html", _page("Variant wheels", links))
     if store.directory_pages:
-        store.write(f"{folder}/{project}/", page, HTML_TYPE)
+        _write_changed(store, f"{folder}/{project}/", page)
+
+
+def _write_changed(store: ObjectStore, key: str, page: bytes) -> None:
+    """Replace a page only when its bytes change, so that a rerun writes nothing."""
+    if store.head(key) is None or store.get(key) != page:
+        store.write(key, page, HTML_TYPE)
 
 
 def _page(title: str, rows: list[str]) -> bytes:
