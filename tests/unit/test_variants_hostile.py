@@ -146,3 +146,16 @@ def test_a_rerun_writes_nothing_not_even_the_pages(project: Path, run: Run) -> N
     assert again.code == 0, again
     assert "everything was already in place" in again.out
     assert tree(store) == before
+
+
+def test_an_unreadable_published_variants_json_is_refused_not_a_crash(
+    project: Path, run: Run
+) -> None:
+    assert run(*PUBLISH, "--execute").code == 0
+    DOC.write_text("{not json")
+    for args in (PUBLISH, (*PUBLISH, "--execute")):
+        result = run(*args)
+        assert result.code == 5, result
+        assert "internal error" not in result.err
+        assert str(DOC.name) in result.err
+    assert DOC.read_text() == "{not json"  # never overwritten

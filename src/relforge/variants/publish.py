@@ -134,7 +134,16 @@ def plan_variants(
         key = f"{plan.folder}/{plan.project.replace('-', '_')}-{version}-variants.json"
         merged = dict(labels)
         if store.head(key) is not None:
-            for label, props in read_variants(store.get(key), key).items():
+            try:
+                published = read_variants(store.get(key), key)
+            except ValueError as exc:
+                raise RefusedError(
+                    f"{exc}; the published file is not replaced",
+                    key=key,
+                    hint="repair or remove it in the store (it is the index of the variant "
+                    "wheels already published), then rerun",
+                ) from None
+            for label, props in published.items():
                 mine = merged.get(label)
                 if mine is not None and frozenset(mine.properties) != props:
                     raise RefusedError(
