@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from variantlib.variants_json import VariantsJson
 
 from relforge.variants import format as fmt
 from tests.conftest import Result
@@ -159,3 +160,34 @@ def test_an_unreadable_published_variants_json_is_refused_not_a_crash(
         assert "internal error" not in result.err
         assert str(DOC.name) in result.err
     assert DOC.read_text() == "{not json"  # never overwritten
+
+
+def test_merging_keeps_the_providers_of_labels_published_before(project: Path, run: Run) -> None:
+    """A label published earlier with a namespace this matrix no longer names keeps its
+    provider: a variants.json listing a namespace without provider is invalid (variantlib)."""
+    assert run(*PUBLISH, "--execute").code == 0
+    doc = json.loads(DOC.read_text())
+    doc["variants"]["gfx942"] = {"amd": {"gfx_arch": ["gfx942"]}}
+    doc["providers"]["amd"] = {"requires": ["amd-variant-provider>=0.0.1"]}
+    doc["default-priorities"]["namespace"].append("amd")
+    DOC.write_text(json.dumps(doc))
+    assert run(*PUBLISH, "--execute").code == 0
+    merged = json.loads(DOC.read_text())
+    assert set(merged["variants"]) == {"cu130", "gfx942", "null"}
+    VariantsJson(merged)  # raises when a namespace has no provider
+    assert merged["providers"]["amd"] == {"requires": ["amd-variant-provider>=0.0.1"]}
+    assert merged["default-priorities"]["namespace"] == ["nvidia", "amd"]
+    checked = run("variant", "check", str(DOC.parent))
+    assert checked.code == 0, checked
+
+
+def test_check_fails_a_variants_json_naming_a_namespace_without_provider(
+    project: Path, run: Run
+) -> None:
+    assert run(*PUBLISH, "--execute").code == 0
+    doc = json.loads(DOC.read_text())
+    doc["variants"]["gfx942"] = {"amd": {"gfx_arch": ["gfx942"]}}
+    DOC.write_text(json.dumps(doc))
+    result = run("variant", "check", str(DOC.parent))
+    assert result.code == 4, result
+    assert "amd" in result.out and "provider" in result.out

@@ -12,7 +12,13 @@ from pathlib import Path
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from relforge.record import record_hash
-from relforge.variants.format import DIST_INFO_FILE, LABEL, Property, read_variants
+from relforge.variants.format import (
+    DIST_INFO_FILE,
+    LABEL,
+    Property,
+    read_providers,
+    read_variants,
+)
 
 
 def split_variant_name(filename: str) -> tuple[str, str] | None:
@@ -101,9 +107,9 @@ def check_variant_folder(folder: Path) -> dict[str, list[str]]:
     documents: dict[str, dict[str, frozenset[Property]]] = {}
     for doc in sorted(folder.glob("*-variants.json")):
         try:
-            documents[doc.name.removesuffix("-variants.json")] = read_variants(
-                doc.read_bytes(), doc.name
-            )
+            data = doc.read_bytes()
+            documents[doc.name.removesuffix("-variants.json")] = read_variants(data, doc.name)
+            read_providers(data, doc.name)
         except ValueError as exc:
             out[doc.name] = [str(exc)]
     for wheel in sorted(folder.glob("*.whl")):

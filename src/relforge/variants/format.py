@@ -139,16 +139,43 @@ def _providers(spec: WheelVariants) -> dict[str, Any]:
     return out
 
 
-def document(spec: WheelVariants, variants: Mapping[str, VariantSpec]) -> dict[str, Any]:
+def document(
+    spec: WheelVariants,
+    variants: Mapping[str, VariantSpec],
+    published: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """`variant.json` (one label) or `{name}-{version}-variants.json` (every label).  Both
     carry the priorities and providers of every namespace of the release, so that the null
-    variant's file and every wheel's agree with the index-level one."""
+    variant's file and every wheel's agree with the index-level one.  `published` (the
+    providers of a variants.json being merged into) keeps the namespaces this release no
+    longer names, after its own: their labels stay in the document and need them."""
+    providers = _providers(spec)
+    for namespace, provider in (published or {}).items():
+        providers.setdefault(namespace, provider)
     return {
         "$schema": SCHEMA_URL,
-        "default-priorities": {"namespace": list(spec.providers)},
-        "providers": _providers(spec),
+        "default-priorities": {"namespace": list(providers)},
+        "providers": providers,
         "variants": {label: v.as_json() for label, v in sorted(variants.items())},
     }
+
+
+def read_providers(data: bytes, where: str) -> dict[str, Any]:
+    """namespace → provider entry of a variants.json, in its priority order; ValueError when
+    a namespace its variants use has none (variantlib refuses such a file)."""
+    doc = json.loads(data)
+    providers = doc.get("providers") if isinstance(doc, dict) else None
+    if not isinstance(providers, dict):
+        raise ValueError(f"{where}: no `providers` mapping")
+    used = {ns for namespaces in doc["variants"].values() for ns in namespaces}
+    missing = sorted(used - set(providers))
+    if missing:
+        raise ValueError(f"{where}: namespace(s) {', '.join(missing)} have no provider")
+    defaults = doc.get("default-priorities")
+    priorities = defaults.get("namespace") if isinstance(defaults, dict) else None
+    listed = priorities if isinstance(priorities, list) else []
+    order = [ns for ns in listed if isinstance(ns, str) and ns in providers]
+    return {ns: providers[ns] for ns in dict.fromkeys([*order, *providers])}
 
 
 def dumps(data: Mapping[str, Any]) -> bytes:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from packaging.utils import canonicalize_name
@@ -22,7 +23,14 @@ from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.store import ObjectStore, sha256_bytes
 from relforge.variants.check import check_variant_wheel
-from relforge.variants.format import VariantSpec, document, dumps, read_variants, variant_for
+from relforge.variants.format import (
+    VariantSpec,
+    document,
+    dumps,
+    read_providers,
+    read_variants,
+    variant_for,
+)
 from relforge.variants.stage import stage_variant_wheel
 
 JSON_TYPE = "application/json"
@@ -133,9 +141,12 @@ def plan_variants(
     for version, labels in by_version.items():
         key = f"{plan.folder}/{plan.project.replace('-', '_')}-{version}-variants.json"
         merged = dict(labels)
+        providers: dict[str, Any] = {}
         if store.head(key) is not None:
+            data = store.get(key)
             try:
-                published = read_variants(store.get(key), key)
+                published = read_variants(data, key)
+                providers = read_providers(data, key)
             except ValueError as exc:
                 raise RefusedError(
                     f"{exc}; the published file is not replaced",
@@ -151,9 +162,10 @@ def plan_variants(
                         hint="a label must keep its meaning; choose a new label",
                     )
                 merged.setdefault(label, VariantSpec(label=label, properties=tuple(sorted(props))))
-            if store.get(key) == dumps(document(spec, merged)):
-                plan.unchanged.add(key)
-        plan.documents[key] = dumps(document(spec, merged))
+        text = dumps(document(spec, merged, providers))
+        if store.head(key) is not None and store.get(key) == text:
+            plan.unchanged.add(key)
+        plan.documents[key] = text
     return plan
 
 
