@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from variantlib.variants_json import VariantsJson
 
+from relforge.errors import ConfigError
+from relforge.matrix.load import load_matrix
 from relforge.variants import format as fmt
 from tests.conftest import Result
 from tests.unit.test_variants import built, publish
@@ -191,3 +193,35 @@ def test_check_fails_a_variants_json_naming_a_namespace_without_provider(
     result = run("variant", "check", str(DOC.parent))
     assert result.code == 4, result
     assert "amd" in result.out and "provider" in result.out
+
+
+PROPERTY = 'properties: ["nvidia :: cuda_version_lower_bound :: 13.0"]'
+REQUIRES = 'requires: ["nvidia-variant-provider>=0.0.1,<1.0.0"]'
+PROVIDERS = "    variants:\n      providers:"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        # the variant folder is cu130's own index folder: publishing would re-index it
+        (PROVIDERS, "    variants:\n      folder: cu130\n      providers:", "index folder cu130"),
+        (PROVIDERS, "    variants:\n      folder: cpu\n      providers:", "index folder cpu"),
+        # variantlib refuses a property listed twice and a plugin-api that is no object path
+        (
+            PROPERTY,
+            PROPERTY.replace('"]', '", "nvidia :: cuda_version_lower_bound :: 13.0"]'),
+            "listed twice",
+        ),
+        (REQUIRES, REQUIRES + '\n          plugin_api: "not an object path"', "plugin_api"),
+    ],
+)
+def test_variants_that_would_publish_a_lie_are_load_errors(
+    write: Callable[[str], Path], old: str, new: str, words: str
+) -> None:
+    text = (ROOT / "matrix" / "example.yaml").read_text()
+    assert old in text
+    path = write(text.replace(old, new, 1))
+    with pytest.raises(ConfigError) as info:
+        load_matrix(path)
+    message = info.value.render()
+    assert words in message and str(path) in message, message

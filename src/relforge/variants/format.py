@@ -24,6 +24,7 @@ NULL_LABEL = "null"
 LABEL = re.compile(r"[0-9a-z._]+\Z")
 _NAME = re.compile(r"[a-z0-9_]+\Z")
 _VALUE = re.compile(r"[a-z0-9_.]+\Z")
+_PLUGIN_API = re.compile(r"[\w.]+(?:\s*:\s*[\w.]+)?\Z")  # variantlib's pattern
 
 Property = tuple[str, str, str]
 
@@ -68,6 +69,13 @@ def check_wheel_variants(release: Release) -> None:
                 where=spec.at("providers"),
                 key=f"{path}.providers.{namespace}",
             )
+    for namespace, provider in spec.providers.items():
+        if provider.plugin_api and not _PLUGIN_API.match(provider.plugin_api):
+            raise ConfigError(
+                f"{provider.plugin_api!r} is not `module` or `module:attribute`",
+                where=spec.at("providers"),
+                key=f"{path}.providers.{namespace}.plugin_api",
+            )
     if not spec.providers:
         raise ConfigError(
             "name at least one provider (namespace → requires)",
@@ -85,6 +93,14 @@ def check_wheel_variants(release: Release) -> None:
         except ValueError as exc:
             raise ConfigError(str(exc), where=rule.span, key=rpath) from None
         _check_label(rule, props, rpath)
+        listed = [p.strip() for p in rule.properties]
+        twice = sorted({p for p in listed if listed.count(p) > 1})
+        if twice:
+            raise ConfigError(
+                f"property {twice[0]!r} is listed twice (variantlib refuses the variant)",
+                where=rule.at("properties"),
+                key=f"{rpath}.properties",
+            )
         for namespace, _, _ in props:
             if namespace not in spec.providers:
                 raise ConfigError(
@@ -216,12 +232,24 @@ def read_variants(data: bytes, where: str) -> dict[str, frozenset[Property]]:
     return out
 
 
-def check_variant_names(release: Release, cells: Iterable[Cell]) -> None:
+def check_variant_names(release: Release, cells: Iterable[Cell], taken: Iterable[str] = ()) -> None:
     """Two cells must not become one variant wheel file name (the label replaces the local
-    version, so axis values need labels of their own)."""
+    version, so axis values need labels of their own), and the variant folder must not be an
+    index folder of the channel (`taken`: other releases' variants; this one's cells count),
+    whose pages publishing the variant wheels would rewrite."""
     spec = release.variants
     if spec is None:
         return
+    cells = list(cells)
+    folders = {*taken, *(c.upload_subfolder for c in cells)}
+    if spec.folder in folders:
+        raise ConfigError(
+            f"the variant folder {spec.folder!r} is also an index folder {spec.folder} of "
+            "ordinary wheels; publishing variant wheels would rewrite its pages",
+            where=spec.at("folder"),
+            key=f"releases.{release.name}.variants.folder",
+            hint="keep the default `variant`, or name a folder no variant uses",
+        )
     seen: dict[tuple[str, str, str], Cell] = {}
     for cell in cells:
         variant = variant_for(cell, release)
