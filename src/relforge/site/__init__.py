@@ -57,7 +57,7 @@ def build_site(
     """Render the site of `releases` (default: every release) into `out`, replacing it whole."""
     url = _checked_download_url(matrix, download_url)
     matrix = with_download_url(matrix, url)
-    chosen = [matrix.release(r) for r in releases] or list(matrix.releases.values())
+    chosen = [matrix.release(r) for r in dict.fromkeys(releases)] or list(matrix.releases.values())
     order = list(matrix.releases)
     chosen.sort(key=lambda r: order.index(r.name))
     files = render_site(matrix, chosen)
