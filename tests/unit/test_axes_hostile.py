@@ -1,0 +1,42 @@
+"""Attacks on dependency axes: an ordering term (`numpy>=2`) on an axis whose values are not all
+versions (`2.x`) could never match those cells; it is an error, never a silent no-match."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from relforge.errors import ConfigError
+from relforge.matrix.load import load_matrix
+from tests.conftest import Result
+
+ROOT = Path(__file__).resolve().parents[2]
+NUMPY = ROOT / "matrix" / "numpy-abi.yaml"
+
+
+@pytest.mark.parametrize("select", ["numpy>=2", "numpy<2"])
+def test_comparing_an_axis_that_is_no_version_is_a_usage_error(
+    run: Callable[..., Result], select: str
+) -> None:
+    result = run("matrix", "list", str(NUMPY), "--release", "1.0", "--select", select)
+    assert result.code == 2, result
+    assert "'2.x' is not a version" in result.err and "numpy=2.x" in result.err
+
+
+def test_an_exclude_rule_comparing_such_an_axis_is_a_load_error(
+    write: Callable[[str], Path],
+) -> None:
+    text = NUMPY.read_text().replace("../examples/numpy-abi", str(ROOT / "examples/numpy-abi"))
+    rule = '    exclude:\n      - match: {numpy: ">=2", python: "3.11"}\n        reason: unwanted\n'
+    path = write(text.replace("    pypi_default:\n", rule + "    pypi_default:\n"))
+    with pytest.raises(ConfigError) as info:
+        load_matrix(path)
+    message = info.value.render()
+    assert "'2.x' is not a version" in message and "exclude[0]" in message, message
+
+
+def test_comparing_an_axis_of_versions_still_works(run: Callable[..., Result]) -> None:
+    ok = run("matrix", "list", str(NUMPY), "--release", "1.0", "--select", "numpy=2.x")
+    assert ok.code == 0 and "numpy2.x" in ok.out and "numpy1.26" not in ok.out
