@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from packaging.utils import parse_wheel_filename
 from variantlib.variants_json import VariantsJson
 
 from relforge.errors import ConfigError
@@ -16,6 +17,7 @@ from relforge.matrix.load import load_matrix
 from relforge.variants import format as fmt
 from tests.conftest import Result
 from tests.unit.test_variants import built, publish
+from tests.wheelfactory import WheelSpec, write_wheel
 
 Run = Callable[..., Result]
 ROOT = Path(__file__).resolve().parents[2]
@@ -225,3 +227,26 @@ def test_variants_that_would_publish_a_lie_are_load_errors(
         load_matrix(path)
     message = info.value.render()
     assert words in message and str(path) in message, message
+
+
+def test_a_wheel_changed_after_validation_is_not_published(project: Path, run: Run) -> None:
+    """The manifest records the sha256 of the validated wheel: other bytes under its name are
+    not the wheel that was validated, and must not become a variant wheel."""
+    wheel = next((project / "dist").glob("*cu130*.whl"))
+    name = parse_wheel_filename(wheel.name)
+    tag = next(iter(name[3]))
+    wheel.unlink()
+    other = WheelSpec(  # a consistent wheel (RECORD and all), only not the validated one
+        name="hello-native",
+        version=str(name[1]),
+        python_tag=tag.interpreter,
+        abi_tag=tag.abi,
+        platform_tag=tag.platform,
+        extension=b"\x7fELF other bytes",
+    )
+    assert write_wheel(other, project / "dist") == wheel
+    for args in (PUBLISH, (*PUBLISH, "--execute")):
+        result = run(*args)
+        assert result.code == 5, result
+        assert wheel.name in result.err and "sha256" in result.err
+    assert not (project / ".relforge" / "store").exists()

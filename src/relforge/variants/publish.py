@@ -18,7 +18,7 @@ from urllib.parse import quote
 from packaging.utils import canonicalize_name
 
 from relforge.errors import ConfigError, NothingToDoError, RefusedError, ValidationFailed
-from relforge.manifest import ArtifactManifest
+from relforge.manifest import ArtifactManifest, sha256_file
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.store import ObjectStore, sha256_bytes
@@ -105,10 +105,22 @@ def plan_variants(
                 "validated wheels only",
                 hint="run relforge validate --manifest first",
             )
+        source = dist / entry.file
+        try:
+            have_sha = sha256_file(source)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot read {source} ({cell_id}): {exc.strerror or exc}", key="--manifest"
+            ) from None
+        if have_sha != entry.sha256:
+            raise RefusedError(
+                f"{entry.file} ({cell_id}) has sha256 {have_sha[:12]}…, the manifest "
+                f"{entry.sha256[:12]}…: it is not the wheel that was validated",
+                key="--manifest",
+                hint="rebuild and validate, or restore the validated file",
+            )
         own = dumps(document(spec, {variant.label: variant}))
-        staged = stage_variant_wheel(
-            dist / entry.file, workdir, label=variant.label, variant_json=own
-        )
+        staged = stage_variant_wheel(source, workdir, label=variant.label, variant_json=own)
         problems = check_variant_wheel(staged.path, {variant.label: frozenset(variant.properties)})
         if problems:
             raise ValidationFailed(f"{staged.path.name}: " + "; ".join(problems))
