@@ -40,3 +40,17 @@ def test_an_exclude_rule_comparing_such_an_axis_is_a_load_error(
 def test_comparing_an_axis_of_versions_still_works(run: Callable[..., Result]) -> None:
     ok = run("matrix", "list", str(NUMPY), "--release", "1.0", "--select", "numpy=2.x")
     assert ok.code == 0 and "numpy2.x" in ok.out and "numpy1.26" not in ok.out
+
+
+@pytest.mark.parametrize("axis", ["requires", "wheels", "install"])
+def test_an_axis_whose_variable_relforge_sets_itself_is_a_load_error(
+    write: Callable[[str], Path], axis: str
+) -> None:
+    """RELFORGE_AXIS_REQUIRES, _WHEELS and _INSTALL carry relforge's own values: an axis of
+    that name would lose its value to them in the build's environment."""
+    text = NUMPY.read_text().replace("../examples/numpy-abi", str(ROOT / "examples/numpy-abi"))
+    text = text.replace("      numpy:\n", f"      {axis}:\n").replace("{numpy_", f"{{{axis}_")
+    with pytest.raises(ConfigError) as info:
+        load_matrix(write(text))
+    message = info.value.render()
+    assert f"axes.{axis}" in message and f"RELFORGE_AXIS_{axis.upper()}" in message, message
