@@ -250,3 +250,28 @@ def test_a_wheel_changed_after_validation_is_not_published(project: Path, run: R
         assert result.code == 5, result
         assert wheel.name in result.err and "sha256" in result.err
     assert not (project / ".relforge" / "store").exists()
+
+
+def test_the_release_channel_is_never_filled_by_variant_publish(project: Path, run: Run) -> None:
+    """On a branch whose channels.default is release, no --channel must not mean release: that
+    channel is filled by promotion only."""
+    matrix = project / "m.yaml"
+    text = matrix.read_text()
+    assert "  default: nightly" in text
+    matrix.write_text(text.replace("  default: nightly", "  default: release", 1))
+    result = run("variant", "publish", "m.yaml", "--manifest", "dist/relforge-manifest.json")
+    assert result.code == 2, result
+    assert "promotion" in result.err
+    assert not (project / ".relforge" / "store").exists()
+
+
+def test_a_manifest_of_another_channel_is_refused(project: Path, run: Run) -> None:
+    """A manifest built for test must not fill nightly's variant folder (its versions are the
+    test channel's)."""
+    result = run(
+        "variant", "publish", "m.yaml", "--channel", "nightly",
+        "--manifest", "dist/relforge-manifest.json",
+    )  # fmt: skip
+    assert result.code == 2, result
+    assert "'test'" in result.err and "nightly" in result.err
+    assert not (project / ".relforge" / "store").exists()

@@ -17,7 +17,13 @@ from urllib.parse import quote
 
 from packaging.utils import canonicalize_name
 
-from relforge.errors import ConfigError, NothingToDoError, RefusedError, ValidationFailed
+from relforge.errors import (
+    ConfigError,
+    NothingToDoError,
+    RefusedError,
+    UsageError,
+    ValidationFailed,
+)
 from relforge.manifest import ArtifactManifest, sha256_file
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
@@ -87,6 +93,12 @@ def plan_variants(
             f"release {release} declares no `variants:`",
             key=f"releases.{release}.variants",
             hint="map cells to variant labels and properties under `variants: wheels:`",
+        )
+    if manifest.channel != channel:
+        raise UsageError(
+            f"the manifest holds wheels built for the {manifest.channel!r} channel, not {channel}",
+            key="--channel",
+            hint=f"pass --channel {manifest.channel}, or build for {channel}",
         )
     prefix = matrix.channels.get(channel).prefix.strip("/")
     plan = VariantPlan(
