@@ -54,3 +54,17 @@ def test_an_axis_whose_variable_relforge_sets_itself_is_a_load_error(
         load_matrix(write(text))
     message = info.value.render()
     assert f"axes.{axis}" in message and f"RELFORGE_AXIS_{axis.upper()}" in message, message
+
+
+def test_explaining_an_id_without_its_axis_value_names_the_real_ids(
+    run: Callable[..., Result],
+) -> None:
+    """`…-py3.12-cpu` of a release with a numpy axis is no cell: the answer must say so and
+    name the ids, not claim cpu is not built on the platform it is built on."""
+    cell = "wheel-linux-x86_64-py3.12-cpu"
+    result = run("matrix", "explain", str(NUMPY), "--release", "1.0", cell)
+    text = result.out + result.err
+    assert "(it is built on linux-x86_64)" not in text, text
+    assert result.code == 2, result
+    assert "numpy" in result.err
+    assert f"{cell}-numpy1.26" in result.err and f"{cell}-numpy2.x" in result.err
