@@ -7,13 +7,16 @@ import json
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from packaging.utils import parse_wheel_filename
+from variantlib.variant_dist_info import VariantDistInfo
 from variantlib.variants_json import VariantsJson
 
 from relforge.errors import ConfigError
 from relforge.matrix.load import load_matrix
+from relforge.record import record_hash
 from relforge.variants import format as fmt
 from tests.conftest import Result
 from tests.unit.test_variants import built, publish
@@ -275,3 +278,43 @@ def test_a_manifest_of_another_channel_is_refused(project: Path, run: Run) -> No
     assert result.code == 2, result
     assert "'test'" in result.err and "nightly" in result.err
     assert not (project / ".relforge" / "store").exists()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda doc: doc.pop("providers"),
+        lambda doc: doc.pop("default-priorities"),
+        lambda doc: doc["default-priorities"].update(namespace=[]),
+        lambda doc: doc["default-priorities"].update(namespace=["nvidia", "amd"]),
+    ],
+)
+def test_a_wheel_whose_variant_json_variantlib_refuses_fails_the_check(
+    tmp_path: Path, run: Run, change: Callable[[dict[str, Any]], object]
+) -> None:
+    """Properties that agree with variants.json are not enough: without its providers and
+    priorities the wheel's variant.json is refused by installers (variantlib)."""
+    folder = published(tmp_path)
+    name = "hello_native-1.0.0.dist-info/variant.json"
+    with zipfile.ZipFile(folder / CU130) as zf:
+        doc = json.loads(zf.read(name))
+    change(doc)
+    new = fmt.dumps(doc)
+    with pytest.raises(Exception):  # noqa: B017 - whatever variantlib raises
+        VariantDistInfo(new, "cu130")
+
+    def drop(member: str, data: bytes) -> bytes:
+        if member == name:
+            return new
+        if member.endswith("/RECORD"):  # keep RECORD honest: only variant.json is at fault
+            rows = [
+                f"{name},{record_hash(new)},{len(new)}" if r.startswith(f"{name},") else r
+                for r in data.decode().splitlines()
+            ]
+            return ("\n".join(rows) + "\n").encode()
+        return data
+
+    rewrite(folder / CU130, drop)
+    result = run("variant", "check", str(folder))
+    assert result.code == 4, result
+    assert f"FAIL  {CU130}" in result.out

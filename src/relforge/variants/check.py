@@ -57,6 +57,7 @@ def check_variant_wheel(path: Path, expected: Mapping[str, frozenset[Property]])
         return [f"not a readable wheel ({exc})"]
     try:
         inside = read_variants(data, found[0])
+        read_providers(data, found[0])
     except ValueError as exc:
         return [*problems, str(exc)]
     if list(inside) != [label]:

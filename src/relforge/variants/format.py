@@ -177,21 +177,31 @@ def document(
 
 
 def read_providers(data: bytes, where: str) -> dict[str, Any]:
-    """namespace → provider entry of a variants.json, in its priority order; ValueError when
-    a namespace its variants use has none (variantlib refuses such a file)."""
+    """namespace → provider entry of a variant.json or variants.json, in its priority order;
+    ValueError for what variantlib refuses: no providers, `default-priorities.namespace` not
+    listing exactly the providers, or a namespace of the variants without a provider."""
     doc = json.loads(data)
     providers = doc.get("providers") if isinstance(doc, dict) else None
-    if not isinstance(providers, dict):
+    if not isinstance(providers, dict) or not all(isinstance(p, dict) for p in providers.values()):
         raise ValueError(f"{where}: no `providers` mapping")
+    defaults = doc.get("default-priorities")
+    priorities = defaults.get("namespace") if isinstance(defaults, dict) else None
+    if (
+        not isinstance(priorities, list)
+        or not all(isinstance(ns, str) for ns in priorities)
+        or not priorities
+        or set(priorities) != set(providers)
+        or len(set(priorities)) != len(priorities)
+    ):
+        raise ValueError(
+            f"{where}: default-priorities.namespace must list each provider's namespace once "
+            f"(providers: {', '.join(sorted(providers)) or 'none'})"
+        )
     used = {ns for namespaces in doc["variants"].values() for ns in namespaces}
     missing = sorted(used - set(providers))
     if missing:
         raise ValueError(f"{where}: namespace(s) {', '.join(missing)} have no provider")
-    defaults = doc.get("default-priorities")
-    priorities = defaults.get("namespace") if isinstance(defaults, dict) else None
-    listed = priorities if isinstance(priorities, list) else []
-    order = [ns for ns in listed if isinstance(ns, str) and ns in providers]
-    return {ns: providers[ns] for ns in dict.fromkeys([*order, *providers])}
+    return {ns: providers[ns] for ns in priorities}
 
 
 def dumps(data: Mapping[str, Any]) -> bytes:
