@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from relforge.builders.depwheels import platforms
 from relforge.errors import ConfigError
 from relforge.matrix.load import load_matrix
 from tests.conftest import Result
@@ -68,3 +69,13 @@ def test_explaining_an_id_without_its_axis_value_names_the_real_ids(
     assert result.code == 2, result
     assert "numpy" in result.err
     assert f"{cell}-numpy1.26" in result.err and f"{cell}-numpy2.x" in result.err
+
+
+def test_a_macos_cell_accepts_the_dependency_wheels_of_older_macos() -> None:
+    """pip download takes each --platform literally: a macOS 14 cell must also ask for the
+    macOS 11 (and universal2) wheels it can use, as numpy publishes them, or the fetch fails."""
+    tags = platforms("macosx_14_0_arm64")
+    assert tags[0] == "macosx_14_0_arm64"
+    assert "macosx_11_0_arm64" in tags and "macosx_11_0_universal2" in tags
+    assert "macosx_15_0_arm64" not in tags and not any("x86_64" in t for t in tags)
+    assert "macosx_10_9_x86_64" in platforms("macosx_10_13_x86_64")
