@@ -6,6 +6,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from relforge.errors import ConfigError
+from relforge.matrix.load import load_matrix
 from relforge.site.write import MARKER, write_site
 from tests.conftest import Result
 
@@ -36,3 +40,50 @@ def test_a_release_named_twice_is_on_the_site_once(run: Run, tmp_path: Path) -> 
     assert "wrote the site of 1.0 to" in done.out
     data = json.loads((out / "published_versions.json").read_text())
     assert [r["release"] for r in data["releases"]] == ["1.0"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://x.example/a?b=1",  # the folders would be appended to the query
+        "https://x.example/a#frag",
+        "https://",  # no host
+        "http:///path",
+        "file://relative/store",  # a host, not an absolute path
+        "file://",
+        "https://x.example/a\x1b[31m",  # a terminal escape in the shown command
+    ],
+)
+def test_a_download_url_no_folder_can_hang_off_is_refused(
+    run: Run, tmp_path: Path, url: str
+) -> None:
+    out = tmp_path / "site"
+    site = run("site", str(EXAMPLE), "--download-url", url, "--out", str(out))
+    assert site.code == 2, site
+    assert "--download-url" in site.err
+    assert not out.exists()
+    docs = run("matrix", "docs", str(EXAMPLE), "--download-url", url)
+    assert docs.code == 2, docs
+    assert "--download-url" in docs.err
+
+
+def test_the_matrix_download_url_is_held_to_the_same_rule(
+    write: Callable[[str], Path],
+) -> None:
+    text = EXAMPLE.read_text()
+    text = text.replace(
+        "  name: hello-native\n",
+        "  name: hello-native\n  download_url: https://x.example/a?b=1\n",
+        1,
+    )
+    with pytest.raises(ConfigError) as info:
+        load_matrix(write(text))
+    assert "project.download_url" in info.value.render()
+
+
+def test_good_download_urls_still_work(run: Run, tmp_path: Path) -> None:
+    for i, url in enumerate(
+        ("https://x.example/dl/", "http://127.0.0.1:8080", "file:///srv/store")
+    ):
+        done = run("site", str(EXAMPLE), "--download-url", url, "--out", str(tmp_path / str(i)))
+        assert done.code == 0, done
