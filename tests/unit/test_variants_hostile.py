@@ -318,3 +318,34 @@ def test_a_wheel_whose_variant_json_variantlib_refuses_fails_the_check(
     result = run("variant", "check", str(folder))
     assert result.code == 4, result
     assert f"FAIL  {CU130}" in result.out
+
+
+def encrypted(wheel: Path) -> None:
+    """Mark every member of `wheel` as encrypted (flag bit 0), as a hostile archive could."""
+    data = bytearray(wheel.read_bytes())
+    for signature, flags_at in ((b"PK\x01\x02", 8), (b"PK\x03\x04", 6)):
+        at = data.find(signature)
+        while at >= 0:
+            data[at + flags_at] |= 1
+            at = data.find(signature, at + 4)
+    wheel.write_bytes(bytes(data))
+
+
+def test_an_encrypted_member_fails_the_check_without_a_crash(tmp_path: Path, run: Run) -> None:
+    folder = published(tmp_path)
+    encrypted(folder / CU130)
+    result = run("variant", "check", str(folder))
+    assert result.code == 4, result
+    assert "internal error" not in result.err
+    assert f"FAIL  {CU130}" in result.out and "not a readable wheel" in result.out
+
+
+def test_a_folder_named_like_a_variants_json_fails_the_check_without_a_crash(
+    tmp_path: Path, run: Run
+) -> None:
+    folder = published(tmp_path)
+    (folder / "hello_native-2.0.0-variants.json").mkdir()
+    result = run("variant", "check", str(folder))
+    assert result.code == 4, result
+    assert "internal error" not in result.err
+    assert "FAIL  hello_native-2.0.0-variants.json" in result.out

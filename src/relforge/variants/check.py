@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -19,6 +20,10 @@ from relforge.variants.format import (
     read_providers,
     read_variants,
 )
+
+# What reading a hostile archive raises: a broken zip, encrypted members (RuntimeError), an
+# unknown compression method (NotImplementedError), corrupt deflate data (zlib.error).
+UNREADABLE = (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError, zlib.error)
 
 
 def split_variant_name(filename: str) -> tuple[str, str] | None:
@@ -53,7 +58,7 @@ def check_variant_wheel(path: Path, expected: Mapping[str, frozenset[Property]])
             record_name = found[0].replace(DIST_INFO_FILE, "RECORD")
             record = zf.read(record_name).decode("utf-8")
             problems = record_problems(zf, record, record_name)
-    except (zipfile.BadZipFile, KeyError, OSError, UnicodeDecodeError, EOFError) as exc:
+    except (*UNREADABLE, KeyError, UnicodeDecodeError) as exc:
         return [f"not a readable wheel ({exc})"]
     try:
         inside = read_variants(data, found[0])
@@ -113,6 +118,8 @@ def check_variant_folder(folder: Path) -> dict[str, list[str]]:
             read_providers(data, doc.name)
         except ValueError as exc:
             out[doc.name] = [str(exc)]
+        except OSError as exc:
+            out[doc.name] = [f"cannot read it ({exc.strerror or exc})"]
     for wheel in sorted(folder.glob("*.whl")):
         split = split_variant_name(wheel.name)
         if split is None:
