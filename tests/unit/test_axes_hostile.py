@@ -79,3 +79,8 @@ def test_a_macos_cell_accepts_the_dependency_wheels_of_older_macos() -> None:
     assert "macosx_11_0_arm64" in tags and "macosx_11_0_universal2" in tags
     assert "macosx_15_0_arm64" not in tags and not any("x86_64" in t for t in tags)
     assert "macosx_10_9_x86_64" in platforms("macosx_10_13_x86_64")
+
+
+def test_a_musllinux_cell_accepts_the_dependency_wheels_of_older_musl() -> None:
+    tags = platforms("musllinux_1_2_x86_64")
+    assert tags == ["musllinux_1_2_x86_64", "musllinux_1_1_x86_64", "musllinux_1_0_x86_64"]
