@@ -15,7 +15,8 @@ class DocsRow:
     label: str
     platforms: tuple[str, ...]
     commands: dict[str, str]  # channel → command from the project's index
-    pypi: tuple[str, tuple[str, ...]] | None  # the PyPI command and the platforms it is for
+    # the PyPI command, the platforms it is for and its dependency-axis values ("numpy 2.x")
+    pypi: tuple[str, tuple[str, ...], str] | None
 
 
 def docs_rows(markdown: str, title: str, release: str) -> dict[str, DocsRow]:
@@ -36,7 +37,8 @@ def docs_rows(markdown: str, title: str, release: str) -> dict[str, DocsRow]:
             text = cells[channel]
             found = _RELEASE_CELL.match(text)
             if found:
-                pypi = (found[1], tuple(p.strip() for p in found[2].split(",")))
+                where, _, axes = found[2].partition("; ")
+                pypi = (found[1], tuple(p.strip() for p in where.split(",")), axes)
                 commands[channel] = found[3]
             else:
                 assert text.startswith("`") and text.endswith("`"), text
@@ -51,14 +53,20 @@ def docs_rows(markdown: str, title: str, release: str) -> dict[str, DocsRow]:
 
 
 def expected_command(
-    rows: dict[str, DocsRow], label: str, platform: str, channel: str, installer: str
+    rows: dict[str, DocsRow],
+    label: str,
+    platform: str,
+    channel: str,
+    installer: str,
+    axes: str = "",
 ) -> str | None:
-    """The command the docs give for this selection, or None when the docs list no such build."""
+    """The command the docs give for this selection (`axes`: its dependency-axis values as
+    "numpy 2.x, torch 2.9"), or None when the docs list no such build."""
     row = rows.get(label)
     if row is None or platform not in row.platforms:
         return None
     pip = row.commands[channel]
-    if channel == "release" and row.pypi and platform in row.pypi[1]:
+    if channel == "release" and row.pypi and platform in row.pypi[1] and row.pypi[2] == axes:
         pip = row.pypi[0]
     if installer == "pip":
         return pip

@@ -36,6 +36,7 @@ from tests.site_oracle import docs_rows, expected_command
 pytestmark = pytest.mark.slow
 
 EXAMPLE_URL = "https://downloads.example.org/hello-native"
+NUMPY_ABI = EXAMPLE.parent / "numpy-abi.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +64,7 @@ def _click_through(
         "return Array.from(document.querySelectorAll('#selector fieldset.axis'))"
         ".map(f => f.querySelector('input').name)"
     )
-    assert groups == ["channel", "platform", "installer", "accelerator"]
+    assert groups[:4] == ["channel", "platform", "installer", "accelerator"]  # then the axes
     shown = unavailable = 0
     for values in itertools.product(*(choices(driver, g) for g in groups)):
         for group, value in zip(groups, values, strict=True):
@@ -77,6 +78,7 @@ def _click_through(
             checked["platform"][0],
             checked["channel"][0],
             checked["installer"][0],
+            ", ".join(f"{g} {checked[g][0]}" for g in groups[4:]),
         )
         if want is None:
             assert answer["command"] is None and not answer["commandVisible"], answer
@@ -118,6 +120,24 @@ def test_every_example_combination_over_http(
     browser.get(f"{origin}/published_versions.json")
     urls = _same_origin_only(browser, origin)
     assert f"{origin}/index.html" in urls and f"{origin}/compatibility.html" in urls
+
+
+def test_every_numpy_abi_combination_with_its_axis_over_http(
+    browser: WebDriver, tmp_path: Path, static_server: Callable[[Path], str]
+) -> None:
+    site = _site(tmp_path, NUMPY_ABI, [], EXAMPLE_URL)
+    origin = static_server(site)
+    browser.get(f"{origin}/index.html")
+    assert _click_through(browser, NUMPY_ABI, "1.0", EXAMPLE_URL) == (12, 0)
+    pick(browser, "channel", "release")
+    pick(browser, "installer", "pip")
+    pick(browser, "numpy", "1.26")  # PyPI holds the numpy 2.x wheel: 1.26 is the index's
+    assert browser.find_element("id", "command").text == (
+        f"pip3 install numpy-abi --index-url {EXAMPLE_URL}/whl/cpu"
+    )
+    assert "built for numpy>=1.26,<2" in browser.find_element("id", "details").text
+    pick(browser, "numpy", "2.x")
+    assert browser.find_element("id", "command").text == "pip3 install numpy-abi"
 
 
 def test_every_pytorch_29_combination_over_http(

@@ -143,9 +143,14 @@ def test_lies_are_caught(tmp_path: Path) -> None:
     manifest, dist = built(tmp_path)
     source = dist / manifest.entries[CELLS[1]].file
     cu130 = frozenset({("nvidia", "cuda_version_lower_bound", "13.0")})
+    providers = {  # what variantlib requires of every variant.json
+        "default-priorities": {"namespace": ["nvidia"]},
+        "providers": {"nvidia": {"requires": ["nvidia-variant-provider"]}},
+    }
     fake = fmt.dumps(
         {
             "$schema": fmt.SCHEMA_URL,
+            **providers,
             "variants": {"cu130": {"nvidia": {"cuda_version_lower_bound": ["12.8"]}}},
         }
     )
@@ -157,6 +162,7 @@ def test_lies_are_caught(tmp_path: Path) -> None:
     honest = fmt.dumps(
         {
             "$schema": fmt.SCHEMA_URL,
+            **providers,
             "variants": {"cu130": {"nvidia": {"cuda_version_lower_bound": ["13.0"]}}},
         }
     )

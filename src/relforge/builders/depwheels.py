@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.tags import mac_platforms
+
 from relforge.builders.base import BuildFailure
 from relforge.builders.locations import user_cache_dir
 from relforge.builders.process import run_logged
@@ -43,9 +45,19 @@ class DependencyWheels:
 
 def platforms(platform_tag: str) -> list[str]:
     """The platform tags a wheel for `platform_tag` may use: manylinux_2_28 accepts 2_27…2_5
-    and the legacy aliases (pip's --platform takes each literally)."""
+    and the legacy aliases, musllinux_1_2 accepts 1_1 and 1_0, macosx_14_0 the older macOS
+    versions and universal2 (pip's --platform takes each literally)."""
     out: list[str] = []
     for part in platform_tag.split("."):
+        mac = part.split("_", 3)
+        if mac[0] == "macosx" and len(mac) == 4 and mac[1].isdigit() and mac[2].isdigit():
+            # macOS 14 takes the wheels of 11 (and universal2) too, as packaging lists them
+            out += mac_platforms((int(mac[1]), int(mac[2])), mac[3])
+            continue
+        musl = part.split("_", 3)
+        if musl[0] == "musllinux" and len(musl) == 4 and musl[1] == "1" and musl[2].isdigit():
+            out += [f"musllinux_1_{minor}_{musl[3]}" for minor in range(int(musl[2]), -1, -1)]
+            continue
         found = _MANYLINUX.match(part)
         if not found:
             out.append(part)

@@ -270,9 +270,13 @@ def docs(
 ) -> None:
     """The compatibility table of every release and install commands per variant and channel."""
     from relforge.matrix.docs import render_docs, with_download_url
+    from relforge.matrix.values import base_url_problem
 
     if out_path is not None and out_path.name in ("", ".", ".."):
         raise UsageError(f"{str(out_path)!r} is not a file name", key="--out")
+    problem = None if download_url is None else base_url_problem(download_url)
+    if problem:
+        raise UsageError(f"{download_url!r} {problem}", key="--download-url")
     matrix = load_matrix(file)
     if download_url is not None:
         matrix = with_download_url(matrix, download_url)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import click
@@ -48,8 +47,7 @@ def publish_command(
     chosen = matrix.channels.pick(channel)
     manifest = load_manifest(manifest_path)
     store = main_store(matrix)
-    work = staging_dir(Path(".relforge") / "work")
-    try:
+    with staging_dir(Path(".relforge") / "work") as work:
         plan = plan_variants(
             matrix, manifest.release, chosen, manifest, manifest_path.parent, store, work
         )
@@ -60,8 +58,6 @@ def publish_command(
             click.echo("dry run: nothing was written; add --execute to apply")
             return
         written = apply_variants(store, plan)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     summary = f"variant publish: {written} object(s) written to {plan.folder}/"
     if written == 0:
         summary += " — everything was already in place"

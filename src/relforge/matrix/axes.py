@@ -24,6 +24,8 @@ SAME_CHANNEL = "same-channel"
 DEFAULT_LABEL = "+{variant}"
 ENV_PREFIX = "RELFORGE_AXIS_"
 REQUIRES_ENV = "RELFORGE_AXIS_REQUIRES"
+# Variables of the prefix relforge sets itself (here and for the build: builders/depwheels.py).
+RESERVED_ENV = frozenset({REQUIRES_ENV, "RELFORGE_AXIS_WHEELS", "RELFORGE_AXIS_INSTALL"})
 _AXIS_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 # Cell fields a label may use besides the axes (and `{axis}_major`, `{axis}_minor` of each).
 LABEL_FIELDS = (
@@ -74,6 +76,14 @@ def check_axes(release: Release, forbidden: frozenset[str]) -> None:
             raise ConfigError(
                 f"axis name {axis!r} must be lowercase letters, digits and '_' (starting with a "
                 "letter) and not a cell field",
+                where=where,
+                key=f"{path}.axes.{axis}",
+                hint="name it after the dependency, e.g. torch or numpy",
+            )
+        if env_name(axis) in RESERVED_ENV:
+            raise ConfigError(
+                f"axis name {axis!r} would be carried in {env_name(axis)}, which relforge sets "
+                "itself",
                 where=where,
                 key=f"{path}.axes.{axis}",
                 hint="name it after the dependency, e.g. torch or numpy",

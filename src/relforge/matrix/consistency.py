@@ -19,6 +19,7 @@ from relforge.matrix.cell import AXIS_FIELDS, CELL_FIELDS
 from relforge.matrix.schema import CHANNEL_NAMES, Located, Matrix, Publishing, Release, Variant
 from relforge.matrix.selector import SELECTABLE, selector_from_match
 from relforge.matrix.values import (
+    base_url_problem,
     check_name,
     local_version,
     parse_requirement,
@@ -124,9 +125,13 @@ def check_matrix(matrix: Matrix) -> None:
             "default",
             "channels",
         )
-    if project.download_url and not _URL.match(project.download_url):
+    problem = project.download_url and (
+        ("is not an http(s) or file URL" if not _URL.match(project.download_url) else None)
+        or base_url_problem(project.download_url)
+    )
+    if problem:
         raise _fail(
-            f"{project.download_url!r} is not an http(s) or file URL",
+            f"{project.download_url!r} {problem}",
             project,
             "download_url",
             "project",

@@ -93,6 +93,20 @@ def pypi_platforms(wheels: list[Cell], subfolder: str) -> list[str]:
     )
 
 
+def pypi_axes(wheels: list[Cell], subfolder: str) -> dict[str, str]:
+    """The dependency-axis values of this folder's PyPI upload (PyPI holds one wheel per
+    platform and Python: the last value of each axis); {} when the release has no axes."""
+    for cell in wheels:
+        if cell.upload_subfolder == subfolder and cell.pypi_default and cell.extra_of is None:
+            return dict(cell.axes)
+    return {}
+
+
+def axes_words(axes: dict[str, str]) -> str:
+    """`numpy 2.x, torch 2.9`: axis values as the docs and the site name them."""
+    return ", ".join(f"{name} {value}" for name, value in axes.items())
+
+
 def install_command(
     matrix: Matrix,
     release: Release,
@@ -141,9 +155,10 @@ def install_table(matrix: Matrix, release: Release) -> str:
             for channel in CHANNEL_NAMES:
                 cmd = f"`{install_command(matrix, release, subfolder, channel, False)}`"
                 if channel == "release" and pypi:
+                    on = axes_words(pypi_axes(wheels, subfolder))
                     cmd = (
                         f"`{install_command(matrix, release, subfolder, channel, True)}` "
-                        f"({', '.join(pypi)}); elsewhere {cmd}"
+                        f"({', '.join(pypi)}{'; ' + on if on else ''}); elsewhere {cmd}"
                     )
                 commands.append(cmd)
             lines.append(

@@ -308,6 +308,18 @@ def _why_no_wheel(
         )
         return _offered_not(cell_id, release, text, release.at("accelerators"))
     variant = release.accelerators[vname]
+    if release.axes and pname in variant.platforms:  # the id lacks its axis values
+        ids = [
+            c.cell.id for c in candidates(matrix, release) if c.cell.id.startswith(cell_id + "-")
+        ]
+        return Explanation(
+            cell_id,
+            release.name,
+            "unknown",
+            f"no cell of release {release.name} has the id {cell_id!r}: its cells name their "
+            f"{', '.join(release.axes)} value too.",
+            suggestions=tuple(ids),
+        )
     built_on = ", ".join(variant.platforms) or "no platform"
     text = f"variant {vname} is not built on {pname} (it is built on {built_on})"
     return _offered_not(cell_id, release, text, variant.at("platforms"))

@@ -105,7 +105,8 @@ def matrix_from_node(root: Node, file: str) -> Matrix:
             # expanding costs; only axes, labels and variant labels can make names collide
             built = [c.cell for c in candidates(matrix, release) if c.built]
             check_file_names(matrix, release, built)
-            check_variant_names(release, built)
+            taken = {name for other in matrix.releases.values() for name in other.accelerators}
+            check_variant_names(release, built, taken)
     return matrix
 
 

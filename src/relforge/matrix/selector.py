@@ -5,10 +5,10 @@ terms must all hold (`variant!=cpu|xpu` is neither).  `=` and `!=` compare text 
 globs; `<`, `<=`, `>`, `>=` compare versions (python, accelerator_version, cudnn_version,
 nccl_version; a free-threaded 3.13t compares as 3.13); true/false fields take only `true` or
 `false`.  The dependency axes of a release (`numpy`, `torch`) are fields too: `torch=2.9`,
-`numpy>=2` (their values compare as versions when they are).  A term with no operator is a glob
-on the cell id.  Exclude and include rules in the
-matrix file use the same terms, written as a mapping (`python: "<3.11"`); a list there may mix
-both kinds, in any order: `variant: ["cu*", "!=cu130"]` is every CUDA variant but cu130.
+`numpy>=2` (only when every value of the axis is a version: `2.x` could never match).  A
+term with no operator is a glob on the cell id.  Exclude and include rules in the matrix file
+use the same terms, written as a mapping (`python: "<3.11"`); a list there may mix both kinds,
+in any order: `variant: ["cu*", "!=cu130"]` is every CUDA variant but cu130.
 """
 
 from __future__ import annotations
@@ -136,6 +136,13 @@ def _term(field: str, op: str, value: str, axes: Collection[str] = ()) -> Term:
     if op in _ORDERING:
         if kinds[field] != "version":
             raise ValueError(f"{field} is not a version; use = or != with it")
+        values = axes.get(field, ()) if isinstance(axes, Mapping) else ()
+        odd = [str(v) for v in values if _as_version(v) is None]
+        if odd:  # those cells could never match, silently
+            raise ValueError(
+                f"{field} value {odd[0]!r} is not a version, so {field}{op}{value} can never "
+                f"match it; use {field}={odd[0]} (or =/!= with the values)"
+            )
         try:
             Version(value)
         except InvalidVersion:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -152,3 +153,21 @@ def check_platform_tag(tag: str) -> str:
     if not tag or tag != tag.lower() or "-" in tag or " " in tag:
         raise ValueError(f"{tag!r} is not a wheel platform tag")
     return tag
+
+
+def base_url_problem(url: str) -> str | None:
+    """Why `url` cannot be the base the channel folders hang off (`<url>/whl/cpu`), or None.
+    `matrix docs`, `relforge site` and the matrix's own `project.download_url` share it."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https", "file") or any(
+        c.isspace() or not c.isprintable() for c in url
+    ):
+        return "is not an http(s):// or file:// URL"
+    if "?" in url or "#" in url:
+        return "has a query or fragment, so no folder can be appended to its path"
+    if parts.scheme == "file":
+        if parts.netloc not in ("", "localhost") or not parts.path.startswith("/"):
+            return "is not an absolute file:// URL (file:///path/to/store)"
+    elif not parts.hostname:
+        return "names no host"
+    return None

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from relforge.errors import UsageError
 from relforge.matrix.docs import with_download_url
 from relforge.matrix.schema import Matrix
+from relforge.matrix.values import base_url_problem
 from relforge.site.publish import SITE_PREFIX, SiteUpload, apply_site_upload, plan_site_upload
 from relforge.site.render import render_site
 from relforge.site.write import write_site
@@ -41,10 +41,10 @@ def _checked_download_url(matrix: Matrix, given: str | None) -> str:
             key=key,
             hint="set project.download_url in the matrix, or pass --download-url URL",
         )
-    parts = urlsplit(url)
-    if parts.scheme not in ("https", "http", "file") or any(c.isspace() for c in url):
+    problem = base_url_problem(url)
+    if problem:
         raise UsageError(
-            f"{url!r} is not an http(s):// or file:// URL",
+            f"{url!r} {problem}",
             where=None if given is not None else matrix.project.at("download_url"),
             key=key,
         )
@@ -57,7 +57,7 @@ def build_site(
     """Render the site of `releases` (default: every release) into `out`, replacing it whole."""
     url = _checked_download_url(matrix, download_url)
     matrix = with_download_url(matrix, url)
-    chosen = [matrix.release(r) for r in releases] or list(matrix.releases.values())
+    chosen = [matrix.release(r) for r in dict.fromkeys(releases)] or list(matrix.releases.values())
     order = list(matrix.releases)
     chosen.sort(key=lambda r: order.index(r.name))
     files = render_site(matrix, chosen)

@@ -10,11 +10,13 @@ and the page needs no change.  Commands come from `relforge.matrix.docs.install_
 from __future__ import annotations
 
 import datetime
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from relforge import __version__
+from relforge.errors import UsageError
 from relforge.matrix.cell import Cell
 from relforge.matrix.describe import python_label, variant_label
 from relforge.matrix.docs import INSTALLERS, install_command, pypi_platforms
@@ -56,10 +58,6 @@ def folder_label(release: Release, subfolder: str, cells: Sequence[Cell]) -> str
     return label if subfolder == variant else f"{label} [{subfolder}]"
 
 
-def _wheel_folders(wheels: Sequence[Candidate]) -> list[str]:
-    return list(dict.fromkeys(c.cell.upload_subfolder for c in wheels))
-
-
 def _unavailable_reason(
     release: Release, platform: str, subfolder: str, offered: Sequence[Candidate], label: str
 ) -> str:
@@ -71,38 +69,79 @@ def _unavailable_reason(
     return f"{label} is not built for {platform} in {release.name}"
 
 
+def selector_folder(cell: Cell, release: Release) -> str:
+    """The accelerator choice a wheel cell is under: its index folder, or its variant when the
+    folder is the variant's per-axis-value one (`cpu-numpy2.x`, no local label): the axis is
+    then chosen on its own."""
+    if cell.axes and not release.local_label:
+        return cell.variant
+    return cell.upload_subfolder
+
+
+def axis_choices(release: Release) -> dict[str, list[dict[str, str]]]:
+    """Each dependency axis (numpy, torch…) with its values, in file order."""
+    return {
+        axis: [Choice(value=key, label=f"{axis} {key}").to_json() for key in values]
+        for axis, values in release.axes.items()
+    }
+
+
+def _check_axis_names(release: Release) -> None:
+    taken = [a for a in release.axes if a in {key for key, _ in AXES}]
+    if taken:
+        raise UsageError(
+            f"axis {taken[0]!r} has the name of a selector choice of the site",
+            where=release.at("axes"),
+            key=f"releases.{release.name}.axes.{taken[0]}",
+            hint="rename the axis (e.g. after the dependency it stands for)",
+        )
+
+
 def release_versions(matrix: Matrix, release: Release) -> dict[str, Any]:
     """One release's entry of published_versions.json."""
+    _check_axis_names(release)
     every = candidates(matrix, release)
     wheels = [c for c in every if c.cell.package_type == "wheel"]
     built = [c.cell for c in wheels if c.built]
     archives = [c.cell for c in every if c.cell.package_type == "libtorch" and c.built]
-    folders = _wheel_folders(wheels)
-    labels = {f: folder_label(release, f, [c.cell for c in wheels]) for f in folders}
+    folders = list(dict.fromkeys(selector_folder(c.cell, release) for c in wheels))
+    labels = {
+        f: folder_label(release, f, [c.cell for c in wheels])
+        if any(c.cell.upload_subfolder == f for c in wheels)
+        else variant_label(f, release.accelerators[f])
+        for f in folders
+    }
+    axis_names = list(release.axes)
+    axis_values = list(itertools.product(*(list(release.axes[a]) for a in axis_names)))
     combos: list[dict[str, Any]] = []
     for channel in SITE_CHANNELS:
         for platform in release.platforms:
             for installer in INSTALLERS:
                 for folder in folders:
-                    on = [
-                        c
-                        for c in wheels
-                        if c.cell.platform == platform and c.cell.upload_subfolder == folder
-                    ]
-                    selection = {
-                        "channel": channel,
-                        "platform": platform,
-                        "installer": installer,
-                        "accelerator": folder,
-                    }
-                    combos.append(
-                        {
-                            "selection": selection,
-                            **_combination(
-                                matrix, release, selection, on, built, archives, labels[folder]
-                            ),
+                    for values in axis_values:
+                        chosen = dict(zip(axis_names, values, strict=True))
+                        on = [
+                            c
+                            for c in wheels
+                            if c.cell.platform == platform
+                            and selector_folder(c.cell, release) == folder
+                            and c.cell.axes == chosen
+                        ]
+                        selection = {
+                            "channel": channel,
+                            "platform": platform,
+                            "installer": installer,
+                            "accelerator": folder,
+                            **chosen,
                         }
-                    )
+                        combos.append(
+                            {
+                                "selection": selection,
+                                **_combination(
+                                    matrix, release, selection, on, built, archives, labels[folder]
+                                ),
+                            }
+                        )
     return {
         "version": str(release.full_version),
         "date": release.date.isoformat() if release.date else None,
@@ -115,6 +154,7 @@ def release_versions(matrix: Matrix, release: Release) -> dict[str, Any]:
             ],
             "installer": [Choice(value=i, label=INSTALLER_LABELS[i]).to_json() for i in INSTALLERS],
             "accelerator": [Choice(value=f, label=labels[f]).to_json() for f in folders],
+            **axis_choices(release),
         },
         "combinations": combos,
         "archive_cells": len(archives),
@@ -140,13 +180,20 @@ def _combination(
     if not cells:
         reason = _unavailable_reason(release, platform, folder, on, label)
         return {"available": False, "reason": reason}
-    pypi = platform in pypi_platforms(built, folder)
+    index_folder = cells[0].upload_subfolder  # the axis value's own, without a local label
+    same_axes = [c for c in built if c.axes == cells[0].axes]  # PyPI holds one axis value
+    pypi = platform in pypi_platforms(same_axes, index_folder)
     command = install_command(
-        matrix, release, folder, channel, pypi, installer=selection["installer"]
+        matrix, release, index_folder, channel, pypi, installer=selection["installer"]
     )
+    axes = {
+        "folder": index_folder,
+        "requires": list(cells[0].axis_requires),
+    }
     return {
         "available": True,
         "command": command,
+        **(axes if cells[0].axes else {}),
         "source": "pypi" if pypi and channel == "release" else "index",
         "status": cells[0].status,
         "python": [c.python for c in cells],
@@ -184,6 +231,12 @@ def _archives(
     return out
 
 
+def _dependency_axes(releases: Sequence[Release]) -> list[str]:
+    """Every dependency axis of the chosen releases, in file order (a release without one
+    has no choices for it, and the page shows no group)."""
+    return list(dict.fromkeys(a for r in releases for a in r.axes))
+
+
 def published_versions(matrix: Matrix, releases: Sequence[Release]) -> dict[str, Any]:
     """The whole document; releases newest first (the page's default is the first)."""
     return {
@@ -194,7 +247,8 @@ def published_versions(matrix: Matrix, releases: Sequence[Release]) -> dict[str,
             "title": matrix.project.title,
             "download_url": matrix.project.download_url,
         },
-        "axes": [{"key": key, "label": label} for key, label in AXES],
+        "axes": [{"key": key, "label": label} for key, label in AXES]
+        + [{"key": axis, "label": axis} for axis in _dependency_axes(releases)],
         "releases": [
             {"release": r.name, **release_versions(matrix, r)} for r in reversed(releases)
         ],

@@ -48,8 +48,9 @@ def _leftovers(out: Path) -> None:
 
 
 def write_site(files: Mapping[str, str], out: Path) -> None:
-    """Replace `out` with exactly `files` (names relative to `out`, `/`-separated)."""
-    out = out.absolute()
+    """Replace `out` with exactly `files` (names relative to `out`, `/`-separated).  A
+    symbolic link is followed: the folder it points to is replaced, the link stays."""
+    out = out.resolve() if out.is_symlink() else out.absolute()
     _check_target(out)
     _leftovers(out)
     try:

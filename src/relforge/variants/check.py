@@ -6,13 +6,24 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from relforge.record import record_hash
-from relforge.variants.format import DIST_INFO_FILE, LABEL, Property, read_variants
+from relforge.variants.format import (
+    DIST_INFO_FILE,
+    LABEL,
+    Property,
+    read_providers,
+    read_variants,
+)
+
+# What reading a hostile archive raises: a broken zip, encrypted members (RuntimeError), an
+# unknown compression method (NotImplementedError), corrupt deflate data (zlib.error).
+UNREADABLE = (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError, zlib.error)
 
 
 def split_variant_name(filename: str) -> tuple[str, str] | None:
@@ -35,7 +46,6 @@ def check_variant_wheel(path: Path, expected: Mapping[str, frozenset[Property]])
     if split is None:
         return [f"{path.name} is not a variant wheel name (…-platform-label.whl)"]
     _, label = split
-    problems = []
     try:
         with zipfile.ZipFile(path) as zf:
             names = zf.namelist()
@@ -45,15 +55,14 @@ def check_variant_wheel(path: Path, expected: Mapping[str, frozenset[Property]])
             if len(found) != 1:
                 return [f"expected one *.dist-info/{DIST_INFO_FILE}, found {len(found)}"]
             data = zf.read(found[0])
-            record = zf.read(found[0].replace(DIST_INFO_FILE, "RECORD")).decode("utf-8")
-    except (zipfile.BadZipFile, KeyError, OSError, UnicodeDecodeError) as exc:
+            record_name = found[0].replace(DIST_INFO_FILE, "RECORD")
+            record = zf.read(record_name).decode("utf-8")
+            problems = record_problems(zf, record, record_name)
+    except (*UNREADABLE, KeyError, UnicodeDecodeError) as exc:
         return [f"not a readable wheel ({exc})"]
-    rows = {r[0]: r for r in csv.reader(io.StringIO(record)) if r}
-    row = rows.get(found[0])
-    if row is None or row[1] != record_hash(data) or row[2] != str(len(data)):
-        problems.append(f"RECORD does not list {found[0]} with its hash and size")
     try:
         inside = read_variants(data, found[0])
+        read_providers(data, found[0])
     except ValueError as exc:
         return [*problems, str(exc)]
     if list(inside) != [label]:
@@ -68,17 +77,49 @@ def check_variant_wheel(path: Path, expected: Mapping[str, frozenset[Property]])
     return problems
 
 
+def record_problems(zf: zipfile.ZipFile, record: str, record_name: str) -> list[str]:
+    """Every member against its RECORD row (hash and size), and every row against a member:
+    a changed, added or dropped file is caught, not only a changed variant.json."""
+    try:
+        rows = [r for r in csv.reader(io.StringIO(record)) if r]
+    except csv.Error as exc:
+        return [f"RECORD is not CSV ({exc})"]
+    listed: dict[str, list[str]] = {}
+    for row in rows:
+        if len(row) != 3:
+            return [f"RECORD does not list {row[0]} with its hash and size (a row of {len(row)})"]
+        listed[row[0]] = row
+    problems = []
+    members = [i for i in zf.infolist() if not i.is_dir()]
+    for info in members:
+        name = info.filename
+        if name == record_name:
+            continue
+        if name not in listed:
+            problems.append(f"RECORD does not list {name}")
+            continue
+        data = zf.read(info)
+        _, digest, size = listed[name]
+        if digest != record_hash(data) or size != str(len(data)):
+            problems.append(f"RECORD does not list {name} with its hash and size")
+    present = {i.filename for i in members}
+    problems += [f"RECORD lists {n}, which is not in the wheel" for n in listed if n not in present]
+    return problems
+
+
 def check_variant_folder(folder: Path) -> dict[str, list[str]]:
     """Every variant wheel of a folder against the variants.json of its name and version."""
     out: dict[str, list[str]] = {}
     documents: dict[str, dict[str, frozenset[Property]]] = {}
     for doc in sorted(folder.glob("*-variants.json")):
         try:
-            documents[doc.name.removesuffix("-variants.json")] = read_variants(
-                doc.read_bytes(), doc.name
-            )
+            data = doc.read_bytes()
+            documents[doc.name.removesuffix("-variants.json")] = read_variants(data, doc.name)
+            read_providers(data, doc.name)
         except ValueError as exc:
             out[doc.name] = [str(exc)]
+        except OSError as exc:
+            out[doc.name] = [f"cannot read it ({exc.strerror or exc})"]
     for wheel in sorted(folder.glob("*.whl")):
         split = split_variant_name(wheel.name)
         if split is None:

@@ -24,6 +24,7 @@ NULL_LABEL = "null"
 LABEL = re.compile(r"[0-9a-z._]+\Z")
 _NAME = re.compile(r"[a-z0-9_]+\Z")
 _VALUE = re.compile(r"[a-z0-9_.]+\Z")
+_PLUGIN_API = re.compile(r"[\w.]+(?:\s*:\s*[\w.]+)?\Z")  # variantlib's pattern
 
 Property = tuple[str, str, str]
 
@@ -68,6 +69,13 @@ def check_wheel_variants(release: Release) -> None:
                 where=spec.at("providers"),
                 key=f"{path}.providers.{namespace}",
             )
+    for namespace, provider in spec.providers.items():
+        if provider.plugin_api and not _PLUGIN_API.match(provider.plugin_api):
+            raise ConfigError(
+                f"{provider.plugin_api!r} is not `module` or `module:attribute`",
+                where=spec.at("providers"),
+                key=f"{path}.providers.{namespace}.plugin_api",
+            )
     if not spec.providers:
         raise ConfigError(
             "name at least one provider (namespace → requires)",
@@ -85,6 +93,14 @@ def check_wheel_variants(release: Release) -> None:
         except ValueError as exc:
             raise ConfigError(str(exc), where=rule.span, key=rpath) from None
         _check_label(rule, props, rpath)
+        listed = [p.strip() for p in rule.properties]
+        twice = sorted({p for p in listed if listed.count(p) > 1})
+        if twice:
+            raise ConfigError(
+                f"property {twice[0]!r} is listed twice (variantlib refuses the variant)",
+                where=rule.at("properties"),
+                key=f"{rpath}.properties",
+            )
         for namespace, _, _ in props:
             if namespace not in spec.providers:
                 raise ConfigError(
@@ -139,16 +155,53 @@ def _providers(spec: WheelVariants) -> dict[str, Any]:
     return out
 
 
-def document(spec: WheelVariants, variants: Mapping[str, VariantSpec]) -> dict[str, Any]:
+def document(
+    spec: WheelVariants,
+    variants: Mapping[str, VariantSpec],
+    published: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """`variant.json` (one label) or `{name}-{version}-variants.json` (every label).  Both
     carry the priorities and providers of every namespace of the release, so that the null
-    variant's file and every wheel's agree with the index-level one."""
+    variant's file and every wheel's agree with the index-level one.  `published` (the
+    providers of a variants.json being merged into) keeps the namespaces this release no
+    longer names, after its own: their labels stay in the document and need them."""
+    providers = _providers(spec)
+    for namespace, provider in (published or {}).items():
+        providers.setdefault(namespace, provider)
     return {
         "$schema": SCHEMA_URL,
-        "default-priorities": {"namespace": list(spec.providers)},
-        "providers": _providers(spec),
+        "default-priorities": {"namespace": list(providers)},
+        "providers": providers,
         "variants": {label: v.as_json() for label, v in sorted(variants.items())},
     }
+
+
+def read_providers(data: bytes, where: str) -> dict[str, Any]:
+    """namespace → provider entry of a variant.json or variants.json, in its priority order;
+    ValueError for what variantlib refuses: no providers, `default-priorities.namespace` not
+    listing exactly the providers, or a namespace of the variants without a provider."""
+    doc = json.loads(data)
+    providers = doc.get("providers") if isinstance(doc, dict) else None
+    if not isinstance(providers, dict) or not all(isinstance(p, dict) for p in providers.values()):
+        raise ValueError(f"{where}: no `providers` mapping")
+    defaults = doc.get("default-priorities")
+    priorities = defaults.get("namespace") if isinstance(defaults, dict) else None
+    if (
+        not isinstance(priorities, list)
+        or not all(isinstance(ns, str) for ns in priorities)
+        or not priorities
+        or set(priorities) != set(providers)
+        or len(set(priorities)) != len(priorities)
+    ):
+        raise ValueError(
+            f"{where}: default-priorities.namespace must list each provider's namespace once "
+            f"(providers: {', '.join(sorted(providers)) or 'none'})"
+        )
+    used = {ns for namespaces in doc["variants"].values() for ns in namespaces}
+    missing = sorted(used - set(providers))
+    if missing:
+        raise ValueError(f"{where}: namespace(s) {', '.join(missing)} have no provider")
+    return {ns: providers[ns] for ns in priorities}
 
 
 def dumps(data: Mapping[str, Any]) -> bytes:
@@ -168,23 +221,45 @@ def read_variants(data: bytes, where: str) -> dict[str, frozenset[Property]]:
         raise ValueError(f"{where}: no `variants` mapping")
     out: dict[str, frozenset[Property]] = {}
     for label, namespaces in variants.items():
-        props = set()
+        if not LABEL.match(label):
+            raise ValueError(f"{where}: {label!r} is not a variant label (0-9, a-z, '_', '.')")
         if not isinstance(namespaces, dict):
             raise ValueError(f"{where}: variants.{label} is not a mapping")
+        props = set()
         for ns, features in namespaces.items():
-            for feature, values in (features or {}).items():
+            if not isinstance(features, dict):
+                raise ValueError(f"{where}: variants.{label}.{ns} is not a mapping")
+            for feature, values in features.items():
+                at = f"variants.{label}.{ns}.{feature}"
+                if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                    raise ValueError(f"{where}: {at} is not a list of strings")
                 for value in values:
-                    props.add(parse_property(f"{ns} :: {feature} :: {value}"))
-        out[str(label)] = frozenset(props)
+                    try:
+                        props.add(parse_property(f"{ns} :: {feature} :: {value}"))
+                    except ValueError as exc:
+                        raise ValueError(f"{where}: {at}: {exc}") from None
+        out[label] = frozenset(props)
     return out
 
 
-def check_variant_names(release: Release, cells: Iterable[Cell]) -> None:
+def check_variant_names(release: Release, cells: Iterable[Cell], taken: Iterable[str] = ()) -> None:
     """Two cells must not become one variant wheel file name (the label replaces the local
-    version, so axis values need labels of their own)."""
+    version, so axis values need labels of their own), and the variant folder must not be an
+    index folder of the channel (`taken`: other releases' variants; this one's cells count),
+    whose pages publishing the variant wheels would rewrite."""
     spec = release.variants
     if spec is None:
         return
+    cells = list(cells)
+    folders = {*taken, *(c.upload_subfolder for c in cells)}
+    if spec.folder in folders:
+        raise ConfigError(
+            f"the variant folder {spec.folder!r} is also an index folder {spec.folder} of "
+            "ordinary wheels; publishing variant wheels would rewrite its pages",
+            where=spec.at("folder"),
+            key=f"releases.{release.name}.variants.folder",
+            hint="keep the default `variant`, or name a folder no variant uses",
+        )
     seen: dict[tuple[str, str, str], Cell] = {}
     for cell in cells:
         variant = variant_for(cell, release)

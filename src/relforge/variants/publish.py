@@ -6,21 +6,37 @@ no-op; an existing variants.json is merged (PEP 825 lets it grow as variants are
 from __future__ import annotations
 
 import html
+import shutil
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from packaging.utils import canonicalize_name
 
-from relforge.errors import ConfigError, NothingToDoError, RefusedError, ValidationFailed
-from relforge.manifest import ArtifactManifest
+from relforge.errors import (
+    ConfigError,
+    NothingToDoError,
+    RefusedError,
+    UsageError,
+    ValidationFailed,
+)
+from relforge.manifest import ArtifactManifest, sha256_file
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.store import ObjectStore, sha256_bytes
 from relforge.variants.check import check_variant_wheel
-from relforge.variants.format import VariantSpec, document, dumps, read_variants, variant_for
+from relforge.variants.format import (
+    VariantSpec,
+    document,
+    dumps,
+    read_providers,
+    read_variants,
+    variant_for,
+)
 from relforge.variants.stage import stage_variant_wheel
 
 JSON_TYPE = "application/json"
@@ -78,6 +94,12 @@ def plan_variants(
             key=f"releases.{release}.variants",
             hint="map cells to variant labels and properties under `variants: wheels:`",
         )
+    if manifest.channel != channel:
+        raise UsageError(
+            f"the manifest holds wheels built for the {manifest.channel!r} channel, not {channel}",
+            key="--channel",
+            hint=f"pass --channel {manifest.channel}, or build for {channel}",
+        )
     prefix = matrix.channels.get(channel).prefix.strip("/")
     plan = VariantPlan(
         folder=f"{prefix}/{spec.folder}", project=canonicalize_name(manifest.project)
@@ -95,10 +117,22 @@ def plan_variants(
                 "validated wheels only",
                 hint="run relforge validate --manifest first",
             )
+        source = dist / entry.file
+        try:
+            have_sha = sha256_file(source)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot read {source} ({cell_id}): {exc.strerror or exc}", key="--manifest"
+            ) from None
+        if have_sha != entry.sha256:
+            raise RefusedError(
+                f"{entry.file} ({cell_id}) has sha256 {have_sha[:12]}…, the manifest "
+                f"{entry.sha256[:12]}…: it is not the wheel that was validated",
+                key="--manifest",
+                hint="rebuild and validate, or restore the validated file",
+            )
         own = dumps(document(spec, {variant.label: variant}))
-        staged = stage_variant_wheel(
-            dist / entry.file, workdir, label=variant.label, variant_json=own
-        )
+        staged = stage_variant_wheel(source, workdir, label=variant.label, variant_json=own)
         problems = check_variant_wheel(staged.path, {variant.label: frozenset(variant.properties)})
         if problems:
             raise ValidationFailed(f"{staged.path.name}: " + "; ".join(problems))
@@ -131,8 +165,20 @@ def plan_variants(
     for version, labels in by_version.items():
         key = f"{plan.folder}/{plan.project.replace('-', '_')}-{version}-variants.json"
         merged = dict(labels)
+        providers: dict[str, Any] = {}
         if store.head(key) is not None:
-            for label, props in read_variants(store.get(key), key).items():
+            data = store.get(key)
+            try:
+                published = read_variants(data, key)
+                providers = read_providers(data, key)
+            except ValueError as exc:
+                raise RefusedError(
+                    f"{exc}; the published file is not replaced",
+                    key=key,
+                    hint="repair or remove it in the store (it is the index of the variant "
+                    "wheels already published), then rerun",
+                ) from None
+            for label, props in published.items():
                 mine = merged.get(label)
                 if mine is not None and frozenset(mine.properties) != props:
                     raise RefusedError(
@@ -140,9 +186,10 @@ def plan_variants(
                         hint="a label must keep its meaning; choose a new label",
                     )
                 merged.setdefault(label, VariantSpec(label=label, properties=tuple(sorted(props))))
-            if store.get(key) == dumps(document(spec, merged)):
-                plan.unchanged.add(key)
-        plan.documents[key] = dumps(document(spec, merged))
+        text = dumps(document(spec, merged, providers))
+        if store.head(key) is not None and store.get(key) == text:
+            plan.unchanged.add(key)
+        plan.documents[key] = text
     return plan
 
 
@@ -176,15 +223,21 @@ def write_pages(store: ObjectStore, folder: str, project: str) -> None:
         sha = store.sha256(info.key) or sha256_bytes(store.get(info.key))
         rows.append(f'    <a href="../{quote(name)}#sha256={sha}">{html.escape(name)}</a><br>')
     page = _page(f"Links for {project}", rows)
-    store.write(f"{folder}/{project}/index.html", page, HTML_TYPE)
+    _write_changed(store, f"{folder}/{project}/index.html", page)
     projects = sorted(
         {i.key.split("/")[-2] for i in store.list(f"{folder}/") if i.key.endswith("/index.html")}
         - {folder.rsplit("/", 1)[-1]}
     )
     links = [f'    <a href="{quote(p)}/">{html.escape(p)}</a><br>' for p in projects]
-    store.write(f"{folder}/index.html", _page("Variant wheels", links), HTML_TYPE)
+    _write_changed(store, f"{folder}/index.html", _page("Variant wheels", links))
     if store.directory_pages:
-        store.write(f"{folder}/{project}/", page, HTML_TYPE)
+        _write_changed(store, f"{folder}/{project}/", page)
+
+
+def _write_changed(store: ObjectStore, key: str, page: bytes) -> None:
+    """Replace a page only when its bytes change, so that a rerun writes nothing."""
+    if store.head(key) is None or store.get(key) != page:
+        store.write(key, page, HTML_TYPE)
 
 
 def _page(title: str, rows: list[str]) -> bytes:
@@ -196,6 +249,19 @@ def _page(title: str, rows: list[str]) -> bytes:
     return (head + "".join(r + "\n" for r in rows) + "  </body>\n</html>\n").encode()
 
 
-def staging_dir(root: Path) -> Path:
+@contextmanager
+def staging_dir(root: Path) -> Iterator[Path]:
+    """A private folder under `root` for the staged wheels, removed afterwards together with
+    every parent folder this made (a dry run leaves the working directory as it was)."""
+    made = [p for p in (root, *root.parents) if not p.exists()]
     root.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix="variants-", dir=root))
+    work = Path(tempfile.mkdtemp(prefix="variants-", dir=root))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        for folder in made:  # deepest first
+            try:
+                folder.rmdir()
+            except OSError:
+                break  # not empty (another run's work) or gone: leave it

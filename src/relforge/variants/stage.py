@@ -14,7 +14,7 @@ from relforge.manifest import sha256_file
 from relforge.promote.wheels import Rewritten, WheelName, _dist_info, _new_record
 from relforge.promote.zipcopy import rewrite_zip
 from relforge.record import record_hash
-from relforge.variants.check import split_variant_name
+from relforge.variants.check import UNREADABLE, split_variant_name
 from relforge.variants.format import DIST_INFO_FILE, LABEL
 
 
@@ -44,7 +44,7 @@ def stage_variant_wheel(
             metadata = zf.read(f"{info_dir}/METADATA").decode("utf-8")
             record_name = f"{info_dir}/RECORD"
             record = zf.read(record_name).decode("utf-8")
-    except (zipfile.BadZipFile, KeyError, OSError, UnicodeDecodeError) as exc:
+    except (*UNREADABLE, KeyError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{wheel}: not a readable wheel ({exc})") from None
     if any(n.startswith(f"{info_dir}/RECORD.") for n in names):
         raise RefusedError(f"{wheel}: a signed wheel (RECORD.jws/RECORD.p7s) cannot be rewritten")
