@@ -1,0 +1,85 @@
+"""Environment faults outside the stores: the stages that write files or git objects of their
+own (workflows, matrix docs, builds, release cuts) on a read-only or full file system.  Each
+exits 6 with one paragraph naming the path and a hint — never exit 1 or 2, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Result
+from tests.gitrepos import git, make_repos
+from tests.integration.test_environment_faults import _one_paragraph, _remount
+
+pytestmark = pytest.mark.slow
+Run = Callable[..., Result]
+Mount = Callable[[str, str], Path]
+EXAMPLE = Path(__file__).parents[2] / "matrix" / "example.yaml"
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path) -> Iterator[Mount]:
+    """Mount a fresh tmpfs of the given size (we are root: chmod would not stop a write)."""
+    mounted: list[Path] = []
+
+    def mount(name: str, size: str) -> Path:
+        where = tmp_path / name
+        where.mkdir()
+        options = f"size={size},mode=0755"
+        subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], check=True)
+        mounted.append(where)
+        return where
+
+    yield mount
+    for where in reversed(mounted):
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def _fill(where: Path) -> None:
+    """Use up every byte of a tmpfs."""
+    fd = os.open(where / "filler", os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("fault", ["ro", "full"])
+def test_workflows_generate_into_a_read_only_or_full_directory(
+    run: Run, tmpfs: Mount, fault: str
+) -> None:
+    disk = tmpfs(fault, "64k")
+    if fault == "ro":
+        _remount(disk, "ro")
+    else:
+        _fill(disk)
+    out = disk / "wf"
+    done = run("workflows", "generate", str(EXAMPLE), "-r", "1.0", "--out", str(out))
+    reason = "Read-only file system" if fault == "ro" else "No space left on device"
+    _one_paragraph(done, reason, str(disk))
+    assert not out.exists() or list(out.iterdir()) == []  # nothing partial
+
+
+def _first_cell(run: Run) -> str:
+    listed = run("matrix", "list", str(EXAMPLE), "-r", "1.0", "--format", "json")
+    assert listed.code == 0, listed.err
+    import json
+
+    cell: str = json.loads(listed.out)[0]["id"]
+    return cell
+
+
+def _repos(root: Path) -> tuple[Path, Path]:
+    repos = make_repos(root, {"version.txt": "0.3.0a0\n"})
+    return repos.origin, repos.clone
+
+
+def _refs(repo: Path) -> str:
+    return git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
