@@ -67,6 +67,21 @@ def test_workflows_generate_into_a_read_only_or_full_directory(
     assert not out.exists() or list(out.iterdir()) == []  # nothing partial
 
 
+@pytest.mark.parametrize("fault", ["ro", "full"])
+def test_matrix_docs_out_on_a_read_only_or_full_directory(
+    run: Run, tmpfs: Mount, fault: str
+) -> None:
+    disk = tmpfs(fault, "64k")
+    if fault == "ro":
+        _remount(disk, "ro")
+    else:
+        _fill(disk)
+    done = run("matrix", "docs", str(EXAMPLE), "--out", str(disk / "docs.md"))
+    reason = "Read-only file system" if fault == "ro" else "No space left on device"
+    _one_paragraph(done, reason, f"{disk}/docs.md")
+    assert sorted(p.name for p in disk.iterdir()) == ([] if fault == "ro" else ["filler"])
+
+
 def _first_cell(run: Run) -> str:
     listed = run("matrix", "list", str(EXAMPLE), "-r", "1.0", "--format", "json")
     assert listed.code == 0, listed.err
