@@ -241,7 +241,7 @@ def test_docs_out_that_cannot_be_written_leaves_no_temporary_file(
 
     monkeypatch.setattr(Path, "replace", refuse)
     result = run("matrix", "docs", str(EXAMPLE), "--out", str(tmp_path / "COMPAT.md"))
-    assert result.code == 2 and "--out" in result.err and "Permission denied" in result.err
+    assert result.code == 6 and "--out" in result.err and "Permission denied" in result.err
     assert list(tmp_path.iterdir()) == []  # neither the file nor its temporary sibling
 
 
