@@ -82,6 +82,13 @@ def test_matrix_docs_out_on_a_read_only_or_full_directory(
     assert sorted(p.name for p in disk.iterdir()) == ([] if fault == "ro" else ["filler"])
 
 
+def _last_paragraph(done: Result, *needles: str) -> None:
+    """The build prints its plan on stderr first: the error is the paragraph after it."""
+    start = done.err.find("environment fault: ")
+    assert start >= 0, done.out + done.err
+    _one_paragraph(Result(done.code, done.out, done.err[start:]), *needles)
+
+
 def _first_cell(run: Run) -> str:
     listed = run("matrix", "list", str(EXAMPLE), "-r", "1.0", "--format", "json")
     assert listed.code == 0, listed.err
@@ -89,6 +96,27 @@ def _first_cell(run: Run) -> str:
 
     cell: str = json.loads(listed.out)[0]["id"]
     return cell
+
+
+def test_build_out_on_a_read_only_directory(run: Run, tmpfs: Mount) -> None:
+    disk = tmpfs("ro", "64k")
+    _remount(disk, "ro")
+    cell = _first_cell(run)
+    args = ("build", str(EXAMPLE), "-r", "1.0", "--builder", "host", "--cell", cell)
+    done = run(*args, "--out", str(disk / "dist"))
+    _last_paragraph(done, "Read-only file system", f"{disk}/dist")
+
+
+def test_build_logs_in_a_read_only_working_directory(
+    run: Run, tmpfs: Mount, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    disk = tmpfs("cwd", "64k")
+    _remount(disk, "ro")
+    monkeypatch.chdir(disk)
+    cell = _first_cell(run)
+    args = ("build", str(EXAMPLE), "-r", "1.0", "--builder", "host", "--cell", cell)
+    done = run(*args, "--out", str(tmp_path / "dist"))
+    _last_paragraph(done, "Read-only file system", f"{disk}/.relforge")
 
 
 def _repos(root: Path) -> tuple[Path, Path]:
