@@ -5,6 +5,7 @@ exits 6 with one paragraph naming the path and a hint — never exit 1 or 2, nev
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -126,3 +127,59 @@ def _repos(root: Path) -> tuple[Path, Path]:
 
 def _refs(repo: Path) -> str:
     return git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
+
+
+def test_release_cut_when_the_clone_cannot_store_objects(
+    run: Run, tmpfs: Mount, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The version-bump commit is written into the clone's object store: read-only → exit 6."""
+    origin, clone = _repos(tmp_path)
+    before = _refs(origin)
+    git_dir = clone / ".git"
+    subprocess.run(["mount", "--bind", str(git_dir), str(git_dir)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(git_dir)], check=True)
+        monkeypatch.chdir(clone)
+        done = run("release", "cut", "0.3", "--execute")
+    finally:
+        subprocess.run(["umount", "-l", str(git_dir)], check=False)
+    _one_paragraph(done, "Read-only file system")
+    assert _refs(origin) == before
+    monkeypatch.chdir(clone)
+    assert run("release", "cut", "0.3", "--execute").code == 0  # a rerun finishes the work
+
+
+def test_release_cut_on_a_full_disk(
+    run: Run, tmpfs: Mount, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    origin, clone = _repos(tmp_path)
+    disk = tmpfs("full", "1m")
+    moved = disk / "clone"
+    shutil.copytree(clone, moved, symlinks=True)
+    _fill(disk)
+    before = _refs(origin)
+    monkeypatch.chdir(moved)
+    done = run("release", "cut", "0.3", "--execute")
+    _one_paragraph(done, "No space left on device")
+    assert _refs(origin) == before
+    (disk / "filler").unlink()
+    assert run("release", "cut", "0.3", "--execute").code == 0
+
+
+def test_release_cut_when_the_remote_cannot_store_the_push(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The remote's unpacker fails (its disk is read-only): not "the remote moved" (exit 5)."""
+    origin, clone = _repos(tmp_path)
+    before = _refs(origin)
+    subprocess.run(["mount", "--bind", str(origin), str(origin)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(origin)], check=True)
+        monkeypatch.chdir(clone)
+        done = run("release", "cut", "0.3", "--execute")
+    finally:
+        subprocess.run(["umount", "-l", str(origin)], check=False)
+    _one_paragraph(done, "origin", "unpack")
+    assert "the remote moved" not in done.err
+    assert _refs(origin) == before
+    assert run("release", "cut", "0.3", "--execute").code == 0

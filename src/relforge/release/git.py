@@ -5,6 +5,7 @@ errors a release engineer can act on (missing remote, auth failure, rejected pus
 from __future__ import annotations
 
 import base64
+import errno
 import os
 import subprocess
 import tempfile
@@ -13,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from relforge.errors import ConfigError, RefusedError, RelforgeError
+from relforge.envfaults import HINTS
+from relforge.errors import ConfigError, EnvironmentFault, RefusedError, RelforgeError
 
 
 class GitError(RelforgeError):
@@ -39,6 +41,14 @@ _AUTH = (
     "returned error: 401",
     "401 Unauthorized",
 )
+# strerror texts (LC_ALL=C) git prints when the local disk fails it → what to do about it
+_DISK_FAULTS = {
+    "Read-only file system": HINTS[errno.EROFS],
+    "No space left on device": HINTS[errno.ENOSPC],
+    "Disk quota exceeded": HINTS[errno.EDQUOT],
+}
+# what a push prints when the remote could not write the objects it was sent
+_REMOTE_STORE = ("remote unpack failed", "(unpacker error)", "unpack-objects abnormal exit")
 _REJECTED = (
     "[rejected]",
     "[remote rejected]",  # the remote refused the update (moved during the push, a hook)
@@ -253,6 +263,9 @@ def classify(done: GitResult) -> RelforgeError:
             f"`{command}` was refused by the remote: {last}",
             hint="check the remote's credentials (token or SSH key) and permissions",
         )
+    fault = _environment_fault(command, err + "\n" + done.out)
+    if fault is not None:
+        return fault
     if done.args[3:4] == ("push",) and any(word in err + done.out for word in _REJECTED):
         # `--porcelain` prints one "!<TAB>src:dst<TAB>reason" line per refused ref; the
         # remote's own words ("remote: error: cannot lock ref …") say why.
@@ -273,6 +286,24 @@ def classify(done: GitResult) -> RelforgeError:
     if "not a git repository" in err:
         return ConfigError(f"`{command}`: {last}", key="--repo")
     return GitError(f"`{command}` failed: {last}")
+
+
+def _environment_fault(command: str, text: str) -> EnvironmentFault | None:
+    """A git run that failed because a disk is read-only or full (here, or on the remote: its
+    unpacker could not store what we pushed) is an environment fault (exit 6), not a bug."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for reason, hint in _DISK_FAULTS.items():
+        said = next((line for line in lines if reason in line), None)
+        if said is not None:
+            return EnvironmentFault(f"`{command}` failed: {said}", hint=hint)
+    said = next((line for line in lines if any(w in line for w in _REMOTE_STORE)), None)
+    if said is not None:
+        return EnvironmentFault(
+            f"`{command}`: the remote could not store the push: {said}",
+            hint="the remote's disk is full, read-only or not writable: fix it and rerun "
+            "(nothing was updated: the push is atomic)",
+        )
+    return None
 
 
 def _run(
