@@ -191,3 +191,25 @@ def test_the_waiting_budget_spans_every_call_of_a_run(fake_github: FakeGitHub) -
     with pytest.raises(RateLimited):  # 800 s in all would outlast the job
         gh.issue(number)
     assert gh.waits == [400.0]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("reset", ["past", "not-a-number", ""])
+def test_a_rate_limit_whose_reset_is_past_or_unreadable_is_not_hammered(
+    fake_github: FakeGitHub, reset: str
+) -> None:
+    """A reset time behind our clock (clock skew) must not turn into immediate retries (GitHub
+    may ban an integration that keeps calling while limited), and when the retries run out the
+    error is the rate limit (exit 6, re-run later), not a bug (exit 1)."""
+    import time
+
+    number = fake_github.add_issue(REPO, "x")
+    value = str(int(time.time()) - 3600) if reset == "past" else reset
+    headers = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": value}
+    for _ in range(8):
+        fake_github.fail_next(403, headers, "API rate limit exceeded for installation.")
+    gh = client(fake_github, max_retries=5, max_wait=600)
+    with pytest.raises(RateLimited) as info:
+        gh.issue(number)
+    assert info.value.exit_code == 6 and "rate limited" in info.value.message
+    waits = gh.waits  # type: ignore[attr-defined]
+    assert waits and all(w >= 1 for w in waits) and sum(waits) <= 600

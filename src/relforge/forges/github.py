@@ -25,6 +25,7 @@ from relforge.forges.github_limits import (
     MaybeSaved,
     RateLimited,
     error_of,
+    is_rate_limited,
     rate_limited,
     retry_after,
 )
@@ -158,6 +159,8 @@ class GitHubClient:
             if method == "POST" and status >= 500:
                 raise MaybeSaved(f"{route} answered {status}", status=status)
             wait, reset = retry_after(response, attempt, self.clock())
+            if wait is not None and attempt == self.max_retries and is_rate_limited(response):
+                raise rate_limited(route, response, wait, reset, retries=attempt)  # exit 6
             if wait is None or attempt == self.max_retries:
                 raise error_of(route, response)
             if self.waited + wait > self.max_wait:

@@ -49,21 +49,27 @@ def retry_after(
         except ValueError:
             wait = 60.0
         return wait, _at(now + wait)
-    limited = status == 429 or (
-        status == 403
-        and (
-            headers.get("X-RateLimit-Remaining") == "0"
-            or "secondary rate limit" in response.text.lower()
-        )
-    )
-    if limited:
+    if is_rate_limited(response):
         reset = headers.get("X-RateLimit-Reset", "")
         if reset.isascii() and reset.isdigit():
-            return max(0.0, float(reset) - now), _at(float(reset))
+            # A reset behind our clock (skew) is no reason to call again at once: back off.
+            return max(2.0**attempt, float(reset) - now), _at(float(reset))
         return 60.0 * 2.0**attempt, None
     if status >= 500:
         return min(2.0**attempt, 60.0), None
     return None, None
+
+
+def is_rate_limited(response: requests.Response) -> bool:
+    """A primary (403/429 with no requests left) or secondary rate limit answer."""
+    status = response.status_code
+    return status == 429 or (
+        status == 403
+        and (
+            response.headers.get("X-RateLimit-Remaining") == "0"
+            or "secondary rate limit" in response.text.lower()
+        )
+    )
 
 
 def _at(epoch: float) -> datetime | None:
@@ -74,9 +80,22 @@ def _at(epoch: float) -> datetime | None:
 
 
 def rate_limited(
-    route: str, response: requests.Response, wait: float, reset: datetime | None
+    route: str,
+    response: requests.Response,
+    wait: float,
+    reset: datetime | None,
+    *,
+    retries: int | None = None,
 ) -> RateLimited:
+    """The error for a limit that resets too late (or, after `retries`, never lifted)."""
     when = f"resets at {reset:%Y-%m-%d %H:%M:%S} UTC" if reset else "does not reset soon"
+    if retries is not None:
+        return RateLimited(
+            f"{route} is still rate limited ({response.status_code}) after {retries} retries"
+            + (f"; the limit said it {when}" if reset else ""),
+            status=response.status_code,
+            reset=None,
+        )
     return RateLimited(
         f"{route} is rate limited ({response.status_code}); the limit {when}, "
         f"in {wait / 60:.0f} min, longer than relforge waits",
