@@ -44,6 +44,8 @@ from relforge.forges.github import (
 from relforge.release.git import Git, GitError
 from relforge.release.picks import PickIndex
 
+LISTED_FILES = 50  # conflicted files named in a pull request body or a reply
+
 
 @dataclass(frozen=True, kw_only=True)
 class FlowSettings:
@@ -328,11 +330,7 @@ def _revert_body(plan: Plan, target: Target) -> str:
         lines[0] += f" Requested by @{plan.requester}."
     lines += ["", f"Reverted with `{revert_command(target)}`."]
     if target.conflicts:
-        lines += [
-            "",
-            "**This revert has conflicts**, committed with their conflict markers in:",
-            *(f"- {name!r}" for name in target.conflicts),
-        ]
+        lines += ["", f"**This revert has conflicts**, {conflicted_files(target.conflicts)}"]
     return "\n".join(lines)
 
 
@@ -357,11 +355,27 @@ def pull_body(plan: Plan, target: Target) -> str:
     if target.conflicts:
         lines += [
             "",
-            "**This pick has conflicts**, committed with their conflict markers in:",
-            *(f"- {name!r}" for name in target.conflicts),
+            f"**This pick has conflicts**, {conflicted_files(target.conflicts)}",
             "",
             "Resolve them on this branch before marking the pull request ready.",
         ]
+    return "\n".join(lines)
+
+
+def listed(names: tuple[str, ...], limit: int = LISTED_FILES) -> tuple[tuple[str, ...], int]:
+    """The first `limit` names and how many more there are: a pull request body or a reply
+    must stay within what GitHub accepts (65536 characters), however many files conflict."""
+    return names[:limit], max(0, len(names) - limit)
+
+
+def conflicted_files(names: tuple[str, ...]) -> str:
+    shown, more = listed(names)
+    head = "committed with their conflict markers in"
+    if more:
+        head += f" {len(names)} files (the first {len(shown)} listed)"
+    lines = [f"{head}:", *(f"- {name!r}" for name in shown)]
+    if more:
+        lines.append(f"- ... and {more} more")
     return "\n".join(lines)
 
 

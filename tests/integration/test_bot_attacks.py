@@ -1,0 +1,61 @@
+"""Hostile input to the cherry-pick bot, through the real flow (a bare origin, the fake GitHub
+holding GitHub's documented limits): every attack either is refused with one reply or changes
+nothing; no reply or pull request body the bot writes can be made longer than GitHub accepts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from relforge.bot.handler import Status
+from tests.botworld import REPO, World, make_world
+from tests.fakegithub import FakeGitHub
+from tests.fakegithub_routes import BODY_LIMIT
+from tests.gitrepos import git
+
+PICK = "@relforge-bot cherry-pick --onto release/2.9 -c docs"
+
+
+@pytest.fixture
+def world(tmp_path: Path, fake_github: FakeGitHub) -> World:
+    return make_world(tmp_path, fake_github)
+
+
+def test_thousands_of_extra_command_lines_still_get_one_reply(world: World) -> None:
+    """GitHub takes comments of up to 65536 characters: enough for ~3000 command lines, each of
+    which the note on ignored commands used to list (a reply GitHub refused with 422)."""
+    pr, _ = world.land("Fix the answer", {"src/lib.py": "def answer():\n    return 42\n"})
+    line = "@relforge-bot help\n"
+    body = line * (BODY_LIMIT // len(line))
+    assert len(body) <= BODY_LIMIT
+    outcome = world.handle(body, number=pr)
+    assert outcome.status is Status.HELP and outcome.posted
+    [reply] = world.fake.comments_on(REPO, pr)
+    assert len(reply) <= BODY_LIMIT
+    assert "ignored line 2" in reply and "more" in reply
+
+
+@pytest.mark.parametrize("draft", [False, True])
+def test_a_pick_that_conflicts_in_thousands_of_files_is_still_reported(
+    world: World, draft: bool
+) -> None:
+    """A codemod conflicts in 2000 files: the reply and the draft PR's body list a bounded
+    number of them (GitHub refuses bodies over 65536 characters: the draft PR was pushed, then
+    never opened)."""
+    names = [f"src/generated/module_number_{i:05}.py" for i in range(2000)]
+    clone = world.repos.clone
+    git(clone, "checkout", "-q", "release/2.9")
+    world.repos.commit("release side", dict.fromkeys(names, "release = 1\n"))
+    git(clone, "push", "-q", "origin", "release/2.9")
+    git(clone, "checkout", "-q", "main")
+    pr, _ = world.land("Codemod", dict.fromkeys(names, "main = 1\n"))
+    outcome = world.handle(PICK, number=pr, draft_on_conflict=draft)
+    assert outcome.status is Status.HANDLED and outcome.posted, outcome.reason
+    [reply] = world.fake.comments_on(REPO, pr)
+    assert len(reply) <= BODY_LIMIT and "module_number_00000.py" in reply
+    assert "more" in reply
+    if draft:
+        [new] = world.new_pulls()
+        assert new["draft"] and len(new["body"]) <= BODY_LIMIT
+        assert "module_number_00000.py" in new["body"] and "2000 files" in new["body"]
