@@ -59,3 +59,40 @@ def test_a_pick_that_conflicts_in_thousands_of_files_is_still_reported(
         [new] = world.new_pulls()
         assert new["draft"] and len(new["body"]) <= BODY_LIMIT
         assert "module_number_00000.py" in new["body"] and "2000 files" in new["body"]
+
+
+def _comment_as(world: World, number: int, user: str, body: str) -> None:
+    r = world.fake.repo(REPO)
+    r.comments.setdefault(number, []).append(
+        {"id": r.new_id(), "body": body, "user": {"login": user, "type": "User"}, "html_url": "u"}
+    )
+
+
+def test_a_forged_tracker_entry_does_not_keep_a_pick_off_the_tracker(world: World) -> None:
+    """Anyone can comment on the (public) release tracker.  Entries naming the next pull
+    request numbers, posted ahead, must not make the bot think its pick is recorded there: the
+    release manager would never see the pick."""
+    pr, _ = world.land("Fix the answer", {"src/lib.py": "def answer():\n    return 42\n"})
+    tracker = world.trackers["2.9"]
+    web = world.fake.web
+    upcoming = "".join(f"* {web}/{REPO}/pull/{n}\n" for n in range(pr, pr + 50))
+    _comment_as(world, tracker, "mallory", f"Link to release branch PR:\n{upcoming}")
+    outcome = world.handle(PICK, number=pr)
+    assert outcome.status is Status.HANDLED and outcome.posted
+    [new] = world.new_pulls()
+    records = world.fake.comments_on(REPO, tracker)
+    assert len(records) == 2 and f"* {new['html_url']}\n" in records[1]
+    assert "recorded on the release tracker" in world.fake.comments_on(REPO, pr)[0]
+
+
+def test_a_maintainers_own_tracker_entry_is_not_duplicated(world: World) -> None:
+    pr, _ = world.land("Fix the answer", {"src/lib.py": "def answer():\n    return 42\n"})
+    tracker = world.trackers["2.9"]
+    entry = f"Link to release branch PR:\n* {world.fake.web}/{REPO}/pull/{pr + 1}\n"
+    _comment_as(world, tracker, "maintainer", entry)  # recorded by hand, ahead of the bot
+    outcome = world.handle(PICK, number=pr)
+    assert outcome.posted
+    [new] = world.new_pulls()
+    assert new["number"] == pr + 1
+    assert len(world.fake.comments_on(REPO, tracker)) == 1
+    assert "already recorded on the release tracker" in world.fake.comments_on(REPO, pr)[0]
