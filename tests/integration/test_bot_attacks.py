@@ -96,3 +96,33 @@ def test_a_maintainers_own_tracker_entry_is_not_duplicated(world: World) -> None
     assert new["number"] == pr + 1
     assert len(world.fake.comments_on(REPO, tracker)) == 1
     assert "already recorded on the release tracker" in world.fake.comments_on(REPO, pr)[0]
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "https://evil.example/acme/widget/issues/7",  # shaped like an issue, on another host
+        "https://github.example.evil.example/acme/widget/issues/7",
+    ],
+)
+def test_fixes_must_link_to_the_repositorys_own_github(world: World, link: str) -> None:
+    """The --fixes link goes into the pick PR and the release tracker as "the issue it fixes":
+    a link to another host is no GitHub issue (and a phishing link in the tracker)."""
+    pr, _ = world.land("Fix the answer", {"src/lib.py": "def answer():\n    return 42\n"})
+    heads = world.remote_heads()
+    command = f"@relforge-bot cherry-pick --onto release/2.9 -c regression --fixes {link}"
+    outcome = world.handle(command, number=pr)
+    assert outcome.status is Status.REFUSED
+    assert world.remote_heads() == heads and world.new_pulls() == []
+    [reply] = world.fake.comments_on(REPO, pr)
+    assert "--fixes" in reply and "github.example" in reply
+
+
+def test_fixes_may_link_to_another_repository_on_the_same_github(world: World) -> None:
+    pr, _ = world.land("Fix the answer", {"src/lib.py": "def answer():\n    return 42\n"})
+    link = "https://github.example/upstream/lib/issues/3"
+    command = f"@relforge-bot cherry-pick --onto release/2.9 -c regression --fixes {link}"
+    outcome = world.handle(command, number=pr)
+    assert outcome.status is Status.HANDLED and outcome.posted
+    [new] = world.new_pulls()
+    assert f"Linked issue: {link}" in new["body"]

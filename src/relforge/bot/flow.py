@@ -13,6 +13,7 @@ import enum
 import string
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from relforge.bot.cherrypick import (
     PickOutcome,
@@ -136,6 +137,7 @@ def plan_picks(
             f"#{pr} is not merged",
             hint="cherry-pick a pull request after it has landed",
         )
+    _check_fixes_host(command, source)
     commit = source.merge_commit_sha or ""
     if len(commit) != 40 or not set(commit) <= set(string.hexdigits):
         raise RefusedError(f"GitHub reports no merge commit for #{pr}")
@@ -192,6 +194,19 @@ def plan_picks(
         requester=requester,
         targets=tuple(targets),
         trigger=trigger,
+    )
+
+
+def _check_fixes_host(command: CherryPickCommand, source: PullRequest) -> None:
+    """--fixes must link to an issue on the repository's own GitHub (any repository there):
+    the link goes into the pick PR and the release tracker as the issue the pick fixes."""
+    host = (urlsplit(source.html_url).hostname or "").lower()
+    if command.fixes is None or not host or command.fixes.host == host:
+        return
+    raise UsageError(
+        f"{command.fixes.url} is not on {host}, where this repository's issues are",
+        key="--fixes",
+        hint=f"link the issue the pick fixes: https://{host}/OWNER/REPO/issues/N",
     )
 
 
