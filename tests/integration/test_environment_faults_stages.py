@@ -183,3 +183,21 @@ def test_release_cut_when_the_remote_cannot_store_the_push(
     assert "the remote moved" not in done.err
     assert _refs(origin) == before
     assert run("release", "cut", "0.3", "--execute").code == 0
+
+
+def test_build_cache_on_a_read_only_file_system(
+    run: Run, tmpfs: Mount, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cell builds, then its artifact cannot be stored in the cache: an environment fault
+    (exit 6), not a cell failed by an "internal error" (exit 4)."""
+    work = tmp_path / "work"
+    (work / ".relforge").mkdir(parents=True)
+    cache = tmpfs("cache", "64k")
+    _remount(cache, "ro")
+    (work / ".relforge" / "cache").symlink_to(cache)
+    monkeypatch.chdir(work)
+    cell = _first_cell(run)
+    args = ("build", str(EXAMPLE), "-r", "1.0", "--builder", "host", "--cell", cell)
+    done = run(*args, "--out", str(tmp_path / "dist"))
+    _last_paragraph(done, "Read-only file system", ".relforge/cache")
+    assert "internal error" not in done.out + done.err

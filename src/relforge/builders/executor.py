@@ -181,6 +181,9 @@ class _Run:
         except RelforgeError as exc:
             result = self._failed(cell, builder, log, start, exc.message)
         except Exception as exc:  # a bug in relforge: this cell fails, the others go on
+            if is_environment_fault(exc):  # a read-only or full disk: the run stops (exit 6)
+                assert isinstance(exc, OSError)
+                raise environment_fault(exc, f"{cell.id}: cannot write the build's files") from None
             with log.open("a", encoding="utf-8") as fh:
                 traceback.print_exc(file=fh)
             result = self._failed(cell, builder, log, start, f"internal error: {exc!r}")
