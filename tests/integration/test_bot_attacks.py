@@ -4,12 +4,13 @@ nothing; no reply or pull request body the bot writes can be made longer than Gi
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from relforge.bot.handler import Status
-from tests.botworld import REPO, World, make_world
+from tests.botworld import REPO, World, api_commit, make_world, pull_event
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub_routes import BODY_LIMIT
 from tests.gitrepos import git
@@ -126,3 +127,58 @@ def test_fixes_may_link_to_another_repository_on_the_same_github(world: World) -
     assert outcome.status is Status.HANDLED and outcome.posted
     [new] = world.new_pulls()
     assert f"Linked issue: {link}" in new["body"]
+
+
+def test_a_revert_merged_into_one_release_branch_is_not_propagated_to_the_others(
+    world: World,
+) -> None:
+    """GitHub's Revert button on the 2.9 pick PR opens `Revert "[release/2.9] Fix"` against
+    release/2.9.  Merged, it undoes the fix on 2.9 only: the bot must not open a revert of the
+    2.8 pick too (it matched the 2.9 pick's patch-id on release/2.8)."""
+    world.on_release("release/2.8", "commit", "-q", "--allow-empty", "-m", "2.8 only")
+    pr, _ = world.land("Fix the answer", {"src/lib.py": "def answer():\n    return 42\n"})
+    world.handle(
+        "@relforge-bot cherry-pick --onto release/2.8 --onto release/2.9 -c docs", number=pr
+    )
+    heads = world.remote_heads()
+    for line in ("2.8", "2.9"):  # both pick PRs merged
+        pick = heads[f"refs/heads/cherry-pick/{pr}-onto-release-{line}"]
+        git(world.repos.origin, "update-ref", f"refs/heads/release/{line}", pick)
+    clone = world.repos.clone
+    git(clone, "fetch", "-q", "origin")
+    git(clone, "checkout", "-q", "-B", "release/2.9", "origin/release/2.9")
+    git(clone, "revert", "--no-edit", "HEAD")
+    git(clone, "push", "-q", "origin", "release/2.9")
+    revert = git(clone, "rev-parse", "HEAD")
+    git(clone, "checkout", "-q", "main")
+    before = world.remote_heads()
+    pulls = len(world.new_pulls())
+    number = world.fake.add_pull(
+        REPO,
+        'Revert "[release/2.9] Fix the answer"',
+        head="revert-2.9-pick",
+        base="release/2.9",
+        merged=True,
+        merge_commit_sha=revert,
+        commits=[api_commit(world.repos.clone, revert)],
+    )
+    outcome = world.dispatch("pull_request", pull_event("closed", number=number, sender="owner"))
+    assert outcome.status is Status.IGNORED, outcome.reply
+    assert world.remote_heads() == before and len(world.new_pulls()) == pulls
+    assert world.fake.comments_on(REPO, number) == []
+    # Asked for by command on that PR: refused with the reason, nothing pushed.
+    asked = world.handle("@relforge-bot revert --onto release/2.8", number=number)
+    o = world.repos.origin
+    for ref in ("release/2.8", "release/2.9~1"):
+        print(
+            "PID",
+            ref,
+            subprocess.run(
+                f"git -C {o} show {ref} | git patch-id --stable",
+                shell=True,
+                capture_output=True,
+                text=True,
+            ).stdout,
+        )
+    assert asked.status is Status.REFUSED and world.remote_heads() == before
+    assert "release/2.9" in (asked.reply or "")
