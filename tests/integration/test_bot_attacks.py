@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from relforge.bot.handler import Status
+from relforge.forges.github import GitHubError
 from tests.botworld import REPO, World, api_commit, make_world, pull_event
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub_routes import BODY_LIMIT
@@ -182,3 +183,24 @@ def test_a_revert_merged_into_one_release_branch_is_not_propagated_to_the_others
         )
     assert asked.status is Status.REFUSED and world.remote_heads() == before
     assert "release/2.9" in (asked.reply or "")
+
+
+def test_5xx_after_saved_patches_neither_double_the_update_nor_lose_the_milestone(
+    world: World,
+) -> None:
+    """The re-run that succeeds edits the earlier error reply and sets the milestone (PATCHes);
+    GitHub saves both and answers 502.  The PATCHes are sent again: one update line, the
+    milestone set, one success reply."""
+    milestone = world.fake.add_milestone(REPO, "2.9.1")
+    pr, _ = world.land("Fix the answer", {"src/lib.py": "def answer():\n    return 42\n"})
+    world.fake.fail_when("POST", r"/pulls", 403, "Resource not accessible by integration")
+    with pytest.raises(GitHubError):
+        world.handle(PICK, number=pr, comment_id=91)
+    world.fake.fail_after_saving("PATCH", r"/issues/comments/\d+", 502)
+    world.fake.fail_after_saving("PATCH", r"/issues/\d+", 502)
+    again = world.handle(PICK, number=pr, comment_id=91)
+    assert again.status is Status.HANDLED and again.posted
+    error, success = world.fake.comments_on(REPO, pr)
+    assert error.count("**Update:**") == 1 and "opened pull request" in success
+    [new] = world.new_pulls()
+    assert (new["milestone"] or {}).get("number") == milestone
