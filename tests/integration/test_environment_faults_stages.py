@@ -201,3 +201,22 @@ def test_build_cache_on_a_read_only_file_system(
     done = run(*args, "--out", str(tmp_path / "dist"))
     _last_paragraph(done, "Read-only file system", ".relforge/cache")
     assert "internal error" not in done.out + done.err
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("http://127.0.0.1:9/widget.git", "Failed to connect"),  # a closed port
+        ("https://no-such-host.invalid/widget.git", "Could not resolve host"),
+    ],
+)
+def test_release_commands_on_an_unreachable_remote(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str, said: str
+) -> None:
+    """A remote that cannot be reached is the network's fault (exit 6), not a bug (exit 1)."""
+    _origin, clone = _repos(tmp_path)
+    git(clone, "remote", "set-url", "origin", url)
+    monkeypatch.chdir(clone)
+    for args in (("release", "cut", "0.3"), ("release", "status", "0.3")):
+        done = run(*args)
+        _one_paragraph(done, said, "origin")

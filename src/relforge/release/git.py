@@ -47,6 +47,17 @@ _DISK_FAULTS = {
     "No space left on device": HINTS[errno.ENOSPC],
     "Disk quota exceeded": HINTS[errno.EDQUOT],
 }
+# what git (curl, ssh) prints when the remote cannot be reached at all
+_NETWORK = (
+    "Could not resolve host",
+    "Could not resolve hostname",
+    "Failed to connect to",
+    "Connection refused",
+    "Connection timed out",
+    "Network is unreachable",
+    "No route to host",
+    "Operation timed out",
+)
 # what a push prints when the remote could not write the objects it was sent
 _REMOTE_STORE = ("remote unpack failed", "(unpacker error)", "unpack-objects abnormal exit")
 _REJECTED = (
@@ -296,6 +307,12 @@ def _environment_fault(command: str, text: str) -> EnvironmentFault | None:
         said = next((line for line in lines if reason in line), None)
         if said is not None:
             return EnvironmentFault(f"`{command}` failed: {said}", hint=hint)
+    said = next((line for line in lines if any(w in line for w in _NETWORK)), None)
+    if said is not None:
+        return EnvironmentFault(
+            f"`{command}`: the remote cannot be reached: {said}",
+            hint="check the network, the remote's URL (git remote -v) and any proxy, then rerun",
+        )
     said = next((line for line in lines if any(w in line for w in _REMOTE_STORE)), None)
     if said is not None:
         return EnvironmentFault(
