@@ -22,6 +22,7 @@ import requests
 from relforge.errors import ConfigError
 from relforge.forges.github_limits import (
     GitHubError,
+    GitHubUnavailable,
     MaybeSaved,
     RateLimited,
     error_of,
@@ -44,6 +45,7 @@ __all__ = [
     "Comment",
     "GitHubClient",
     "GitHubError",
+    "GitHubUnavailable",
     "Issue",
     "LabelEvent",
     "Milestone",
@@ -148,7 +150,7 @@ class GitHubClient:
                 if method == "POST":  # it may have arrived: look before sending it again
                     raise MaybeSaved(f"{route}: {type(exc).__name__}") from None
                 if attempt == self.max_retries:
-                    raise GitHubError(
+                    raise GitHubUnavailable(
                         f"{route}: {type(exc).__name__}", hint="is the API URL reachable?"
                     ) from None
                 self._wait(min(2.0**attempt, 60.0))
@@ -180,7 +182,7 @@ class GitHubClient:
                 return post()
             except MaybeSaved as exc:
                 if attempt == self.max_retries:
-                    raise GitHubError(exc.message, status=exc.status) from None
+                    raise GitHubUnavailable(exc.message, status=exc.status) from None
                 self._wait(min(2.0**attempt, 60.0))
                 found = find()
                 if found is not None:

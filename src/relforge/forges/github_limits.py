@@ -33,6 +33,13 @@ class RateLimited(GitHubError):
         self.reset = reset
 
 
+class GitHubUnavailable(GitHubError):
+    """GitHub could not be reached, or answered 5xx on every retry (exit 6: re-run later)."""
+
+    exit_code = 6
+    label = "GitHub unavailable"
+
+
 class MaybeSaved(GitHubError):
     """A write answered with a 5xx or cut off: GitHub may or may not have saved it."""
 
@@ -115,7 +122,10 @@ def error_of(route: str, response: requests.Response) -> GitHubError:
         hint = "set GITHUB_TOKEN to a token that can access the repository"
     elif response.status_code == 403:
         hint = "the token lacks a permission, or a rate limit did not reset in time"
-    return GitHubError(
+    kind = GitHubUnavailable if response.status_code >= 500 else GitHubError
+    if kind is GitHubUnavailable:
+        hint = "GitHub failed on every retry: re-run the job later"
+    return kind(
         f"{route} answered {response.status_code}: {message}",
         status=response.status_code,
         hint=hint,
