@@ -204,3 +204,28 @@ def test_5xx_after_saved_patches_neither_double_the_update_nor_lose_the_mileston
     assert error.count("**Update:**") == 1 and "opened pull request" in success
     [new] = world.new_pulls()
     assert (new["milestone"] or {}).get("number") == milestone
+
+
+def test_a_full_or_read_only_temporary_disk_is_answered_not_silent(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pick is tried in a worktree under $TMPDIR; on a runner whose disk is read-only (or
+    full) the requester is told (an environment fault, @mentioned), nothing is pushed."""
+    import subprocess
+    import tempfile
+
+    pr, _ = world.land("Fix the answer", {"src/lib.py": "def answer():\n    return 42\n"})
+    ro = tmp_path / "tmp-ro"
+    ro.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(ro)], check=True)
+    try:
+        monkeypatch.setattr(tempfile, "tempdir", str(ro))
+        heads = world.remote_heads()
+        outcome = world.handle(PICK, number=pr)
+    finally:
+        subprocess.run(["umount", "-l", str(ro)], check=False)
+    assert outcome.status is Status.REFUSED and outcome.posted
+    assert world.remote_heads() == heads and world.new_pulls() == []
+    [reply] = world.fake.comments_on(REPO, pr)
+    assert reply.startswith("@alice ") and "environment fault" in reply
+    assert "Read-only file system" in reply
