@@ -220,3 +220,21 @@ def test_release_commands_on_an_unreachable_remote(
     for args in (("release", "cut", "0.3"), ("release", "status", "0.3")):
         done = run(*args)
         _one_paragraph(done, said, "origin")
+
+
+def test_release_cut_when_the_clone_is_immutable(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`chattr +i` on the object store: even root gets EPERM.  Not a bug (exit 1)."""
+    origin, clone = _repos(tmp_path)
+    before = _refs(origin)
+    stores = [clone / ".git" / "objects", *(clone / ".git" / "objects").glob("??")]
+    subprocess.run(["chattr", "+i", *map(str, stores)], check=True)
+    try:
+        monkeypatch.chdir(clone)
+        done = run("release", "cut", "0.3", "--execute")
+    finally:
+        subprocess.run(["chattr", "-i", *map(str, stores)], check=True)
+    _one_paragraph(done, "Operation not permitted", "immutable")
+    assert _refs(origin) == before
+    assert run("release", "cut", "0.3", "--execute").code == 0

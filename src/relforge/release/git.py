@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import errno
 import os
+import re
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -46,7 +47,12 @@ _DISK_FAULTS = {
     "Read-only file system": HINTS[errno.EROFS],
     "No space left on device": HINTS[errno.ENOSPC],
     "Disk quota exceeded": HINTS[errno.EDQUOT],
+    "Operation not permitted": HINTS[errno.EPERM],  # an immutable file or a restrictive mount
+    "insufficient permission for adding an object": HINTS[errno.EACCES],
 }
+# a local file git may not write: "Unable to create '/repo/.git/index.lock': Permission denied"
+# (ssh's "Permission denied (publickey)" is the remote refusing us: not this)
+_LOCAL_DENIED = re.compile(r"'[^']*/[^']*': Permission denied")
 # what git (curl, ssh) prints when the remote cannot be reached at all
 _NETWORK = (
     "Could not resolve host",
@@ -269,14 +275,14 @@ def classify(done: GitResult) -> RelforgeError:
     err = done.err.strip() or done.out.strip()
     command = "git " + " ".join(a for a in done.args[3:])  # without `git -C DIR`
     last = err.splitlines()[-1] if err else f"exit code {done.code}"
+    fault = _environment_fault(command, err + "\n" + done.out)
+    if fault is not None:
+        return fault
     if any(word in err for word in _AUTH):
         return GitError(
             f"`{command}` was refused by the remote: {last}",
             hint="check the remote's credentials (token or SSH key) and permissions",
         )
-    fault = _environment_fault(command, err + "\n" + done.out)
-    if fault is not None:
-        return fault
     if done.args[3:4] == ("push",) and any(word in err + done.out for word in _REJECTED):
         # `--porcelain` prints one "!<TAB>src:dst<TAB>reason" line per refused ref; the
         # remote's own words ("remote: error: cannot lock ref …") say why.
@@ -302,7 +308,14 @@ def classify(done: GitResult) -> RelforgeError:
 def _environment_fault(command: str, text: str) -> EnvironmentFault | None:
     """A git run that failed because a disk is read-only or full (here, or on the remote: its
     unpacker could not store what we pushed) is an environment fault (exit 6), not a bug."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip() and not line.startswith("remote:")  # the remote's words: not our disk
+    ]
+    local_denied = next((line for line in lines if _LOCAL_DENIED.search(line)), None)
+    if local_denied is not None:
+        return EnvironmentFault(f"`{command}` failed: {local_denied}", hint=HINTS[errno.EACCES])
     for reason, hint in _DISK_FAULTS.items():
         said = next((line for line in lines if reason in line), None)
         if said is not None:
