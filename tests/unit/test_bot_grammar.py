@@ -310,6 +310,8 @@ def test_malformed_events_are_config_errors(change: dict[str, object]) -> None:
         ("<!--\n```\n-->\n@relforge-bot help", [4]),  # a fence inside a comment opens nothing
         ("<!-- unclosed\n@relforge-bot help", []),
         ("@relforge-bot help <!-- why -->", [1]),
+        ("Type `<!--` to hide text\n@relforge-bot help", [2]),  # in a code span: no comment
+        ("``a`<!--`` x\n@relforge-bot help", [2]),
         # only CR, LF and CRLF end a line in Markdown; U+2028, VT, FF, NEL do not
         ("see\u2028@relforge-bot help", []),
         ("see\x0b@relforge-bot help\x85@relforge-bot help", []),

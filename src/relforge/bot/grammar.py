@@ -28,6 +28,7 @@ DEFAULT_BOT = "relforge-bot"
 _NAME_CHARS = frozenset(string.ascii_letters + string.digits + "-_.")
 _HOST_CHARS = frozenset(string.ascii_lowercase + string.digits + "-.")
 _MAX_LINE = 1000
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")  # an inline code span (CommonMark)
 _LINE_END = re.compile(r"\r\n|\r|\n")  # what ends a line in Markdown (CommonMark)
 
 
@@ -178,8 +179,9 @@ def command_lines(body: str, bot: str = DEFAULT_BOT) -> list[tuple[int, str]]:
 
 
 def _strip_html_comments(line: str) -> tuple[str, bool]:
-    """`line` without its HTML comments, and whether one stays open at its end."""
-    while (start := line.find("<!--")) >= 0:
+    """`line` without its HTML comments, and whether one stays open at its end.  A `<!--`
+    inside a code span (`` `<!--` ``) is text, not a comment."""
+    while (start := _CODE_SPAN.sub(lambda m: " " * len(m[0]), line).find("<!--")) >= 0:
         end = line.find("-->", start + 4)
         if end < 0:
             return line[:start], True
