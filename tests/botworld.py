@@ -17,7 +17,7 @@ from tests.fakegithub import FakeGitHub
 from tests.gitrepos import Repos, git, make_repos
 
 REPO = "acme/widget"
-FIXES = "https://github.com/acme/widget/issues/7"
+FIXES = "https://github.example/acme/widget/issues/7"  # the fake GitHub's web host
 BASE_FILES = {
     "version.txt": "2.9.0a0\n",
     "src/lib.py": "def answer():\n    return 41\n",

@@ -22,6 +22,16 @@ class Unprocessable(Exception):
     pass
 
 
+BODY_LIMIT = 65536  # GitHub refuses longer comment, issue and pull request bodies (422)
+
+
+def _body(value: Any) -> str:
+    text = str(value or "")
+    if len(text) > BODY_LIMIT:
+        raise Unprocessable(f"body is too long (maximum is {BODY_LIMIT} characters)")
+    return text
+
+
 def route(
     fake: FakeGitHub, method: str, path: str, query: Query, body: Any, raw_path: str
 ) -> tuple[int, Any, dict[str, str]]:
@@ -94,6 +104,7 @@ def list_pulls(fake: FakeGitHub, q: Query, b: Any, g: tuple[str, ...]) -> tuple[
 def create_pull(fake: FakeGitHub, q: Query, b: Any, g: tuple[str, ...]) -> tuple[int, Any]:
     repo = g[0]
     r = _repo(fake, repo)
+    _body(b.get("body"))
     owner = repo.split("/")[0]
     label = b["head"] if ":" in b["head"] else f"{owner}:{b['head']}"
     for pull in r.pulls.values():
@@ -169,6 +180,7 @@ def create_comment(fake: FakeGitHub, q: Query, b: Any, g: tuple[str, ...]) -> tu
 
     r = _repo(fake, g[0])
     issue = _item(r.issues, g[1])
+    _body(b["body"])
     cid = r.new_id()
     comment = {
         "id": cid,
@@ -182,6 +194,7 @@ def create_comment(fake: FakeGitHub, q: Query, b: Any, g: tuple[str, ...]) -> tu
 
 
 def edit_comment(fake: FakeGitHub, q: Query, b: Any, g: tuple[str, ...]) -> tuple[int, Any]:
+    _body(b["body"])
     for comments in _repo(fake, g[0]).comments.values():
         for comment in comments:
             if comment["id"] == int(g[1]):

@@ -18,6 +18,9 @@ HINTS: dict[int, str] = {
     "path) and rerun",
     errno.ENOSPC: "the disk is full: free space and rerun (a rerun finishes the work)",
     errno.EDQUOT: "the disk quota is exhausted: free space and rerun (a rerun finishes the work)",
+    errno.EIO: "the disk (or the network file system) failed to read or write: check it and rerun",
+    errno.EMFILE: "this process may open no more files: raise the limit (ulimit -n) and rerun",
+    errno.ENFILE: "the system may open no more files: close some (or raise fs.file-max) and rerun",
 }
 
 

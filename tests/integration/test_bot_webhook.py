@@ -121,3 +121,30 @@ def test_a_signed_label_event_is_picked(world: World, served: str) -> None:
     [reply] = world.fake.comments_on(REPO, pr)
     assert "requested by the label `cherry-pick/release-2.9`" in reply
     assert [p["base"]["ref"] for p in world.new_pulls()] == ["release/2.9"]
+
+
+def test_a_client_that_stops_sending_is_cut_off() -> None:
+    """A connection that sends part of a request and then nothing (slowloris) must not hold a
+    server thread for ever: each request has a time limit."""
+    import socket
+    import threading
+
+    from relforge.bot.webhook import WebhookServer
+
+    server = WebhookServer(
+        ("127.0.0.1", 0), secret=b"s", handle=lambda *_: None, log=lambda _: None, timeout=0.5
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with socket.create_connection(server.server_address[:2], timeout=10) as sock:
+            sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+            started = time.monotonic()
+            assert sock.recv(1024) == b""  # closed by the server, nothing answered
+            assert time.monotonic() - started < 5
+        with socket.create_connection(server.server_address[:2], timeout=10) as sock:
+            sock.sendall(b"POST / HTTP/1.1\r\n")  # headers never finished
+            assert sock.recv(1024) == b""
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -303,6 +303,19 @@ def test_malformed_events_are_config_errors(change: dict[str, object]) -> None:
         ("> @relforge-bot help\n>@relforge-bot help", []),
         ("@relforge-bot help\ntext\n@relforge-bot help", [1, 3]),
         ("```\n@relforge-bot help", []),  # an unclosed fence runs to the end
+        # an HTML comment is not rendered: a command in it is invisible, so it is no command
+        ("Thanks!\n<!--\n@relforge-bot help\n-->\n@relforge-bot help", [5]),
+        ("<!-- note -->\n@relforge-bot help", [2]),
+        ("text <!--\n@relforge-bot help\n--> more\n@relforge-bot help", [4]),
+        ("<!--\n```\n-->\n@relforge-bot help", [4]),  # a fence inside a comment opens nothing
+        ("<!-- unclosed\n@relforge-bot help", []),
+        ("@relforge-bot help <!-- why -->", [1]),
+        ("Type `<!--` to hide text\n@relforge-bot help", [2]),  # in a code span: no comment
+        ("``a`<!--`` x\n@relforge-bot help", [2]),
+        # only CR, LF and CRLF end a line in Markdown; U+2028, VT, FF, NEL do not
+        ("see\u2028@relforge-bot help", []),
+        ("see\x0b@relforge-bot help\x85@relforge-bot help", []),
+        ("see\r@relforge-bot help\r\n@relforge-bot help", [2, 3]),
     ],
 )
 def test_command_lines_skip_code_blocks_and_quotes(body: str, lines: list[int]) -> None:

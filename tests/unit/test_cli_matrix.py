@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import subprocess
 import sys
@@ -241,7 +242,7 @@ def test_docs_out_that_cannot_be_written_leaves_no_temporary_file(
 
     monkeypatch.setattr(Path, "replace", refuse)
     result = run("matrix", "docs", str(EXAMPLE), "--out", str(tmp_path / "COMPAT.md"))
-    assert result.code == 2 and "--out" in result.err and "Permission denied" in result.err
+    assert result.code == 6 and "--out" in result.err and "Permission denied" in result.err
     assert list(tmp_path.iterdir()) == []  # neither the file nor its temporary sibling
 
 
@@ -287,3 +288,19 @@ def test_list_of_a_release_whose_rules_exclude_everything(
     assert result.code == 3 and result.out == ""
     assert "release 1.0 has no cells: its exclude rules remove all 16" in result.err
     assert "--select" not in result.err
+
+
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [(errno.EIO, "Input/output error"), (errno.EMFILE, "Too many open files")],
+)
+def test_a_failing_disk_or_exhausted_file_handles_are_environment_faults(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, reason: str
+) -> None:
+    def fail(self: Path, target: object) -> Path:
+        raise OSError(code, reason, str(target))
+
+    monkeypatch.setattr(Path, "replace", fail)
+    result = run("matrix", "docs", str(EXAMPLE), "--out", str(tmp_path / "COMPAT.md"))
+    assert result.code == 6 and reason in result.err and "internal error" not in result.err
+    assert len(result.err.strip().splitlines()) == 2  # the paragraph and its hint

@@ -191,3 +191,52 @@ def test_the_waiting_budget_spans_every_call_of_a_run(fake_github: FakeGitHub) -
     with pytest.raises(RateLimited):  # 800 s in all would outlast the job
         gh.issue(number)
     assert gh.waits == [400.0]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("reset", ["past", "not-a-number", ""])
+def test_a_rate_limit_whose_reset_is_past_or_unreadable_is_not_hammered(
+    fake_github: FakeGitHub, reset: str
+) -> None:
+    """A reset time behind our clock (clock skew) must not turn into immediate retries (GitHub
+    may ban an integration that keeps calling while limited), and when the retries run out the
+    error is the rate limit (exit 6, re-run later), not a bug (exit 1)."""
+    import time
+
+    number = fake_github.add_issue(REPO, "x")
+    value = str(int(time.time()) - 3600) if reset == "past" else reset
+    headers = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": value}
+    for _ in range(8):
+        fake_github.fail_next(403, headers, "API rate limit exceeded for installation.")
+    gh = client(fake_github, max_retries=5, max_wait=600)
+    with pytest.raises(RateLimited) as info:
+        gh.issue(number)
+    assert info.value.exit_code == 6 and "rate limited" in info.value.message
+    waits = gh.waits  # type: ignore[attr-defined]
+    assert waits and all(w >= 1 for w in waits) and sum(waits) <= 600
+
+
+def test_an_unreachable_api_or_one_failing_for_good_is_an_environment_fault(
+    fake_github: FakeGitHub,
+) -> None:
+    """A closed port (the network) and 5xx on every retry (GitHub down) are the environment's
+    fault: exit 6 (re-run later), not exit 1 (a bug).  Still GitHubErrors, so the bot answers
+    them like the others."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed once the block ends
+    gh = client(fake_github, api_url=f"http://127.0.0.1:{port}", max_retries=2)
+    with pytest.raises(GitHubError) as info:
+        gh.issue(1)
+    assert info.value.exit_code == 6 and "ConnectionError" in info.value.message
+    number = fake_github.add_issue(REPO, "x")
+    for _ in range(3):
+        fake_github.fail_next(503)
+    with pytest.raises(GitHubError) as info:
+        client(fake_github, max_retries=2).issue(number)
+    assert info.value.exit_code == 6 and "503" in info.value.message
+    fake_github.fail_next(404)
+    with pytest.raises(GitHubError) as info:
+        client(fake_github).issue(number)
+    assert info.value.exit_code == 1  # an answer that retrying cannot change stays exit 1

@@ -204,3 +204,22 @@ def test_python_versions_from_requires_python(spec: str | None, expected: list[s
 def test_python_versions_follow_the_date() -> None:
     chosen, _why = choose_pythons(None, datetime.date(2025, 1, 1))
     assert chosen == ["3.9", "3.10", "3.11", "3.12", "3.13"]  # 3.14 not out yet
+
+
+@pytest.mark.parametrize(
+    ("spec", "first"), [(">=3.12.1", "3.12"), ("~=3.12.1", "3.12"), ("==3.12.4", "3.12")]
+)
+def test_a_requires_python_that_excludes_x_y_0_still_makes_a_starter(
+    project: Path, run: Run, spec: str, first: str
+) -> None:
+    """`>=3.12.1` admits CPython 3.12 (3.12.1 on); the matrix checks python X.Y against
+    requires_python as X.Y.0, so the starter must not copy such a range verbatim (init failed
+    with an error in a matrix file it never wrote)."""
+    _pyproject(project, f'[project]\nname = "hello"\nrequires-python = "{spec}"\n')
+    result = run("init")
+    assert result.code == 0, result.err
+    matrix = load_matrix(project / "matrix" / "hello.yaml")
+    release = matrix.release("0.1")
+    assert str(release.python[0]) == first
+    assert f"requires-python {SpecifierSet(spec)}" in result.out
+    assert "X.Y.0" in result.out  # the note says why requires_python is left out

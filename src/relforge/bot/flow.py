@@ -13,6 +13,7 @@ import enum
 import string
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from relforge.bot.cherrypick import (
     PickOutcome,
@@ -43,6 +44,8 @@ from relforge.forges.github import (
 )
 from relforge.release.git import Git, GitError
 from relforge.release.picks import PickIndex
+
+LISTED_FILES = 50  # conflicted files named in a pull request body or a reply
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,6 +137,7 @@ def plan_picks(
             f"#{pr} is not merged",
             hint="cherry-pick a pull request after it has landed",
         )
+    _check_fixes_host(command, source)
     commit = source.merge_commit_sha or ""
     if len(commit) != 40 or not set(commit) <= set(string.hexdigits):
         raise RefusedError(f"GitHub reports no merge commit for #{pr}")
@@ -190,6 +194,19 @@ def plan_picks(
         requester=requester,
         targets=tuple(targets),
         trigger=trigger,
+    )
+
+
+def _check_fixes_host(command: CherryPickCommand, source: PullRequest) -> None:
+    """--fixes must link to an issue on the repository's own GitHub (any repository there):
+    the link goes into the pick PR and the release tracker as the issue the pick fixes."""
+    host = (urlsplit(source.html_url).hostname or "").lower()
+    if command.fixes is None or not host or command.fixes.host == host:
+        return
+    raise UsageError(
+        f"{command.fixes.url} is not on {host}, where this repository's issues are",
+        key="--fixes",
+        hint=f"link the issue the pick fixes: https://{host}/OWNER/REPO/issues/N",
     )
 
 
@@ -328,11 +345,7 @@ def _revert_body(plan: Plan, target: Target) -> str:
         lines[0] += f" Requested by @{plan.requester}."
     lines += ["", f"Reverted with `{revert_command(target)}`."]
     if target.conflicts:
-        lines += [
-            "",
-            "**This revert has conflicts**, committed with their conflict markers in:",
-            *(f"- {name!r}" for name in target.conflicts),
-        ]
+        lines += ["", f"**This revert has conflicts**, {conflicted_files(target.conflicts)}"]
     return "\n".join(lines)
 
 
@@ -357,11 +370,27 @@ def pull_body(plan: Plan, target: Target) -> str:
     if target.conflicts:
         lines += [
             "",
-            "**This pick has conflicts**, committed with their conflict markers in:",
-            *(f"- {name!r}" for name in target.conflicts),
+            f"**This pick has conflicts**, {conflicted_files(target.conflicts)}",
             "",
             "Resolve them on this branch before marking the pull request ready.",
         ]
+    return "\n".join(lines)
+
+
+def listed(names: tuple[str, ...], limit: int = LISTED_FILES) -> tuple[tuple[str, ...], int]:
+    """The first `limit` names and how many more there are: a pull request body or a reply
+    must stay within what GitHub accepts (65536 characters), however many files conflict."""
+    return names[:limit], max(0, len(names) - limit)
+
+
+def conflicted_files(names: tuple[str, ...]) -> str:
+    shown, more = listed(names)
+    head = "committed with their conflict markers in"
+    if more:
+        head += f" {len(names)} files (the first {len(shown)} listed)"
+    lines = [f"{head}:", *(f"- {name!r}" for name in shown)]
+    if more:
+        lines.append(f"- ... and {more} more")
     return "\n".join(lines)
 
 

@@ -14,6 +14,7 @@ what the rest of the bot uses is rebuilt from the parsed parts, not the user's t
 from __future__ import annotations
 
 import enum
+import re
 import shlex
 import string
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ DEFAULT_BOT = "relforge-bot"
 _NAME_CHARS = frozenset(string.ascii_letters + string.digits + "-_.")
 _HOST_CHARS = frozenset(string.ascii_lowercase + string.digits + "-.")
 _MAX_LINE = 1000
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")  # an inline code span (CommonMark)
+_LINE_END = re.compile(r"\r\n|\r|\n")  # what ends a line in Markdown (CommonMark)
 
 
 class Category(enum.Enum):
@@ -143,12 +146,21 @@ def show(value: str, limit: int = 80) -> str:
 def command_lines(body: str, bot: str = DEFAULT_BOT) -> list[tuple[int, str]]:
     """The lines of a comment that start with `@BOT` (followed by a space or nothing), with
     their line numbers (from 1).  Lines inside a fenced code block (``` or ~~~) are not
-    commands, and neither are quoted ones (`> @BOT …`): they show or cite a command."""
+    commands, and neither are quoted ones (`> @BOT …`): they show or cite a command.  Text
+    inside an HTML comment (`<!-- … -->`) is not rendered, so it is never a command either.
+    Lines end where Markdown ends them (LF, CR, CRLF), not at U+2028 and the like."""
     mention = f"@{bot}"
     found = []
     fence: str | None = None
-    for number, raw in enumerate(body.splitlines(), start=1):
-        line = raw.rstrip()
+    hidden = False  # inside an HTML comment
+    for number, raw in enumerate(_LINE_END.split(body), start=1):
+        line = raw
+        if hidden:
+            end = line.find("-->")
+            if end < 0:
+                continue
+            hidden, line = False, line[end + 3 :]
+        line = line.rstrip()
         opener = line.lstrip(" ")
         if len(line) - len(opener) <= 3 and opener[:3] in ("```", "~~~"):
             marker = opener[0] * (len(opener) - len(opener.lstrip(opener[0])))
@@ -159,9 +171,22 @@ def command_lines(body: str, bot: str = DEFAULT_BOT) -> list[tuple[int, str]]:
             continue
         if fence is not None:
             continue
+        line, hidden = _strip_html_comments(line)
+        line = line.rstrip()
         if line == mention or (line.startswith(mention) and line[len(mention)].isspace()):
             found.append((number, line.strip()))
     return found
+
+
+def _strip_html_comments(line: str) -> tuple[str, bool]:
+    """`line` without its HTML comments, and whether one stays open at its end.  A `<!--`
+    inside a code span (`` `<!--` ``) is text, not a comment."""
+    while (start := _CODE_SPAN.sub(lambda m: " " * len(m[0]), line).find("<!--")) >= 0:
+        end = line.find("-->", start + 4)
+        if end < 0:
+            return line[:start], True
+        line = line[:start] + line[end + 3 :]
+    return line, False
 
 
 def command_line(body: str, bot: str = DEFAULT_BOT) -> str | None:

@@ -29,6 +29,7 @@ from relforge.bot.grammar import (
     command_lines,
     parse_line,
 )
+from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import RelforgeError, UsageError
 from relforge.forges.github import GitHubClient, GitHubError
 from relforge.release.git import Git
@@ -158,6 +159,11 @@ def run_flow(
         raise
     except RelforgeError as exc:
         return responder.error(exc, with_usage=False)
+    except OSError as exc:  # the runner's disk (a read-only or full $TMPDIR): tell the requester
+        if not is_environment_fault(exc):
+            raise
+        fault = environment_fault(exc, "the bot could not write its working files")
+        return responder.error(fault, with_usage=False)
     text = replies.result_reply(plan, done, responder.key)
     outcome = responder.send(Status.HANDLED, text, plan.kind.value, replies.DONE)
     return Outcome(

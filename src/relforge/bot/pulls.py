@@ -16,7 +16,7 @@ from relforge.bot import replies
 from relforge.bot.events import PullEvent
 from relforge.bot.grammar import GrammarError, ReleaseBranch, make_command, parse_release_branch
 from relforge.bot.handler import BotSettings, Outcome, Responder, Status, cherry_pick, run_flow
-from relforge.bot.reverts import REVERT_LINE, plan_reverts
+from relforge.bot.reverts import REVERT_LINE, NotFromTrunk, plan_reverts
 from relforge.errors import NothingToDoError, RefusedError, RelforgeError
 from relforge.forges.github import GitHubClient, GitHubError
 from relforge.release.git import Git
@@ -125,7 +125,7 @@ def propagate_revert(
             return Outcome(status=Status.IGNORED, reason=f"#{number} reverts nothing")
         try:
             plan = plan_reverts(git, gh, settings.flow, pr=number, requester=merger)
-        except NothingToDoError as exc:
+        except (NothingToDoError, NotFromTrunk) as exc:  # no reply: the merge asked nothing
             return Outcome(status=Status.IGNORED, reason=exc.message)
         except GitHubError:
             raise

@@ -15,6 +15,7 @@ from relforge.bot.flow import (
     Plan,
     PlanKind,
     Target,
+    listed,
     picked_with,
     revert_command,
 )
@@ -23,6 +24,7 @@ from relforge.errors import RelforgeError
 
 MARKER = "<!-- relforge-bot"
 _LOGIN = frozenset(string.ascii_letters + string.digits + "-")
+_LISTED = 5  # ignored command lines named in a reply; the rest are counted
 
 
 ERROR, DONE, HELP = "error", "done", "help"
@@ -94,7 +96,9 @@ def ignored_note(ignored: list[tuple[int, str]]) -> str:
     """A note on the command lines of a comment after the first, which were not run."""
     if not ignored:
         return ""
-    lines = ", ".join(f"line {n} ({code(text[:80])})" for n, text in ignored)
+    lines = ", ".join(f"line {n} ({code(text[:80])})" for n, text in ignored[:_LISTED])
+    if len(ignored) > _LISTED:  # a reply GitHub accepts (65536 characters), whatever was sent
+        lines += f" and {len(ignored) - _LISTED} more"
     return (
         f"\n\nNote: only the first command of a comment is run; ignored {lines}. "
         "Post each command in a comment of its own."
@@ -156,7 +160,7 @@ def _describe(plan: Plan, t: Target, done: Done | None, *, dry: bool) -> str:
             command += run
             verb = "reverting" if plan.kind is PlanKind.REVERT else "picking"
             return (
-                f"conflicts in {', '.join(code(f) for f in t.conflicts)} ({verb} {where}); the "
+                f"conflicts in {_files(t.conflicts)} ({verb} {where}); the "
                 f"{plan.kind.value} was aborted and nothing was pushed. Do it by hand: "
                 f"{code(command)}, resolve, and open a pull request"
             )
@@ -168,7 +172,7 @@ def _publish_text(t: Target, done: Done | None, *, dry: bool) -> str:
     conflict = t.action is Action.CONFLICT
     kind = "draft pull request" if conflict else "pull request"
     if conflict:
-        text = f"conflicts in {', '.join(code(f) for f in t.conflicts)}, committed with markers; "
+        text = f"conflicts in {_files(t.conflicts)}, committed with markers; "
     else:
         text = ""
     if dry or done is None or done.pull is None:
@@ -189,6 +193,12 @@ def _publish_text(t: Target, done: Done | None, *, dry: bool) -> str:
         verb = "recorded" if done.tracker_created else "already recorded"
         text += f"; {verb} on the release tracker ({done.tracker_comment.html_url})"
     return text + _no_tracker(t)
+
+
+def _files(names: tuple[str, ...]) -> str:
+    shown, more = listed(names)
+    text = ", ".join(code(name) for name in shown)
+    return text + (f" and {more} more files" if more else "")
 
 
 def _no_tracker(t: Target) -> str:

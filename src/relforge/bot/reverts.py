@@ -22,6 +22,10 @@ from relforge.release.picks import Commit, PickIndex, commits
 REVERT_LINE = "This reverts commit "  # what `git revert` (and GitHub's Revert button) writes
 
 
+class NotFromTrunk(RefusedError):
+    """The revert PR was merged into a release branch: nothing to propagate from it."""
+
+
 def revert_branch(pr: int, onto: ReleaseBranch) -> str:
     return f"revert/{pr}-onto-{onto.slug}"
 
@@ -57,6 +61,12 @@ def plan_reverts(
     commit = source.merge_commit_sha
     if not git.ok("check-ref-format", "--branch", source.base_ref):
         raise RefusedError(f"#{pr} names an invalid base branch {source.base_ref!r}")
+    if release_branches({f"refs/heads/{source.base_ref}": ""}):
+        raise NotFromTrunk(
+            f"#{pr} was merged into {source.base_ref}, not the trunk: a revert there undoes "
+            "the pick on that branch only, and is not propagated to other release branches",
+            hint="revert on the other release branches by hand if they need it too",
+        )
     fetch_branch(git, remote, source.base_ref)
     ensure_commit(git, remote, commit)
     picks = pick_source(git, gh, source, commit)

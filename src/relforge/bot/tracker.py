@@ -77,10 +77,21 @@ def tracker_comment(
 
 
 def recorded(gh: GitHubClient, tracker: Issue, pick_url: str) -> Comment | None:
-    """The tracker comment that already records this cherry-pick PR, if any."""
+    """The tracker comment that already records this cherry-pick PR, if any: written by an
+    app (the bot itself) or by someone with write permission.  Anyone may comment on a public
+    tracker, and an entry naming pull requests before they exist must not keep a pick off it."""
     line = _entry_line(pick_url)
+    vouched: dict[str, bool] = {}
     for comment in gh.comments(tracker.number):
-        if line in comment.body:
+        if line not in comment.body:
+            continue
+        if comment.by_bot:
+            return comment
+        if comment.user is None:
+            continue
+        if comment.user not in vouched:
+            vouched[comment.user] = gh.permission(comment.user).can_write
+        if vouched[comment.user]:
             return comment
     return None
 

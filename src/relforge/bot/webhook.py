@@ -16,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
+REQUEST_TIMEOUT = 30.0  # seconds a client has for each read of its request
 MAX_BODY = 5 * 1024 * 1024  # GitHub caps payloads at 25 MB; comment events are a few KB
 
 EventHandler = Callable[[str, Mapping[str, Any]], None]
@@ -42,8 +43,10 @@ class WebhookServer(ThreadingHTTPServer):
         secret: bytes,
         handle: EventHandler,
         log: Callable[[str], None] | None = None,
+        timeout: float = REQUEST_TIMEOUT,
     ) -> None:
         super().__init__(address, _Handler)
+        self.request_timeout = timeout
         self.secret = secret
         self.handle = handle
         self.log = log or (lambda text: print(text, file=sys.stderr, flush=True))
@@ -78,6 +81,12 @@ class WebhookServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     server: WebhookServer
+
+    def setup(self) -> None:
+        # A request must arrive whole in time: a client that stops sending (slowloris) would
+        # otherwise hold a thread for ever.  The socket timeout bounds every read.
+        super().setup()
+        self.connection.settimeout(self.server.request_timeout)
 
     def log_message(self, format: str, *args: Any) -> None:
         self.server.log(f"{self.address_string()} {format % args}")

@@ -32,6 +32,7 @@ from relforge.builders.postbuild import (
     repair_policy,
 )
 from relforge.builders.source import SourceTree, scan_source
+from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import ConfigError, RelforgeError
 from relforge.manifest import ArtifactManifest, ManifestEntry, sha256_file
 from relforge.matrix.cell import Cell
@@ -87,6 +88,8 @@ def _writable(folder: Path, key: str) -> None:
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as exc:
+        if is_environment_fault(exc):  # read-only, full, not permitted: exit 6, not 2
+            raise environment_fault(exc, f"cannot write to {folder}", key) from None
         raise ConfigError(
             f"cannot write to {folder}: {exc.strerror or exc}",
             key=key,
@@ -178,6 +181,9 @@ class _Run:
         except RelforgeError as exc:
             result = self._failed(cell, builder, log, start, exc.message)
         except Exception as exc:  # a bug in relforge: this cell fails, the others go on
+            if is_environment_fault(exc):  # a read-only or full disk: the run stops (exit 6)
+                assert isinstance(exc, OSError)
+                raise environment_fault(exc, f"{cell.id}: cannot write the build's files") from None
             with log.open("a", encoding="utf-8") as fh:
                 traceback.print_exc(file=fh)
             result = self._failed(cell, builder, log, start, f"internal error: {exc!r}")

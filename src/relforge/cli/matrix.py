@@ -10,6 +10,7 @@ import click
 
 from relforge.atomic import replacing
 from relforge.cli.output import append_step_summary, console, print_json
+from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import candidates, expand_cells
@@ -288,6 +289,8 @@ def docs(
         with replacing(out_path) as tmp:
             tmp.write_text(text, encoding="utf-8")
     except OSError as exc:
+        if is_environment_fault(exc):  # read-only, full, not permitted: exit 6, not 2
+            raise environment_fault(exc, f"cannot write {out_path}", "--out") from None
         raise UsageError(f"cannot write {out_path}: {exc.strerror}", key="--out") from None
     click.echo(f"wrote {out_path}", err=True)
 

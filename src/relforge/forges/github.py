@@ -22,9 +22,11 @@ import requests
 from relforge.errors import ConfigError
 from relforge.forges.github_limits import (
     GitHubError,
+    GitHubUnavailable,
     MaybeSaved,
     RateLimited,
     error_of,
+    is_rate_limited,
     rate_limited,
     retry_after,
 )
@@ -43,6 +45,7 @@ __all__ = [
     "Comment",
     "GitHubClient",
     "GitHubError",
+    "GitHubUnavailable",
     "Issue",
     "LabelEvent",
     "Milestone",
@@ -147,7 +150,7 @@ class GitHubClient:
                 if method == "POST":  # it may have arrived: look before sending it again
                     raise MaybeSaved(f"{route}: {type(exc).__name__}") from None
                 if attempt == self.max_retries:
-                    raise GitHubError(
+                    raise GitHubUnavailable(
                         f"{route}: {type(exc).__name__}", hint="is the API URL reachable?"
                     ) from None
                 self._wait(min(2.0**attempt, 60.0))
@@ -158,6 +161,8 @@ class GitHubClient:
             if method == "POST" and status >= 500:
                 raise MaybeSaved(f"{route} answered {status}", status=status)
             wait, reset = retry_after(response, attempt, self.clock())
+            if wait is not None and attempt == self.max_retries and is_rate_limited(response):
+                raise rate_limited(route, response, wait, reset, retries=attempt)  # exit 6
             if wait is None or attempt == self.max_retries:
                 raise error_of(route, response)
             if self.waited + wait > self.max_wait:
@@ -177,7 +182,7 @@ class GitHubClient:
                 return post()
             except MaybeSaved as exc:
                 if attempt == self.max_retries:
-                    raise GitHubError(exc.message, status=exc.status) from None
+                    raise GitHubUnavailable(exc.message, status=exc.status) from None
                 self._wait(min(2.0**attempt, 60.0))
                 found = find()
                 if found is not None:

@@ -33,6 +33,13 @@ class RateLimited(GitHubError):
         self.reset = reset
 
 
+class GitHubUnavailable(GitHubError):
+    """GitHub could not be reached, or answered 5xx on every retry (exit 6: re-run later)."""
+
+    exit_code = 6
+    label = "GitHub unavailable"
+
+
 class MaybeSaved(GitHubError):
     """A write answered with a 5xx or cut off: GitHub may or may not have saved it."""
 
@@ -49,21 +56,27 @@ def retry_after(
         except ValueError:
             wait = 60.0
         return wait, _at(now + wait)
-    limited = status == 429 or (
-        status == 403
-        and (
-            headers.get("X-RateLimit-Remaining") == "0"
-            or "secondary rate limit" in response.text.lower()
-        )
-    )
-    if limited:
+    if is_rate_limited(response):
         reset = headers.get("X-RateLimit-Reset", "")
         if reset.isascii() and reset.isdigit():
-            return max(0.0, float(reset) - now), _at(float(reset))
+            # A reset behind our clock (skew) is no reason to call again at once: back off.
+            return max(2.0**attempt, float(reset) - now), _at(float(reset))
         return 60.0 * 2.0**attempt, None
     if status >= 500:
         return min(2.0**attempt, 60.0), None
     return None, None
+
+
+def is_rate_limited(response: requests.Response) -> bool:
+    """A primary (403/429 with no requests left) or secondary rate limit answer."""
+    status = response.status_code
+    return status == 429 or (
+        status == 403
+        and (
+            response.headers.get("X-RateLimit-Remaining") == "0"
+            or "secondary rate limit" in response.text.lower()
+        )
+    )
 
 
 def _at(epoch: float) -> datetime | None:
@@ -74,9 +87,22 @@ def _at(epoch: float) -> datetime | None:
 
 
 def rate_limited(
-    route: str, response: requests.Response, wait: float, reset: datetime | None
+    route: str,
+    response: requests.Response,
+    wait: float,
+    reset: datetime | None,
+    *,
+    retries: int | None = None,
 ) -> RateLimited:
+    """The error for a limit that resets too late (or, after `retries`, never lifted)."""
     when = f"resets at {reset:%Y-%m-%d %H:%M:%S} UTC" if reset else "does not reset soon"
+    if retries is not None:
+        return RateLimited(
+            f"{route} is still rate limited ({response.status_code}) after {retries} retries"
+            + (f"; the limit said it {when}" if reset else ""),
+            status=response.status_code,
+            reset=None,
+        )
     return RateLimited(
         f"{route} is rate limited ({response.status_code}); the limit {when}, "
         f"in {wait / 60:.0f} min, longer than relforge waits",
@@ -96,7 +122,10 @@ def error_of(route: str, response: requests.Response) -> GitHubError:
         hint = "set GITHUB_TOKEN to a token that can access the repository"
     elif response.status_code == 403:
         hint = "the token lacks a permission, or a rate limit did not reset in time"
-    return GitHubError(
+    kind = GitHubUnavailable if response.status_code >= 500 else GitHubError
+    if kind is GitHubUnavailable:
+        hint = "GitHub failed on every retry: re-run the job later"
+    return kind(
         f"{route} answered {response.status_code}: {message}",
         status=response.status_code,
         hint=hint,

@@ -76,6 +76,16 @@ def plan_starter(
         notes[0] += f" (no {PYPROJECT} here)"
     pythons, why = choose_pythons(facts.requires_python, day, where=facts.requires_python_at)
     notes.append(why)
+    spec = facts.requires_python
+    excluded = [p for p in pythons if spec is not None and not spec.contains(p, prereleases=True)]
+    if excluded:
+        # The matrix checks each `python: X.Y` against requires_python as X.Y.0: a range that
+        # starts at a patch release (>=3.12.1) would make the starter fail to load.
+        notes.append(
+            f"requires_python left out of the matrix (as a comment): it excludes "
+            f"{', '.join(f'{p}.0' for p in excluded)}, and the matrix checks each Python X.Y "
+            "as X.Y.0"
+        )
     if facts.version is None:
         release, version = DEFAULT_RELEASE, None
         notes.append(
@@ -96,6 +106,7 @@ def plan_starter(
         source=source,
         matrix_file=path.as_posix(),
         download_url=download_url,
+        requires_comment=bool(excluded),
     )
     try:
         matrix = load_matrix(str(path), text=text)  # the strict loader
@@ -205,6 +216,7 @@ def render_starter(
     source: str,
     matrix_file: str,
     download_url: str = "",
+    requires_comment: bool = False,
 ) -> str:
     """The matrix text: plain YAML, comments pointing to relforge's README sections."""
     download = (
@@ -219,6 +231,10 @@ def render_starter(
         if facts.requires_python is not None
         else ""
     )
+    if requires and requires_comment:  # the matrix reads python X.Y as X.Y.0, which it excludes
+        requires = "    # " + requires.lstrip().replace(
+            "(checked on every wheel)", "(excludes some Python X.Y.0 listed above)"
+        )
     patch = (
         f"    version: {version}  # the patch release built from this branch\n" if version else ""
     )

@@ -5,7 +5,9 @@ errors a release engineer can act on (missing remote, auth failure, rejected pus
 from __future__ import annotations
 
 import base64
+import errno
 import os
+import re
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -13,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from relforge.errors import ConfigError, RefusedError, RelforgeError
+from relforge.envfaults import HINTS
+from relforge.errors import ConfigError, EnvironmentFault, RefusedError, RelforgeError
 
 
 class GitError(RelforgeError):
@@ -39,6 +42,30 @@ _AUTH = (
     "returned error: 401",
     "401 Unauthorized",
 )
+# strerror texts (LC_ALL=C) git prints when the local disk fails it → what to do about it
+_DISK_FAULTS = {
+    "Read-only file system": HINTS[errno.EROFS],
+    "No space left on device": HINTS[errno.ENOSPC],
+    "Disk quota exceeded": HINTS[errno.EDQUOT],
+    "Operation not permitted": HINTS[errno.EPERM],  # an immutable file or a restrictive mount
+    "insufficient permission for adding an object": HINTS[errno.EACCES],
+}
+# a local file git may not write: "Unable to create '/repo/.git/index.lock': Permission denied"
+# (ssh's "Permission denied (publickey)" is the remote refusing us: not this)
+_LOCAL_DENIED = re.compile(r"'[^']*/[^']*': Permission denied")
+# what git (curl, ssh) prints when the remote cannot be reached at all
+_NETWORK = (
+    "Could not resolve host",
+    "Could not resolve hostname",
+    "Failed to connect to",
+    "Connection refused",
+    "Connection timed out",
+    "Network is unreachable",
+    "No route to host",
+    "Operation timed out",
+)
+# what a push prints when the remote could not write the objects it was sent
+_REMOTE_STORE = ("remote unpack failed", "(unpacker error)", "unpack-objects abnormal exit")
 _REJECTED = (
     "[rejected]",
     "[remote rejected]",  # the remote refused the update (moved during the push, a hook)
@@ -248,6 +275,9 @@ def classify(done: GitResult) -> RelforgeError:
     err = done.err.strip() or done.out.strip()
     command = "git " + " ".join(a for a in done.args[3:])  # without `git -C DIR`
     last = err.splitlines()[-1] if err else f"exit code {done.code}"
+    fault = _environment_fault(command, err + "\n" + done.out)
+    if fault is not None:
+        return fault
     if any(word in err for word in _AUTH):
         return GitError(
             f"`{command}` was refused by the remote: {last}",
@@ -273,6 +303,37 @@ def classify(done: GitResult) -> RelforgeError:
     if "not a git repository" in err:
         return ConfigError(f"`{command}`: {last}", key="--repo")
     return GitError(f"`{command}` failed: {last}")
+
+
+def _environment_fault(command: str, text: str) -> EnvironmentFault | None:
+    """A git run that failed because a disk is read-only or full (here, or on the remote: its
+    unpacker could not store what we pushed) is an environment fault (exit 6), not a bug."""
+    lines = [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip() and not line.startswith("remote:")  # the remote's words: not our disk
+    ]
+    local_denied = next((line for line in lines if _LOCAL_DENIED.search(line)), None)
+    if local_denied is not None:
+        return EnvironmentFault(f"`{command}` failed: {local_denied}", hint=HINTS[errno.EACCES])
+    for reason, hint in _DISK_FAULTS.items():
+        said = next((line for line in lines if reason in line), None)
+        if said is not None:
+            return EnvironmentFault(f"`{command}` failed: {said}", hint=hint)
+    said = next((line for line in lines if any(w in line for w in _NETWORK)), None)
+    if said is not None:
+        return EnvironmentFault(
+            f"`{command}`: the remote cannot be reached: {said}",
+            hint="check the network, the remote's URL (git remote -v) and any proxy, then rerun",
+        )
+    said = next((line for line in lines if any(w in line for w in _REMOTE_STORE)), None)
+    if said is not None:
+        return EnvironmentFault(
+            f"`{command}`: the remote could not store the push: {said}",
+            hint="the remote's disk is full, read-only or not writable: fix it and rerun "
+            "(nothing was updated: the push is atomic)",
+        )
+    return None
 
 
 def _run(

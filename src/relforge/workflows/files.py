@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import ConfigError, RefusedError, Span
 from relforge.workflows.lintconfig import LintConfig
 from relforge.workflows.render import GENERATED_MARKER, WorkflowSet
@@ -151,6 +152,10 @@ def write_dir(
             path.unlink()
             report.removed.append(path.name)
     except OSError as exc:
+        if is_environment_fault(exc):  # read-only, full, not permitted: exit 6, not 2
+            raise environment_fault(
+                exc, f"cannot write the workflows to {out_dir}", "--out"
+            ) from None
         raise ConfigError(
             f"cannot write the workflows: {exc.strerror or exc}",
             where=Span(str(exc.filename or out_dir)),
