@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from relforge.cli.output import console, print_json
-from relforge.errors import UsageError, ValidationFailed
+from relforge.errors import RelforgeError, UsageError, ValidationFailed
 
 
 @click.group()
@@ -35,10 +35,10 @@ def inspect_command(path: Path, fmt: str, jobs: int) -> None:
 
     if not path.is_file():
         what = "a directory, not a wheel file" if path.is_dir() else "no such file"
-        raise UsageError(f"{path}: {what}", key="WHEEL")
+        raise _reported(UsageError(f"{path}: {what}", key="WHEEL"), path, fmt)
     found = inspect_wheel(path, jobs=jobs)
     if found.facts.error:
-        raise ValidationFailed(found.facts.error, key="WHEEL")
+        raise _reported(ValidationFailed(found.facts.error, key="WHEEL"), path, fmt)
     if fmt == "json":
         print_json(found.to_json())
     else:
@@ -48,6 +48,19 @@ def inspect_command(path: Path, fmt: str, jobs: int) -> None:
             f"{path.name} contradicts its own tag: "
             + "; ".join(f"{v.check} {v.message}" for v in found.contradictions)
         )
+
+
+def _reported(error: RelforgeError, path: Path, fmt: str) -> RelforgeError:
+    """With --format json, a JSON error object on stdout too (a consumer parses stdout)."""
+    if fmt == "json":
+        print_json(
+            {
+                "file": path.name,
+                "status": "error",
+                "error": {"exit_code": error.exit_code, "message": error.message},
+            }
+        )
+    return error
 
 
 def _print(found: object) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import struct
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
+from email.message import Message
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -86,10 +87,11 @@ def _gather(archive: WheelArchive, pool: Executor, verify_digests: bool) -> Whee
             member = archive.members.get(row.path)
             if member is not None and row.algorithm:
                 digest_jobs.append((row, member, pool.submit(archive.digest, member)))
-    metadata = archive.metadata()
-    wheel = archive.wheel_file()
-    requirements, errors = [], []
-    for text in metadata.get_all("Requires-Dist") or []:
+    metadata, metadata_problems = archive.metadata()
+    wheel, wheel_problems = archive.wheel_file()
+    requirements: list[Requirement] = []
+    errors = [*metadata_problems, *wheel_problems]
+    for text in _headers(metadata, "Requires-Dist"):
         try:
             requirements.append(Requirement(text))
         except InvalidRequirement as exc:
@@ -123,13 +125,13 @@ def _gather(archive: WheelArchive, pool: Executor, verify_digests: bool) -> Whee
         name=archive.name,
         version=str(archive.version),
         tags=tuple(sorted(str(t) for t in archive.tags)),
-        wheel_tags=tuple(str(t) for t in wheel.get_all("Tag") or []),
+        wheel_tags=_headers(wheel, "Tag"),
         metadata_name=_header(metadata.get("Name")),
         metadata_version=_header(metadata.get("Version")),
         requires_dist=tuple(requirements),
         metadata_errors=tuple(errors),
         requires_python=requires_python,
-        classifiers=tuple(str(c) for c in metadata.get_all("Classifier") or []),
+        classifiers=_headers(metadata, "Classifier"),
         members=tuple(archive.members),
         record=tuple(record),
         digest_mismatches=mismatches,
@@ -139,6 +141,10 @@ def _gather(archive: WheelArchive, pool: Executor, verify_digests: bool) -> Whee
 
 def _header(value: object) -> str | None:
     return None if value is None else str(value).strip()
+
+
+def _headers(message: Message, name: str) -> tuple[str, ...]:
+    return tuple(str(v).strip() for v in message.get_all(name) or [])
 
 
 def _read_elf(archive: WheelArchive, member: Member) -> ElfInfo:

@@ -18,7 +18,8 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from email.message import Message
-from email.parser import BytesParser
+from email.parser import Parser
+from email.policy import compat32
 from pathlib import Path
 from types import TracebackType
 
@@ -185,11 +186,12 @@ class WheelArchive:
             raise WheelError(f"{self.path.name}: expected one .dist-info directory, found {found}")
         return dirs.pop()
 
-    def metadata(self) -> Message:
-        return _email(self.read(f"{self.dist_info}/METADATA"))
+    def metadata(self) -> tuple[Message, tuple[str, ...]]:
+        """METADATA's headers (str values) and what is wrong with its encoding, if anything."""
+        return _email(self.read(f"{self.dist_info}/METADATA"), f"{self.dist_info}/METADATA")
 
-    def wheel_file(self) -> Message:
-        return _email(self.read(f"{self.dist_info}/WHEEL"))
+    def wheel_file(self) -> tuple[Message, tuple[str, ...]]:
+        return _email(self.read(f"{self.dist_info}/WHEEL"), f"{self.dist_info}/WHEEL")
 
     def record(self) -> list[RecordRow]:
         text = self.read(f"{self.dist_info}/RECORD").decode("utf-8", "replace")
@@ -199,7 +201,14 @@ class WheelArchive:
                 continue
             path, hashed, size = ([*fields, "", ""])[:3]
             algorithm, _, digest = hashed.partition("=")
-            rows.append(RecordRow(path, algorithm, digest, int(size) if size.isdigit() else None))
+            rows.append(
+                RecordRow(
+                    path,
+                    algorithm,
+                    digest,
+                    int(size) if size.isascii() and size.isdigit() else None,
+                )
+            )
         return rows
 
     def elf_members(self) -> list[Member]:
@@ -213,8 +222,20 @@ class WheelArchive:
         return sorted(found, key=lambda m: -m.size)
 
 
-def _email(data: bytes) -> Message:
-    return BytesParser().parsebytes(data)
+def _email(data: bytes, name: str) -> tuple[Message, tuple[str, ...]]:
+    """Parse an RFC 822 style file as UTF-8 text (core metadata's encoding).
+
+    Parsing bytes would turn every non-ASCII header into an `email.header.Header` object (a
+    `Requires-Dist: numpy; extra == 'é'` then crashed `Requirement()`); undecodable bytes are
+    replaced and reported instead.
+    """
+    try:
+        text = data.decode("utf-8")
+        problems: tuple[str, ...] = ()
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", "replace")
+        problems = (f"{name} is not UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})",)
+    return Parser(policy=compat32).parsestr(text), problems
 
 
 def wheel_tags(path: Path) -> tuple[NormalizedName, Version, frozenset[Tag]]:
