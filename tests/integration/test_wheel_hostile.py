@@ -145,3 +145,68 @@ def test_json_error_object_for_an_unreadable_wheel(run, tmp_path):
         zf.writestr("bare.py", "")
     code, found, _ = inspect(run, no_dist_info)
     assert code == 4 and "expected one .dist-info" in found["error"]["message"]  # type: ignore[index]
+
+
+# -- 3: unsafe members ------------------------------------------------------------------------
+
+SO = "demo_ext/_core.cpython-311-x86_64-linux-gnu.so"
+
+
+@pytest.mark.parametrize(
+    "member, why",
+    [
+        ("../escape.py", "climbs out with '..'"),
+        ("hostile/../../escape.py", "climbs out with '..'"),
+        ("/etc/cron.d/hostile", "is an absolute path"),
+        ("C:/Windows/hostile.dll", "is an absolute path"),
+        ("hostile\\..\\..\\escape.py", "climbs out with '..'"),
+    ],
+)
+def test_member_paths_outside_the_wheel_fail(run, tmp_path, member, why):
+    wheel = craft(tmp_path, {"hostile/__init__.py": b"", member: b"x = 1\n"}, tag="py3-none-any")
+    code, found, err = inspect(run, wheel)
+    assert code == 4 and failed(found) == {"RF-V032"}
+    assert why in verdict(found, "RF-V032")["message"] and "RF-V032" in err
+
+
+def test_a_member_listed_twice_fails(run, tmp_path):
+    wheel = craft(tmp_path, {"hostile/__init__.py": b""}, tag="py3-none-any")
+    with pytest.warns(UserWarning), zipfile.ZipFile(wheel, "a") as zf:
+        zf.writestr("hostile/__init__.py", b"import os; os.system('true')\n")
+    code, found, _ = inspect(run, wheel)
+    assert code == 4 and "RF-V032" in failed(found)
+    assert "more than once" in verdict(found, "RF-V032")["message"]
+
+
+@pytest.mark.parametrize(
+    "member, target",
+    [
+        ("hostile/passwd", "/etc/passwd"),
+        ("hostile/libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6"),
+        ("hostile/up", "../../../../etc/shadow"),
+    ],
+)
+def test_symlink_members_fail(run, tmp_path, ext, member, target):
+    wheel = craft(tmp_path, {SO: ext}, symlinks={member: target})
+    code, found, _ = inspect(run, wheel)
+    assert code == 4 and failed(found) == {"RF-V033"}, found["verdicts"]
+    assert f"{member} is a symlink to {target!r}" in verdict(found, "RF-V033")["message"]
+    elves = found["elf_files"]
+    assert isinstance(elves, list) and [e["path"] for e in elves] == [SO]
+
+
+def test_a_shared_object_that_is_not_elf_fails_in_a_platform_wheel(run, tmp_path, ext):
+    fakes = {"hostile/libfake.so.1": b"#!/bin/sh\necho not a library\n", "hostile/tiny.so": b"x"}
+    wheel = craft(tmp_path / "platform", {SO: ext, **fakes})
+    code, found, _ = inspect(run, wheel)
+    assert code == 4 and failed(found) == {"RF-V045"}
+    message = verdict(found, "RF-V045")["message"]
+    assert "hostile/libfake.so.1 is named like" in message and "hostile/tiny.so" in message
+
+    pure = craft(tmp_path / "pure", {"hostile/__init__.py": b"", **fakes}, tag="py3-none-any")
+    code, found, _ = inspect(run, pure)
+    assert code == 0 and verdict(found, "RF-V045")["status"] == "skip"
+
+    named_so_but_python = craft(tmp_path / "ok", {SO: ext, "hostile/so.py": b""})
+    code, found, _ = inspect(run, named_so_but_python)
+    assert code == 0 and verdict(found, "RF-V045")["status"] == "pass"

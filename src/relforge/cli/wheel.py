@@ -28,15 +28,29 @@ def wheel() -> None:
     show_default=True,
     help="Threads reading ELF files.",
 )
-def inspect_command(path: Path, fmt: str, jobs: int) -> None:
+@click.option(
+    "--with",
+    "with_wheels",
+    multiple=True,
+    metavar="DEP.whl",
+    type=click.Path(path_type=Path),
+    help="A dependency's wheel: its files provide libraries and symbols (repeatable).",
+)
+def inspect_command(path: Path, fmt: str, jobs: int, with_wheels: tuple[Path, ...]) -> None:
     """Tags, the symbol-version ceiling the ELF files need, external libraries, C++ ABI and size
-    of WHEEL; exit 4 when the wheel contradicts its own tag."""
-    from relforge.validate.inspect import inspect_wheel
+    of WHEEL; exit 4 when the wheel contradicts its own tag or breaks its ABI contract."""
+    from relforge.validate.inspect import inspect_wheel, read_dependencies
+    from relforge.validate.wheel import WheelError
 
-    if not path.is_file():
-        what = "a directory, not a wheel file" if path.is_dir() else "no such file"
-        raise _reported(UsageError(f"{path}: {what}", key="WHEEL"), path, fmt)
-    found = inspect_wheel(path, jobs=jobs)
+    for given, key in ((path, "WHEEL"), *((w, "--with") for w in with_wheels)):
+        if not given.is_file():
+            what = "a directory, not a wheel file" if given.is_dir() else "no such file"
+            raise _reported(UsageError(f"{given}: {what}", key=key), given, fmt)
+    try:
+        dependencies = read_dependencies(with_wheels, jobs=jobs)
+    except WheelError as exc:
+        raise _reported(UsageError(str(exc), key="--with"), path, fmt) from None
+    found = inspect_wheel(path, jobs=jobs, dependencies=dependencies)
     if found.facts.error:
         raise _reported(ValidationFailed(found.facts.error, key="WHEEL"), path, fmt)
     if fmt == "json":
@@ -79,13 +93,15 @@ def _print(found: object) -> None:
     out.print(f"  needs            {found.needs_policy or 'no manylinux policy'} ({highest})")
     out.print(f"  C++ ABI          {found.abi}")
     out.print(f"  ELF files        {len(f.elves)}")
-    if found.externals:
+    externals = found.externals()
+    if externals:
         table = Table(title="external libraries", title_justify="left")
         for column in ("library", "status", "needed by"):
             table.add_column(column)
-        for lib, (status, paths) in sorted(found.externals.items()):
+        for lib, entry in externals.items():
+            paths = entry["needed_by"]
             more = f" (+{len(paths) - 2})" if len(paths) > 2 else ""
-            table.add_row(lib, status, ", ".join(paths[:2]) + more)
+            table.add_row(lib, entry["status"], ", ".join(paths[:2]) + more)
         out.print(table)
     for v in found.verdicts:
         if CHECKS[v.check].scope == "artifact":

@@ -17,7 +17,13 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from relforge.validate.elf import ElfError, ElfInfo, read_elf
 from relforge.validate.inflate import MemberError
-from relforge.validate.wheel import Member, RecordRow, WheelArchive, WheelError
+from relforge.validate.wheel import (
+    Member,
+    RecordRow,
+    WheelArchive,
+    WheelError,
+    is_shared_object_name,
+)
 
 # Files a wheel may carry without a RECORD line (signatures of RECORD itself).
 UNRECORDED = ("RECORD", "RECORD.jws", "RECORD.p7s")
@@ -50,6 +56,9 @@ class WheelFacts:
     record: tuple[RecordRow, ...] = ()
     digest_mismatches: tuple[str, ...] | None = None
     elves: tuple[ElfMember, ...] = field(default=())
+    duplicates: tuple[str, ...] = ()  # member names the zip lists more than once
+    special_members: tuple[tuple[str, str, str], ...] = ()  # (path, type, symlink target)
+    fake_shared_objects: tuple[str, ...] = ()  # *.so members that are not ELF
 
     @property
     def file_name(self) -> str:
@@ -79,7 +88,14 @@ def gather(path: Path, pool: Executor, *, verify_digests: bool) -> WheelFacts:
 
 
 def _gather(archive: WheelArchive, pool: Executor, verify_digests: bool) -> WheelFacts:
-    elf_jobs = [(m, pool.submit(_read_elf, archive, m)) for m in archive.elf_members()]
+    elf_members = archive.elf_members()
+    elf_jobs = [(m, pool.submit(_read_elf, archive, m)) for m in elf_members]
+    elf_names = {m.name for m in elf_members}
+    fake = tuple(
+        m.name
+        for m in archive.members.values()
+        if m.file_type is None and is_shared_object_name(m.name) and m.name not in elf_names
+    )
     record = archive.record()
     digest_jobs: list[tuple[RecordRow, Member, Future[tuple[str, int]]]] = []
     if verify_digests:
@@ -136,6 +152,9 @@ def _gather(archive: WheelArchive, pool: Executor, verify_digests: bool) -> Whee
         record=tuple(record),
         digest_mismatches=mismatches,
         elves=elves,
+        duplicates=tuple(archive.duplicates),
+        special_members=tuple(archive.special_members()),
+        fake_shared_objects=fake,
     )
 
 

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from relforge.manifest import Verdict
-from relforge.validate.checks import (
-    CHECKS,
-    Expectation,
-    check_artifact,
-    classify_library,
-    external_libraries,
-)
+from relforge.validate.checks import CHECKS, Expectation, check_artifact
 from relforge.validate.facts import WheelFacts, gather
+from relforge.validate.libraries import Need, resolve
 from relforge.validate.policy import highest_versions, strictest_policy, tag_arch
+from relforge.validate.providers import DependencyWheel
+from relforge.validate.wheel import WheelError
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,12 +23,30 @@ class Inspection:
     verdicts: tuple[Verdict, ...]
     needs_policy: str | None
     highest: dict[str, str]
-    externals: dict[str, tuple[str, tuple[str, ...]]]
+    needs: tuple[Need, ...]
     abi: str
 
     @property
     def contradictions(self) -> tuple[Verdict, ...]:
         return tuple(v for v in self.verdicts if v.status == "fail")
+
+    def externals(self) -> dict[str, dict[str, Any]]:
+        """Libraries the loader does not find in the wheel: status (the worst of the files
+        needing it), the files, where the loader finds it and notes."""
+        out: dict[str, dict[str, Any]] = {}
+        for need in self.needs:
+            if need.status == "bundled":
+                continue
+            entry = out.setdefault(
+                need.library, {"status": need.status, "needed_by": [], "found_at": None}
+            )
+            if not need.ok:
+                entry["status"] = need.status
+            entry["needed_by"].append(need.needed_by)
+            entry["found_at"] = entry["found_at"] or need.found_at
+            if need.note:
+                entry.setdefault("notes", []).append(f"{need.needed_by}: {need.note}")
+        return dict(sorted(out.items()))
 
     def to_json(self) -> dict[str, Any]:
         f = self.facts
@@ -42,10 +58,7 @@ class Inspection:
             "tags": list(f.tags),
             "symbol_version_ceiling": self.needs_policy,
             "highest_versions": self.highest,
-            "external_libraries": {
-                lib: {"status": status, "needed_by": list(paths)}
-                for lib, (status, paths) in sorted(self.externals.items())
-            },
+            "external_libraries": self.externals(),
             "cxx_abi": self.abi,
             "elf_files": [
                 {"path": e.path, "size": e.size, "error": e.error}
@@ -65,20 +78,32 @@ class Inspection:
         }
 
 
-def inspect_wheel(path: Path, *, jobs: int = 2) -> Inspection:
-    """Read the wheel (ELF parts only, no RECORD hashing) and check it against itself."""
+def read_dependencies(paths: Sequence[Path], *, jobs: int = 2) -> tuple[DependencyWheel, ...]:
+    """The `--with` wheels, read like the wheel under test; WheelError if one is unreadable."""
+    out = []
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for path in paths:
+            facts = gather(path, pool, verify_digests=False)
+            if facts.error is not None:
+                raise WheelError(f"--with {path}: {facts.error}")
+            out.append(DependencyWheel(facts=facts))
+    return tuple(out)
+
+
+def inspect_wheel(
+    path: Path, *, jobs: int = 2, dependencies: Sequence[DependencyWheel] = ()
+) -> Inspection:
+    """Read the wheel (ELF parts only, no RECORD hashing) and check it against itself and the
+    dependency wheels at hand."""
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         facts = gather(path, pool, verify_digests=False)
-    verdicts = tuple(v for v in check_artifact(facts, Expectation()))
+    expect = Expectation(dependencies=tuple(dependencies))
+    verdicts = tuple(v for v in check_artifact(facts, expect))
     infos = [e.info for e in facts.elves if e.info is not None]
     arch = next((a for a in (tag_arch(t) for t in facts.platform_tags) if a), None)
     arch = arch or next((i.machine for i in infos), "x86_64")
     needs = [i.version_needs for i in infos]
     policy = strictest_policy(arch, needs) if infos else None
-    externals = {
-        lib: (classify_library(facts, lib), tuple(paths))
-        for lib, paths in external_libraries(facts).items()
-    }
     abis = {i.cxx.abi for i in infos} - {"none"}
     abi = "none" if not abis else abis.pop() if len(abis) == 1 else "mixed"
     return Inspection(
@@ -86,6 +111,6 @@ def inspect_wheel(path: Path, *, jobs: int = 2) -> Inspection:
         verdicts=verdicts,
         needs_policy=policy.name if policy else None,
         highest=highest_versions(needs),
-        externals=externals,
+        needs=tuple(resolve(facts, dependencies)),
         abi=abi,
     )

@@ -12,6 +12,8 @@ import functools
 import hashlib
 import io
 import mmap
+import re
+import stat
 import struct
 import zipfile
 import zlib
@@ -42,6 +44,23 @@ NOT_ELF = (
 )  # fmt: skip
 
 
+_FILE_TYPES = {
+    stat.S_IFLNK: "symlink",
+    stat.S_IFDIR: "directory",
+    stat.S_IFCHR: "character device",
+    stat.S_IFBLK: "block device",
+    stat.S_IFIFO: "fifo",
+    stat.S_IFSOCK: "socket",
+}
+
+
+_SHARED_OBJECT = re.compile(r".+\.so(\.\d+)*")  # libfoo.so, libfoo.so.1.2, _core.cpython-….so
+
+
+def is_shared_object_name(name: str) -> bool:
+    return _SHARED_OBJECT.fullmatch(name.rsplit("/", 1)[-1]) is not None
+
+
 class WheelError(Exception):
     """The file is not a readable wheel (not a zip, bad name, missing .dist-info files)."""
 
@@ -53,6 +72,15 @@ class Member:
     compressed_size: int
     method: int
     header_offset: int
+    mode: int = 0  # st_mode from the zip entry's external attributes (0: none recorded)
+
+    @property
+    def file_type(self) -> str | None:
+        """None for a regular file (or no type recorded), else `symlink`, `directory`, …"""
+        kind = stat.S_IFMT(self.mode)
+        if kind in (0, stat.S_IFREG):
+            return None
+        return _FILE_TYPES.get(kind, f"file type {kind:#o}")
 
 
 @dataclass(frozen=True)
@@ -85,15 +113,22 @@ class WheelArchive:
             raise WheelError(f"{path.name}: not a zip archive ({exc})") from None
         self._view = memoryview(self._map)
         self.members: dict[str, Member] = {}
+        self.duplicates: list[str] = []  # names the central directory lists more than once
+        self.directories: list[str] = []
         for info in infos:
-            if not info.is_dir():
-                self.members[info.filename] = Member(
-                    info.filename,
-                    info.file_size,
-                    info.compress_size,
-                    info.compress_type,
-                    info.header_offset,
-                )
+            if info.is_dir():
+                self.directories.append(info.filename)
+                continue
+            if info.filename in self.members:
+                self.duplicates.append(info.filename)
+            self.members[info.filename] = Member(
+                info.filename,
+                info.file_size,
+                info.compress_size,
+                info.compress_type,
+                info.header_offset,
+                info.external_attr >> 16,
+            )
         self.size = path.stat().st_size
 
     def __enter__(self) -> WheelArchive:
@@ -211,11 +246,23 @@ class WheelArchive:
             )
         return rows
 
+    def special_members(self) -> list[tuple[str, str, str]]:
+        """(path, file type, symlink target) of members that are not regular files."""
+        found = []
+        for member in self.members.values():
+            if member.file_type is None:
+                continue
+            target = ""
+            if member.file_type == "symlink" and member.size <= 4096:
+                target = self.head(member, member.size).decode("utf-8", "replace")
+            found.append((member.name, member.file_type, target))
+        return found
+
     def elf_members(self) -> list[Member]:
         """Members that are ELF files, largest first."""
         found = []
         for member in self.members.values():
-            if member.size < 52 or member.name.endswith(NOT_ELF):
+            if member.size < 52 or member.name.endswith(NOT_ELF) or member.file_type:
                 continue
             if self.head(member, 4) == b"\x7fELF":
                 found.append(member)

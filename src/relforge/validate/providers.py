@@ -1,0 +1,53 @@
+"""Dependency wheels at hand (`--with WHEEL`): where their files land and which libraries they ship.
+
+A wheel's files are installed side by side with its dependencies' in one site-packages, so a
+RUNPATH such as `$ORIGIN/../../torch/lib` of one wheel may reach a library of another.  Paths
+here are relative to that site-packages directory.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+from dataclasses import dataclass
+
+from packaging.utils import NormalizedName, canonicalize_name
+
+from relforge.validate.facts import ElfMember, WheelFacts
+
+
+def site_path(member: str) -> str:
+    """Where a member lands relative to site-packages (`<name>.data/platlib/x` → `x`)."""
+    head, _, rest = member.partition("/")
+    if head.endswith(".data"):
+        scheme, _, inner = rest.partition("/")
+        if scheme in ("platlib", "purelib"):
+            return inner
+        return f"<{scheme}>/{inner}"  # scripts, headers, data: not in site-packages
+    return member
+
+
+@dataclass(frozen=True, kw_only=True)
+class DependencyWheel:
+    """A dependency's wheel read like the wheel under test (no RECORD hashing)."""
+
+    facts: WheelFacts
+
+    @property
+    def name(self) -> NormalizedName:
+        return canonicalize_name(self.facts.metadata_name or self.facts.name)
+
+    @property
+    def label(self) -> str:
+        return f"{self.facts.metadata_name or self.facts.name} {self.facts.version}"
+
+    @functools.cached_property
+    def elves_by_site_path(self) -> dict[str, ElfMember]:
+        return {site_path(e.path): e for e in self.facts.elves}
+
+    @functools.cached_property
+    def elves_by_file_name(self) -> dict[str, list[ElfMember]]:
+        out: dict[str, list[ElfMember]] = {}
+        for elf in self.facts.elves:
+            out.setdefault(posixpath.basename(elf.path), []).append(elf)
+        return out
