@@ -4,6 +4,7 @@ paths, symlinks, fake shared objects, multi-tag wheels.  Nothing is extracted, n
 from __future__ import annotations
 
 import json
+import subprocess
 import stat
 import zipfile
 from collections.abc import Mapping
@@ -210,3 +211,152 @@ def test_a_shared_object_that_is_not_elf_fails_in_a_platform_wheel(run, tmp_path
     named_so_but_python = craft(tmp_path / "ok", {SO: ext, "hostile/so.py": b""})
     code, found, _ = inspect(run, named_so_but_python)
     assert code == 0 and verdict(found, "RF-V045")["status"] == "pass"
+
+
+# -- 4: multi-tag wheels ----------------------------------------------------------------------
+
+
+def _linked(workdir: Path, library: str, rpath: str | None = None) -> tuple[bytes, bytes]:
+    """(extension needing `library`, the stub library's bytes)."""
+    ext = compile_extension(Build(needs_library=library, rpath=rpath), workdir)
+    return ext, (workdir / library).read_bytes()
+
+
+def test_multi_tag_wheels_are_held_to_the_strictest_tag(run, tmp_path):
+    ext, _ = _linked(tmp_path / "build", "libmvec.so.1")
+    newer = craft(tmp_path / "newer", {SO: ext}, tag="cp311-cp311-manylinux_2_28_x86_64")
+    code, found, _ = inspect(run, newer)
+    assert code == 0 and found["external_libraries"]["libmvec.so.1"]["status"] == "allowed"  # type: ignore[index]
+
+    both = craft(
+        tmp_path / "both", {SO: ext}, tag="cp311-cp311-manylinux_2_17_x86_64.manylinux_2_28_x86_64"
+    )
+    code, found, _ = inspect(run, both)
+    assert code == 4 and failed(found) == {"RF-V041"}
+    assert "libmvec.so.1" in verdict(found, "RF-V041")["message"]
+
+
+def test_an_elf_must_match_every_tags_architecture(run, tmp_path, ext):
+    wheel = craft(
+        tmp_path, {SO: ext}, tag="cp311-cp311-manylinux_2_28_x86_64.manylinux_2_28_aarch64"
+    )
+    code, found, _ = inspect(run, wheel)
+    assert code == 4 and "RF-V044" in failed(found)
+    assert "is x86_64, the tags say aarch64, x86_64" in verdict(found, "RF-V044")["message"]
+
+
+# -- 5: bundled means reachable ---------------------------------------------------------------
+
+
+def test_a_bundled_library_counts_only_where_the_loader_looks(run, tmp_path):
+    ext, stub = _linked(tmp_path / "build", "libstub.so.1", rpath="$ORIGIN/.libs")
+    reached = craft(tmp_path / "reached", {SO: ext, "demo_ext/.libs/libstub.so.1": stub})
+    code, found, _ = inspect(run, reached)
+    assert code == 0, found["verdicts"]
+    assert "libstub.so.1" not in found["external_libraries"]  # type: ignore[operator]
+
+    elsewhere = craft(tmp_path / "elsewhere", {SO: ext, "demo_ext.libs/libstub.so.1": stub})
+    code, found, err = inspect(run, elsewhere)
+    assert code == 4 and failed(found) == {"RF-V041"}
+    message = verdict(found, "RF-V041")["message"]
+    assert "bundled as demo_ext.libs/libstub.so.1" in message
+    assert "search path (demo_ext/.libs/, then the system path)" in message
+
+    no_rpath, stub2 = _linked(tmp_path / "build2", "libstub.so.1")
+    same_dir = craft(tmp_path / "same", {SO: no_rpath, "demo_ext/libstub.so.1": stub2})
+    code, found, _ = inspect(run, same_dir)
+    assert code == 4  # no RUNPATH: the loader does not look next to the file
+    assert (
+        "(no directory in the wheel, then the system path)" in verdict(found, "RF-V041")["message"]
+    )
+
+
+def test_rpath_of_the_loading_file_is_searched_too(run, tmp_path):
+    """DT_RPATH (not RUNPATH) of the file that loaded a library also serves its needs."""
+    build = tmp_path / "build"
+    # `-Wl,-rpath,X,--disable-new-dtags`: DT_RPATH, as old toolchains and auditwheel write it
+    ext, _ = _linked(build, "libmid.so.1", rpath="$ORIGIN/.libs,--disable-new-dtags")
+    runpath_ext, _ = _linked(tmp_path / "build2", "libmid.so.1", rpath="$ORIGIN/.libs")
+    # libmid.so.1 needs libleaf.so.1 but has no RPATH of its own
+    (build / "leaf.c").write_text("int leaf(void) { return 2; }\n")
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-Wl,-soname,libleaf.so.1", str(build / "leaf.c"),
+         "-o", str(build / "libleaf.so.1")],
+        check=True,
+    )  # fmt: skip
+    (build / "mid.c").write_text("int leaf(void);\nint stub_function(void) { return leaf(); }\n")
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-Wl,-soname,libmid.so.1", str(build / "mid.c"),
+         str(build / "libleaf.so.1"), "-o", str(build / "libmid.so.1")],
+        check=True,
+    )  # fmt: skip
+    files = {
+        SO: ext,
+        "demo_ext/.libs/libmid.so.1": (build / "libmid.so.1").read_bytes(),
+        "demo_ext/.libs/libleaf.so.1": (build / "libleaf.so.1").read_bytes(),
+    }
+    with_rpath = craft(tmp_path / "rpath", files)
+    code, found, _ = inspect(run, with_rpath)
+    assert code == 0, found["verdicts"]
+
+    with_runpath = craft(tmp_path / "runpath", {**files, SO: runpath_ext})
+    code, found, _ = inspect(run, with_runpath)
+    assert code == 4  # DT_RUNPATH serves only the file's own needs
+    message = verdict(found, "RF-V041")["message"]
+    assert "libleaf.so.1 (needed by demo_ext/.libs/libmid.so.1; bundled as" in message
+
+
+# -- 6: providers -----------------------------------------------------------------------------
+
+
+def test_dependency_wheels_provide_libraries(run, tmp_path):
+    ext, stub = _linked(tmp_path / "build", "libprov.so.1", rpath="$ORIGIN/../provider/lib")
+    provider = craft(tmp_path / "prov", {"provider/lib/libprov.so.1": stub}, name="provider")
+    declared = craft(tmp_path / "c1", {SO: ext}, metadata=b"Requires-Dist: provider>=1\n")
+    undeclared = craft(tmp_path / "c2", {SO: ext})
+
+    code, found, _ = inspect(run, declared)  # no --with, the catalogue does not know libprov
+    assert code == 4 and "libprov.so.1" in verdict(found, "RF-V041")["message"]
+
+    result = run("wheel", "inspect", str(declared), "--with", str(provider), "--format", "json")
+    assert result.code == 0, result.out
+    entry = json.loads(result.out)["external_libraries"]["libprov.so.1"]
+    assert entry["status"] == "declared by provider (provider 1.0, --with)"
+    assert entry["found_at"] == "provider/lib/libprov.so.1"
+
+    result = run("wheel", "inspect", str(undeclared), "--with", str(provider), "--format", "json")
+    assert result.code == 4
+    assert "Requires-Dist does not name" in verdict(json.loads(result.out), "RF-V041")["message"]
+
+    broken = run("wheel", "inspect", str(declared), "--with", str(tmp_path / "nope.whl"))
+    assert broken.code == 2 and "--with" in broken.err
+
+
+def test_a_dependency_wheel_at_hand_overrides_the_catalogue(run, tmp_path):
+    ext, stub = _linked(tmp_path / "build", "libc10.so")
+    consumer = craft(tmp_path / "c", {SO: ext}, metadata=b"Requires-Dist: torch==2.14.1\n")
+    code, found, _ = inspect(run, consumer)
+    assert code == 0
+    assert found["external_libraries"]["libc10.so"]["status"] == "declared by torch==2.14.1"  # type: ignore[index]
+
+    fake_torch = craft(tmp_path / "t", {"torch/lib/libother.so": stub}, name="torch")
+    result = run("wheel", "inspect", str(consumer), "--with", str(fake_torch), "--format", "json")
+    assert result.code == 4
+    assert (
+        "torch 1.0 (--with) ships no libc10.so"
+        in verdict(json.loads(result.out), "RF-V041")["message"]
+    )
+
+
+@pytest.mark.parametrize(
+    "library, requirement",
+    [
+        ("libtorch_cpu.so", "torch"),
+        ("libshiboken6.abi3.so.6.11", "shiboken6"),
+        ("libboost_python311.so.1.90.0", "cmeel-boost"),
+    ],
+)
+def test_the_catalogue_knows_common_providers(library, requirement):
+    from relforge.validate.policy import providers_of
+
+    assert requirement in providers_of(library)

@@ -136,7 +136,8 @@ def _rpath(facts: WheelFacts, expect: Expectation) -> Outcome:
 
 
 @artifact("RF-V044", "elf-readable",
-           "Every ELF file parses and is built for the platform tag's architecture.")  # fmt: skip
+           "Every ELF file parses and is built for the architecture of every platform "
+           "tag.")  # fmt: skip
 def _elf_machine(facts: WheelFacts, expect: Expectation) -> Outcome:
     skip = _elf_skip(facts)
     if skip:
@@ -146,9 +147,9 @@ def _elf_machine(facts: WheelFacts, expect: Expectation) -> Outcome:
     for elf in facts.elves:
         if elf.info is None:
             found.append(f"{elf.path}: {elf.error}")
-        elif arches and elf.info.machine not in arches:
+        elif arches and arches != {elf.info.machine}:
             found.append(
-                f"{elf.path} is {elf.info.machine}, the tag says {', '.join(sorted(arches))}"
+                f"{elf.path} is {elf.info.machine}, the tags say {', '.join(sorted(arches))}"
             )
     if found:
         return "fail", "; ".join(found[:8])
