@@ -4,8 +4,8 @@ paths, symlinks, fake shared objects, multi-tag wheels.  Nothing is extracted, n
 from __future__ import annotations
 
 import json
-import subprocess
 import stat
+import subprocess
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
