@@ -256,7 +256,7 @@ def test_a_bundled_library_counts_only_where_the_loader_looks(run, tmp_path):
     assert "libstub.so.1" not in found["external_libraries"]  # type: ignore[operator]
 
     elsewhere = craft(tmp_path / "elsewhere", {SO: ext, "demo_ext.libs/libstub.so.1": stub})
-    code, found, err = inspect(run, elsewhere)
+    code, found, _ = inspect(run, elsewhere)
     assert code == 4 and failed(found) == {"RF-V041"}
     message = verdict(found, "RF-V041")["message"]
     assert "bundled as demo_ext.libs/libstub.so.1" in message
