@@ -16,7 +16,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from relforge.validate.elf import ElfError, ElfInfo, read_elf
-from relforge.validate.inflate import MemberError
+from relforge.validate.inflate import MemberError, MemberTooLarge
 from relforge.validate.wheel import (
     Member,
     RecordRow,
@@ -169,6 +169,8 @@ def _headers(message: Message, name: str) -> tuple[str, ...]:
 def _read_elf(archive: WheelArchive, member: Member) -> ElfInfo:
     try:
         return read_elf(archive.source(member))
+    except MemberTooLarge:
+        raise
     except (ElfError, MemberError, struct.error):
         # A tail read from a searched deflate boundary is checked by reaching the exact end of
         # the member; read once more from the start before calling the file malformed (offsets

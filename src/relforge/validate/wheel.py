@@ -34,7 +34,13 @@ from packaging.utils import (
 from packaging.version import Version
 
 from relforge.record import record_digest
-from relforge.validate.inflate import ByteSource, BytesSource, DeflateSource, MemberError
+from relforge.validate.inflate import (
+    ByteSource,
+    BytesSource,
+    DeflateSource,
+    MemberError,
+    bounded,
+)
 
 # Members with these endings are never ELF files; everything else is sniffed for the magic.
 NOT_ELF = (
@@ -182,7 +188,10 @@ class WheelArchive:
         member = self.members.get(name)
         if member is None:
             raise WheelError(f"{self.path.name}: no member {name}")
-        return self.source(member).read(0, member.size)
+        try:
+            return self.source(member).read(0, member.size)
+        except MemberError as exc:
+            raise WheelError(f"{self.path.name}: {name}: {exc}") from None
 
     def chunks(self, member: Member, size: int = 1 << 20) -> Iterator[bytes]:
         """The member's bytes in order (for hashing); raises MemberError on corrupt data."""
@@ -194,10 +203,9 @@ class WheelArchive:
         inflater = zlib.decompressobj(-15)
         for at in range(0, len(data), size):
             try:
-                yield inflater.decompress(data[at : at + size])
+                yield from bounded(inflater, data[at : at + size])
             except zlib.error as exc:
                 raise MemberError(f"{member.name}: corrupt deflate data: {exc}") from None
-        yield inflater.flush()
 
     def digest(self, member: Member) -> tuple[str, int]:
         """RECORD-style sha256 (urlsafe base64, no padding) and size of a member's bytes."""
