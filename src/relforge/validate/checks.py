@@ -318,4 +318,6 @@ GPU = register("RF-R004", "gpu", "runtime",
                "is the cell's.")  # fmt: skip
 
 # Checks registered by their own modules (imported for that effect, after the ones above).
-from relforge.validate import libraries, members  # noqa: E402, F401
+import relforge.validate.abi  # noqa: E402
+import relforge.validate.libraries  # noqa: E402
+import relforge.validate.members  # noqa: E402, F401

@@ -16,11 +16,14 @@ from dataclasses import dataclass, field
 
 from relforge.validate.cxxabi import CxxSymbols, scan_cxx_symbols
 from relforge.validate.inflate import ByteSource
+from relforge.validate.symbols import SymbolTable, read_symbols
 
 PT_LOAD, PT_DYNAMIC = 1, 2
 DT_NULL, DT_NEEDED, DT_HASH, DT_STRTAB, DT_SYMTAB, DT_STRSZ, DT_SYMENT = 0, 1, 4, 5, 6, 10, 11
 DT_SONAME, DT_RPATH, DT_RUNPATH = 14, 15, 29
 DT_GNU_HASH, DT_VERNEED, DT_VERNEEDNUM = 0x6FFFFEF5, 0x6FFFFFFE, 0x6FFFFFFF
+DT_VERSYM, DT_VERDEF, DT_VERDEFNUM = 0x6FFFFFF0, 0x6FFFFFFC, 0x6FFFFFFD
+VER_FLG_BASE = 1
 SHT_DYNSYM = 11
 MACHINES = {3: "i686", 62: "x86_64", 183: "aarch64", 40: "armv7l", 21: "ppc64le", 22: "s390x"}
 MACHINES |= {243: "riscv64"}
@@ -44,6 +47,7 @@ class ElfInfo:
     version_needs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     cxx: CxxSymbols = field(default_factory=CxxSymbols)
     dynamic: bool = True
+    symbols: SymbolTable | None = None  # only when read with symbols=True
 
 
 @dataclass(frozen=True)
@@ -63,8 +67,9 @@ def is_elf(head: bytes) -> bool:
     return head[:4] == ELF_MAGIC
 
 
-def read_elf(src: ByteSource) -> ElfInfo:
-    """Parse what the checks need; raises ElfError on a malformed file."""
+def read_elf(src: ByteSource, *, symbols: bool = False) -> ElfInfo:
+    """Parse what the checks need; raises ElfError on a malformed file.  `symbols`: also every
+    dynamic symbol with its version (for the ABI contract check)."""
     if src.size < 52:
         raise ElfError("too short for an ELF header")
     ident = src.read(0, 64 if src.size >= 64 else 52)
@@ -107,11 +112,27 @@ def read_elf(src: ByteSource) -> ElfInfo:
 
     needs = _version_needs(src, layout, tags, string)
     cxx = CxxSymbols()
+    table = SymbolTable() if symbols else None
     count = _symbol_count(src, layout, tags, sections, shentsize)
     if DT_SYMTAB in tags and count:
         syment = tags.get(DT_SYMENT, 24 if bits == 64 else 16)
-        symbols = src.read(layout.offset_of(tags[DT_SYMTAB]), count * syment)
-        cxx = scan_cxx_symbols(strtab, _defined_by_name(symbols, endian, bits, syment))
+        raw = src.read(layout.offset_of(tags[DT_SYMTAB]), count * syment)
+        cxx = scan_cxx_symbols(strtab, _defined_by_name(raw, endian, bits, syment))
+        if symbols:
+            versym = (
+                src.read(layout.offset_of(tags[DT_VERSYM]), 2 * count)
+                if DT_VERSYM in tags
+                else None
+            )
+            table = read_symbols(
+                raw,
+                strtab,
+                versym,
+                _version_indexes(src, layout, tags, string),
+                endian=endian,
+                bits=bits,
+                syment=syment,
+            )
     soname = string(tags[DT_SONAME]) if DT_SONAME in tags else None
     return ElfInfo(
         bits=bits,
@@ -123,6 +144,7 @@ def read_elf(src: ByteSource) -> ElfInfo:
         runpath=paths(DT_RUNPATH),
         version_needs=needs,
         cxx=cxx,
+        symbols=table,
     )
 
 
@@ -179,6 +201,42 @@ def _version_needs(
         if not following:
             break
         offset += following
+    return out
+
+
+def _version_indexes(
+    src: ByteSource, layout: _Layout, tags: Mapping[int, int], string: Callable[[int], str]
+) -> dict[int, tuple[str | None, str]]:
+    """Version index → (library it is needed from, or None: defined here; version name)."""
+    e = layout.endian
+    out: dict[int, tuple[str | None, str]] = {}
+    if DT_VERNEED in tags:
+        offset = layout.offset_of(tags[DT_VERNEED])
+        for _ in range(min(tags.get(DT_VERNEEDNUM, 1 << 16), 1 << 16)):
+            _, count, file_name, aux, following = struct.unpack(e + "HHIII", src.read(offset, 16))
+            library = string(file_name)
+            at = offset + aux
+            for _ in range(count):
+                _, _, index, name, next_aux = struct.unpack(e + "IHHII", src.read(at, 16))
+                out[index & 0x7FFF] = (library, string(name))
+                if not next_aux:
+                    break
+                at += next_aux
+            if not following:
+                break
+            offset += following
+    if DT_VERDEF in tags:
+        offset = layout.offset_of(tags[DT_VERDEF])
+        for _ in range(min(tags.get(DT_VERDEFNUM, 1 << 16), 1 << 16)):
+            _, flags, index, count, _, aux, following = struct.unpack(
+                e + "HHHHIII", src.read(offset, 20)
+            )
+            if count and not flags & VER_FLG_BASE:
+                (name,) = struct.unpack(e + "I", src.read(offset + aux, 4))
+                out[index & 0x7FFF] = (None, string(name))
+            if not following:
+                break
+            offset += following
     return out
 
 

@@ -73,8 +73,11 @@ class WheelFacts:
         return tuple(sorted({t.split("-")[2] for t in self.tags}))
 
 
-def gather(path: Path, pool: Executor, *, verify_digests: bool) -> WheelFacts:
-    """Read one wheel: names, metadata, RECORD (hashes when asked), every ELF member."""
+def gather(
+    path: Path, pool: Executor, *, verify_digests: bool, symbols: bool = False
+) -> WheelFacts:
+    """Read one wheel: names, metadata, RECORD (hashes when asked), every ELF member (with its
+    dynamic symbols when asked)."""
     size = path.stat().st_size if path.exists() else 0
     try:
         archive = WheelArchive(path)
@@ -82,14 +85,16 @@ def gather(path: Path, pool: Executor, *, verify_digests: bool) -> WheelFacts:
         return WheelFacts(path=path, size=size, error=str(exc))
     with archive:
         try:
-            return _gather(archive, pool, verify_digests)
+            return _gather(archive, pool, verify_digests, symbols)
         except (WheelError, MemberError) as exc:
             return WheelFacts(path=path, size=size, error=str(exc))
 
 
-def _gather(archive: WheelArchive, pool: Executor, verify_digests: bool) -> WheelFacts:
+def _gather(
+    archive: WheelArchive, pool: Executor, verify_digests: bool, symbols: bool
+) -> WheelFacts:
     elf_members = archive.elf_members()
-    elf_jobs = [(m, pool.submit(_read_elf, archive, m)) for m in elf_members]
+    elf_jobs = [(m, pool.submit(_read_elf, archive, m, symbols)) for m in elf_members]
     elf_names = {m.name for m in elf_members}
     fake = tuple(
         m.name
@@ -166,16 +171,16 @@ def _headers(message: Message, name: str) -> tuple[str, ...]:
     return tuple(str(v).strip() for v in message.get_all(name) or [])
 
 
-def _read_elf(archive: WheelArchive, member: Member) -> ElfInfo:
+def _read_elf(archive: WheelArchive, member: Member, symbols: bool) -> ElfInfo:
     try:
-        return read_elf(archive.source(member))
+        return read_elf(archive.source(member), symbols=symbols)
     except MemberTooLarge:
         raise
     except (ElfError, MemberError, struct.error):
         # A tail read from a searched deflate boundary is checked by reaching the exact end of
         # the member; read once more from the start before calling the file malformed (offsets
         # from a wrong tail may also point past the end of the member).
-        return read_elf(archive.source(member, exact=True))
+        return read_elf(archive.source(member, exact=True), symbols=symbols)
 
 
 def _elf_result(member: Member, job: Future[ElfInfo]) -> ElfMember:

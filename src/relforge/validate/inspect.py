@@ -83,7 +83,7 @@ def read_dependencies(paths: Sequence[Path], *, jobs: int = 2) -> tuple[Dependen
     out = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for path in paths:
-            facts = gather(path, pool, verify_digests=False)
+            facts = gather(path, pool, verify_digests=False, symbols=True)
             if facts.error is not None:
                 raise WheelError(f"--with {path}: {facts.error}")
             out.append(DependencyWheel(facts=facts))
@@ -96,7 +96,7 @@ def inspect_wheel(
     """Read the wheel (ELF parts only, no RECORD hashing) and check it against itself and the
     dependency wheels at hand."""
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        facts = gather(path, pool, verify_digests=False)
+        facts = gather(path, pool, verify_digests=False, symbols=True)
     expect = Expectation(dependencies=tuple(dependencies))
     verdicts = tuple(v for v in check_artifact(facts, expect))
     infos = [e.info for e in facts.elves if e.info is not None]

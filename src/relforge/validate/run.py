@@ -83,7 +83,7 @@ def validate_artifacts(
                 )
                 continue
             for artifact in bound:
-                facts = gather(artifact.path, pool, verify_digests=True)
+                facts = gather(artifact.path, pool, verify_digests=True, symbols=True)
                 facts_by_cell.setdefault(cell.id, facts)
                 expect = Expectation(
                     cell=cell,
@@ -119,7 +119,7 @@ def validate_artifacts(
                     )
                 )
         for artifact in binding.extra:
-            facts = gather(artifact.path, pool, verify_digests=True)
+            facts = gather(artifact.path, pool, verify_digests=True, symbols=True)
             why = (
                 f"the manifest's cell {artifact.cell_id} is not a cell of this release"
                 if artifact.cell_id
