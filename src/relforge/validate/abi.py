@@ -34,7 +34,7 @@ from relforge.validate.libraries import resolve
 from relforge.validate.policy import LOADER_PREFIXES, policy_for_tag, tag_arch
 from relforge.validate.providers import DependencyWheel, site_path
 from relforge.validate.registry import Expectation, Outcome, artifact
-from relforge.validate.symbols import SymbolTable
+from relforge.validate.symbols import SymbolTable, name_hash, versioned_hash
 
 INTERPRETER_PREFIXES = ("Py", "_Py")
 SYSTEM_DIRS = {
@@ -133,14 +133,18 @@ def check_contract(facts: WheelFacts, dependencies: Sequence[DependencyWheel] = 
     for elf in facts.elves:
         if elf.info is None or elf.info.symbols is None:
             continue
+        if elf.info.symbols.too_many:
+            unchecked += 1
+            continue
         closure, lacking = _closure(elf, provider_for)
         absent |= lacking
         candidates = [n for n in elf.info.needed if n not in allowed] or list(elf.info.needed)
         for ref in elf.info.symbols.undefined:
             if ref.name.startswith(INTERPRETER_PREFIXES):
                 continue
-            if at_hand.define(ref.name, ref.version) or any(
-                p.symbols.defines(ref.name, ref.version) for p in closure
+            raw = ref.raw
+            if at_hand.define(raw, ref.version) or any(
+                p.symbols.defines(raw, ref.version) for p in closure
             ):
                 checked += 1
                 continue
@@ -176,19 +180,22 @@ class _Definitions:
     """The union of many symbol tables, for fast lookups."""
 
     def __init__(self, tables: Iterable[SymbolTable]) -> None:
-        self.names: set[str] = set()
-        self.versioned: set[str] = set()
-        self.unversioned_files: set[str] = set()  # names defined by files without versions
+        self.names: set[int] = set()
+        self.versioned: set[int] = set()
+        self.unversioned_files: set[int] = set()  # names defined by files without versions
         for table in tables:
             self.names |= table.defined
             self.versioned |= table.defined_versioned
             if not table.versions:
                 self.unversioned_files |= table.defined
 
-    def define(self, name: str, version: str | None) -> bool:
+    def define(self, name: bytes, version: str | None) -> bool:
         if version is None:
-            return name in self.names
-        return f"{name}@{version}" in self.versioned or name in self.unversioned_files
+            return name_hash(name) in self.names
+        return (
+            versioned_hash(name, version) in self.versioned
+            or name_hash(name) in self.unversioned_files
+        )
 
 
 def _closure(

@@ -39,11 +39,11 @@ HEAD = 1 << 20  # output bytes of a tail kept to check a tail chained to it
 # Memory bounds (issue 13: a 4.2 MB wheel declaring a 4 GiB member took 7 GiB): no inflate call
 # produces more than OUT_STEP, the exact prefix stops at PREFIX_LIMIT (later bytes are streamed
 # past and dropped), a tail keeps its first and last TAIL_KEEP bytes, and one read may ask for at
-# most READ_LIMIT bytes.  Two sources at a time stay under 300 MiB.
+# most READ_LIMIT bytes (tensorflow's libtensorflow_cc.so.2 has an 82 MB string table).
 OUT_STEP = 1 << 20
 PREFIX_LIMIT = 48 << 20
 TAIL_KEEP = 16 << 20
-READ_LIMIT = 48 << 20
+READ_LIMIT = 128 << 20
 # First byte of a byte-aligned, non-final dynamic-Huffman block: BFINAL=0, BTYPE=10, HLIT<=29.
 _LEN_NLEN = re.compile(b"(?=\xff\xff)")  # in LEN xor NLEN: a stored block's length pair
 _DYNAMIC_HEADER = re.compile(
@@ -260,8 +260,11 @@ class DeflateSource:
             if lo < hi:
                 out += piece[lo - start : hi - start]
         self._cursor = cursor
+        if length > HEAD:  # large: handed over without a copy, not kept
+            self._streamed = []
+            return out  # type: ignore[return-value]  # bytes-like; saves a copy of up to 128 MiB
         got = bytes(out)
-        self._streamed = [*self._streamed[-3:], (offset, got)] if length <= HEAD else []
+        self._streamed = [*self._streamed[-3:], (offset, got)]
         return got
 
     # -- tail from a block boundary -----------------------------------------------------------
