@@ -39,7 +39,8 @@ def wheel() -> None:
 def inspect_command(path: Path, fmt: str, jobs: int, with_wheels: tuple[Path, ...]) -> None:
     """Tags, the symbol-version ceiling the ELF files need, external libraries, C++ ABI and size
     of WHEEL; exit 4 when the wheel contradicts its own tag or breaks its ABI contract."""
-    from relforge.validate.inspect import inspect_wheel, read_dependencies
+    from relforge.validate.inspect import inspect_wheel
+    from relforge.validate.providers import read_dependencies
     from relforge.validate.wheel import WheelError
 
     for given, key in ((path, "WHEEL"), *((w, "--with") for w in with_wheels)):

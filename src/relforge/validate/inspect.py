@@ -14,7 +14,6 @@ from relforge.validate.facts import WheelFacts, gather
 from relforge.validate.libraries import Need, resolve
 from relforge.validate.policy import highest_versions, strictest_policy, tag_arch
 from relforge.validate.providers import DependencyWheel
-from relforge.validate.wheel import WheelError
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,18 +75,6 @@ class Inspection:
                 if CHECKS[v.check].scope == "artifact"
             ],
         }
-
-
-def read_dependencies(paths: Sequence[Path], *, jobs: int = 2) -> tuple[DependencyWheel, ...]:
-    """The `--with` wheels, read like the wheel under test; WheelError if one is unreadable."""
-    out = []
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for path in paths:
-            facts = gather(path, pool, verify_digests=False, symbols=True)
-            if facts.error is not None:
-                raise WheelError(f"--with {path}: {facts.error}")
-            out.append(DependencyWheel(facts=facts))
-    return tuple(out)
 
 
 def inspect_wheel(

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import functools
 import posixpath
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 from packaging.utils import NormalizedName, canonicalize_name
 
-from relforge.validate.facts import ElfMember, WheelFacts
+from relforge.validate.facts import ElfMember, WheelFacts, gather
+from relforge.validate.wheel import WheelError
 
 
 def site_path(member: str) -> str:
@@ -51,3 +55,15 @@ class DependencyWheel:
         for elf in self.facts.elves:
             out.setdefault(posixpath.basename(elf.path), []).append(elf)
         return out
+
+
+def read_dependencies(paths: Sequence[Path], *, jobs: int = 2) -> tuple[DependencyWheel, ...]:
+    """The `--with` wheels, read like the wheel under test; WheelError if one is unreadable."""
+    out = []
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for path in paths:
+            facts = gather(path, pool, verify_digests=False, symbols=True)
+            if facts.error is not None:
+                raise WheelError(f"--with {path}: {facts.error}")
+            out.append(DependencyWheel(facts=facts))
+    return tuple(out)
