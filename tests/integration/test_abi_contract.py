@@ -174,3 +174,35 @@ def test_a_non_weak_symbol_nobody_defines_is_missing(run, tmp_path):
     assert code == 4
     message = verdict(found, "RF-V046")["message"]
     assert "nowhere" in message and "maybe" not in message
+
+
+def test_a_dependency_wheel_is_read_only_as_far_as_the_consumer_loads(builds, tmp_path):
+    from relforge.validate.providers import read_dependencies
+
+    lib = builds["v1"].read_bytes()
+    (tmp_path / "a.c").write_text("int a(void) { return 1; }\n")
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-Wl,-soname,libinner.so", str(tmp_path / "a.c"),
+         "-o", str(tmp_path / "libinner.so")],
+        check=True,
+    )  # fmt: skip
+    (tmp_path / "b.c").write_text("int a(void);\nint b(void) { return a(); }\n")
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-Wl,-soname,libouter.so", str(tmp_path / "b.c"),
+         str(tmp_path / "libinner.so"), "-o", str(tmp_path / "libouter.so")],
+        check=True,
+    )  # fmt: skip
+    wheel = craft(
+        tmp_path / "dep",
+        {
+            "dep/lib/libprov.so.1": lib,
+            "dep/lib/libouter.so": (tmp_path / "libouter.so").read_bytes(),
+            "dep/lib/libinner.so": (tmp_path / "libinner.so").read_bytes(),
+            "dep/lib/libunrelated.so": lib,
+        },
+        name="dep",
+    )
+    [dep] = read_dependencies([wheel], libraries=frozenset({"libouter.so"}))
+    assert sorted(e.path for e in dep.facts.elves) == ["dep/lib/libinner.so", "dep/lib/libouter.so"]
+    [full] = read_dependencies([wheel])
+    assert len(full.facts.elves) == 4

@@ -40,7 +40,6 @@ def inspect_command(path: Path, fmt: str, jobs: int, with_wheels: tuple[Path, ..
     """Tags, the symbol-version ceiling the ELF files need, external libraries, C++ ABI and size
     of WHEEL; exit 4 when the wheel contradicts its own tag or breaks its ABI contract."""
     from relforge.validate.inspect import inspect_wheel
-    from relforge.validate.providers import read_dependencies
     from relforge.validate.wheel import WheelError
 
     for given, key in ((path, "WHEEL"), *((w, "--with") for w in with_wheels)):
@@ -48,10 +47,9 @@ def inspect_command(path: Path, fmt: str, jobs: int, with_wheels: tuple[Path, ..
             what = "a directory, not a wheel file" if given.is_dir() else "no such file"
             raise _reported(UsageError(f"{given}: {what}", key=key), given, fmt)
     try:
-        dependencies = read_dependencies(with_wheels, jobs=jobs)
+        found = inspect_wheel(path, jobs=jobs, dependencies=with_wheels)
     except WheelError as exc:
         raise _reported(UsageError(str(exc), key="--with"), path, fmt) from None
-    found = inspect_wheel(path, jobs=jobs, dependencies=dependencies)
     if found.facts.error:
         raise _reported(ValidationFailed(found.facts.error, key="WHEEL"), path, fmt)
     if fmt == "json":

@@ -74,10 +74,16 @@ class WheelFacts:
 
 
 def gather(
-    path: Path, pool: Executor, *, verify_digests: bool, symbols: bool = False
+    path: Path,
+    pool: Executor,
+    *,
+    verify_digests: bool,
+    symbols: bool = False,
+    libraries: frozenset[str] | None = None,
 ) -> WheelFacts:
     """Read one wheel: names, metadata, RECORD (hashes when asked), every ELF member (with its
-    dynamic symbols when asked)."""
+    dynamic symbols when asked).  `libraries`: read only the ELF members of these file names
+    and, transitively, of the libraries they need (a dependency wheel read for a consumer)."""
     size = path.stat().st_size if path.exists() else 0
     try:
         archive = WheelArchive(path)
@@ -85,16 +91,23 @@ def gather(
         return WheelFacts(path=path, size=size, error=str(exc))
     with archive:
         try:
-            return _gather(archive, pool, verify_digests, symbols)
+            return _gather(archive, pool, verify_digests, symbols, libraries)
         except (WheelError, MemberError) as exc:
             return WheelFacts(path=path, size=size, error=str(exc))
 
 
 def _gather(
-    archive: WheelArchive, pool: Executor, verify_digests: bool, symbols: bool
+    archive: WheelArchive,
+    pool: Executor,
+    verify_digests: bool,
+    symbols: bool,
+    libraries: frozenset[str] | None,
 ) -> WheelFacts:
     elf_members = archive.elf_members()
-    elf_jobs = [(m, pool.submit(_read_elf, archive, m, symbols)) for m in elf_members]
+    if libraries is None:
+        elf_jobs = [(m, pool.submit(_read_elf, archive, m, symbols)) for m in elf_members]
+    else:
+        elf_jobs = _read_needed(archive, pool, elf_members, libraries, symbols)
     elf_names = {m.name for m in elf_members}
     fake = tuple(
         m.name
@@ -161,6 +174,36 @@ def _gather(
         special_members=tuple(archive.special_members()),
         fake_shared_objects=fake,
     )
+
+
+def _read_needed(
+    archive: WheelArchive,
+    pool: Executor,
+    members: list[Member],
+    libraries: frozenset[str],
+    symbols: bool,
+) -> list[tuple[Member, Future[ElfInfo]]]:
+    """Read the members named in `libraries`, then those they need, in rounds."""
+    by_name: dict[str, list[Member]] = {}
+    for member in members:
+        by_name.setdefault(member.name.rsplit("/", 1)[-1], []).append(member)
+    wanted = set(libraries)
+    jobs: list[tuple[Member, Future[ElfInfo]]] = []
+    batch = [m for name in sorted(wanted) for m in by_name.get(name, [])]
+    while batch:
+        submitted = [(m, pool.submit(_read_elf, archive, m, symbols)) for m in batch]
+        jobs += submitted
+        batch = []
+        for _, job in submitted:
+            try:
+                needed = job.result().needed
+            except Exception:  # reported by _elf_result
+                continue
+            for name in needed:
+                if name not in wanted:
+                    wanted.add(name)
+                    batch += by_name.get(name, [])
+    return jobs
 
 
 def _header(value: object) -> str | None:

@@ -13,7 +13,7 @@ from relforge.validate.checks import CHECKS, Expectation, check_artifact
 from relforge.validate.facts import WheelFacts, gather
 from relforge.validate.libraries import Need, resolve
 from relforge.validate.policy import highest_versions, strictest_policy, tag_arch
-from relforge.validate.providers import DependencyWheel
+from relforge.validate.providers import read_dependencies
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,14 +77,15 @@ class Inspection:
         }
 
 
-def inspect_wheel(
-    path: Path, *, jobs: int = 2, dependencies: Sequence[DependencyWheel] = ()
-) -> Inspection:
+def inspect_wheel(path: Path, *, jobs: int = 2, dependencies: Sequence[Path] = ()) -> Inspection:
     """Read the wheel (ELF parts only, no RECORD hashing) and check it against itself and the
-    dependency wheels at hand."""
+    dependency wheels at hand (of which only the libraries the wheel loads are read);
+    WheelError when a dependency wheel cannot be read."""
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         facts = gather(path, pool, verify_digests=False, symbols=True)
-    expect = Expectation(dependencies=tuple(dependencies))
+    needed = frozenset(n for e in facts.elves if e.info is not None for n in e.info.needed)
+    deps = read_dependencies(dependencies, jobs=jobs, libraries=needed) if dependencies else ()
+    expect = Expectation(dependencies=deps)
     verdicts = tuple(v for v in check_artifact(facts, expect))
     infos = [e.info for e in facts.elves if e.info is not None]
     arch = next((a for a in (tag_arch(t) for t in facts.platform_tags) if a), None)
@@ -98,6 +99,6 @@ def inspect_wheel(
         verdicts=verdicts,
         needs_policy=policy.name if policy else None,
         highest=highest_versions(needs),
-        needs=tuple(resolve(facts, dependencies)),
+        needs=tuple(resolve(facts, deps)),
         abi=abi,
     )

@@ -57,12 +57,16 @@ class DependencyWheel:
         return out
 
 
-def read_dependencies(paths: Sequence[Path], *, jobs: int = 2) -> tuple[DependencyWheel, ...]:
-    """The `--with` wheels, read like the wheel under test; WheelError if one is unreadable."""
+def read_dependencies(
+    paths: Sequence[Path], *, jobs: int = 2, libraries: frozenset[str] | None = None
+) -> tuple[DependencyWheel, ...]:
+    """The `--with` wheels, read like the wheel under test; WheelError if one is unreadable.
+    `libraries`: only the ELF files of these names and what they need (torch --with cuDNN's
+    wheel reads libcudnn.so.9, not its 900 MB of engines)."""
     out = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for path in paths:
-            facts = gather(path, pool, verify_digests=False, symbols=True)
+            facts = gather(path, pool, verify_digests=False, symbols=True, libraries=libraries)
             if facts.error is not None:
                 raise WheelError(f"--with {path}: {facts.error}")
             out.append(DependencyWheel(facts=facts))
