@@ -37,6 +37,9 @@ from relforge.validate.registry import Expectation, Outcome, artifact
 from relforge.validate.symbols import SymbolTable, name_hash, versioned_hash
 
 INTERPRETER_PREFIXES = ("Py", "_Py")
+# Loaded by every CPython process (the interpreter links them): an extension module may use
+# libm's sin() without needing libm.so.6 itself.
+INTERPRETER_LIBRARIES = ("libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "libutil.so.1")
 SYSTEM_DIRS = {
     "x86_64": ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64"),
     "aarch64": ("/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64"),
@@ -122,7 +125,7 @@ def check_contract(facts: WheelFacts, dependencies: Sequence[DependencyWheel] = 
         if e.info is not None and e.info.symbols is not None
     ]
     system_names = {n for e in facts.elves if e.info for n in e.info.needed if n in allowed}
-    system = [system_library(arch, n) for n in sorted(system_names | {"libc.so.6"})]
+    system = [system_library(arch, n) for n in sorted(system_names | set(INTERPRETER_LIBRARIES))]
     tables += [p.symbols for p in system if p is not None]
     host_versions = {v for p in system if p is not None for v in p.symbols.versions}
     at_hand = _Definitions(tables)

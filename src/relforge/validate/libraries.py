@@ -48,9 +48,22 @@ class Need:
         return self.status != "undeclared"
 
 
-def search_dirs(facts: WheelFacts, elf: ElfMember) -> list[str]:
+def loaders_of(facts: WheelFacts) -> dict[str, list[ElfMember]]:
+    """Library name → the wheel's ELF files that need it."""
+    out: dict[str, list[ElfMember]] = {}
+    for elf in facts.elves:
+        if elf.info is not None:
+            for name in elf.info.needed:
+                out.setdefault(name, []).append(elf)
+    return out
+
+
+def search_dirs(
+    facts: WheelFacts, elf: ElfMember, loaders: dict[str, list[ElfMember]] | None = None
+) -> list[str]:
     """The directories (site-packages relative) the loader searches for `elf`'s needs, in order;
     entries outside the wheel's tree (absolute, $LIB, $PLATFORM) are left out."""
+    loaders = loaders_of(facts) if loaders is None else loaders
     entries: list[tuple[ElfMember, str]] = []
     info = elf.info
     if info is None:
@@ -66,13 +79,12 @@ def search_dirs(facts: WheelFacts, elf: ElfMember) -> list[str]:
             if current.info is None or current.info.runpath:
                 continue
             entries += [(current, e) for e in current.info.rpath]
-            for parent in facts.elves:
-                if parent.path in seen or parent.info is None:
-                    continue
-                names = {posixpath.basename(current.path), current.info.soname}
-                if names & set(parent.info.needed):
-                    seen.add(parent.path)
-                    chain.append(parent)
+            names = {posixpath.basename(current.path), current.info.soname}
+            for name in names:
+                for parent in loaders.get(name or "", []):
+                    if parent.path not in seen:
+                        seen.add(parent.path)
+                        chain.append(parent)
     dirs = []
     for owner, entry in entries:
         expanded = _expand(entry, posixpath.dirname(site_path(owner.path)))
@@ -115,10 +127,11 @@ def resolve(facts: WheelFacts, dependencies: Sequence[DependencyWheel] = ()) -> 
         and (r.marker is None or r.marker.evaluate({**environment, "extra": ""}))
     ]
     out = []
+    loaders = loaders_of(facts)
     for elf in facts.elves:
         if elf.info is None:
             continue
-        dirs = search_dirs(facts, elf)
+        dirs = search_dirs(facts, elf, loaders)
         for library in elf.info.needed:
             candidates = [posixpath.normpath(posixpath.join(d, library)) for d in dirs]
             found = next((c for c in candidates if c in own), None)
