@@ -2,11 +2,16 @@
 
 Goal (issue 6): at least 20x faster than auditwheel on torch-2.14.1 (CUDA, 555 MB, 1 GB of ELF).
 For each wheel found in /opt/pypi-more/files/ this measures, in one run:
-  - relforge: a fresh `relforge wheel inspect WHEEL --format json` process (best and median);
+  - relforge: a fresh `relforge wheel inspect WHEEL --format json` process (best and median,
+    peak RSS of the best);
   - auditwheel: a fresh `auditwheel show WHEEL` process;
   - floor: inflating every ELF member completely (what a reader that must see all bytes pays);
   - how many ELF bytes relforge inflated (in-process run).
-Writes benchmarks/results/wheel_inspect.json.
+Goal (issue 13): the ABI contract check against a provider wheel adds at most 50%: torch with
+`--with` the nvidia wheels it declares (each alone, then all) against torch alone, and
+torchvision with `--with torch` against torchvision and torch inspected one after the other
+(the RF-V046 verdicts are recorded: a torchvision built for another torch shows its missing
+symbols).  Writes benchmarks/results/wheel_inspect.json.
 """
 
 from __future__ import annotations
@@ -14,27 +19,102 @@ from __future__ import annotations
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = Path(os.environ.get("RELFORGE_BENCH_WHEELS", "/opt/pypi-more/files"))
 WHEELS = ("torch-2.14.1-*.whl", "nvidia_cudnn_cu13-*.whl", "nvidia_cublas-*.whl")
+PROVIDERS = ("nvidia_cudnn_cu13-*.whl", "nvidia_cublas-*.whl", "nvidia_cuda_cupti-*.whl")
 GOAL = 20.0
 RUNS = int(os.environ.get("RELFORGE_BENCH_RUNS", "3"))
 BIN = Path(sys.executable).parent
 
 
+LAST: dict[str, Any] = {}
+
+
 def timed(argv: list[str]) -> float:
+    """Wall seconds of a fresh process; its stdout and peak RSS land in LAST."""
     start = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate()
     elapsed = time.perf_counter() - start
-    if done.returncode not in (0, 4):
-        raise SystemExit(f"{argv[0]} failed ({done.returncode}): {done.stderr[-2000:]}")
+    if proc.returncode not in (0, 4):
+        raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {err[-2000:]}")
+    LAST.update(
+        stdout=out, max_rss_mib=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    )
     return elapsed
+
+
+def inspect_argv(wheel: Path, *deps: Path) -> list[str]:
+    extra = [a for d in deps for a in ("--with", str(d))]
+    return [str(BIN / "relforge"), "wheel", "inspect", str(wheel), *extra, "--format", "json"]
+
+
+def best_of(argv: list[str]) -> tuple[float, dict[str, Any]]:
+    runs = [timed(argv) for _ in range(RUNS)]
+    try:
+        report = json.loads(LAST["stdout"])
+    except json.JSONDecodeError:
+        report = {}
+    return min(runs), report
+
+
+def abi_verdict(report: dict[str, Any]) -> str:
+    return next(
+        (f"{v['status']}: {v['message'][:600]}" for v in report.get("verdicts", [])
+         if v["check"] == "RF-V046"),
+        "none",
+    )  # fmt: skip
+
+
+def abi_contract() -> list[dict[str, Any]]:
+    """Inspect with --with provider wheels against inspect alone (see the module docstring)."""
+    out: list[dict[str, Any]] = []
+    torch = next(iter(sorted(FILES.glob("torch-2.14.1-*.whl"))), None)
+    if torch is None:
+        return out
+    alone, _ = best_of(inspect_argv(torch))
+    providers = [p for pattern in PROVIDERS for p in sorted(FILES.glob(pattern))[:1]]
+    for group in [[p] for p in providers] + ([providers] if len(providers) > 1 else []):
+        with_them, report = best_of(inspect_argv(torch, *group))
+        out.append(
+            {
+                "consumer": torch.name,
+                "providers": [p.name for p in group],
+                "inspect_alone_seconds": alone,
+                "inspect_with_providers_seconds": with_them,
+                "added_fraction": round(with_them / alone - 1, 3),
+                "goal_added_fraction": 0.5,
+                "meets_goal": with_them / alone - 1 <= 0.5,
+                "rf_v046": abi_verdict(report),
+            }
+        )
+        print(json.dumps(out[-1], indent=2), flush=True)
+    for vision in sorted(FILES.glob("torchvision-*.whl")):
+        own, _ = best_of(inspect_argv(vision))
+        both, report = best_of(inspect_argv(vision, torch))
+        out.append(
+            {
+                "consumer": vision.name,
+                "providers": [torch.name],
+                "inspect_consumer_then_provider_seconds": own + alone,
+                "inspect_with_provider_seconds": both,
+                "added_fraction": round(both / (own + alone) - 1, 3),
+                "goal_added_fraction": 0.5,
+                "meets_goal": both / (own + alone) - 1 <= 0.5,
+                "rf_v046": abi_verdict(report),
+            }
+        )
+        print(json.dumps(out[-1], indent=2), flush=True)
+    return out
 
 
 def floor_seconds(wheel: Path) -> tuple[float, int]:
@@ -72,8 +152,10 @@ def main() -> None:
         raise SystemExit(f"no benchmark wheels in {FILES} ({', '.join(WHEELS)})")
     results = []
     for wheel in found:
-        ours = [timed([str(BIN / "relforge"), "wheel", "inspect", str(wheel), "--format", "json"])
-                for _ in range(RUNS)]  # fmt: skip
+        ours, peaks = [], []
+        for _ in range(RUNS):
+            ours.append(timed(inspect_argv(wheel)))
+            peaks.append(LAST["max_rss_mib"])
         theirs = timed([str(BIN / "auditwheel"), "show", str(wheel)])
         floor, elf_bytes = floor_seconds(wheel)
         inflated, _ = inflated_bytes(wheel)
@@ -85,6 +167,7 @@ def main() -> None:
             "relforge_inflated_bytes": inflated,
             "relforge_inflated_fraction": round(inflated / elf_bytes, 3) if elf_bytes else None,
             "relforge_seconds": {"best": best, "median": statistics.median(ours), "runs": ours},
+            "relforge_peak_rss_mib_upper_bound": max(peaks),
             "auditwheel_show_seconds": theirs,
             "inflate_all_elf_seconds": floor,
             "speedup_vs_auditwheel": round(theirs / best, 1),
@@ -94,13 +177,17 @@ def main() -> None:
             entry["meets_goal"] = theirs / best >= GOAL
         results.append(entry)
         print(json.dumps(entry, indent=2), flush=True)
+    contract = abi_contract()
     out = {
         "benchmark": "relforge wheel inspect vs auditwheel show (fresh processes, one run)",
         "results": results,
+        "abi_contract": contract,
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
         "load_average": os.getloadavg(),
-        "note": "the machine was shared with other jobs; rerun on a quiet machine for figures",
+        "note": "the machine was shared with other jobs; rerun on a quiet machine for figures. "
+        "Peak RSS is RUSAGE_CHILDREN's maximum so far (an upper bound per run) and includes the "
+        "pages of the memory-mapped wheel that were touched",
     }
     path = ROOT / "benchmarks" / "results" / "wheel_inspect.json"
     path.parent.mkdir(parents=True, exist_ok=True)
