@@ -366,3 +366,15 @@ def test_the_catalogue_knows_common_providers(library, requirement):
     from relforge.validate.policy import providers_of
 
     assert requirement in providers_of(library)
+
+
+def test_a_marker_that_cannot_be_evaluated_is_not_a_crash(run, tmp_path):
+    ext, _ = _linked(tmp_path / "build", "libc10.so")
+    wheel = craft(
+        tmp_path / "w", {SO: ext}, metadata=b"Requires-Dist: torch; python_version ~= 'abc'\n"
+    )
+    code, found, _ = inspect(run, wheel)
+    assert code == 4 and "libc10.so" in verdict(found, "RF-V041")["message"]
+    provider = craft(tmp_path / "t", {"torch/lib/libc10.so": b"\x7fELF" + bytes(60)}, name="torch")
+    result = run("wheel", "inspect", str(wheel), "--with", str(provider), "--format", "json")
+    assert result.code == 4 and "Traceback" not in result.err

@@ -21,6 +21,7 @@ from relforge.validate.facts import ElfMember, WheelFacts
 from relforge.validate.policy import (
     LOADER_PREFIXES,
     Policy,
+    applies,
     declared_by,
     linux_environment,
     policy_for_tag,
@@ -123,8 +124,7 @@ def resolve(facts: WheelFacts, dependencies: Sequence[DependencyWheel] = ()) -> 
     declared_deps = [
         at_hand[canonicalize_name(r.name)]
         for r in facts.requires_dist
-        if canonicalize_name(r.name) in at_hand
-        and (r.marker is None or r.marker.evaluate({**environment, "extra": ""}))
+        if canonicalize_name(r.name) in at_hand and applies(r, environment)
     ]
     out = []
     loaders = loaders_of(facts)

@@ -206,6 +206,17 @@ def providers_of(library: str) -> list[str]:
     ]
 
 
+def applies(requirement: Requirement, environment: Mapping[str, str]) -> bool:
+    """Whether the requirement's marker is true here; a marker that cannot be evaluated
+    (`python_version ~= "abc"`) is not."""
+    if requirement.marker is None:
+        return True
+    try:
+        return requirement.marker.evaluate({**environment, "extra": ""})
+    except ValueError:  # UndefinedComparison, UndefinedEnvironmentName
+        return False
+
+
 def declared_by(
     library: str, requirements: Sequence[Requirement], environment: Mapping[str, str]
 ) -> Requirement | None:
@@ -215,7 +226,7 @@ def declared_by(
         return None
     env = {**environment, "extra": ""}
     for requirement in requirements:
-        if requirement.marker is not None and not requirement.marker.evaluate(env):
+        if not applies(requirement, env):
             continue
         for provider in providers:
             name, _, extra = provider.partition("[")
