@@ -378,3 +378,24 @@ def test_a_marker_that_cannot_be_evaluated_is_not_a_crash(run, tmp_path):
     provider = craft(tmp_path / "t", {"torch/lib/libc10.so": b"\x7fELF" + bytes(60)}, name="torch")
     result = run("wheel", "inspect", str(wheel), "--with", str(provider), "--format", "json")
     assert result.code == 4 and "Traceback" not in result.err
+
+
+def test_a_record_with_a_nul_byte_and_a_truncated_header_are_verdicts(run, tmp_path):
+    wheel = craft(tmp_path / "nul", {"hostile/__init__.py": b""}, tag="py3-none-any")
+    with zipfile.ZipFile(wheel) as zf:
+        members = {i.filename: zf.read(i) for i in zf.infolist()}
+    members["hostile-1.0.dist-info/RECORD"] += b"x\x00y,,\n"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    code, found, err = inspect(run, wheel)
+    assert code == 4 and found["status"] == "error" and "NUL byte" in err
+
+    truncated = craft(tmp_path / "cut", {"hostile/__init__.py": b""}, tag="py3-none-any")
+    data = bytearray(truncated.read_bytes())
+    at = data.rfind(b"PK\x01\x02")  # the last central directory entry: RECORD
+    data[at + 42 : at + 46] = (len(data) - 10).to_bytes(4, "little")  # its local header offset
+    data[len(data) - 10 : len(data) - 6] = b"PK\x03\x04"
+    truncated.write_bytes(bytes(data))
+    code, found, err = inspect(run, truncated)
+    assert code == 4 and "Traceback" not in err

@@ -158,7 +158,7 @@ class WheelArchive:
 
     def _compressed(self, member: Member) -> memoryview:
         at = member.header_offset
-        if bytes(self._view[at : at + 4]) != b"PK\x03\x04":
+        if bytes(self._view[at : at + 4]) != b"PK\x03\x04" or at + 30 > len(self._view):
             raise MemberError(f"{member.name}: no local file header at {at}")
         name_len, extra_len = struct.unpack_from("<HH", self._view, at + 26)
         start = at + 30 + name_len + extra_len
@@ -239,6 +239,8 @@ class WheelArchive:
     def record(self) -> list[RecordRow]:
         text = self.read(f"{self.dist_info}/RECORD").decode("utf-8", "replace")
         rows = []
+        if "\x00" in text:
+            raise WheelError(f"{self.path.name}: {self.dist_info}/RECORD holds a NUL byte")
         for fields in csv.reader(io.StringIO(text)):
             if not fields:
                 continue
