@@ -206,3 +206,35 @@ def test_a_dependency_wheel_is_read_only_as_far_as_the_consumer_loads(builds, tm
     assert sorted(e.path for e in dep.facts.elves) == ["dep/lib/libinner.so", "dep/lib/libouter.so"]
     [full] = read_dependencies([wheel])
     assert len(full.facts.elves) == 4
+
+
+def test_provider_wheels_found_in_the_channel_index(run, builds, tmp_path):
+    """`--index`: the newest provider the requirement admits is fetched and read."""
+    from tests.integration.test_validate import http_server
+    from tests.wheelfactory import serve_index
+
+    v1 = provider_wheel(tmp_path / "p1", builds["v1"], "1.0")
+    v2 = provider_wheel(tmp_path / "p2", builds["v2-no-scale"], "2.0")
+    serve_index(tmp_path / "index", "provider", [v1, v2])
+    ext = consumer_ext(tmp_path / "c", builds["v1"], "$ORIGIN/../provider/lib")
+    pinned = craft(tmp_path / "old", {SO: ext}, metadata=b"Requires-Dist: provider<2\n")
+    newest = craft(tmp_path / "new", {SO: ext}, metadata=b"Requires-Dist: provider>=1\n")
+    with http_server(tmp_path / "index") as url:
+        code, found = inspect_with_index(run, pinned, url)
+        assert code == 0, found["verdicts"]
+        entry = found["external_libraries"]["libprov.so.1"]  # type: ignore[index]
+        assert entry["status"] == f"declared by provider (provider 1.0, {url})"
+        code, found = inspect_with_index(run, newest, url)
+        assert code == 4 and "prov::scale" in verdict(found, "RF-V046")["message"]
+        # a --with wheel wins over the index
+        code, found = inspect_with_index(run, newest, url, v1)
+        assert code == 0, found["verdicts"]
+    broken = run("wheel", "inspect", str(newest), "--index", "http://127.0.0.1:9/simple")
+    assert broken.code == 2 and "--index" in broken.err
+
+
+def inspect_with_index(run, wheel: Path, url: str, *deps: Path) -> tuple[int, dict[str, object]]:
+    args = [a for d in deps for a in ("--with", str(d))]
+    result = run("wheel", "inspect", str(wheel), "--index", url, *args, "--format", "json")
+    assert "Traceback" not in result.err, result.err
+    return result.code, json.loads(result.out)

@@ -36,7 +36,16 @@ def wheel() -> None:
     type=click.Path(path_type=Path),
     help="A dependency's wheel: its files provide libraries and symbols (repeatable).",
 )
-def inspect_command(path: Path, fmt: str, jobs: int, with_wheels: tuple[Path, ...]) -> None:
+@click.option(
+    "--index",
+    "index_url",
+    metavar="URL",
+    help="PEP 503 index (a channel's) to find the dependency wheels in that ship the libraries "
+    "WHEEL needs.",
+)
+def inspect_command(
+    path: Path, fmt: str, jobs: int, with_wheels: tuple[Path, ...], index_url: str | None
+) -> None:
     """Tags, the symbol-version ceiling the ELF files need, external libraries, C++ ABI and size
     of WHEEL; exit 4 when the wheel contradicts its own tag or breaks its ABI contract."""
     from relforge.validate.inspect import inspect_wheel
@@ -47,9 +56,11 @@ def inspect_command(path: Path, fmt: str, jobs: int, with_wheels: tuple[Path, ..
             what = "a directory, not a wheel file" if given.is_dir() else "no such file"
             raise _reported(UsageError(f"{given}: {what}", key=key), given, fmt)
     try:
-        found = inspect_wheel(path, jobs=jobs, dependencies=with_wheels)
+        found = inspect_wheel(path, jobs=jobs, dependencies=with_wheels, index_url=index_url)
     except WheelError as exc:
         raise _reported(UsageError(str(exc), key="--with"), path, fmt) from None
+    except UsageError as exc:  # the index cannot be read
+        raise _reported(exc, path, fmt) from None
     if found.facts.error:
         raise _reported(ValidationFailed(found.facts.error, key="WHEEL"), path, fmt)
     if fmt == "json":

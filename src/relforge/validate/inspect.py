@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.utils import canonicalize_name, parse_wheel_filename
+
 from relforge.manifest import Verdict
 from relforge.validate.checks import CHECKS, Expectation, check_artifact
 from relforge.validate.facts import WheelFacts, gather
+from relforge.validate.from_index import dependencies_from_index
 from relforge.validate.libraries import Need, resolve
 from relforge.validate.policy import highest_versions, strictest_policy, tag_arch
 from relforge.validate.providers import read_dependencies
@@ -77,14 +81,25 @@ class Inspection:
         }
 
 
-def inspect_wheel(path: Path, *, jobs: int = 2, dependencies: Sequence[Path] = ()) -> Inspection:
+def inspect_wheel(
+    path: Path, *, jobs: int = 2, dependencies: Sequence[Path] = (), index_url: str | None = None
+) -> Inspection:
     """Read the wheel (ELF parts only, no RECORD hashing) and check it against itself and the
-    dependency wheels at hand (of which only the libraries the wheel loads are read);
-    WheelError when a dependency wheel cannot be read."""
+    dependency wheels at hand — given, or found in `index_url` — of which only the libraries
+    the wheel loads are read; WheelError when a dependency wheel cannot be read."""
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         facts = gather(path, pool, verify_digests=False, symbols=True)
     needed = frozenset(n for e in facts.elves if e.info is not None for n in e.info.needed)
     deps = read_dependencies(dependencies, jobs=jobs, libraries=needed) if dependencies else ()
+    if index_url is not None and facts.error is None:
+        with tempfile.TemporaryDirectory(prefix="relforge-deps-") as tmp:
+            given = {d.name for d in deps}
+            found = [
+                p
+                for p in dependencies_from_index(index_url, facts, Path(tmp))
+                if canonicalize_name(parse_wheel_filename(p.name)[0]) not in given
+            ]
+            deps += read_dependencies(found, jobs=jobs, libraries=needed, source=index_url)
     expect = Expectation(dependencies=deps)
     verdicts = tuple(v for v in check_artifact(facts, expect))
     infos = [e.info for e in facts.elves if e.info is not None]

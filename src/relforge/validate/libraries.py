@@ -181,34 +181,37 @@ def _external(
     for dep in declared_deps:
         reached = next((c for c in candidates if c in dep.elves_by_site_path), None)
         if reached is not None:
-            return need(f"declared by {dep.name} ({dep.label}, --with)", reached, "")
+            return need(f"declared by {dep.name} ({dep.label}, {dep.source})", reached, "")
         shipped = dep.elves_by_file_name.get(library)
         if shipped:
             note = (
                 f"{dep.label} ships {shipped[0].path}, outside {path}'s search path: it works "
                 f"only once {dep.name} has loaded it"
             )
-            return need(f"declared by {dep.name} ({dep.label}, --with)", shipped[0].path, note)
+            return need(
+                f"declared by {dep.name} ({dep.label}, {dep.source})", shipped[0].path, note
+            )
     for dep in dependencies:
         if dep not in declared_deps and library in dep.elves_by_file_name:
-            return need(
-                "undeclared", None, f"shipped by {dep.label} (--with), which Requires-Dist does "
-                "not name (on Linux)" + (f"; {unreached}" if unreached else ""),
-            )  # fmt: skip
+            note = f"shipped by {dep.label} ({dep.source}), which Requires-Dist does not name"
+            return need("undeclared", None, note + (f"; {unreached}" if unreached else ""))
     at_hand = {d.name for d in declared_deps}
     requirements = [r for r in facts.requires_dist if canonicalize_name(r.name) not in at_hand]
     requirement = declared_by(library, requirements, environment)
     if requirement is not None:
         return need(f"declared by {requirement}")
     guessed = [
-        d.label for d in declared_deps if any(_provides(p, d.name) for p in providers_of(library))
+        f"{d.label} ({d.source})"
+        for d in declared_deps
+        if any(provides(p, d.name) for p in providers_of(library))
     ]
     if guessed:
-        return need("undeclared", None, f"{', '.join(guessed)} (--with) ships no {library}")
+        return need("undeclared", None, f"{', '.join(guessed)} ships no {library}")
     return need("undeclared")
 
 
-def _provides(provider: str, name: str) -> bool:
+def provides(provider: str, name: str) -> bool:
+    """Whether a catalogue entry (`dist` or `dist[extra]`) names the distribution `name`."""
     return canonicalize_name(provider.partition("[")[0]) == name
 
 

@@ -36,6 +36,7 @@ class DependencyWheel:
     """A dependency's wheel read like the wheel under test (no RECORD hashing)."""
 
     facts: WheelFacts
+    source: str = "--with"  # how it came to hand: --with, or the index it was found in
 
     @property
     def name(self) -> NormalizedName:
@@ -58,7 +59,11 @@ class DependencyWheel:
 
 
 def read_dependencies(
-    paths: Sequence[Path], *, jobs: int = 2, libraries: frozenset[str] | None = None
+    paths: Sequence[Path],
+    *,
+    jobs: int = 2,
+    libraries: frozenset[str] | None = None,
+    source: str = "--with",
 ) -> tuple[DependencyWheel, ...]:
     """The `--with` wheels, read like the wheel under test; WheelError if one is unreadable.
     `libraries`: only the ELF files of these names and what they need (torch --with cuDNN's
@@ -68,6 +73,6 @@ def read_dependencies(
         for path in paths:
             facts = gather(path, pool, verify_digests=False, symbols=True, libraries=libraries)
             if facts.error is not None:
-                raise WheelError(f"--with {path}: {facts.error}")
-            out.append(DependencyWheel(facts=facts))
+                raise WheelError(f"{source} {path.name}: {facts.error}")
+            out.append(DependencyWheel(facts=facts, source=source))
     return tuple(out)
