@@ -14,8 +14,11 @@ wheel (deduplicated by file name) found in RELFORGE_CORPUS_DIRS (default /opt/py
     own ELF library, independent of relforge's reader) → the strictest policy its version needs
     fit, compared with relforge's `symbol_version_ceiling`.
 
-Progress goes to benchmarks/results/wheel_corpus.jsonl (one line per wheel, so an interrupted
-run leaves its partial figures); the summary to benchmarks/results/wheel_corpus.json.
+Progress goes to benchmarks/results/wheel_corpus.jsonl (one line per wheel; a rerun resumes
+after the wheels already there, so an interrupted run keeps its partial figures); the summary to
+benchmarks/results/wheel_corpus.json.  `--truth` runs only the agreement part, untimed, for
+every wheel (relforge's reader in-process against the full read) into wheel_corpus_truth.jsonl:
+on a loaded machine auditwheel may not get through the corpus in time, the agreement still does.
 Run it niced on a shared machine: `nice -n 10 .venv/bin/python benchmarks/bench_wheel_corpus.py`.
 """
 
@@ -171,12 +174,21 @@ def main() -> None:
     progress = RESULTS / "wheel_corpus.jsonl"
     limit = int(os.environ.get("RELFORGE_CORPUS_LIMIT", "0")) or len(wheels)
     started = time.time()
-    with progress.open("w") as log:
+    done = set()
+    if progress.exists():
+        done = {json.loads(line)["wheel"] for line in progress.read_text().splitlines() if line}
+    with progress.open("a") as log:
         for index, wheel in enumerate(wheels[:limit], 1):
+            if wheel.name in done:
+                continue
             _warm(wheel)
             ours = run([str(BIN / "relforge"), "wheel", "inspect", str(wheel), "--format", "json"])
             theirs = run([str(BIN / "auditwheel"), "show", str(wheel)])
-            truth, elf_bytes = full_read_ceiling(wheel)
+            truth, elf_bytes = (
+                full_read_ceiling(wheel)
+                if os.environ.get("RELFORGE_CORPUS_TRUTH") != "0"
+                else (None, 0)
+            )
             try:
                 report = json.loads(ours["stdout"])
             except json.JSONDecodeError:
@@ -214,6 +226,33 @@ def main() -> None:
     summarize(progress, started, complete=limit == len(wheels))
 
 
+def truth() -> None:
+    """Agreement only: relforge's ceiling (in-process) against the full read, every wheel."""
+    from relforge.validate.inspect import inspect_wheel
+
+    path = RESULTS / "wheel_corpus_truth.jsonl"
+    done = set()
+    if path.exists():
+        done = {json.loads(line)["wheel"] for line in path.read_text().splitlines() if line}
+    with path.open("a") as log:
+        for wheel in corpus():
+            if wheel.name in done:
+                continue
+            found = inspect_wheel(wheel)
+            full, elf_bytes = full_read_ceiling(wheel)
+            entry = {
+                "wheel": wheel.name,
+                "elf_bytes": elf_bytes,
+                "relforge_ceiling": found.needs_policy,
+                "full_read_ceiling": full,
+                "agrees_with_full_read": found.needs_policy == full,
+                "relforge_failed": sorted(v.check for v in found.contradictions),
+            }
+            log.write(json.dumps(entry) + "\n")
+            log.flush()
+            print(f"{wheel.name}: {found.needs_policy} / {full}", flush=True)
+
+
 def summarize(progress: Path, started: float, *, complete: bool) -> None:
     """Totals from the per-wheel lines (also usable on a partial run)."""
     entries = [json.loads(line) for line in progress.read_text().splitlines() if line.strip()]
@@ -226,6 +265,13 @@ def summarize(progress: Path, started: float, *, complete: bool) -> None:
     aw_disagree = [
         e for e in with_truth if e["auditwheel_ceiling"] not in (None, e["full_read_ceiling"])
     ]
+    truth_path = RESULTS / "wheel_corpus_truth.jsonl"
+    truths = (
+        [json.loads(x) for x in truth_path.read_text().splitlines() if x]
+        if truth_path.exists()
+        else []
+    )
+    truth_versioned = [t for t in truths if t["full_read_ceiling"] is not None]
     peak = max(entries, key=lambda e: e["relforge_max_rss_kib"])
     peak_anon = max(entries, key=lambda e: e["relforge_max_anon_kib"])
     failed: dict[str, int] = {}
@@ -250,6 +296,14 @@ def summarize(progress: Path, started: float, *, complete: bool) -> None:
         "relforge_agrees_with_full_read": len(with_truth) - len(disagree),
         "relforge_disagreements": [
             {k: e[k] for k in ("wheel", "relforge_ceiling", "full_read_ceiling")} for e in disagree
+        ],
+        "truth_pass_wheels": len(truths),
+        "truth_pass_wheels_with_versioned_elf": len(truth_versioned),
+        "truth_pass_relforge_agrees": sum(t["agrees_with_full_read"] for t in truth_versioned),
+        "truth_pass_disagreements": [
+            {k: t[k] for k in ("wheel", "relforge_ceiling", "full_read_ceiling")}
+            for t in truth_versioned
+            if not t["agrees_with_full_read"]
         ],
         "auditwheel_disagrees_with_full_read": len(aw_disagree),
         "auditwheel_disagreements": [
@@ -279,5 +333,7 @@ def summarize(progress: Path, started: float, *, complete: bool) -> None:
 if __name__ == "__main__":
     if sys.argv[1:] == ["--summarize"]:
         summarize(RESULTS / "wheel_corpus.jsonl", time.time(), complete=False)
+    elif sys.argv[1:] == ["--truth"]:
+        truth()
     else:
         main()
