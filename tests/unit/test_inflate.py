@@ -9,7 +9,7 @@ import zlib
 
 import pytest
 
-from relforge.validate import inflate
+from relforge.validate import inflate, streams
 from relforge.validate.inflate import BytesSource, DeflateSource, MemberError
 
 
@@ -182,7 +182,7 @@ def test_reads_past_the_prefix_limit_are_streamed_exactly(monkeypatch: pytest.Mo
 
 
 def test_one_read_larger_than_the_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(inflate, "READ_LIMIT", 1 << 20)
+    monkeypatch.setattr(streams, "READ_LIMIT", 1 << 20)
     data = _data(3 << 20)
     with pytest.raises(inflate.MemberTooLarge, match="too large to inspect"):
         DeflateSource(_member(data), len(data)).read(0, 2 << 20)

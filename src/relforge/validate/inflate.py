@@ -25,7 +25,40 @@ import re
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+
+from relforge.validate.boundaries import (
+    LEN_NLEN,
+    candidates,
+    differing_span,
+    plausible,
+)
+from relforge.validate.streams import (
+    OUT_STEP,
+    PREFIX_LIMIT,
+    READ_LIMIT,
+    TAIL_KEEP,
+    ByteSource,
+    BytesSource,
+    Cursor,
+    MemberError,
+    MemberTooLarge,
+    bounded,
+    check_length,
+)
+
+__all__ = [
+    "OUT_STEP",
+    "PREFIX_LIMIT",
+    "READ_LIMIT",
+    "TAIL_KEEP",
+    "ByteSource",
+    "BytesSource",
+    "DeflateSource",
+    "MemberError",
+    "MemberTooLarge",
+    "bounded",
+    "check_length",
+]
 
 WINDOW = 32768
 _ZEROS = bytes(WINDOW)
@@ -36,117 +69,6 @@ CONVERGE_MARGIN = 512 << 10  # start the tail this far before the first byte wan
 SEARCH_LIMIT = 4 << 20  # compressed bytes searched backwards for one boundary
 VERIFY_OUTPUT = 256 << 10  # bytes inflated past a chained tail's start to check the join
 HEAD = 1 << 20  # output bytes of a tail kept to check a tail chained to it
-# Memory bounds (issue 13: a 4.2 MB wheel declaring a 4 GiB member took 7 GiB): no inflate call
-# produces more than OUT_STEP, the exact prefix stops at PREFIX_LIMIT (later bytes are streamed
-# past and dropped), a tail keeps its first and last TAIL_KEEP bytes, and one read may ask for at
-# most READ_LIMIT bytes (tensorflow's libtensorflow_cc.so.2 has an 82 MB string table).
-OUT_STEP = 1 << 20
-PREFIX_LIMIT = 48 << 20
-TAIL_KEEP = 16 << 20
-READ_LIMIT = 128 << 20
-# First byte of a byte-aligned, non-final dynamic-Huffman block: BFINAL=0, BTYPE=10, HLIT<=29.
-_LEN_NLEN = re.compile(b"(?=\xff\xff)")  # in LEN xor NLEN: a stored block's length pair
-_DYNAMIC_HEADER = re.compile(
-    b"[" + b"".join(re.escape(bytes([b])) for b in range(256) if b & 7 == 4 and b >> 3 <= 29) + b"]"
-)
-
-
-class MemberError(Exception):
-    """The member cannot be read: corrupt deflate data, or a read past its end."""
-
-
-class MemberTooLarge(MemberError):
-    """A read asks for more bytes at once than relforge holds in memory (READ_LIMIT)."""
-
-
-def check_length(length: int) -> None:
-    if length > READ_LIMIT:
-        raise MemberTooLarge(
-            f"too large to inspect: a read of {length} bytes at once, over the limit of "
-            f"{READ_LIMIT >> 20} MiB"
-        )
-
-
-def bounded(inflater: zlib._Decompress, data: bytes | memoryview) -> Iterator[bytes]:
-    """Inflate `data` in pieces of at most OUT_STEP bytes (deflate expands up to 1032:1)."""
-    while True:
-        out = inflater.decompress(data, OUT_STEP)
-        data = inflater.unconsumed_tail
-        if out:
-            yield out
-        if not data and len(out) < OUT_STEP:
-            return
-
-
-class _Cursor:
-    """An exact inflater moving forward through the member (its output is not kept)."""
-
-    def __init__(self, comp: memoryview) -> None:
-        self.comp = comp
-        self.inflater = zlib.decompressobj(-15)
-        self.fed = 0  # compressed bytes handed to the inflater
-        self.pending: bytes | memoryview = b""
-        self.position = 0  # output bytes produced so far
-
-    def copy(self) -> _Cursor:
-        twin = _Cursor(self.comp)
-        twin.inflater = self.inflater.copy()
-        twin.fed, twin.pending, twin.position = self.fed, self.pending, self.position
-        return twin
-
-    def step(self) -> bytes:
-        """At most OUT_STEP more bytes; MemberError at the end of the data or on corrupt data."""
-        if not self.pending and self.inflater.eof:
-            raise MemberError("compressed data ends before the member's size")
-        if not self.pending:
-            if self.fed >= len(self.comp):
-                out = self._inflate(b"")
-                if out:
-                    return out
-                raise MemberError("compressed data ends before the member's size")
-            self.pending = self.comp[self.fed : self.fed + (1 << 18)]
-            self.fed += len(self.pending)
-        return self._inflate(self.pending)
-
-    def _inflate(self, data: bytes | memoryview) -> bytes:
-        try:
-            out = self.inflater.decompress(data, OUT_STEP)
-        except zlib.error as exc:
-            raise MemberError(f"corrupt deflate data: {exc}") from None
-        self.pending = self.inflater.unconsumed_tail
-        self.position += len(out)
-        return out
-
-
-class ByteSource(Protocol):
-    """Random-access reads of one file's bytes (a zip member, or bytes in memory)."""
-
-    @property
-    def size(self) -> int: ...
-
-    def read(self, offset: int, length: int) -> bytes: ...
-
-    def set_interest(self, spans: Sequence[tuple[int, int]]) -> None: ...
-
-
-class BytesSource:
-    """A file already in memory (also: a stored, uncompressed zip member)."""
-
-    def __init__(self, data: bytes | memoryview) -> None:
-        self._data = data
-
-    @property
-    def size(self) -> int:
-        return len(self._data)
-
-    def read(self, offset: int, length: int) -> bytes:
-        if offset < 0 or length < 0 or offset + length > len(self._data):
-            raise MemberError(f"read of {length} bytes at {offset} is past the end ({self.size})")
-        check_length(length)
-        return bytes(self._data[offset : offset + length])
-
-    def set_interest(self, spans: Sequence[tuple[int, int]]) -> None:
-        """Nothing to do: every byte is at hand."""
 
 
 @dataclass
@@ -188,8 +110,8 @@ class DeflateSource:
         self._comp = compressed
         self._size = size
         self._prefix = bytearray()
-        self._main = _Cursor(compressed)  # at the end of the prefix
-        self._cursor: _Cursor | None = None  # streaming past PREFIX_LIMIT
+        self._main = Cursor(compressed)  # at the end of the prefix
+        self._cursor: Cursor | None = None  # streaming past PREFIX_LIMIT
         self._streamed: list[tuple[int, bytes]] = []  # the last reads served by streaming
         self._tails: list[_Tail] = []
         self._interest: list[tuple[int, int]] = []
@@ -360,7 +282,7 @@ class DeflateSource:
         highest = min(guess, stop.boundary - 1) if stop is not None else guess
         lowest = max(0, highest - SEARCH_LIMIT)
         misses = 0
-        for start, lead in _candidates(self._comp, lowest, max(0, highest)):
+        for start, lead in candidates(self._comp, lowest, max(0, highest)):
             before = self._misses
             tail = self._inflate_tail(start, lead, keep, stop)
             if tail is not None and not self._inside_stored(start):
@@ -389,13 +311,13 @@ class DeflateSource:
         xor = (
             int.from_bytes(chunk[:span], "little") ^ int.from_bytes(chunk[2:], "little")
         ).to_bytes(span, "little")
-        for match in _LEN_NLEN.finditer(xor):
+        for match in LEN_NLEN.finditer(xor):
             at = match.start()
             if lo + at >= pos:
                 break
             end = lo + at + 4 + int.from_bytes(chunk[at : at + 2], "little")
             if pos < end <= len(comp) and (
-                end == len(comp) or _plausible(bytes(comp[end : end + 4096]))
+                end == len(comp) or plausible(bytes(comp[end : end + 4096]))
             ):
                 return True
         return False
@@ -447,7 +369,7 @@ class DeflateSource:
                     if len(other) != len(out) or len(one.unconsumed_tail) != len(rest):
                         raise zlib.error("the two inflaters disagree on lengths")
                     if other != out:
-                        first, last = _differing_span(out, other)
+                        first, last = differing_span(out, other)
                         unknown.append((total + first, total + last))
                         state["last_unknown"] = total + last
                     if total + len(out) - state["last_unknown"] >= WINDOW:
@@ -558,54 +480,3 @@ def _merge_segments(tail: _Tail) -> None:
     if run:
         merged.append((run_start, run[0] if len(run) == 1 else b"".join(run)))
     tail.segments = merged
-
-
-def _differing_span(a: bytes, b: bytes) -> tuple[int, int]:
-    """First and one-past-last position where two equally long byte strings differ."""
-    diff = (int.from_bytes(a, "little") ^ int.from_bytes(b, "little")).to_bytes(len(a), "little")
-    return len(diff) - len(diff.lstrip(b"\x00")), len(diff.rstrip(b"\x00"))
-
-
-def _candidates(comp: memoryview, lowest: int, highest: int) -> Iterator[tuple[int, bytes]]:
-    """Plausible block starts, nearest `highest` first: (compressed position, bytes to prepend).
-
-    Byte-aligned dynamic-Huffman headers start at their own byte; a stored block is found by its
-    LEN/NLEN pair and entered through a one-byte stored-block header of our own (its real
-    header bits share a byte with the previous block's end).  Each is tried on a few KiB first.
-    """
-    window = 256 << 10
-    hi = highest
-    while hi > lowest:
-        lo = max(lowest, hi - window)
-        chunk = bytes(comp[lo : min(len(comp), hi + 8192)])
-        span = hi - lo
-        found = [(lo + m.start(), b"") for m in _DYNAMIC_HEADER.finditer(chunk, 0, span)]
-        if span > 4:
-            xor = (
-                int.from_bytes(chunk[0 : span - 2], "little")
-                ^ int.from_bytes(chunk[2:span], "little")
-            ).to_bytes(span - 2, "little")
-            found += [(lo + m.start(), b"\x00") for m in _LEN_NLEN.finditer(xor) if m.start()]
-            found.sort(reverse=True)
-        else:
-            found.reverse()
-        for pos, lead in found:
-            rel = pos - lo
-            if _plausible(lead + chunk[rel : rel + 4096]):
-                yield pos, lead
-        hi = lo
-
-
-def _plausible(data: bytes) -> bool:
-    quick = zlib.decompressobj(-15)
-    try:
-        quick.decompress(data[:32])
-    except zlib.error as exc:
-        if "too far back" not in str(exc):
-            return False
-    check = zlib.decompressobj(-15, zdict=_ZEROS)
-    try:
-        check.decompress(data)
-    except zlib.error:
-        return False
-    return True
