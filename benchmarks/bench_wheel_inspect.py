@@ -19,10 +19,10 @@ from __future__ import annotations
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -40,16 +40,21 @@ LAST: dict[str, Any] = {}
 
 
 def timed(argv: list[str]) -> float:
-    """Wall seconds of a fresh process; its stdout and peak RSS land in LAST."""
+    """Wall seconds of a fresh process; its stdout and peak RSS (wait4) land in LAST."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = proc.communicate()
+    chunks: list[str] = []
+    reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    err = proc.stderr.read()  # type: ignore[union-attr]
+    _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
-    if proc.returncode not in (0, 4):
-        raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {err[-2000:]}")
-    LAST.update(
-        stdout=out, max_rss_mib=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    )
+    reader.join()
+    code = os.waitstatus_to_exitcode(status)
+    proc.returncode = code
+    if code not in (0, 4):
+        raise SystemExit(f"{argv[0]} failed ({code}): {err[-2000:]}")
+    LAST.update(stdout="".join(chunks), max_rss_mib=usage.ru_maxrss / 1024)
     return elapsed
 
 
@@ -167,7 +172,7 @@ def main() -> None:
             "relforge_inflated_bytes": inflated,
             "relforge_inflated_fraction": round(inflated / elf_bytes, 3) if elf_bytes else None,
             "relforge_seconds": {"best": best, "median": statistics.median(ours), "runs": ours},
-            "relforge_peak_rss_mib_upper_bound": max(peaks),
+            "relforge_peak_rss_mib": max(peaks),
             "auditwheel_show_seconds": theirs,
             "inflate_all_elf_seconds": floor,
             "speedup_vs_auditwheel": round(theirs / best, 1),
@@ -186,8 +191,8 @@ def main() -> None:
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
         "load_average": os.getloadavg(),
         "note": "the machine was shared with other jobs; rerun on a quiet machine for figures. "
-        "Peak RSS is RUSAGE_CHILDREN's maximum so far (an upper bound per run) and includes the "
-        "pages of the memory-mapped wheel that were touched",
+        "Peak RSS is the process's own (wait4) and includes the pages of the memory-mapped "
+        "wheel that were touched",
     }
     path = ROOT / "benchmarks" / "results" / "wheel_inspect.json"
     path.parent.mkdir(parents=True, exist_ok=True)
