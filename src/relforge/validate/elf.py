@@ -24,6 +24,9 @@ DT_SONAME, DT_RPATH, DT_RUNPATH = 14, 15, 29
 DT_GNU_HASH, DT_VERNEED, DT_VERNEEDNUM = 0x6FFFFEF5, 0x6FFFFFFE, 0x6FFFFFFF
 DT_VERSYM, DT_VERDEF, DT_VERDEFNUM = 0x6FFFFFF0, 0x6FFFFFFC, 0x6FFFFFFD
 VER_FLG_BASE = 1
+# Version tables of real libraries list tens of entries (glibc's libc: 40); a hostile one could
+# chain 65535 needs of 65535 versions each: 4 billion reads.
+MAX_VERSION_ENTRIES = 1 << 10
 SHT_DYNSYM = 11
 MACHINES = {3: "i686", 62: "x86_64", 183: "aarch64", 40: "armv7l", 21: "ppc64le", 22: "s390x"}
 MACHINES |= {243: "riscv64"}
@@ -186,11 +189,11 @@ def _version_needs(
     offset = layout.offset_of(tags[DT_VERNEED])
     out: dict[str, tuple[str, ...]] = {}
     e = layout.endian
-    for _ in range(tags.get(DT_VERNEEDNUM, 1 << 16)):
+    for _ in range(min(tags.get(DT_VERNEEDNUM, 1 << 16), MAX_VERSION_ENTRIES)):
         _, count, file_name, aux, following = struct.unpack(e + "HHIII", src.read(offset, 16))
         names = []
         at = offset + aux
-        for _ in range(count):
+        for _ in range(min(count, MAX_VERSION_ENTRIES)):
             _, _, _, name, next_aux = struct.unpack(e + "IHHII", src.read(at, 16))
             names.append(string(name))
             if not next_aux:
@@ -212,11 +215,11 @@ def _version_indexes(
     out: dict[int, tuple[str | None, str]] = {}
     if DT_VERNEED in tags:
         offset = layout.offset_of(tags[DT_VERNEED])
-        for _ in range(min(tags.get(DT_VERNEEDNUM, 1 << 16), 1 << 16)):
+        for _ in range(min(tags.get(DT_VERNEEDNUM, 1 << 16), MAX_VERSION_ENTRIES)):
             _, count, file_name, aux, following = struct.unpack(e + "HHIII", src.read(offset, 16))
             library = string(file_name)
             at = offset + aux
-            for _ in range(count):
+            for _ in range(min(count, MAX_VERSION_ENTRIES)):
                 _, _, index, name, next_aux = struct.unpack(e + "IHHII", src.read(at, 16))
                 out[index & 0x7FFF] = (library, string(name))
                 if not next_aux:
@@ -227,7 +230,7 @@ def _version_indexes(
             offset += following
     if DT_VERDEF in tags:
         offset = layout.offset_of(tags[DT_VERDEF])
-        for _ in range(min(tags.get(DT_VERDEFNUM, 1 << 16), 1 << 16)):
+        for _ in range(min(tags.get(DT_VERDEFNUM, 1 << 16), MAX_VERSION_ENTRIES)):
             _, flags, index, count, _, aux, following = struct.unpack(
                 e + "HHHHIII", src.read(offset, 20)
             )
@@ -276,11 +279,12 @@ def _gnu_hash_count(src: ByteSource, layout: _Layout, vaddr: int) -> int:
         return int(symoffset)
     chains_at = buckets_at + 4 * nbuckets
     index = last
-    while True:
+    for _ in range(1 << 20):  # a hash chain longer than this is no real library's
         (value,) = struct.unpack(e + "I", src.read(chains_at + 4 * (index - symoffset), 4))
         if value & 1:
             return index + 1
         index += 1
+    raise ElfError("the GNU hash table's last chain does not end")
 
 
 def _defined_by_name(data: bytes, endian: str, bits: int, syment: int) -> dict[int, bool]:
