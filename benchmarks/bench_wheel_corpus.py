@@ -7,7 +7,7 @@ wheel (deduplicated by file name) found in RELFORGE_CORPUS_DIRS (default /opt/py
 
   - the file is read once first, so neither tool pays for a cold page cache;
   - relforge: a fresh `relforge wheel inspect WHEEL --format json` process — wall time, peak RSS
-    (wait4) and peak anonymous RSS (RssAnon sampled every 20 ms: memory minus the mapped file);
+    (VmHWM) and peak anonymous RSS (RssAnon: memory minus the mapped file), sampled every 20 ms;
   - auditwheel: a fresh `auditwheel show WHEEL` process — wall time, and the symbol-version
     ceiling it prints ("This constrains the platform tag to …");
   - ground truth, untimed: every ELF member inflated whole and read with pyelftools (auditwheel's
@@ -66,26 +66,30 @@ def _warm(path: Path) -> None:
             pass
 
 
-def _anon_kib(pid: int) -> int:
+def _memory_kib(pid: int) -> tuple[int, int]:
+    """(VmHWM, RssAnon) of a running process: its peak RSS since exec — wait4's ru_maxrss also
+    counts the parent's pages the child held before exec — and its anonymous memory now."""
     try:
         text = Path(f"/proc/{pid}/status").read_text()
     except OSError:
-        return 0
-    match = re.search(r"RssAnon:\s+(\d+)", text)
-    return int(match.group(1)) if match else 0
+        return 0, 0
+    found = [re.search(rf"{key}:\s+(\d+)", text) for key in ("VmHWM", "RssAnon")]
+    hwm, anon = (int(m.group(1)) if m else 0 for m in found)
+    return hwm, anon
 
 
 def run(argv: list[str]) -> dict[str, Any]:
     """Wall time, exit code, stdout, peak RSS and peak anonymous RSS of one fresh process."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    peak_anon = 0
+    peak_anon = peak_rss = 0
     done = threading.Event()
 
     def sample() -> None:
-        nonlocal peak_anon
+        nonlocal peak_anon, peak_rss
         while not done.is_set():
-            peak_anon = max(peak_anon, _anon_kib(proc.pid))
+            hwm, anon = _memory_kib(proc.pid)
+            peak_rss, peak_anon = max(peak_rss, hwm), max(peak_anon, anon)
             done.wait(0.02)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -106,7 +110,7 @@ def run(argv: list[str]) -> dict[str, Any]:
         "stdout": b"".join(out_chunks).decode("utf-8", "replace"),
         "stderr": err.decode("utf-8", "replace")[-2000:],
         "cpu_seconds": usage.ru_utime + usage.ru_stime,
-        "max_rss_kib": usage.ru_maxrss,
+        "max_rss_kib": peak_rss or usage.ru_maxrss,
         "max_anon_kib": peak_anon,
     }
 
