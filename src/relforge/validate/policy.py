@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-import yaml
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -170,6 +169,8 @@ def highest_versions(needs: Iterable[Mapping[str, Sequence[str]]]) -> dict[str, 
 @functools.cache
 def library_providers() -> dict[str, tuple[str, ...]]:
     """soname glob → distributions that ship the library (resources/library_providers.yaml)."""
+    import yaml  # only wheels needing a library outside the allow-list get here
+
     text = (
         resources.files("relforge.resources")
         .joinpath("library_providers.yaml")

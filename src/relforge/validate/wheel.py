@@ -21,7 +21,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from email.message import Message
 from email.parser import Parser
-from email.policy import compat32
 from pathlib import Path
 from types import TracebackType
 
@@ -292,7 +291,7 @@ def _email(data: bytes, name: str) -> tuple[Message, tuple[str, ...]]:
     except UnicodeDecodeError as exc:
         text = data.decode("utf-8", "replace")
         problems = (f"{name} is not UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})",)
-    return Parser(policy=compat32).parsestr(text), problems
+    return Parser().parsestr(text), problems  # compat32: header values stay str
 
 
 def wheel_tags(path: Path) -> tuple[NormalizedName, Version, frozenset[Tag]]:
