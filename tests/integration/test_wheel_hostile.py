@@ -399,3 +399,19 @@ def test_a_record_with_a_nul_byte_and_a_truncated_header_are_verdicts(run, tmp_p
     truncated.write_bytes(bytes(data))
     code, found, err = inspect(run, truncated)
     assert code == 4 and "Traceback" not in err
+
+
+def test_a_with_wheel_brought_in_by_a_declared_meta_package_is_not_undeclared(run, tmp_path):
+    """torch 2.14 requires cuda-toolkit[cupti], which brings nvidia-cuda-cupti: a --with wheel
+    of nvidia-cuda-cupti ships libcupti.so.13 without torch naming it."""
+    ext, stub = _linked(tmp_path / "build", "libcupti.so.13")
+    consumer = craft(
+        tmp_path / "c", {SO: ext}, metadata=b"Requires-Dist: cuda-toolkit[cupti]==13.0.2\n"
+    )
+    cupti = craft(
+        tmp_path / "p", {"nvidia/cu13/lib/libcupti.so.13": stub}, name="nvidia_cuda_cupti"
+    )
+    result = run("wheel", "inspect", str(consumer), "--with", str(cupti), "--format", "json")
+    assert result.code == 0, result.out
+    status = json.loads(result.out)["external_libraries"]["libcupti.so.13"]["status"]
+    assert status == "declared by cuda-toolkit[cupti]==13.0.2"

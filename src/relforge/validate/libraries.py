@@ -191,15 +191,17 @@ def _external(
             return need(
                 f"declared by {dep.name} ({dep.label}, {dep.source})", shipped[0].path, note
             )
-    for dep in dependencies:
-        if dep not in declared_deps and library in dep.elves_by_file_name:
-            note = f"shipped by {dep.label} ({dep.source}), which Requires-Dist does not name"
-            return need("undeclared", None, note + (f"; {unreached}" if unreached else ""))
+    # the catalogue, for requirements whose wheel is not at hand (cuda-toolkit[cupti] brings
+    # nvidia-cuda-cupti: a --with wheel of the latter is then a transitive dependency)
     at_hand = {d.name for d in declared_deps}
     requirements = [r for r in facts.requires_dist if canonicalize_name(r.name) not in at_hand]
     requirement = declared_by(library, requirements, environment)
     if requirement is not None:
         return need(f"declared by {requirement}")
+    for dep in dependencies:
+        if dep not in declared_deps and library in dep.elves_by_file_name:
+            note = f"shipped by {dep.label} ({dep.source}), which Requires-Dist does not name"
+            return need("undeclared", None, note + (f"; {unreached}" if unreached else ""))
     guessed = [
         f"{d.label} ({d.source})"
         for d in declared_deps
