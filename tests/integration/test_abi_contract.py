@@ -168,12 +168,18 @@ def test_a_non_weak_symbol_nobody_defines_is_missing(run, tmp_path):
     subprocess.run(["gcc", "-shared", "-fPIC", str(weak), "-o", str(tmp_path / "w.so")], check=True)
     wheel = craft(
         tmp_path / "w",
-        {"x/_x.so": (tmp_path / "x.so").read_bytes(), "x/_w.so": (tmp_path / "w.so").read_bytes()},
+        {
+            "x/_x.cpython-311-x86_64-linux-gnu.so": (tmp_path / "x.so").read_bytes(),
+            "x/_w.cpython-311-x86_64-linux-gnu.so": (tmp_path / "w.so").read_bytes(),
+            "x/plugins/libsimplugin.so": (tmp_path / "x.so").read_bytes(),
+        },
     )
     code, found = inspect_with(run, wheel)
     assert code == 4
     message = verdict(found, "RF-V046")["message"]
     assert "nowhere" in message and "maybe" not in message
+    assert "needed by x/_x.cpython-311-x86_64-linux-gnu.so" in message
+    assert "libsimplugin" not in message  # a plugin of some other program: unchecked
 
 
 def test_a_dependency_wheel_is_read_only_as_far_as_the_consumer_loads(builds, tmp_path):

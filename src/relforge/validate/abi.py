@@ -12,7 +12,10 @@ The classic break it catches: an extension built against one torch and installed
     hand — otherwise a library we cannot see might define it, and the symbol is left unchecked;
   - system libraries are read from this machine (same architecture only); a reference to a
     version this machine's library does not define at all (a newer glibc) is left to RF-V040;
-  - `Py*`/`_Py*` symbols are the interpreter's; weak references may stay undefined.
+  - `Py*`/`_Py*` symbols are the interpreter's; weak references may stay undefined;
+  - a shared object that is neither needed by another file of the wheel nor a Python extension
+    module (nor an executable) is a plugin of some other program (cocotb's simulator plugins
+    use ModelSim's `mti_*`): what it cannot resolve here is left unchecked.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import functools
 import mmap
 import platform
 import posixpath
+import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterable, Sequence
@@ -45,6 +49,7 @@ SYSTEM_DIRS = {
     "aarch64": ("/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64"),
 }
 SHOWN = 12  # symbols named per library in the message
+_EXTENSION = re.compile(r"\.(cpython-[^.]+|abi3|pypy[^.]*)\.so$")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,9 +138,18 @@ def check_contract(facts: WheelFacts, dependencies: Sequence[DependencyWheel] = 
     missing: list[Missing] = []
     checked = unchecked = 0
     absent: set[str] = set()
+    needed_here = {n for e in facts.elves if e.info is not None for n in e.info.needed}
     for elf in facts.elves:
         if elf.info is None or elf.info.symbols is None:
             continue
+        base = posixpath.basename(elf.path)
+        hosted = (
+            base in needed_here
+            or elf.info.soname in needed_here
+            or elf.info.kind == "executable"
+            or _EXTENSION.search(base) is not None
+            or elf.info.symbols.defines(b"PyInit_" + base.split(".")[0].encode(), None)
+        )
         if elf.info.symbols.too_many:
             unchecked += 1
             continue
@@ -159,8 +173,8 @@ def check_contract(facts: WheelFacts, dependencies: Sequence[DependencyWheel] = 
             elif ref.library is not None and ref.library not in {p.name for p in closure}:
                 unchecked += 1
                 absent.add(ref.library)
-            elif ref.library is None and lacking:
-                unchecked += 1
+            elif ref.library is None and (lacking or not hosted):
+                unchecked += 1  # a library not at hand, or the unknown program of a plugin
             else:
                 checked += 1
                 missing.append(
