@@ -66,6 +66,7 @@ class Contract:
     checked: int
     unchecked: int
     not_at_hand: tuple[str, ...]  # libraries whose absence left symbols unchecked
+    in_plugins: int = 0  # unchecked references of plugins (loaded by an unknown program)
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ def check_contract(facts: WheelFacts, dependencies: Sequence[DependencyWheel] = 
     at_hand = _Definitions(tables)
 
     missing: list[Missing] = []
-    checked = unchecked = 0
+    checked = unchecked = plugins = 0
     absent: set[str] = set()
     needed_here = {n for e in facts.elves if e.info is not None for n in e.info.needed}
     for elf in facts.elves:
@@ -175,6 +176,7 @@ def check_contract(facts: WheelFacts, dependencies: Sequence[DependencyWheel] = 
                 absent.add(ref.library)
             elif ref.library is None and (lacking or not hosted):
                 unchecked += 1  # a library not at hand, or the unknown program of a plugin
+                plugins += not hosted
             else:
                 checked += 1
                 missing.append(
@@ -190,6 +192,7 @@ def check_contract(facts: WheelFacts, dependencies: Sequence[DependencyWheel] = 
         checked=checked,
         unchecked=unchecked,
         not_at_hand=tuple(sorted(absent)),
+        in_plugins=plugins,
     )
 
 
@@ -290,9 +293,10 @@ def _abi_contract(facts: WheelFacts, expect: Expectation) -> Outcome:
     contract = check_contract(facts, expect.dependencies)
     if contract.missing:
         return "fail", "; ".join(describe(contract))
-    note = (
-        f", {contract.unchecked} unchecked: {', '.join(contract.not_at_hand[:6])} not at hand"
-        if contract.unchecked
-        else ""
-    )
+    reasons = []
+    if contract.not_at_hand:
+        reasons.append(f"{', '.join(contract.not_at_hand[:6])} not at hand")
+    if contract.in_plugins:
+        reasons.append(f"{contract.in_plugins} in plugins of another program")
+    note = f", {contract.unchecked} unchecked: {'; '.join(reasons)}" if contract.unchecked else ""
     return "pass", f"{contract.checked} symbol references resolved{note}"
