@@ -38,7 +38,7 @@ from relforge.validate.libraries import resolve
 from relforge.validate.policy import LOADER_PREFIXES, policy_for_tag, tag_arch
 from relforge.validate.providers import DependencyWheel, site_path
 from relforge.validate.registry import Expectation, Outcome, artifact
-from relforge.validate.symbols import SymbolTable, name_hash, versioned_hash
+from relforge.validate.symbols import SymbolTable, contains, name_hash
 
 INTERPRETER_PREFIXES = ("Py", "_Py")
 # Loaded by every CPython process (the interpreter links them): an extension module may use
@@ -197,25 +197,16 @@ def check_contract(facts: WheelFacts, dependencies: Sequence[DependencyWheel] = 
 
 
 class _Definitions:
-    """The union of many symbol tables, for fast lookups."""
+    """Many symbol tables asked at once."""
 
     def __init__(self, tables: Iterable[SymbolTable]) -> None:
-        self.names: set[int] = set()
-        self.versioned: set[int] = set()
-        self.unversioned_files: set[int] = set()  # names defined by files without versions
-        for table in tables:
-            self.names |= table.defined
-            self.versioned |= table.defined_versioned
-            if not table.versions:
-                self.unversioned_files |= table.defined
+        self.tables = list(tables)
 
     def define(self, name: bytes, version: str | None) -> bool:
         if version is None:
-            return name_hash(name) in self.names
-        return (
-            versioned_hash(name, version) in self.versioned
-            or name_hash(name) in self.unversioned_files
-        )
+            hashed = name_hash(name)
+            return any(contains(t.defined, hashed) for t in self.tables)
+        return any(t.defines(name, version) for t in self.tables)
 
 
 def _closure(
