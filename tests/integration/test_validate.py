@@ -110,10 +110,54 @@ def test_good_wheels_pass(run, matrix, ext, tmp_path):
         (a["subject"], v["check"]): v["status"] for a in report["artifacts"] for v in a["verdicts"]
     }
     every = "RF-V100 RF-V011 RF-V012 RF-V013 RF-V020 RF-V021 RF-V030 RF-V031 RF-V040 RF-V041"
-    every += " RF-V042 RF-V043 RF-V044 RF-V050"
+    every += " RF-V042 RF-V043 RF-V044 RF-V050 RF-V032 RF-V033 RF-V045 RF-V046"
     for check in every.split():
         assert statuses[(CPU, check)] == "pass", check
         assert statuses[(CUDA, check)] == "pass", check
+
+
+def test_validate_with_a_dependency_wheel_checks_the_abi_contract(run, matrix, ext, tmp_path):
+    """--with: the CUDA wheel's libcudart.so.13 comes from a runtime wheel that lacks the symbol
+    the extension was linked against (RF-V046), and where it is found (RF-V041)."""
+    dist = tmp_path / "dist"
+    _write_wheel(good_spec(ext, "cu130"), dist)
+    stub = tmp_path / "stub"
+    stub.mkdir()
+    (stub / "other.c").write_text("int other_function(void) { return 1; }\n")
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-Wl,-soname,libcudart.so.13", str(stub / "other.c"),
+         "-o", str(stub / "libcudart.so.13")],
+        check=True,
+    )  # fmt: skip
+    runtime = _write_wheel(
+        WheelSpec(
+            name="nvidia-cuda-runtime",
+            version="13.0.48",
+            python_tag="py3",
+            abi_tag="none",
+            extra_files={
+                "nvidia/cu13/lib/libcudart.so.13": (stub / "libcudart.so.13").read_bytes()
+            },
+        ),
+        tmp_path / "deps",
+    )
+    code, report = run_json(
+        run, "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist),
+        "--select", "variant=cu130", "--with", str(runtime),
+    )  # fmt: skip
+    assert code == 4 and failing(report, CUDA) == {"RF-V046"}
+    [cuda] = report["artifacts"]
+    [abi] = [v for v in cuda["verdicts"] if v["check"] == "RF-V046"]
+    assert abi["message"].startswith("libcudart.so.13: 1 missing: stub_function")
+    [libs] = [v for v in cuda["verdicts"] if v["check"] == "RF-V041"]
+    assert libs["status"] == "pass"
+
+    junk = tmp_path / "junk-1.0-py3-none-any.whl"
+    junk.write_bytes(b"no zip")
+    broken = run(
+        "validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist), "--with", str(junk)
+    )
+    assert broken.code == 2 and "--with" in broken.err and "not a zip" in broken.err
 
 
 BROKEN: dict[str, tuple[str, Callable[[Callable[[Build], bytes]], WheelSpec], set[str]]] = {

@@ -9,7 +9,7 @@ import zlib
 
 import pytest
 
-from relforge.validate import inflate
+from relforge.validate import inflate, streams
 from relforge.validate.inflate import BytesSource, DeflateSource, MemberError
 
 
@@ -166,3 +166,45 @@ def test_a_deflate_stream_stored_inside_the_member_is_no_boundary(
         monkeypatch.setattr(DeflateSource, "_estimate", lambda self, offset, g=guess: g)
         src = DeflateSource(member, len(data))
         assert src.read(claimed, 3000) == data[claimed : claimed + 3000], guess
+
+
+# -- bounded memory (issue 13) ----------------------------------------------------------------
+
+
+def test_reads_past_the_prefix_limit_are_streamed_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(inflate, "PREFIX_LIMIT", 1 << 20)
+    monkeypatch.setattr(inflate, "TAIL_OVERHEAD", 1 << 40)  # no tail passes: only the stream
+    data = _data(6 << 20, seed=13)
+    src = DeflateSource(_member(data), len(data))
+    for offset, length in ((5 << 20, 4096), (2 << 20, 100), (100, 50), ((5 << 20) + 9, 7)):
+        assert src.read(offset, length) == data[offset : offset + length]
+    assert len(src._prefix) <= (1 << 20) + inflate.OUT_STEP  # the prefix stopped at the limit
+
+
+def test_one_read_larger_than_the_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(streams, "READ_LIMIT", 1 << 20)
+    data = _data(3 << 20)
+    with pytest.raises(inflate.MemberTooLarge, match="too large to inspect"):
+        DeflateSource(_member(data), len(data)).read(0, 2 << 20)
+    with pytest.raises(inflate.MemberTooLarge):
+        BytesSource(data).read(0, 2 << 20)
+
+
+def test_no_inflate_call_produces_more_than_a_step() -> None:
+    zeros = _member(bytes(64 << 20), level=9)  # 64 MiB from about 64 KB: 1000:1
+    pieces = list(inflate.bounded(zlib.decompressobj(-15), zeros))
+    assert sum(map(len, pieces)) == 64 << 20
+    assert max(map(len, pieces)) <= inflate.OUT_STEP
+
+
+def test_a_tail_keeps_only_its_ends_and_refills_the_middle(
+    eager_tail: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(inflate, "TAIL_KEEP", 256 << 10)
+    monkeypatch.setattr(inflate, "CONVERGE_MARGIN", 2 << 20)  # tails start far before the read
+    data = _data(8 << 20, seed=17)
+    src = DeflateSource(_member(data), len(data))
+    at = len(data) - (3 << 20)
+    assert src.read(at, 1000) == data[at : at + 1000]
+    kept = sum(len(d) for t in src._tails for _, d in t.segments)
+    assert kept <= 4 * (256 << 10) + 2 * inflate.OUT_STEP

@@ -65,6 +65,14 @@ from relforge.matrix.schema import CHANNEL_NAMES, ChannelName
 )
 @click.option("--summary", is_flag=True, help="Markdown summary to $GITHUB_STEP_SUMMARY.")
 @click.option(
+    "--with",
+    "with_wheels",
+    multiple=True,
+    metavar="DEP.whl",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="A dependency's wheel providing libraries and symbols (repeatable).",
+)
+@click.option(
     "--jobs",
     "-j",
     type=click.IntRange(min=1),
@@ -87,6 +95,7 @@ def validate(
     namespaces: tuple[str, ...],
     fmt: str,
     summary: bool,
+    with_wheels: tuple[Path, ...],
     jobs: int,
 ) -> None:
     """Check every artifact of a release against its cell (FILE is the matrix), statically and
@@ -97,6 +106,7 @@ def validate(
     from relforge.matrix.load import load_matrix
     from relforge.validate.completeness import Artifact, expected_filename
     from relforge.validate.run import Options, managed_names, validate_artifacts
+    from relforge.validate.wheel import WheelError
 
     sources = [s for s in (dist, manifest_path, index_url) if s is not None]
     if len(sources) != 1:
@@ -171,10 +181,14 @@ def validate(
             namespaces=namespaces,
             jobs=jobs,
             workdir=Path(tmp) / "runtime",
+            dependencies=with_wheels,
         )
-        report = validate_artifacts(
-            matrix, rel, channel, cells, artifacts, options, managed=managed_names(every)
-        )
+        try:
+            report = validate_artifacts(
+                matrix, rel, channel, cells, artifacts, options, managed=managed_names(every)
+            )
+        except WheelError as exc:
+            raise UsageError(str(exc), key="--with") from None
     if manifest is not None and manifest_path is not None:
         for entry in report.artifacts:
             if entry.cell_id and entry.cell_id in manifest.entries and entry.file:

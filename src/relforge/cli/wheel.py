@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from relforge.cli.output import console, print_json
-from relforge.errors import UsageError, ValidationFailed
+from relforge.errors import RelforgeError, UsageError, ValidationFailed
 
 
 @click.group()
@@ -28,17 +28,41 @@ def wheel() -> None:
     show_default=True,
     help="Threads reading ELF files.",
 )
-def inspect_command(path: Path, fmt: str, jobs: int) -> None:
+@click.option(
+    "--with",
+    "with_wheels",
+    multiple=True,
+    metavar="DEP.whl",
+    type=click.Path(path_type=Path),
+    help="A dependency's wheel: its files provide libraries and symbols (repeatable).",
+)
+@click.option(
+    "--index",
+    "index_url",
+    metavar="URL",
+    help="PEP 503 index (a channel's) to find the dependency wheels in that ship the libraries "
+    "WHEEL needs.",
+)
+def inspect_command(
+    path: Path, fmt: str, jobs: int, with_wheels: tuple[Path, ...], index_url: str | None
+) -> None:
     """Tags, the symbol-version ceiling the ELF files need, external libraries, C++ ABI and size
-    of WHEEL; exit 4 when the wheel contradicts its own tag."""
+    of WHEEL; exit 4 when the wheel contradicts its own tag or breaks its ABI contract."""
     from relforge.validate.inspect import inspect_wheel
+    from relforge.validate.wheel import WheelError
 
-    if not path.is_file():
-        what = "a directory, not a wheel file" if path.is_dir() else "no such file"
-        raise UsageError(f"{path}: {what}", key="WHEEL")
-    found = inspect_wheel(path, jobs=jobs)
+    for given, key in ((path, "WHEEL"), *((w, "--with") for w in with_wheels)):
+        if not given.is_file():
+            what = "a directory, not a wheel file" if given.is_dir() else "no such file"
+            raise _reported(UsageError(f"{given}: {what}", key=key), given, fmt)
+    try:
+        found = inspect_wheel(path, jobs=jobs, dependencies=with_wheels, index_url=index_url)
+    except WheelError as exc:
+        raise _reported(UsageError(str(exc), key="--with"), path, fmt) from None
+    except UsageError as exc:  # the index cannot be read
+        raise _reported(exc, path, fmt) from None
     if found.facts.error:
-        raise ValidationFailed(found.facts.error, key="WHEEL")
+        raise _reported(ValidationFailed(found.facts.error, key="WHEEL"), path, fmt)
     if fmt == "json":
         print_json(found.to_json())
     else:
@@ -48,6 +72,19 @@ def inspect_command(path: Path, fmt: str, jobs: int) -> None:
             f"{path.name} contradicts its own tag: "
             + "; ".join(f"{v.check} {v.message}" for v in found.contradictions)
         )
+
+
+def _reported(error: RelforgeError, path: Path, fmt: str) -> RelforgeError:
+    """With --format json, a JSON error object on stdout too (a consumer parses stdout)."""
+    if fmt == "json":
+        print_json(
+            {
+                "file": path.name,
+                "status": "error",
+                "error": {"exit_code": error.exit_code, "message": error.message},
+            }
+        )
+    return error
 
 
 def _print(found: object) -> None:
@@ -66,13 +103,15 @@ def _print(found: object) -> None:
     out.print(f"  needs            {found.needs_policy or 'no manylinux policy'} ({highest})")
     out.print(f"  C++ ABI          {found.abi}")
     out.print(f"  ELF files        {len(f.elves)}")
-    if found.externals:
+    externals = found.externals()
+    if externals:
         table = Table(title="external libraries", title_justify="left")
         for column in ("library", "status", "needed by"):
             table.add_column(column)
-        for lib, (status, paths) in sorted(found.externals.items()):
+        for lib, entry in externals.items():
+            paths = entry["needed_by"]
             more = f" (+{len(paths) - 2})" if len(paths) > 2 else ""
-            table.add_row(lib, status, ", ".join(paths[:2]) + more)
+            table.add_row(lib, entry["status"], ", ".join(paths[:2]) + more)
         out.print(table)
     for v in found.verdicts:
         if CHECKS[v.check].scope == "artifact":

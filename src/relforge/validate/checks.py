@@ -1,106 +1,30 @@
-"""The check registry: every check has a stable ID, a name and a one-line doc, like a linter's.
-
-RF-V0xx are static checks of one wheel (some need its cell, some only the wheel itself),
-RF-V1xx look at the whole set of artifacts, RF-R0xx install and run a wheel (runtime.py).
-"""
+"""The checks of one wheel's metadata, RECORD, symbol versions, RPATHs, ELF machines and cell;
+the release-level and runtime check IDs.  The registry itself is registry.py."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Literal
-
 from packaging.requirements import Requirement
-from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-from relforge.manifest import Verdict, VerdictStatus
-from relforge.matrix.cell import Cell
 from relforge.validate.cxxabi import in_namespaces
 from relforge.validate.facts import UNRECORDED, WheelFacts
-from relforge.validate.policy import (
-    LOADER_PREFIXES,
-    declared_by,
-    linux_environment,
-    policy_for_tag,
-    providers_of,
-    tag_arch,
-    violations,
+from relforge.validate.policy import policy_for_tag, tag_arch, violations
+from relforge.validate.registry import (
+    CHECKS,
+    Expectation,
+    Outcome,
+    artifact,
+    cell_of,
+    check_artifact,
+    register,
 )
 
-Scope = Literal["artifact", "cell", "release", "runtime"]
-Outcome = tuple[VerdictStatus, str]
-
-
-@dataclass(frozen=True)
-class CheckSpec:
-    id: str
-    name: str
-    scope: Scope
-    doc: str
-
-    def verdict(self, status: VerdictStatus, message: str = "") -> Verdict:
-        return Verdict(check=self.id, status=status, message=message)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Expectation:
-    """What an artifact must be: its cell (None for `wheel inspect`) and the release's rules."""
-
-    cell: Cell | None = None
-    project: str | None = None
-    requires_python: SpecifierSet | None = None
-    managed: frozenset[str] = frozenset()
-    size_limit: int | None = None
-    namespaces: tuple[str, ...] = field(default=())
-
-
-ArtifactCheck = Callable[[WheelFacts, Expectation], Outcome]
-CHECKS: dict[str, CheckSpec] = {}
-_ARTIFACT_CHECKS: list[tuple[CheckSpec, ArtifactCheck]] = []
-
-
-def register(check_id: str, name: str, scope: Scope, doc: str) -> CheckSpec:
-    assert check_id not in CHECKS, check_id
-    CHECKS[check_id] = spec = CheckSpec(check_id, name, scope, doc)
-    return spec
-
-
-def _artifact(
-    check_id: str, name: str, doc: str, *, needs_cell: bool = False
-) -> Callable[[ArtifactCheck], ArtifactCheck]:
-    spec = register(check_id, name, "cell" if needs_cell else "artifact", doc)
-
-    def add(fn: ArtifactCheck) -> ArtifactCheck:
-        _ARTIFACT_CHECKS.append((spec, fn))
-        return fn
-
-    return add
-
-
-def check_artifact(facts: WheelFacts, expect: Expectation) -> list[Verdict]:
-    """Run every static check on one wheel; checks that need a cell skip without one."""
-    out = []
-    for spec, fn in _ARTIFACT_CHECKS:
-        if facts.error is not None and spec.id != "RF-V010":
-            out.append(spec.verdict("skip", "the wheel could not be read"))
-        elif spec.scope == "cell" and expect.cell is None:
-            out.append(spec.verdict("skip", "no cell to compare with"))
-        else:
-            status, message = fn(facts, expect)
-            out.append(spec.verdict(status, message))
-    return out
-
-
-def _cell(expect: Expectation) -> Cell:
-    assert expect.cell is not None
-    return expect.cell
-
+__all__ = ["CHECKS", "Expectation", "check_artifact"]
 
 # -- the wheel itself -------------------------------------------------------------------------
 
 
-@_artifact("RF-V010", "wheel-readable", "The file is a zip with one .dist-info holding METADATA, "
+@artifact("RF-V010", "wheel-readable", "The file is a zip with one .dist-info holding METADATA, "
            "WHEEL and RECORD.")  # fmt: skip
 def _readable(facts: WheelFacts, expect: Expectation) -> Outcome:
     if facts.error is not None:
@@ -110,7 +34,7 @@ def _readable(facts: WheelFacts, expect: Expectation) -> Outcome:
     return "pass", f"{len(facts.members)} files"
 
 
-@_artifact("RF-V011", "wheel-tags", "The WHEEL file's Tag lines are exactly the file name's tags.")
+@artifact("RF-V011", "wheel-tags", "The WHEEL file's Tag lines are exactly the file name's tags.")
 def _wheel_tags(facts: WheelFacts, expect: Expectation) -> Outcome:
     in_name, in_file = set(facts.tags), set(facts.wheel_tags)
     if in_name == in_file:
@@ -121,7 +45,7 @@ def _wheel_tags(facts: WheelFacts, expect: Expectation) -> Outcome:
     )
 
 
-@_artifact("RF-V030", "record-complete",
+@artifact("RF-V030", "record-complete",
            "RECORD lists every file in the wheel, and every file it lists is there.")  # fmt: skip
 def _record_complete(facts: WheelFacts, expect: Expectation) -> Outcome:
     listed = {row.path for row in facts.record}
@@ -142,7 +66,7 @@ def _record_complete(facts: WheelFacts, expect: Expectation) -> Outcome:
     return "pass", f"{len(listed)} entries"
 
 
-@_artifact("RF-V031", "record-hashes",
+@artifact("RF-V031", "record-hashes",
            "Every file's sha256 and size match its RECORD line.")  # fmt: skip
 def _record_hashes(facts: WheelFacts, expect: Expectation) -> Outcome:
     if facts.digest_mismatches is None:
@@ -161,7 +85,7 @@ def _elf_skip(facts: WheelFacts) -> Outcome | None:
     return None
 
 
-@_artifact("RF-V040", "symbol-versions",
+@artifact("RF-V040", "symbol-versions",
            "Every ELF's GLIBC/GLIBCXX/CXXABI/GCC version needs fit the platform tag's policy "
            "(auditwheel's policy data).")  # fmt: skip
 def _symbol_versions(facts: WheelFacts, expect: Expectation) -> Outcome:
@@ -189,26 +113,7 @@ def _symbol_versions(facts: WheelFacts, expect: Expectation) -> Outcome:
     return "pass", f"within {', '.join(sorted(set(checked)))}"
 
 
-@_artifact("RF-V041", "external-libraries",
-           "Every DT_NEEDED library is in the wheel, on the policy's allow-list, or shipped by a "
-           "distribution in Requires-Dist.")  # fmt: skip
-def _external_libraries(facts: WheelFacts, expect: Expectation) -> Outcome:
-    skip = _elf_skip(facts)
-    if skip:
-        return skip
-    needed_by: dict[str, list[str]] = {}
-    for lib, path in undeclared_libraries(facts):
-        needed_by.setdefault(lib, []).append(path)
-    problems = [
-        f"{lib} (needed by {paths[0]}" + (f" and {len(paths) - 1} more)" if len(paths) > 1 else ")")
-        for lib, paths in sorted(needed_by.items())
-    ]
-    if problems:
-        return "fail", "not bundled, not allowed and not declared: " + "; ".join(problems[:8])
-    return "pass", f"{len(external_libraries(facts))} external libraries, all allowed or declared"
-
-
-@_artifact("RF-V043", "rpath",
+@artifact("RF-V043", "rpath",
            "No RPATH/RUNPATH entry points outside the wheel: each starts with "
            "$ORIGIN.")  # fmt: skip
 def _rpath(facts: WheelFacts, expect: Expectation) -> Outcome:
@@ -230,8 +135,9 @@ def _rpath(facts: WheelFacts, expect: Expectation) -> Outcome:
     return "pass", "only $ORIGIN-relative search paths"
 
 
-@_artifact("RF-V044", "elf-readable",
-           "Every ELF file parses and is built for the platform tag's architecture.")  # fmt: skip
+@artifact("RF-V044", "elf-readable",
+           "Every ELF file parses and is built for the architecture of every platform "
+           "tag.")  # fmt: skip
 def _elf_machine(facts: WheelFacts, expect: Expectation) -> Outcome:
     skip = _elf_skip(facts)
     if skip:
@@ -241,9 +147,9 @@ def _elf_machine(facts: WheelFacts, expect: Expectation) -> Outcome:
     for elf in facts.elves:
         if elf.info is None:
             found.append(f"{elf.path}: {elf.error}")
-        elif arches and elf.info.machine not in arches:
+        elif arches and arches != {elf.info.machine}:
             found.append(
-                f"{elf.path} is {elf.info.machine}, the tag says {', '.join(sorted(arches))}"
+                f"{elf.path} is {elf.info.machine}, the tags say {', '.join(sorted(arches))}"
             )
     if found:
         return "fail", "; ".join(found[:8])
@@ -253,10 +159,10 @@ def _elf_machine(facts: WheelFacts, expect: Expectation) -> Outcome:
 # -- against the cell -------------------------------------------------------------------------
 
 
-@_artifact("RF-V012", "cell-tags", "The wheel's python, ABI and platform tags are the cell's.",
+@artifact("RF-V012", "cell-tags", "The wheel's python, ABI and platform tags are the cell's.",
            needs_cell=True)  # fmt: skip
 def _cell_tags(facts: WheelFacts, expect: Expectation) -> Outcome:
-    cell = _cell(expect)
+    cell = cell_of(expect)
     want = {f"{cell.python_tag}-{cell.abi_tag}-{p}" for p in (cell.platform_tag or "").split(".")}
     if set(facts.tags) == want:
         return "pass", ", ".join(sorted(want))
@@ -266,10 +172,10 @@ def _cell_tags(facts: WheelFacts, expect: Expectation) -> Outcome:
     )
 
 
-@_artifact("RF-V013", "version", "METADATA Name and Version are the project's and the cell's "
+@artifact("RF-V013", "version", "METADATA Name and Version are the project's and the cell's "
            "channel version (with its local suffix).", needs_cell=True)  # fmt: skip
 def _version(facts: WheelFacts, expect: Expectation) -> Outcome:
-    cell = _cell(expect)
+    cell = cell_of(expect)
     problems = []
     if expect.project and canonicalize_name(facts.metadata_name or "") != canonicalize_name(
         expect.project
@@ -294,12 +200,12 @@ def _same(a: Requirement, b: Requirement) -> bool:
     )
 
 
-@_artifact("RF-V020", "requires-dist",
+@artifact("RF-V020", "requires-dist",
            "Requires-Dist holds exactly the cell's extra install requirements and the runtime "
            "requirements of its dependency axes (names, pins, markers); other requirements "
            "may only name distributions no cell of the release pins.", needs_cell=True)  # fmt: skip
 def _requires_dist(facts: WheelFacts, expect: Expectation) -> Outcome:
-    cell = _cell(expect)
+    cell = cell_of(expect)
     wanted = [Requirement(t) for t in (*cell.extra_install_requires, *cell.axis_requires)]
     have = list(facts.requires_dist)
     problems = []
@@ -323,7 +229,7 @@ def _requires_dist(facts: WheelFacts, expect: Expectation) -> Outcome:
     return "pass", f"{len(wanted)} cell requirements, {len(have) - len(wanted)} others"
 
 
-@_artifact("RF-V021", "requires-python", "Requires-Python is the release's Python specifier.",
+@artifact("RF-V021", "requires-python", "Requires-Python is the release's Python specifier.",
            needs_cell=True)  # fmt: skip
 def _requires_python(facts: WheelFacts, expect: Expectation) -> Outcome:
     want = expect.requires_python
@@ -337,7 +243,7 @@ def _requires_python(facts: WheelFacts, expect: Expectation) -> Outcome:
     )
 
 
-@_artifact("RF-V042", "cxx11-abi",
+@artifact("RF-V042", "cxx11-abi",
            "A cell with the C++11 ABI has no old-ABI std::string/std::list symbols in the "
            "project's namespaces and does have std::__cxx11 ones (and the reverse).",
            needs_cell=True)  # fmt: skip
@@ -345,7 +251,7 @@ def _cxx11_abi(facts: WheelFacts, expect: Expectation) -> Outcome:
     skip = _elf_skip(facts)
     if skip:
         return skip
-    cell = _cell(expect)
+    cell = cell_of(expect)
     infos = [e.info for e in facts.elves if e.info is not None]
     new = [n for i in infos for n in i.cxx.cxx11_defined if in_namespaces(n, expect.namespaces)]
     old = [n for i in infos for n in i.cxx.pre_cxx11_defined if in_namespaces(n, expect.namespaces)]
@@ -373,7 +279,7 @@ def _cxx11_abi(facts: WheelFacts, expect: Expectation) -> Outcome:
     return "pass", f"{abi}: {len(right)} symbols, {right_refs} references"
 
 
-@_artifact("RF-V050", "size-limit", "The file fits the channel's size limit "
+@artifact("RF-V050", "size-limit", "The file fits the channel's size limit "
            "(project.size_limit_mb, PyPI's default 100 MB).", needs_cell=True)  # fmt: skip
 def _size(facts: WheelFacts, expect: Expectation) -> Outcome:
     if expect.size_limit is None:
@@ -382,56 +288,6 @@ def _size(facts: WheelFacts, expect: Expectation) -> Outcome:
     if facts.size > expect.size_limit:
         return "fail", f"{mb:.1f} MB is over the limit of {expect.size_limit / 1e6:.1f} MB"
     return "pass", f"{mb:.1f} MB of {expect.size_limit / 1e6:.1f} MB"
-
-
-# -- shared with `wheel inspect` --------------------------------------------------------------
-
-
-def bundled_names(facts: WheelFacts) -> set[str]:
-    names = {e.path.rsplit("/", 1)[-1] for e in facts.elves}
-    names |= {e.info.soname for e in facts.elves if e.info is not None and e.info.soname}
-    return names
-
-
-def external_libraries(facts: WheelFacts) -> dict[str, list[str]]:
-    """DT_NEEDED libraries not in the wheel → the ELF files that need them."""
-    inside = bundled_names(facts)
-    out: dict[str, list[str]] = {}
-    for elf in facts.elves:
-        if elf.info is not None:
-            for lib in elf.info.needed:
-                if lib not in inside:
-                    out.setdefault(lib, []).append(elf.path)
-    return out
-
-
-def classify_library(facts: WheelFacts, library: str) -> str:
-    """`allowed` (policy allow-list or the dynamic loader), `driver`, `declared by
-    <requirement>`, or `undeclared`."""
-    if library.startswith(LOADER_PREFIXES):
-        return "allowed"
-    for tag in facts.platform_tags:
-        policy = policy_for_tag(tag)
-        if policy is not None and library in policy.libraries:
-            return "allowed"
-    if any(p == "@driver" for p in providers_of(library)):
-        return "driver"
-    arch = next((a for a in (tag_arch(t) for t in facts.platform_tags) if a), "x86_64")
-    requirement = declared_by(
-        library, facts.requires_dist, linux_environment(arch, facts.python_tag)
-    )
-    if requirement is not None:
-        return f"declared by {requirement}"
-    return "undeclared"
-
-
-def undeclared_libraries(facts: WheelFacts) -> Iterator[tuple[str, str]]:
-    if not any(policy_for_tag(t) for t in facts.platform_tags):
-        return
-    for lib, paths in external_libraries(facts).items():
-        if classify_library(facts, lib) == "undeclared":
-            for path in paths:
-                yield lib, path
 
 
 # -- release-level and runtime checks (run by validate.py and runtime.py) ---------------------
@@ -460,3 +316,8 @@ BUILD_INFO = register("RF-R003", "build-info", "runtime",
 GPU = register("RF-R004", "gpu", "runtime",
                "On a machine with a GPU: the device is usable and build_info()'s CUDA version "
                "is the cell's.")  # fmt: skip
+
+# Checks registered by their own modules (imported for that effect, after the ones above).
+import relforge.validate.abi  # noqa: E402
+import relforge.validate.libraries  # noqa: E402
+import relforge.validate.members  # noqa: E402, F401

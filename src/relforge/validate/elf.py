@@ -16,11 +16,17 @@ from dataclasses import dataclass, field
 
 from relforge.validate.cxxabi import CxxSymbols, scan_cxx_symbols
 from relforge.validate.inflate import ByteSource
+from relforge.validate.symbols import SymbolTable, read_symbols
 
 PT_LOAD, PT_DYNAMIC = 1, 2
 DT_NULL, DT_NEEDED, DT_HASH, DT_STRTAB, DT_SYMTAB, DT_STRSZ, DT_SYMENT = 0, 1, 4, 5, 6, 10, 11
 DT_SONAME, DT_RPATH, DT_RUNPATH = 14, 15, 29
 DT_GNU_HASH, DT_VERNEED, DT_VERNEEDNUM = 0x6FFFFEF5, 0x6FFFFFFE, 0x6FFFFFFF
+DT_VERSYM, DT_VERDEF, DT_VERDEFNUM = 0x6FFFFFF0, 0x6FFFFFFC, 0x6FFFFFFD
+VER_FLG_BASE = 1
+# Version tables of real libraries list tens of entries (glibc's libc: 40); a hostile one could
+# chain 65535 needs of 65535 versions each: 4 billion reads.
+MAX_VERSION_ENTRIES = 1 << 10
 SHT_DYNSYM = 11
 MACHINES = {3: "i686", 62: "x86_64", 183: "aarch64", 40: "armv7l", 21: "ppc64le", 22: "s390x"}
 MACHINES |= {243: "riscv64"}
@@ -44,6 +50,7 @@ class ElfInfo:
     version_needs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     cxx: CxxSymbols = field(default_factory=CxxSymbols)
     dynamic: bool = True
+    symbols: SymbolTable | None = None  # only when read with symbols=True
 
 
 @dataclass(frozen=True)
@@ -63,8 +70,9 @@ def is_elf(head: bytes) -> bool:
     return head[:4] == ELF_MAGIC
 
 
-def read_elf(src: ByteSource) -> ElfInfo:
-    """Parse what the checks need; raises ElfError on a malformed file."""
+def read_elf(src: ByteSource, *, symbols: bool = False) -> ElfInfo:
+    """Parse what the checks need; raises ElfError on a malformed file.  `symbols`: also every
+    dynamic symbol with its version (for the ABI contract check)."""
     if src.size < 52:
         raise ElfError("too short for an ELF header")
     ident = src.read(0, 64 if src.size >= 64 else 52)
@@ -107,11 +115,27 @@ def read_elf(src: ByteSource) -> ElfInfo:
 
     needs = _version_needs(src, layout, tags, string)
     cxx = CxxSymbols()
+    table = SymbolTable() if symbols else None
     count = _symbol_count(src, layout, tags, sections, shentsize)
     if DT_SYMTAB in tags and count:
         syment = tags.get(DT_SYMENT, 24 if bits == 64 else 16)
-        symbols = src.read(layout.offset_of(tags[DT_SYMTAB]), count * syment)
-        cxx = scan_cxx_symbols(strtab, _defined_by_name(symbols, endian, bits, syment))
+        raw = src.read(layout.offset_of(tags[DT_SYMTAB]), count * syment)
+        cxx = scan_cxx_symbols(strtab, _defined_by_name(raw, endian, bits, syment))
+        if symbols:
+            versym = (
+                src.read(layout.offset_of(tags[DT_VERSYM]), 2 * count)
+                if DT_VERSYM in tags
+                else None
+            )
+            table = read_symbols(
+                raw,
+                strtab,
+                versym,
+                _version_indexes(src, layout, tags, string),
+                endian=endian,
+                bits=bits,
+                syment=syment,
+            )
     soname = string(tags[DT_SONAME]) if DT_SONAME in tags else None
     return ElfInfo(
         bits=bits,
@@ -123,6 +147,7 @@ def read_elf(src: ByteSource) -> ElfInfo:
         runpath=paths(DT_RUNPATH),
         version_needs=needs,
         cxx=cxx,
+        symbols=table,
     )
 
 
@@ -164,11 +189,11 @@ def _version_needs(
     offset = layout.offset_of(tags[DT_VERNEED])
     out: dict[str, tuple[str, ...]] = {}
     e = layout.endian
-    for _ in range(tags.get(DT_VERNEEDNUM, 1 << 16)):
+    for _ in range(min(tags.get(DT_VERNEEDNUM, 1 << 16), MAX_VERSION_ENTRIES)):
         _, count, file_name, aux, following = struct.unpack(e + "HHIII", src.read(offset, 16))
         names = []
         at = offset + aux
-        for _ in range(count):
+        for _ in range(min(count, MAX_VERSION_ENTRIES)):
             _, _, _, name, next_aux = struct.unpack(e + "IHHII", src.read(at, 16))
             names.append(string(name))
             if not next_aux:
@@ -179,6 +204,42 @@ def _version_needs(
         if not following:
             break
         offset += following
+    return out
+
+
+def _version_indexes(
+    src: ByteSource, layout: _Layout, tags: Mapping[int, int], string: Callable[[int], str]
+) -> dict[int, tuple[str | None, str]]:
+    """Version index → (library it is needed from, or None: defined here; version name)."""
+    e = layout.endian
+    out: dict[int, tuple[str | None, str]] = {}
+    if DT_VERNEED in tags:
+        offset = layout.offset_of(tags[DT_VERNEED])
+        for _ in range(min(tags.get(DT_VERNEEDNUM, 1 << 16), MAX_VERSION_ENTRIES)):
+            _, count, file_name, aux, following = struct.unpack(e + "HHIII", src.read(offset, 16))
+            library = string(file_name)
+            at = offset + aux
+            for _ in range(min(count, MAX_VERSION_ENTRIES)):
+                _, _, index, name, next_aux = struct.unpack(e + "IHHII", src.read(at, 16))
+                out[index & 0x7FFF] = (library, string(name))
+                if not next_aux:
+                    break
+                at += next_aux
+            if not following:
+                break
+            offset += following
+    if DT_VERDEF in tags:
+        offset = layout.offset_of(tags[DT_VERDEF])
+        for _ in range(min(tags.get(DT_VERDEFNUM, 1 << 16), MAX_VERSION_ENTRIES)):
+            _, flags, index, count, _, aux, following = struct.unpack(
+                e + "HHHHIII", src.read(offset, 20)
+            )
+            if count and not flags & VER_FLG_BASE:
+                (name,) = struct.unpack(e + "I", src.read(offset + aux, 4))
+                out[index & 0x7FFF] = (None, string(name))
+            if not following:
+                break
+            offset += following
     return out
 
 
@@ -218,11 +279,12 @@ def _gnu_hash_count(src: ByteSource, layout: _Layout, vaddr: int) -> int:
         return int(symoffset)
     chains_at = buckets_at + 4 * nbuckets
     index = last
-    while True:
+    for _ in range(1 << 20):  # a hash chain longer than this is no real library's
         (value,) = struct.unpack(e + "I", src.read(chains_at + 4 * (index - symoffset), 4))
         if value & 1:
             return index + 1
         index += 1
+    raise ElfError("the GNU hash table's last chain does not end")
 
 
 def _defined_by_name(data: bytes, endian: str, bits: int, syment: int) -> dict[int, bool]:

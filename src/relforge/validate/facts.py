@@ -9,14 +9,21 @@ from __future__ import annotations
 import struct
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
+from email.message import Message
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from relforge.validate.elf import ElfError, ElfInfo, read_elf
-from relforge.validate.inflate import MemberError
-from relforge.validate.wheel import Member, RecordRow, WheelArchive, WheelError
+from relforge.validate.inflate import MemberError, MemberTooLarge
+from relforge.validate.wheel import (
+    Member,
+    RecordRow,
+    WheelArchive,
+    WheelError,
+    is_shared_object_name,
+)
 
 # Files a wheel may carry without a RECORD line (signatures of RECORD itself).
 UNRECORDED = ("RECORD", "RECORD.jws", "RECORD.p7s")
@@ -49,6 +56,9 @@ class WheelFacts:
     record: tuple[RecordRow, ...] = ()
     digest_mismatches: tuple[str, ...] | None = None
     elves: tuple[ElfMember, ...] = field(default=())
+    duplicates: tuple[str, ...] = ()  # member names the zip lists more than once
+    special_members: tuple[tuple[str, str, str], ...] = ()  # (path, type, symlink target)
+    fake_shared_objects: tuple[str, ...] = ()  # *.so members that are not ELF
 
     @property
     def file_name(self) -> str:
@@ -63,8 +73,17 @@ class WheelFacts:
         return tuple(sorted({t.split("-")[2] for t in self.tags}))
 
 
-def gather(path: Path, pool: Executor, *, verify_digests: bool) -> WheelFacts:
-    """Read one wheel: names, metadata, RECORD (hashes when asked), every ELF member."""
+def gather(
+    path: Path,
+    pool: Executor,
+    *,
+    verify_digests: bool,
+    symbols: bool = False,
+    libraries: frozenset[str] | None = None,
+) -> WheelFacts:
+    """Read one wheel: names, metadata, RECORD (hashes when asked), every ELF member (with its
+    dynamic symbols when asked).  `libraries`: read only the ELF members of these file names
+    and, transitively, of the libraries they need (a dependency wheel read for a consumer)."""
     size = path.stat().st_size if path.exists() else 0
     try:
         archive = WheelArchive(path)
@@ -72,13 +91,29 @@ def gather(path: Path, pool: Executor, *, verify_digests: bool) -> WheelFacts:
         return WheelFacts(path=path, size=size, error=str(exc))
     with archive:
         try:
-            return _gather(archive, pool, verify_digests)
+            return _gather(archive, pool, verify_digests, symbols, libraries)
         except (WheelError, MemberError) as exc:
             return WheelFacts(path=path, size=size, error=str(exc))
 
 
-def _gather(archive: WheelArchive, pool: Executor, verify_digests: bool) -> WheelFacts:
-    elf_jobs = [(m, pool.submit(_read_elf, archive, m)) for m in archive.elf_members()]
+def _gather(
+    archive: WheelArchive,
+    pool: Executor,
+    verify_digests: bool,
+    symbols: bool,
+    libraries: frozenset[str] | None,
+) -> WheelFacts:
+    elf_members = archive.elf_members()
+    if libraries is None:
+        elf_jobs = [(m, pool.submit(_read_elf, archive, m, symbols)) for m in elf_members]
+    else:
+        elf_jobs = _read_needed(archive, pool, elf_members, libraries, symbols)
+    elf_names = {m.name for m in elf_members}
+    fake = tuple(
+        m.name
+        for m in archive.members.values()
+        if m.file_type is None and is_shared_object_name(m.name) and m.name not in elf_names
+    )
     record = archive.record()
     digest_jobs: list[tuple[RecordRow, Member, Future[tuple[str, int]]]] = []
     if verify_digests:
@@ -86,10 +121,11 @@ def _gather(archive: WheelArchive, pool: Executor, verify_digests: bool) -> Whee
             member = archive.members.get(row.path)
             if member is not None and row.algorithm:
                 digest_jobs.append((row, member, pool.submit(archive.digest, member)))
-    metadata = archive.metadata()
-    wheel = archive.wheel_file()
-    requirements, errors = [], []
-    for text in metadata.get_all("Requires-Dist") or []:
+    metadata, metadata_problems = archive.metadata()
+    wheel, wheel_problems = archive.wheel_file()
+    requirements: list[Requirement] = []
+    errors = [*metadata_problems, *wheel_problems]
+    for text in _headers(metadata, "Requires-Dist"):
         try:
             requirements.append(Requirement(text))
         except InvalidRequirement as exc:
@@ -123,32 +159,71 @@ def _gather(archive: WheelArchive, pool: Executor, verify_digests: bool) -> Whee
         name=archive.name,
         version=str(archive.version),
         tags=tuple(sorted(str(t) for t in archive.tags)),
-        wheel_tags=tuple(str(t) for t in wheel.get_all("Tag") or []),
+        wheel_tags=_headers(wheel, "Tag"),
         metadata_name=_header(metadata.get("Name")),
         metadata_version=_header(metadata.get("Version")),
         requires_dist=tuple(requirements),
         metadata_errors=tuple(errors),
         requires_python=requires_python,
-        classifiers=tuple(str(c) for c in metadata.get_all("Classifier") or []),
+        classifiers=_headers(metadata, "Classifier"),
         members=tuple(archive.members),
         record=tuple(record),
         digest_mismatches=mismatches,
         elves=elves,
+        duplicates=tuple(archive.duplicates),
+        special_members=tuple(archive.special_members()),
+        fake_shared_objects=fake,
     )
+
+
+def _read_needed(
+    archive: WheelArchive,
+    pool: Executor,
+    members: list[Member],
+    libraries: frozenset[str],
+    symbols: bool,
+) -> list[tuple[Member, Future[ElfInfo]]]:
+    """Read the members named in `libraries`, then those they need, in rounds."""
+    by_name: dict[str, list[Member]] = {}
+    for member in members:
+        by_name.setdefault(member.name.rsplit("/", 1)[-1], []).append(member)
+    wanted = set(libraries)
+    jobs: list[tuple[Member, Future[ElfInfo]]] = []
+    batch = [m for name in sorted(wanted) for m in by_name.get(name, [])]
+    while batch:
+        submitted = [(m, pool.submit(_read_elf, archive, m, symbols)) for m in batch]
+        jobs += submitted
+        batch = []
+        for _, job in submitted:
+            try:
+                needed = job.result().needed
+            except Exception:  # reported by _elf_result
+                continue
+            for name in needed:
+                if name not in wanted:
+                    wanted.add(name)
+                    batch += by_name.get(name, [])
+    return jobs
 
 
 def _header(value: object) -> str | None:
     return None if value is None else str(value).strip()
 
 
-def _read_elf(archive: WheelArchive, member: Member) -> ElfInfo:
+def _headers(message: Message, name: str) -> tuple[str, ...]:
+    return tuple(str(v).strip() for v in message.get_all(name) or [])
+
+
+def _read_elf(archive: WheelArchive, member: Member, symbols: bool) -> ElfInfo:
     try:
-        return read_elf(archive.source(member))
+        return read_elf(archive.source(member), symbols=symbols)
+    except MemberTooLarge:
+        raise
     except (ElfError, MemberError, struct.error):
         # A tail read from a searched deflate boundary is checked by reaching the exact end of
         # the member; read once more from the start before calling the file malformed (offsets
         # from a wrong tail may also point past the end of the member).
-        return read_elf(archive.source(member, exact=True))
+        return read_elf(archive.source(member, exact=True), symbols=symbols)
 
 
 def _elf_result(member: Member, job: Future[ElfInfo]) -> ElfMember:

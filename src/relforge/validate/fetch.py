@@ -26,6 +26,22 @@ class _Links(HTMLParser):
                 self.hrefs.append(href)
 
 
+def project_files(index_url: str, project: str, *, timeout: float = 60.0) -> list[str]:
+    """The file names a PEP 503 index lists for a project ([] when it has no such project)."""
+    page_url = f"{index_url.rstrip('/')}/{canonicalize_name(project)}/"
+    try:
+        page = requests.get(page_url, timeout=timeout)
+    except requests.RequestException as exc:
+        raise UsageError(f"cannot read {page_url}: {exc}", key="--index") from None
+    if page.status_code == 404:
+        return []
+    if page.status_code != 200:
+        raise UsageError(f"{page_url} answered HTTP {page.status_code}", key="--index")
+    parser = _Links()
+    parser.feed(page.text)
+    return [unquote(urlsplit(urljoin(page_url, h)).path.rsplit("/", 1)[-1]) for h in parser.hrefs]
+
+
 def fetch_from_index(
     index_url: str, project: str, wanted: set[str], into: Path, *, timeout: float = 60.0
 ) -> list[Artifact]:

@@ -20,11 +20,45 @@ unknown bytes in the range asked for) falls back to the exact prefix.  Measured 
 
 from __future__ import annotations
 
+import collections
 import re
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+
+from relforge.validate.boundaries import (
+    LEN_NLEN,
+    candidates,
+    differing_span,
+    plausible,
+)
+from relforge.validate.streams import (
+    OUT_STEP,
+    PREFIX_LIMIT,
+    READ_LIMIT,
+    TAIL_KEEP,
+    ByteSource,
+    BytesSource,
+    Cursor,
+    MemberError,
+    MemberTooLarge,
+    bounded,
+    check_length,
+)
+
+__all__ = [
+    "OUT_STEP",
+    "PREFIX_LIMIT",
+    "READ_LIMIT",
+    "TAIL_KEEP",
+    "ByteSource",
+    "BytesSource",
+    "DeflateSource",
+    "MemberError",
+    "MemberTooLarge",
+    "bounded",
+    "check_length",
+]
 
 WINDOW = 32768
 _ZEROS = bytes(WINDOW)
@@ -35,45 +69,6 @@ CONVERGE_MARGIN = 512 << 10  # start the tail this far before the first byte wan
 SEARCH_LIMIT = 4 << 20  # compressed bytes searched backwards for one boundary
 VERIFY_OUTPUT = 256 << 10  # bytes inflated past a chained tail's start to check the join
 HEAD = 1 << 20  # output bytes of a tail kept to check a tail chained to it
-# First byte of a byte-aligned, non-final dynamic-Huffman block: BFINAL=0, BTYPE=10, HLIT<=29.
-_LEN_NLEN = re.compile(b"(?=\xff\xff)")  # in LEN xor NLEN: a stored block's length pair
-_DYNAMIC_HEADER = re.compile(
-    b"[" + b"".join(re.escape(bytes([b])) for b in range(256) if b & 7 == 4 and b >> 3 <= 29) + b"]"
-)
-
-
-class MemberError(Exception):
-    """The member cannot be read: corrupt deflate data, or a read past its end."""
-
-
-class ByteSource(Protocol):
-    """Random-access reads of one file's bytes (a zip member, or bytes in memory)."""
-
-    @property
-    def size(self) -> int: ...
-
-    def read(self, offset: int, length: int) -> bytes: ...
-
-    def set_interest(self, spans: Sequence[tuple[int, int]]) -> None: ...
-
-
-class BytesSource:
-    """A file already in memory (also: a stored, uncompressed zip member)."""
-
-    def __init__(self, data: bytes | memoryview) -> None:
-        self._data = data
-
-    @property
-    def size(self) -> int:
-        return len(self._data)
-
-    def read(self, offset: int, length: int) -> bytes:
-        if offset < 0 or length < 0 or offset + length > len(self._data):
-            raise MemberError(f"read of {length} bytes at {offset} is past the end ({self.size})")
-        return bytes(self._data[offset : offset + length])
-
-    def set_interest(self, spans: Sequence[tuple[int, int]]) -> None:
-        """Nothing to do: every byte is at hand."""
 
 
 @dataclass
@@ -83,10 +78,11 @@ class _Tail:
     start: int
     position: int  # compressed position it was inflated from
     boundary: int  # compressed position of its first block (-1: entered via a stored block)
-    segments: list[tuple[int, bytes]] = field(default_factory=list, repr=False)
+    segments: list[tuple[int, bytes | bytearray]] = field(default_factory=list, repr=False)
     unknown: list[tuple[int, int]] = field(default_factory=list)
     head: bytes = field(default=b"", repr=False)  # first bytes, to check a tail chained to it
     head_unknown: list[tuple[int, int]] = field(default_factory=list)
+    lead: bytes = b""  # bytes put before `position` to enter a stored block
 
     @property
     def chainable(self) -> bool:
@@ -103,7 +99,7 @@ class _Tail:
                 return None
         for seg_start, data in self.segments:
             if seg_start <= offset and offset + length <= seg_start + len(data):
-                return data[offset - seg_start : offset - seg_start + length]
+                return bytes(data[offset - seg_start : offset - seg_start + length])
         return None
 
 
@@ -114,8 +110,9 @@ class DeflateSource:
         self._comp = compressed
         self._size = size
         self._prefix = bytearray()
-        self._inflater = zlib.decompressobj(-15)
-        self._fed = 0
+        self._main = Cursor(compressed)  # at the end of the prefix
+        self._cursor: Cursor | None = None  # streaming past PREFIX_LIMIT
+        self._streamed: list[tuple[int, bytes]] = []  # the last reads served by streaming
         self._tails: list[_Tail] = []
         self._interest: list[tuple[int, int]] = []
         self._anchors: list[tuple[int, int]] = [(0, 0), (len(compressed), size)]
@@ -135,40 +132,62 @@ class DeflateSource:
         end = offset + length
         if offset < 0 or length < 0 or end > self._size:
             raise MemberError(f"read of {length} bytes at {offset} is past the end ({self._size})")
+        check_length(length)
         if end <= len(self._prefix):
             return bytes(self._prefix[offset:end])
         for tail in self._tails:
             got = tail.get(offset, length)
             if got is not None:
                 return got
+        for start, data in self._streamed:
+            if start <= offset and end <= start + len(data):
+                return data[offset - start : end - start]
         if self._size <= SMALL_MEMBER:
             self._extend_prefix(self._size)
         elif end - len(self._prefix) > self._size - offset + TAIL_OVERHEAD and self._tail_pass(
             offset, length
         ):
-            got = self._tails[-1].get(offset, length)
-            assert got is not None
-            return got
+            for tail in self._tails:
+                got = tail.get(offset, length)
+                if got is not None:
+                    return got
+        if end > PREFIX_LIMIT:
+            return self._stream(offset, length)
         self._extend_prefix(end)
         return bytes(self._prefix[offset:end])
 
     # -- exact prefix -------------------------------------------------------------------------
 
     def _extend_prefix(self, end: int) -> None:
-        step = 1 << 18
+        end = min(end, self._size, max(PREFIX_LIMIT, len(self._prefix)))
         while len(self._prefix) < end:
-            if self._fed >= len(self._comp):
-                raise MemberError("compressed data ends before the member's size")
-            piece = self._comp[self._fed : self._fed + step]
-            self._fed += len(piece)
-            try:
-                out = self._inflater.decompress(piece)
-            except zlib.error as exc:
-                raise MemberError(f"corrupt deflate data: {exc}") from None
+            out = self._main.step()
             self._prefix += out
             self.inflated += len(out)
-            step = min(step * 2, 4 << 20)
-        self._anchors.append((self._fed, len(self._prefix)))
+        del self._prefix[self._size :]  # output past the declared size is not the member's
+        self._anchors.append((self._main.fed - len(self._main.pending), len(self._prefix)))
+
+    def _stream(self, offset: int, length: int) -> bytes:
+        """Bytes past PREFIX_LIMIT: inflate forward to them, keeping only them."""
+        cursor = self._cursor
+        if cursor is None or cursor.position > offset:
+            cursor = self._main.copy()  # from the end of the prefix, however long it is
+        end = offset + length
+        out = bytearray()
+        while cursor.position < end:
+            piece = cursor.step()
+            self.inflated += len(piece)
+            start = cursor.position - len(piece)
+            lo, hi = max(offset, start), min(end, cursor.position)
+            if lo < hi:
+                out += piece[lo - start : hi - start]
+        self._cursor = cursor
+        if length > HEAD:  # large: handed over without a copy, not kept
+            self._streamed = []
+            return out  # type: ignore[return-value]  # bytes-like; saves a copy of up to 128 MiB
+        got = bytes(out)
+        self._streamed = [*self._streamed[-3:], (offset, got)]
+        return got
 
     # -- tail from a block boundary -----------------------------------------------------------
 
@@ -209,20 +228,61 @@ class DeflateSource:
                 break
             self._tails.append(tail)
             self._anchors.append((tail.position, tail.start))
+            self._forget_old_tails()
             if tail.get(offset, length) is not None or any(
                 t.get(offset, length) is not None for t in self._tails
             ):
+                return True
+            if self._refill(tail, offset, length):
                 return True
             if tail.start <= offset:  # the window never settled before the bytes wanted
                 goal = max(0, tail.start - 2 * max(CONVERGE_MARGIN, offset - tail.start))
         self._tail_failures += 1
         return False
 
+    def _refill(self, tail: _Tail, offset: int, length: int) -> bool:
+        """Inflate a tail once more from its boundary up to bytes it saw but did not keep (it
+        keeps only its ends); False when they are not in it or not known exactly."""
+        end = offset + length
+        if offset < tail.start or any(s < end and offset < e for s, e in tail.unknown):
+            return False
+        inflater = zlib.decompressobj(-15, zdict=_ZEROS)
+        pos = tail.start
+        wanted = bytearray()
+        try:
+            for piece in self._pieces(tail.position, tail.lead, len(self._comp)):
+                for out in bounded(inflater, piece):
+                    lo, hi = max(offset, pos), min(end, pos + len(out))
+                    if lo < hi:
+                        wanted += out[lo - pos : hi - pos]
+                    pos += len(out)
+                    if pos >= end:
+                        break
+                if pos >= end:
+                    break
+        except zlib.error:
+            return False
+        self.inflated += pos - tail.start
+        if pos < end:
+            return False
+        tail.segments = sorted([*tail.segments, (offset, bytes(wanted))], key=lambda s: s[0])
+        return True
+
+    def _forget_old_tails(self) -> None:
+        """Drop the kept bytes of the oldest tails beyond TAIL_KEEP * 2 in all (their first
+        bytes stay: a later tail may still be chained to them)."""
+        kept = sum(len(d) for t in self._tails for _, d in t.segments)
+        for tail in self._tails[:-1]:
+            if kept <= 2 * TAIL_KEEP:
+                break
+            kept -= sum(len(d) for _, d in tail.segments)
+            tail.segments = []
+
     def _tail_from(self, guess: int, keep: tuple[int, int], stop: _Tail | None) -> _Tail | None:
         highest = min(guess, stop.boundary - 1) if stop is not None else guess
         lowest = max(0, highest - SEARCH_LIMIT)
         misses = 0
-        for start, lead in _candidates(self._comp, lowest, max(0, highest)):
+        for start, lead in candidates(self._comp, lowest, max(0, highest)):
             before = self._misses
             tail = self._inflate_tail(start, lead, keep, stop)
             if tail is not None and not self._inside_stored(start):
@@ -251,13 +311,13 @@ class DeflateSource:
         xor = (
             int.from_bytes(chunk[:span], "little") ^ int.from_bytes(chunk[2:], "little")
         ).to_bytes(span, "little")
-        for match in _LEN_NLEN.finditer(xor):
+        for match in LEN_NLEN.finditer(xor):
             at = match.start()
             if lo + at >= pos:
                 break
             end = lo + at + 4 + int.from_bytes(chunk[at : at + 2], "little")
             if pos < end <= len(comp) and (
-                end == len(comp) or _plausible(bytes(comp[end : end + 4096]))
+                end == len(comp) or plausible(bytes(comp[end : end + 4096]))
             ):
                 return True
         return False
@@ -280,30 +340,48 @@ class DeflateSource:
         as `stop`'s did.  None: `start` is not a block boundary."""
         zero = zlib.decompressobj(-15, zdict=_ZEROS)
         one: zlib._Decompress | None = zlib.decompressobj(-15, zdict=_ONES)
-        chunks: list[bytes] = []
+        # Output kept: the first TAIL_KEEP bytes (where the bytes asked for are: the tail starts
+        # just before them) and the last TAIL_KEEP (section headers, the join to check).
+        front = bytearray()
+        back: collections.deque[tuple[int, bytes]] = collections.deque()
         unknown: list[tuple[int, int]] = []
-        state = {"total": 0, "last_unknown": 0}
+        state = {"total": 0, "last_unknown": 0, "back": 0}
         end = len(self._comp) if stop is None else stop.boundary
 
-        def feed(piece: bytes | memoryview) -> bytes:
+        def keep_output(total: int, out: bytes) -> None:
+            if len(front) < TAIL_KEEP:
+                front.extend(out)
+                return
+            back.append((total, out))
+            state["back"] += len(out)
+            while state["back"] - len(back[0][1]) >= TAIL_KEEP:
+                state["back"] -= len(back.popleft()[1])
+
+        def feed(piece: bytes | memoryview) -> None:
             nonlocal one
-            total = state["total"]
-            out = zero.decompress(piece)
-            if one is not None:
-                other = one.decompress(piece)
-                if len(other) != len(out):
-                    raise zlib.error("the two inflaters disagree on lengths")
-                if other != out:
-                    first, last = _differing_span(out, other)
-                    unknown.append((total + first, total + last))
-                    state["last_unknown"] = total + last
-                if total + len(out) - state["last_unknown"] >= WINDOW:
-                    one = None
-            state["total"] = total + len(out)
-            if state["total"] > self._size:
-                raise zlib.error("more output than the member holds")
-            chunks.append(out)
-            return out
+            data = piece
+            while True:
+                total = state["total"]
+                out = zero.decompress(data, OUT_STEP)
+                rest = zero.unconsumed_tail
+                if one is not None:
+                    other = one.decompress(data, OUT_STEP)
+                    if len(other) != len(out) or len(one.unconsumed_tail) != len(rest):
+                        raise zlib.error("the two inflaters disagree on lengths")
+                    if other != out:
+                        first, last = differing_span(out, other)
+                        unknown.append((total + first, total + last))
+                        state["last_unknown"] = total + last
+                    if total + len(out) - state["last_unknown"] >= WINDOW:
+                        one = None
+                state["total"] = total + len(out)
+                if state["total"] > self._size:
+                    raise zlib.error("more output than the member holds")
+                if out:
+                    keep_output(total, out)
+                data = rest
+                if not data and len(out) < OUT_STEP:
+                    return
 
         try:
             for piece in self._pieces(start, lead, end):
@@ -323,12 +401,16 @@ class DeflateSource:
         except zlib.error:
             return None
         total = state["total"]
+        chunks: list[tuple[int, bytes | bytearray]] = [(0, front)] if front else []
+        if back:
+            chunks.append((back[0][0], b"".join(d for _, d in back)))
+            back.clear()
         if stop is None:
             begin = self._size - produced
         else:
             begin = stop.start - produced
-            after = b"".join(chunks)[produced:]
-            if begin < 0 or not _continues(after, produced, unknown, stop):
+            after = _slice(chunks, produced, total)
+            if begin < 0 or after is None or not _continues(after, produced, unknown, stop):
                 self._misses += 1
                 return None
         self.inflated += total
@@ -337,19 +419,32 @@ class DeflateSource:
             position=start,
             boundary=-1 if lead else start,
             unknown=[(begin + s, begin + e) for s, e in unknown],
+            lead=lead,
         )
         spans = [*self._interest, keep]
-        pos = begin
-        for chunk in chunks:
-            chunk_end = pos + len(chunk)
+        for at, chunk in chunks:
+            pos, chunk_end = begin + at, begin + at + len(chunk)
             if any(s < chunk_end and pos < e for s, e in spans):
                 tail.segments.append((pos, chunk))
-            pos = chunk_end
-        head = b"".join(chunks[:64])[:HEAD]
+        head = bytes(chunks[0][1][:HEAD]) if chunks else b""
         tail.head = head
         tail.head_unknown = [(s, min(e, len(head))) for s, e in unknown if s < len(head)]
         _merge_segments(tail)
         return tail
+
+
+def _slice(chunks: list[tuple[int, bytes | bytearray]], start: int, end: int) -> bytes | None:
+    """Output bytes [start, end) from the kept chunks, or None when some were dropped."""
+    out = bytearray()
+    at = start
+    for pos, data in chunks:
+        if pos <= at < pos + len(data):
+            piece = data[at - pos : end - pos]
+            out += piece
+            at += len(piece)
+        if at >= end:
+            return bytes(out)
+    return bytes(out) if at >= end else None
 
 
 def _continues(verify: bytes, produced: int, unknown: list[tuple[int, int]], stop: _Tail) -> bool:
@@ -371,68 +466,17 @@ def _continues(verify: bytes, produced: int, unknown: list[tuple[int, int]], sto
 
 def _merge_segments(tail: _Tail) -> None:
     """Join adjacent retained chunks so a read that straddles two chunks finds one segment."""
-    merged: list[tuple[int, bytes]] = []
-    run: list[bytes] = []
+    merged: list[tuple[int, bytes | bytearray]] = []
+    run: list[bytes | bytearray] = []
     run_start = run_end = -1
     for start, data in tail.segments:
         if start == run_end:
             run.append(data)
         else:
             if run:
-                merged.append((run_start, b"".join(run)))
+                merged.append((run_start, run[0] if len(run) == 1 else b"".join(run)))
             run, run_start = [data], start
         run_end = start + len(data)
     if run:
-        merged.append((run_start, b"".join(run)))
+        merged.append((run_start, run[0] if len(run) == 1 else b"".join(run)))
     tail.segments = merged
-
-
-def _differing_span(a: bytes, b: bytes) -> tuple[int, int]:
-    """First and one-past-last position where two equally long byte strings differ."""
-    diff = (int.from_bytes(a, "little") ^ int.from_bytes(b, "little")).to_bytes(len(a), "little")
-    return len(diff) - len(diff.lstrip(b"\x00")), len(diff.rstrip(b"\x00"))
-
-
-def _candidates(comp: memoryview, lowest: int, highest: int) -> Iterator[tuple[int, bytes]]:
-    """Plausible block starts, nearest `highest` first: (compressed position, bytes to prepend).
-
-    Byte-aligned dynamic-Huffman headers start at their own byte; a stored block is found by its
-    LEN/NLEN pair and entered through a one-byte stored-block header of our own (its real
-    header bits share a byte with the previous block's end).  Each is tried on a few KiB first.
-    """
-    window = 256 << 10
-    hi = highest
-    while hi > lowest:
-        lo = max(lowest, hi - window)
-        chunk = bytes(comp[lo : min(len(comp), hi + 8192)])
-        span = hi - lo
-        found = [(lo + m.start(), b"") for m in _DYNAMIC_HEADER.finditer(chunk, 0, span)]
-        if span > 4:
-            xor = (
-                int.from_bytes(chunk[0 : span - 2], "little")
-                ^ int.from_bytes(chunk[2:span], "little")
-            ).to_bytes(span - 2, "little")
-            found += [(lo + m.start(), b"\x00") for m in _LEN_NLEN.finditer(xor) if m.start()]
-            found.sort(reverse=True)
-        else:
-            found.reverse()
-        for pos, lead in found:
-            rel = pos - lo
-            if _plausible(lead + chunk[rel : rel + 4096]):
-                yield pos, lead
-        hi = lo
-
-
-def _plausible(data: bytes) -> bool:
-    quick = zlib.decompressobj(-15)
-    try:
-        quick.decompress(data[:32])
-    except zlib.error as exc:
-        if "too far back" not in str(exc):
-            return False
-    check = zlib.decompressobj(-15, zdict=_ZEROS)
-    try:
-        check.decompress(data)
-    except zlib.error:
-        return False
-    return True

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-import yaml
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -170,6 +169,8 @@ def highest_versions(needs: Iterable[Mapping[str, Sequence[str]]]) -> dict[str, 
 @functools.cache
 def library_providers() -> dict[str, tuple[str, ...]]:
     """soname glob → distributions that ship the library (resources/library_providers.yaml)."""
+    import yaml  # only wheels needing a library outside the allow-list get here
+
     text = (
         resources.files("relforge.resources")
         .joinpath("library_providers.yaml")
@@ -206,6 +207,17 @@ def providers_of(library: str) -> list[str]:
     ]
 
 
+def applies(requirement: Requirement, environment: Mapping[str, str]) -> bool:
+    """Whether the requirement's marker is true here; a marker that cannot be evaluated
+    (`python_version ~= "abc"`) is not."""
+    if requirement.marker is None:
+        return True
+    try:
+        return requirement.marker.evaluate({**environment, "extra": ""})
+    except ValueError:  # UndefinedComparison, UndefinedEnvironmentName
+        return False
+
+
 def declared_by(
     library: str, requirements: Sequence[Requirement], environment: Mapping[str, str]
 ) -> Requirement | None:
@@ -215,7 +227,7 @@ def declared_by(
         return None
     env = {**environment, "extra": ""}
     for requirement in requirements:
-        if requirement.marker is not None and not requirement.marker.evaluate(env):
+        if not applies(requirement, env):
             continue
         for provider in providers:
             name, _, extra = provider.partition("[")

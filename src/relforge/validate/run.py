@@ -27,6 +27,7 @@ from relforge.validate.checks import (
 )
 from relforge.validate.completeness import Artifact, bind, expected_filename
 from relforge.validate.facts import WheelFacts, gather
+from relforge.validate.providers import read_dependencies
 from relforge.validate.report import ArtifactReport, ValidationReport
 from relforge.validate.runtime import RuntimeRequest, run_runtime
 
@@ -41,6 +42,7 @@ class Options:
     namespaces: tuple[str, ...] = ()
     jobs: int = 2
     workdir: Path | None = None
+    dependencies: tuple[Path, ...] = ()  # `--with`: dependency wheels for RF-V041 and RF-V046
 
 
 def managed_names(all_cells: Sequence[Cell]) -> frozenset[str]:
@@ -66,6 +68,7 @@ def validate_artifacts(
     project = matrix.project.name
     limit_mb = options.size_limit_mb or matrix.project.size_limit_mb
     binding = bind(cells, artifacts, project)
+    dependencies = read_dependencies(options.dependencies, jobs=options.jobs)
     reports: list[ArtifactReport] = []
     facts_by_cell: dict[str, WheelFacts] = {}
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
@@ -83,7 +86,7 @@ def validate_artifacts(
                 )
                 continue
             for artifact in bound:
-                facts = gather(artifact.path, pool, verify_digests=True)
+                facts = gather(artifact.path, pool, verify_digests=True, symbols=True)
                 facts_by_cell.setdefault(cell.id, facts)
                 expect = Expectation(
                     cell=cell,
@@ -92,6 +95,7 @@ def validate_artifacts(
                     managed=managed,
                     size_limit=limit_mb * 1_000_000,
                     namespaces=options.namespaces,
+                    dependencies=dependencies,
                 )
                 verdicts = [
                     MISSING.verdict("pass", want)
@@ -119,7 +123,7 @@ def validate_artifacts(
                     )
                 )
         for artifact in binding.extra:
-            facts = gather(artifact.path, pool, verify_digests=True)
+            facts = gather(artifact.path, pool, verify_digests=True, symbols=True)
             why = (
                 f"the manifest's cell {artifact.cell_id} is not a cell of this release"
                 if artifact.cell_id
@@ -132,7 +136,7 @@ def validate_artifacts(
                     file=artifact.path.name,
                     verdicts=(
                         EXTRA.verdict("fail", why),
-                        *check_artifact(facts, Expectation()),
+                        *check_artifact(facts, Expectation(dependencies=dependencies)),
                     ),
                 )
             )

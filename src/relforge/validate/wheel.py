@@ -12,13 +12,15 @@ import functools
 import hashlib
 import io
 import mmap
+import re
+import stat
 import struct
 import zipfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from email.message import Message
-from email.parser import BytesParser
+from email.parser import Parser
 from pathlib import Path
 from types import TracebackType
 
@@ -31,7 +33,13 @@ from packaging.utils import (
 from packaging.version import Version
 
 from relforge.record import record_digest
-from relforge.validate.inflate import ByteSource, BytesSource, DeflateSource, MemberError
+from relforge.validate.inflate import (
+    ByteSource,
+    BytesSource,
+    DeflateSource,
+    MemberError,
+    bounded,
+)
 
 # Members with these endings are never ELF files; everything else is sniffed for the magic.
 NOT_ELF = (
@@ -39,6 +47,23 @@ NOT_ELF = (
     ".yml", ".toml", ".typed", ".cmake", ".rst", ".html", ".css", ".js", ".cpp", ".c", ".cu",
     "/METADATA", "/RECORD", "/WHEEL", "/LICENSE", ".pxd", ".pyx", ".ini", ".cfg", ".csv",
 )  # fmt: skip
+
+
+_FILE_TYPES = {
+    stat.S_IFLNK: "symlink",
+    stat.S_IFDIR: "directory",
+    stat.S_IFCHR: "character device",
+    stat.S_IFBLK: "block device",
+    stat.S_IFIFO: "fifo",
+    stat.S_IFSOCK: "socket",
+}
+
+
+_SHARED_OBJECT = re.compile(r".+\.so(\.\d+)*")  # libfoo.so, libfoo.so.1.2, _core.cpython-….so
+
+
+def is_shared_object_name(name: str) -> bool:
+    return _SHARED_OBJECT.fullmatch(name.rsplit("/", 1)[-1]) is not None
 
 
 class WheelError(Exception):
@@ -52,6 +77,15 @@ class Member:
     compressed_size: int
     method: int
     header_offset: int
+    mode: int = 0  # st_mode from the zip entry's external attributes (0: none recorded)
+
+    @property
+    def file_type(self) -> str | None:
+        """None for a regular file (or no type recorded), else `symlink`, `directory`, …"""
+        kind = stat.S_IFMT(self.mode)
+        if kind in (0, stat.S_IFREG):
+            return None
+        return _FILE_TYPES.get(kind, f"file type {kind:#o}")
 
 
 @dataclass(frozen=True)
@@ -84,15 +118,22 @@ class WheelArchive:
             raise WheelError(f"{path.name}: not a zip archive ({exc})") from None
         self._view = memoryview(self._map)
         self.members: dict[str, Member] = {}
+        self.duplicates: list[str] = []  # names the central directory lists more than once
+        self.directories: list[str] = []
         for info in infos:
-            if not info.is_dir():
-                self.members[info.filename] = Member(
-                    info.filename,
-                    info.file_size,
-                    info.compress_size,
-                    info.compress_type,
-                    info.header_offset,
-                )
+            if info.is_dir():
+                self.directories.append(info.filename)
+                continue
+            if info.filename in self.members:
+                self.duplicates.append(info.filename)
+            self.members[info.filename] = Member(
+                info.filename,
+                info.file_size,
+                info.compress_size,
+                info.compress_type,
+                info.header_offset,
+                info.external_attr >> 16,
+            )
         self.size = path.stat().st_size
 
     def __enter__(self) -> WheelArchive:
@@ -116,7 +157,7 @@ class WheelArchive:
 
     def _compressed(self, member: Member) -> memoryview:
         at = member.header_offset
-        if bytes(self._view[at : at + 4]) != b"PK\x03\x04":
+        if bytes(self._view[at : at + 4]) != b"PK\x03\x04" or at + 30 > len(self._view):
             raise MemberError(f"{member.name}: no local file header at {at}")
         name_len, extra_len = struct.unpack_from("<HH", self._view, at + 26)
         start = at + 30 + name_len + extra_len
@@ -146,7 +187,10 @@ class WheelArchive:
         member = self.members.get(name)
         if member is None:
             raise WheelError(f"{self.path.name}: no member {name}")
-        return self.source(member).read(0, member.size)
+        try:
+            return self.source(member).read(0, member.size)
+        except MemberError as exc:
+            raise WheelError(f"{self.path.name}: {name}: {exc}") from None
 
     def chunks(self, member: Member, size: int = 1 << 20) -> Iterator[bytes]:
         """The member's bytes in order (for hashing); raises MemberError on corrupt data."""
@@ -158,10 +202,9 @@ class WheelArchive:
         inflater = zlib.decompressobj(-15)
         for at in range(0, len(data), size):
             try:
-                yield inflater.decompress(data[at : at + size])
+                yield from bounded(inflater, data[at : at + size])
             except zlib.error as exc:
                 raise MemberError(f"{member.name}: corrupt deflate data: {exc}") from None
-        yield inflater.flush()
 
     def digest(self, member: Member) -> tuple[str, int]:
         """RECORD-style sha256 (urlsafe base64, no padding) and size of a member's bytes."""
@@ -185,36 +228,70 @@ class WheelArchive:
             raise WheelError(f"{self.path.name}: expected one .dist-info directory, found {found}")
         return dirs.pop()
 
-    def metadata(self) -> Message:
-        return _email(self.read(f"{self.dist_info}/METADATA"))
+    def metadata(self) -> tuple[Message, tuple[str, ...]]:
+        """METADATA's headers (str values) and what is wrong with its encoding, if anything."""
+        return _email(self.read(f"{self.dist_info}/METADATA"), f"{self.dist_info}/METADATA")
 
-    def wheel_file(self) -> Message:
-        return _email(self.read(f"{self.dist_info}/WHEEL"))
+    def wheel_file(self) -> tuple[Message, tuple[str, ...]]:
+        return _email(self.read(f"{self.dist_info}/WHEEL"), f"{self.dist_info}/WHEEL")
 
     def record(self) -> list[RecordRow]:
         text = self.read(f"{self.dist_info}/RECORD").decode("utf-8", "replace")
         rows = []
+        if "\x00" in text:
+            raise WheelError(f"{self.path.name}: {self.dist_info}/RECORD holds a NUL byte")
         for fields in csv.reader(io.StringIO(text)):
             if not fields:
                 continue
             path, hashed, size = ([*fields, "", ""])[:3]
             algorithm, _, digest = hashed.partition("=")
-            rows.append(RecordRow(path, algorithm, digest, int(size) if size.isdigit() else None))
+            rows.append(
+                RecordRow(
+                    path,
+                    algorithm,
+                    digest,
+                    int(size) if size.isascii() and size.isdigit() else None,
+                )
+            )
         return rows
+
+    def special_members(self) -> list[tuple[str, str, str]]:
+        """(path, file type, symlink target) of members that are not regular files."""
+        found = []
+        for member in self.members.values():
+            if member.file_type is None:
+                continue
+            target = ""
+            if member.file_type == "symlink" and member.size <= 4096:
+                target = self.head(member, member.size).decode("utf-8", "replace")
+            found.append((member.name, member.file_type, target))
+        return found
 
     def elf_members(self) -> list[Member]:
         """Members that are ELF files, largest first."""
         found = []
         for member in self.members.values():
-            if member.size < 52 or member.name.endswith(NOT_ELF):
+            if member.size < 52 or member.name.endswith(NOT_ELF) or member.file_type:
                 continue
             if self.head(member, 4) == b"\x7fELF":
                 found.append(member)
         return sorted(found, key=lambda m: -m.size)
 
 
-def _email(data: bytes) -> Message:
-    return BytesParser().parsebytes(data)
+def _email(data: bytes, name: str) -> tuple[Message, tuple[str, ...]]:
+    """Parse an RFC 822 style file as UTF-8 text (core metadata's encoding).
+
+    Parsing bytes would turn every non-ASCII header into an `email.header.Header` object (a
+    `Requires-Dist: numpy; extra == 'é'` then crashed `Requirement()`); undecodable bytes are
+    replaced and reported instead.
+    """
+    try:
+        text = data.decode("utf-8")
+        problems: tuple[str, ...] = ()
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", "replace")
+        problems = (f"{name} is not UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})",)
+    return Parser().parsestr(text), problems  # compat32: header values stay str
 
 
 def wheel_tags(path: Path) -> tuple[NormalizedName, Version, frozenset[Tag]]:
