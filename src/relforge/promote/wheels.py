@@ -15,6 +15,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
@@ -173,26 +174,37 @@ def strip_local(wheel: Path, out_dir: Path) -> Rewritten:
         changes.insert(0, f"{wheel.name} → {target.name}")
     replace = {f"{info_dir}/METADATA": new_metadata.encode("utf-8")}
     replace[record_name] = _new_record(record, rename, replace, record_name).encode("utf-8")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=out_dir)
+    sha, size, written = write_rewritten(
+        wheel, target, hint="remove it, or choose another --out", rename=rename, replace=replace
+    )
+    return Rewritten(
+        path=target, source=wheel, sha256=sha, size=size, changes=tuple(changes), written=written
+    )
+
+
+def write_rewritten(
+    wheel: Path, target: Path, *, hint: str, **rewrite: Any
+) -> tuple[str, int, bool]:
+    """Rewrite `wheel` (`rewrite_zip` with `rewrite`) into `target`: through a temporary file
+    beside it, so no half-written wheel is ever visible; an existing target with the same bytes
+    is kept, one with other bytes refused.  Returns (sha256, size, written)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        sha = rewrite_zip(wheel, tmp, rename=rename, replace=replace)
+        sha = rewrite_zip(wheel, tmp, **rewrite)
         size = tmp.stat().st_size
         written = not target.exists()
         if not written and sha256_file(target) != sha:
             raise RefusedError(
-                f"{target} exists with different content; it was not overwritten",
-                hint="remove it, or choose another --out",
+                f"{target} exists with different content; it was not overwritten", hint=hint
             )
         if written:
             tmp.replace(target)
     finally:
         tmp.unlink(missing_ok=True)
-    return Rewritten(
-        path=target, source=wheel, sha256=sha, size=size, changes=tuple(changes), written=written
-    )
+    return sha, size, written
 
 
 def _new_record(

@@ -4,15 +4,17 @@ copied with its compressed bytes as they are (promote.zipcopy, as `wheel strip-l
 
 from __future__ import annotations
 
-import os
-import tempfile
 import zipfile
 from pathlib import Path
 
 from relforge.errors import ConfigError, RefusedError
-from relforge.manifest import sha256_file
-from relforge.promote.wheels import Rewritten, WheelName, _dist_info, _new_record
-from relforge.promote.zipcopy import rewrite_zip
+from relforge.promote.wheels import (
+    Rewritten,
+    WheelName,
+    _dist_info,
+    _new_record,
+    write_rewritten,
+)
 from relforge.record import record_hash
 from relforge.variants.check import UNREADABLE, split_variant_name
 from relforge.variants.format import DIST_INFO_FILE, LABEL
@@ -70,25 +72,15 @@ def stage_variant_wheel(
     new_record = _new_record(record, rename, replace, record_name)
     new_record = _with_rows(new_record, added, rename(record_name))
     replace[record_name] = new_record.encode("utf-8")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=out_dir)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        sha = rewrite_zip(
-            wheel, tmp, rename=rename, replace=replace, add=added, add_before=record_name
-        )
-        size = tmp.stat().st_size
-        written = not target.exists()
-        if not written and sha256_file(target) != sha:
-            raise RefusedError(
-                f"{target} exists with different content; it was not overwritten",
-                hint="remove it, or stage into another folder",
-            )
-        if written:
-            tmp.replace(target)
-    finally:
-        tmp.unlink(missing_ok=True)
+    sha, size, written = write_rewritten(
+        wheel,
+        target,
+        hint="remove it, or stage into another folder",
+        rename=rename,
+        replace=replace,
+        add=added,
+        add_before=record_name,
+    )
     changes = (f"{wheel.name} → {target.name}", f"added {rename(info_dir)}/{DIST_INFO_FILE}")
     return Rewritten(
         path=target, source=wheel, sha256=sha, size=size, changes=changes, written=written
