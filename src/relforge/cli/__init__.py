@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "publish": "relforge.cli.publish:publish",
     "index": "relforge.cli.publish:index",
     "promote": "relforge.cli.publish:promote",
+    "yank": "relforge.cli.yank:yank",
     "verify": "relforge.cli.verify:verify",
     "pypi": "relforge.cli.pypi:pypi",
     "build": "relforge.cli.build:build",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -71,11 +71,16 @@ class FolderListing:
     def versions(self, project: str) -> set[str]:
         return {self.version_of[info.key] for info in self.projects.get(project, ())}
 
-    def fingerprint(self, project: str, manifests: Sequence[str]) -> str:
+    def fingerprint(
+        self, project: str, manifests: Sequence[str], yanked: Mapping[str, str] | None = None
+    ) -> str:
         parts: list[object] = [FORMAT, list(manifests)]
         for info in self.projects.get(project, ()):
             car = self.sidecars.get(info.key + SIDECAR)
-            parts.append([info.key, info.size, info.etag, car.etag if car else ""])
+            part: list[object] = [info.key, info.size, info.etag, car.etag if car else ""]
+            if yanked and info.key in yanked:  # a yank (PEP 592) makes the page stale
+                part.append(["yanked", yanked[info.key]])
+            parts.append(part)
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
@@ -135,8 +140,10 @@ def plan_folder(
         marker = read_marker(store, listing.folder) if listing.marker else None
         manifests.result()
     names = sorted(listing.projects)
+    yanked = vouchers.yanked()
     fingerprints = {
-        p: listing.fingerprint(p, vouchers.manifest_keys(listing.versions(p))) for p in names
+        p: listing.fingerprint(p, vouchers.manifest_keys(listing.versions(p)), yanked)
+        for p in names
     }
     stale = []
     for p in names:
@@ -268,7 +275,14 @@ def _project_files(
             drift.append(got)
         else:
             verified.append(got)
-    files = sorted([*kept, *verified], key=lambda f: f.filename)
+    yanked = vouchers.yanked()
+    files = sorted(
+        (
+            dataclasses.replace(f, yanked=yanked.get(f"{listing.folder}/{f.filename}"))
+            for f in [*kept, *verified]
+        ),
+        key=lambda f: f.filename,
+    )
     return _Built(
         files=tuple(files),
         drift=drift,

@@ -1,7 +1,8 @@
 """The pages of a package index: PEP 503 HTML and PEP 691 JSON, per project and per folder.
 
 Each file is listed with the sha256 its manifest vouches for, `data-requires-python` and, when
-its PEP 658 sidecar is vouched for, `data-dist-info-metadata`/`data-core-metadata`.  Every page
+its PEP 658 sidecar is vouched for, `data-dist-info-metadata`/`data-core-metadata`; a file the
+channel's yank record names carries PEP 592 `data-yanked` (HTML) and `yanked` (JSON).  Every page
 carries the generation of the page set it belongs to (HTML `<meta name="relforge:generation">`,
 JSON `_relforge.generation`; PEP 691 reserves leading-underscore keys for the index).
 """
@@ -60,6 +61,7 @@ class IndexedFile:
     etag: str = ""
     metadata_etag: str = ""
     manifest: str = ""  # the stored manifest that vouched for it
+    yanked: str | None = None  # PEP 592: the reason it is yanked ("" when none was given)
 
 
 def _sources(files: Sequence[IndexedFile]) -> dict[str, Any]:
@@ -105,6 +107,8 @@ def project_html(project: str, files: Sequence[IndexedFile], generation: str = "
         if f.metadata_sha256:
             attrs.append(f'data-dist-info-metadata="sha256={f.metadata_sha256}"')
             attrs.append(f'data-core-metadata="sha256={f.metadata_sha256}"')
+        if f.yanked is not None:
+            attrs.append(f'data-yanked="{html.escape(f.yanked)}"')
         rows.append(f"    <a {' '.join(attrs)}>{html.escape(f.filename)}</a><br>")
     return _page(f"Links for {project}", rows, generation)
 
@@ -129,6 +133,8 @@ def project_json(
         if f.metadata_sha256:
             entry["core-metadata"] = {"sha256": f.metadata_sha256}
             entry["dist-info-metadata"] = {"sha256": f.metadata_sha256}
+        if f.yanked is not None:
+            entry["yanked"] = f.yanked or True
         entries.append(entry)
     page = {
         "meta": {"api-version": "1.1"},

@@ -34,6 +34,7 @@ class Vouch:
     metadata_size: int | None
     requires_python: str | None
     manifest: str  # the key of the stored manifest that vouches
+    cell: str = ""  # the matrix cell the manifest entry was built for
 
 
 class Vouchers:
@@ -63,7 +64,17 @@ class Vouchers:
         self._present: set[str] = set()
         self._loaded: dict[str, dict[str, Vouch]] = {}
         self._dependencies: dict[str, dict[str, Vouch]] = {}
+        self._yanked: dict[str, str] | None = None
         self._lock = threading.Lock()
+
+    def yanked(self) -> dict[str, str]:
+        """Object key → reason of the channel's yanked files (its yank record, read once)."""
+        from relforge.promote.yanked import read_yanked
+
+        with self._lock:
+            if self._yanked is None:
+                self._yanked = read_yanked(self.store, self.channel)
+            return self._yanked
 
     def _listing(self) -> dict[str, list[str]]:
         with self._lock:
@@ -169,6 +180,7 @@ class Vouchers:
                     metadata_size=entry.metadata_size,
                     requires_python=entry.requires_python,
                     manifest=stored.key,
+                    cell=entry.cell_id,
                 )
             )
         return out

@@ -1,0 +1,71 @@
+"""`relforge yank`: mark a version's files yanked (PEP 592) on the channel pages, or unyank.
+
+Dry run by default: prints which files in which channels and folders change; `--execute`
+applies it.
+"""
+
+from __future__ import annotations
+
+import click
+
+from relforge.cli.output import append_step_summary
+from relforge.matrix.load import load_matrix
+from relforge.matrix.schema import ChannelName
+
+
+@click.command()
+@click.argument("file", metavar="FILE")
+@click.option("--version", "version", required=True, help="Version whose files are yanked.")
+@click.option(
+    "--cell",
+    "cells",
+    multiple=True,
+    metavar="ID",
+    help="Only the files of this cell (repeatable; default: every cell).",
+)
+@click.option(
+    "--channel",
+    "channels",
+    multiple=True,
+    type=click.Choice(["test", "release", "nightly"]),
+    help="Only this channel (repeatable; default: every channel that holds the version).",
+)
+@click.option("--reason", default="", help="Why it is yanked (shown by pip and uv).")
+@click.option("--undo", is_flag=True, help="Remove the yank instead.")
+@click.option(
+    "--execute", is_flag=True, help="Apply the plan (the default is a dry run that writes nothing)."
+)
+def yank(
+    file: str,
+    version: str,
+    cells: tuple[str, ...],
+    channels: tuple[ChannelName, ...],
+    reason: str,
+    undo: bool,
+    execute: bool,
+) -> None:
+    """Mark the files of one version yanked (PEP 592) on the HTML and JSON pages of every
+    channel that holds them; pip and uv then skip them unless pinned with `==`.  The yank is
+    kept in the store (relforge/yanked/<channel>.json), so re-indexing keeps it.  FILE is the
+    matrix file."""
+    from relforge.errors import UsageError
+    from relforge.promote.yank import apply_yank, plan_yank, render
+
+    if not undo and not reason.strip():
+        raise UsageError("a yank needs a reason", key="--reason", hint="--reason TEXT")
+    if undo and reason:
+        raise UsageError("--undo takes no --reason", key="--reason")
+    plan = plan_yank(
+        load_matrix(file), version, reason=reason.strip(), undo=undo, cells=cells, channels=channels
+    )
+    render(plan, click.echo)
+    if not execute:
+        click.echo("dry run: nothing was written; add --execute to apply")
+        return
+    changed, written = apply_yank(plan)
+    summary = f"{'unyank' if undo else 'yank'} {version}: {changed} file(s) changed, "
+    summary += f"{written} folder(s) re-indexed"
+    if changed == 0 and written == 0:
+        summary += " — everything was already in place"
+    click.echo(summary)
+    append_step_summary(f"### relforge yank\n\n{summary}")
