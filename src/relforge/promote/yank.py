@@ -16,6 +16,7 @@ from relforge.errors import NothingToDoError, UsageError
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import main_store, trust
 from relforge.promote.index import apply_folder, plan_folder, refuse_drift
+from relforge.promote.mirrors import mirror_stores
 from relforge.promote.store import ObjectStore
 from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.promote.yanked import read_yanked, write_yanked
@@ -41,6 +42,7 @@ class YankPlan:
     version: str
     undo: bool
     store: ObjectStore
+    mirrors: tuple[ObjectStore, ...]  # re-indexed like the main store (its record rules them)
     files: tuple[YankChange, ...]
     vouchers: dict[ChannelName, Vouchers]
 
@@ -115,7 +117,14 @@ def plan_yank(
             f"{', '.join(chosen)} channel(s) of {store.url}",
             key="--version",
         )
-    return YankPlan(version=version, undo=undo, store=store, files=tuple(files), vouchers=vouchers)
+    return YankPlan(
+        version=version,
+        undo=undo,
+        store=store,
+        mirrors=tuple(m.store for m in mirror_stores(matrix)),
+        files=tuple(files),
+        vouchers=vouchers,
+    )
 
 
 def render(plan: YankPlan, echo: Callable[[str], None]) -> None:
@@ -152,12 +161,13 @@ def apply_yank(plan: YankPlan, *, workers: int = 16) -> tuple[int, int]:
     written = 0
     for channel, folders in plan.folders().items():
         v = channel_vouchers_fresh(plan, channel)
-        plans = [plan_folder(plan.store, f, v, workers=workers) for f in folders]
-        refuse_drift(plans, plan.store)
-        for p in plans:
-            if p.changed:
-                apply_folder(plan.store, p, workers=workers)
-                written += 1
+        for store in (plan.store, *plan.mirrors):  # pages everywhere from the main record
+            plans = [plan_folder(store, f, v, workers=workers) for f in folders]
+            refuse_drift(plans, store)
+            for p in plans:
+                if p.changed:
+                    apply_folder(store, p, workers=workers)
+                    written += 1
     return len(changes), written
 
 

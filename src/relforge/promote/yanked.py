@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from relforge.errors import RelforgeError
+from relforge.errors import RefusedError
 from relforge.promote.store import ObjectStore
 
 FORMAT = 1
@@ -39,9 +39,10 @@ def read_yanked(store: ObjectStore, channel: str) -> dict[str, str]:
             raise TypeError("files is not an object")
         return {str(k): str(v) for k, v in files.items()}
     except (ValueError, KeyError, TypeError) as exc:
-        raise RelforgeError(
+        raise RefusedError(
             f"{store.url}/{key} is not a yank record ({exc})",
-            hint="it is written by `relforge yank`; restore it or remove it and yank again",
+            hint="no page is written without it (that would unyank its files); it is written "
+            "by `relforge yank`: restore it, or remove it and yank again",
         ) from None
 
 
