@@ -126,6 +126,20 @@ def test_yank_marks_every_channel_survives_reindex_and_installers_skip_it(
     assert reindex.code == 0, reindex.err
     assert pages(test_cpu)[1][YANKED] == "bad <ABI> & more"
 
+    # so do publish (a new version re-indexes the folder) and promote
+    work = tmp_path / "work-1.0.2"
+    manifest = work / "relforge-manifest.json"
+    write_manifest(manifest, release_wheels(work, version="1.0.2"))
+    argv = ["publish", matrix, "--channel", "test", "--manifest", str(manifest), "--execute"]
+    assert run(*argv).code == 0
+    assert run("promote", matrix, "--version", "1.0.2", "--execute").code == 0
+    for folder in (test_cpu, release_cpu):
+        yanked = pages(folder)[1]
+        assert yanked[YANKED] == "bad <ABI> & more"
+        assert yanked["rfdemo-1.0.2+cpu-py3-none-manylinux_2_28_x86_64.whl"] is None
+    (test_cpu / "rfdemo-1.0.2+cpu-py3-none-manylinux_2_28_x86_64.whl").unlink()
+    assert run("index", matrix, "--channel", "test", "--execute").code == 0
+
     url = static_server(store)
     assert pip_install(tmp_path, f"{url}/whl/test/cpu/", "rfdemo") == f"{CPU} 1.0.0+cpu"
     assert pip_install(tmp_path, f"{url}/whl/test/cpu/", "rfdemo==1.0.1") == f"{CPU} 1.0.1+cpu"
