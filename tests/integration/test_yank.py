@@ -12,11 +12,13 @@ import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import Result
-from tests.integration.conftest import pip_install
+from tests.integration.conftest import S3, pip_install
+from tests.integration.test_promote_flow import objects, s3_matrix
 from tests.promote_kit import matrix_text, release_wheels, write_manifest
 
 pytestmark = pytest.mark.slow
@@ -178,3 +180,30 @@ def test_yank_refuses_what_it_cannot_do(
     undo = run("yank", matrix, "--version", "1.0.1", "--undo", "--execute")
     assert undo.code == 0 and "everything was already in place" in undo.out
     assert snapshot(store) == before
+
+
+def test_yank_on_s3_marks_the_pages_including_the_directory_page(
+    tmp_path: Path, s3: S3, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    matrix = str(s3_matrix(tmp_path, s3))
+    work = tmp_path / "work"
+    manifest = work / "relforge-manifest.json"
+    write_manifest(manifest, release_wheels(work, version="1.0.1"))
+    argv = ["publish", matrix, "--channel", "test", "--manifest", str(manifest), "--execute"]
+    assert run(*argv).code == 0
+    before = objects(s3)
+    assert run("yank", matrix, "--version", "1.0.1", "--reason", "bad").code == 0
+    assert objects(s3) == before  # the dry run wrote nothing
+    done = run("yank", matrix, "--version", "1.0.1", "--reason", "bad", "--execute")
+    assert done.code == 0, done.err
+    client: Any = s3.client()
+
+    def body(key: str) -> str:
+        got = client.get_object(Bucket=s3.bucket, Key=f"dl/whl/test/cpu/rfdemo/{key}")
+        return str(got["Body"].read().decode())
+
+    for key in ("index.html", ""):  # `rfdemo/` is what plain S3 serves for the folder URL
+        assert body(key).count('data-yanked="bad"') == 2
+    assert all(f["yanked"] == "bad" for f in json.loads(body("index.json"))["files"])
+    assert "dl/relforge/yanked/test.json" in objects(s3)
