@@ -69,6 +69,13 @@ relforge promote "$MATRIX" --version 1.0.0 --from test --to release --execute
 step "   …and verify it: every object hashed against its stored manifest, every page read back"
 relforge verify "$MATRIX" --channel release
 
+step "7b. Yank a bad file (PEP 592): the plan, then the pages say so, then undo it"
+yank=(--version 1.0.0 --cell wheel-linux-x86_64-py3.12-cu130 --channel release --reason "demo: bad build")
+relforge yank "$MATRIX" "${yank[@]}"
+relforge yank "$MATRIX" "${yank[@]}" --execute
+grep -o 'data-yanked="[^"]*"' .relforge/store/whl/cu130/hello-native/index.html
+relforge yank "$MATRIX" --version 1.0.0 --cell wheel-linux-x86_64-py3.12-cu130 --channel release --undo --execute
+
 step "8. Stage the PyPI-default wheel for PyPI (local version dropped: 1.0.0+cpu → 1.0.0)"
 relforge pypi stage "$MATRIX" --version 1.0.0 --execute
 ls .relforge/store/pypi-staging/1.0.0/
