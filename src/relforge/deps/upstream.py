@@ -8,29 +8,17 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from html.parser import HTMLParser
 from urllib.parse import unquote, urljoin, urlsplit
 
 from relforge.deps.resolve import redact
 from relforge.errors import EnvironmentFault
+from relforge.simplepages import hrefs
 
 TIMEOUT = 30
 ACCEPT = (
     "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, "
     "text/html;q=0.1"
 )
-
-
-class _Links(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.hrefs: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "a":
-            href = dict(attrs).get("href")
-            if href:
-                self.hrefs.append(href)
 
 
 def _filename(url: str) -> str:
@@ -52,9 +40,7 @@ def published_hashes(index_url: str, project: str) -> dict[str, str | None]:
         for f in json.loads(body).get("files", []):
             out[str(f.get("filename"))] = f.get("hashes", {}).get("sha256")
         return out
-    parser = _Links()
-    parser.feed(body.decode("utf-8", errors="replace"))
-    for href in parser.hrefs:
+    for href in hrefs(body.decode("utf-8", errors="replace")):
         fragment = urlsplit(href).fragment
         name, _, value = fragment.partition("=")
         out[_filename(href)] = value if name == "sha256" and value else None

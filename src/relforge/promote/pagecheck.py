@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from urllib.parse import unquote
 
 from relforge.errors import EnvironmentFault, RelforgeError
 from relforge.promote.content import read_bytes
 from relforge.promote.store import ObjectStore
+from relforge.simplepages import anchors as page_anchors
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,24 +78,11 @@ def json_projects(data: bytes) -> set[str] | None:
         return None
 
 
-class _Anchors(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.anchors: list[dict[str, str | None]] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "a":
-            self.anchors.append(dict(attrs))
-
-
 def _anchors(data: bytes) -> list[dict[str, str | None]] | None:
-    parser = _Anchors()
     try:
-        parser.feed(data.decode("utf-8"))
-        parser.close()
+        return page_anchors(data.decode("utf-8"))
     except UnicodeDecodeError:
         return None
-    return parser.anchors
 
 
 def _sha_attr(value: str | None) -> str | None:

@@ -10,7 +10,6 @@ import tempfile
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from pathlib import Path
 
 from relforge.errors import (
@@ -31,6 +30,7 @@ from relforge.promote.publish import refuse_unvalidated
 from relforge.promote.store import ObjectStore
 from relforge.promote.transfer import Batch, Transfer, plan_batch
 from relforge.promote.wheels import Rewritten, pypi_name, strip_local
+from relforge.simplepages import hrefs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -193,17 +193,6 @@ def default_index_url(repository_url: str) -> str:
     return repository_url.rstrip("/") + "/simple/"
 
 
-class _Links(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.links: dict[str, str] = {}
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        href = dict(attrs).get("href")
-        if tag == "a" and href:
-            self.links[urllib.parse.unquote(href.split("#")[0].rsplit("/", 1)[-1])] = href
-
-
 def index_files(index_url: str, project: str) -> dict[str, tuple[str, str | None]]:
     """filename → (absolute URL, sha256 from the link or None) on a PEP 503 index."""
     import requests
@@ -217,10 +206,12 @@ def index_files(index_url: str, project: str) -> dict[str, tuple[str, str | None
         return {}
     if not response.ok:
         raise _http_fault(url, response.status_code)
-    parser = _Links()
-    parser.feed(response.text)
+    links = {
+        urllib.parse.unquote(href.split("#")[0].rsplit("/", 1)[-1]): href
+        for href in hrefs(response.text)
+    }
     out = {}
-    for name, href in parser.links.items():
+    for name, href in links.items():
         absolute = urllib.parse.urljoin(response.url, href)
         fragment = urllib.parse.urlsplit(absolute).fragment
         sha = fragment.removeprefix("sha256=") if fragment.startswith("sha256=") else None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
@@ -11,19 +10,8 @@ import requests
 from packaging.utils import canonicalize_name
 
 from relforge.errors import UsageError
+from relforge.simplepages import hrefs
 from relforge.validate.completeness import Artifact
-
-
-class _Links(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.hrefs: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "a":
-            href = dict(attrs).get("href")
-            if href:
-                self.hrefs.append(href)
 
 
 def project_files(index_url: str, project: str, *, timeout: float = 60.0) -> list[str]:
@@ -37,9 +25,9 @@ def project_files(index_url: str, project: str, *, timeout: float = 60.0) -> lis
         return []
     if page.status_code != 200:
         raise UsageError(f"{page_url} answered HTTP {page.status_code}", key="--index")
-    parser = _Links()
-    parser.feed(page.text)
-    return [unquote(urlsplit(urljoin(page_url, h)).path.rsplit("/", 1)[-1]) for h in parser.hrefs]
+    return [
+        unquote(urlsplit(urljoin(page_url, h)).path.rsplit("/", 1)[-1]) for h in hrefs(page.text)
+    ]
 
 
 def fetch_from_index(
@@ -53,11 +41,9 @@ def fetch_from_index(
         raise UsageError(f"cannot read {page_url}: {exc}", key="--index") from None
     if page.status_code != 200:
         raise UsageError(f"{page_url} answered HTTP {page.status_code}", key="--index")
-    parser = _Links()
-    parser.feed(page.text)
     into.mkdir(parents=True, exist_ok=True)
     out = []
-    for href in parser.hrefs:
+    for href in hrefs(page.text):
         url = urljoin(page_url, href)
         parts = urlsplit(url)
         name = unquote(parts.path.rsplit("/", 1)[-1])
