@@ -135,24 +135,22 @@ def validate(
             date=date,
             selectors=parse_selectors(selects, rel.axes),
         )
-        if c.package_type == "wheel"
+        if c.package_type == "wheel" or index_url is None  # an index serves no archives
     ]
     if not cells:
-        raise NothingToDoError(f"no wheel cell of release {release} is selected", key="--select")
+        raise NothingToDoError(f"no cell of release {release} is selected", key="--select")
     # Artifacts of the release's other cells are left alone (not reported as strays).
     chosen = {c.id for c in cells}
     others = {c.id for c in every if c.id not in chosen}
-    other_names = {
-        expected_filename(c, matrix.project.name)
-        for c in every
-        if c.id in others and c.package_type == "wheel"
-    }
+    other_names = {expected_filename(c, matrix.project.name) for c in every if c.id in others}
     with tempfile.TemporaryDirectory(prefix="relforge-validate-") as tmp:
         if dist is not None:
             if not dist.is_dir():
                 raise UsageError(f"{dist}: not a directory", key="--dist")
             artifacts = [
-                Artifact(path=p) for p in sorted(dist.glob("*.whl")) if p.name not in other_names
+                Artifact(path=p)
+                for p in sorted([*dist.glob("*.whl"), *dist.glob("*.zip")])
+                if p.name not in other_names
             ]
         elif manifest is not None and manifest_path is not None:
             if manifest.release != release or manifest.channel != channel:

@@ -10,12 +10,16 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import Version
 
 from relforge.matrix.cell import Cell
+from relforge.validate.archive import archive_filename
 
 
 def expected_filename(cell: Cell, project: str) -> str:
     """`{name}-{version}-{python}-{abi}-{platform}.whl` as the binary distribution format
-    spells it: the name normalized with underscores, the version normalized (local part kept)."""
+    spells it: the name normalized with underscores, the version normalized (local part kept);
+    a native archive's name for an archive cell."""
     assert cell.version is not None, "cells must be stamped for a channel"
+    if cell.package_type == "libtorch":
+        return archive_filename(cell, project)
     name = canonicalize_name(project).replace("-", "_")
     version = Version(cell.version)
     return f"{name}-{version}-{cell.python_tag}-{cell.abi_tag}-{cell.platform_tag}.whl"

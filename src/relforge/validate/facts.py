@@ -233,3 +233,11 @@ def _elf_result(member: Member, job: Future[ElfInfo]) -> ElfMember:
         return ElfMember(path=member.name, size=member.size, error=str(exc))
     except Exception as exc:  # struct errors on truncated tables and the like
         return ElfMember(path=member.name, size=member.size, error=f"{type(exc).__name__}: {exc}")
+
+
+def read_elf_members(
+    archive: WheelArchive, pool: Executor, *, symbols: bool
+) -> tuple[ElfMember, ...]:
+    """Every ELF member of an open zip, read on the pool the way a wheel's are, largest first."""
+    jobs = [(m, pool.submit(_read_elf, archive, m, symbols)) for m in archive.elf_members()]
+    return tuple(_elf_result(m, job) for m, job in jobs)

@@ -16,6 +16,8 @@ from packaging.utils import canonicalize_name
 from relforge.manifest import Verdict
 from relforge.matrix.cell import Cell
 from relforge.matrix.schema import Matrix, Release
+from relforge.validate.archive import archive_platform_tags
+from relforge.validate.archivechecks import validate_archive
 from relforge.validate.checks import (
     DUPLICATE,
     EXTRA,
@@ -86,8 +88,6 @@ def validate_artifacts(
                 )
                 continue
             for artifact in bound:
-                facts = gather(artifact.path, pool, verify_digests=True, symbols=True)
-                facts_by_cell.setdefault(cell.id, facts)
                 expect = Expectation(
                     cell=cell,
                     project=project,
@@ -97,10 +97,15 @@ def validate_artifacts(
                     namespaces=options.namespaces,
                     dependencies=dependencies,
                 )
+                if cell.package_type == "libtorch":
+                    tags = archive_platform_tags(release, cell)
+                    static = validate_archive(artifact.path, expect, tags, pool)
+                else:
+                    facts = gather(artifact.path, pool, verify_digests=True, symbols=True)
+                    facts_by_cell.setdefault(cell.id, facts)
+                    static = check_artifact(facts, expect)
                 verdicts = [
-                    MISSING.verdict("pass", want)
-                    if artifact.path.name == want
-                    else MISSING.verdict("fail", f"{artifact.path.name} should be named {want}"),
+                    _named(artifact, want, cell),
                     *(
                         [
                             DUPLICATE.verdict(
@@ -111,7 +116,7 @@ def validate_artifacts(
                         if len(bound) > 1
                         else [DUPLICATE.verdict("pass")]
                     ),
-                    *check_artifact(facts, expect),
+                    *static,
                     *_index_verdicts(artifact),
                 ]
                 reports.append(
@@ -123,7 +128,7 @@ def validate_artifacts(
                     )
                 )
         for artifact in binding.extra:
-            facts = gather(artifact.path, pool, verify_digests=True, symbols=True)
+            stray = Expectation(dependencies=dependencies)
             why = (
                 f"the manifest's cell {artifact.cell_id} is not a cell of this release"
                 if artifact.cell_id
@@ -136,7 +141,14 @@ def validate_artifacts(
                     file=artifact.path.name,
                     verdicts=(
                         EXTRA.verdict("fail", why),
-                        *check_artifact(facts, Expectation(dependencies=dependencies)),
+                        *(
+                            validate_archive(artifact.path, stray, (), pool)
+                            if artifact.path.suffix == ".zip"
+                            else check_artifact(
+                                gather(artifact.path, pool, verify_digests=True, symbols=True),
+                                stray,
+                            )
+                        ),
                     ),
                 )
             )
@@ -146,6 +158,16 @@ def validate_artifacts(
     return ValidationReport(
         project=project, release=release.name, channel=channel, artifacts=tuple(reports)
     )
+
+
+def _named(artifact: Artifact, want: str, cell: Cell) -> Verdict:
+    """RF-V100 on a bound file: a wheel's name is its tags; an archive's is a convention, so a
+    manifest may bind one of another name."""
+    if artifact.path.name == want:
+        return MISSING.verdict("pass", want)
+    if cell.package_type == "libtorch" and artifact.cell_id == cell.id:
+        return MISSING.verdict("pass", f"{artifact.path.name} (the manifest's; by name: {want})")
+    return MISSING.verdict("fail", f"{artifact.path.name} should be named {want}")
 
 
 def _index_verdicts(artifact: Artifact) -> list[Verdict]:
@@ -219,7 +241,7 @@ def _with_runtime(
         for report in reports:
             cell = by_id.get(report.cell_id or "")
             artifacts = by_cell.get(report.cell_id or "", [])
-            if cell is None or report.file is None or not artifacts:
+            if cell is None or report.file is None or not artifacts or cell.package_type != "wheel":
                 out.append(report)
                 continue
             artifact = next(a for a in artifacts if a.path.name == report.file)

@@ -1,0 +1,149 @@
+"""The checks of one native archive against its cell (RF-V060–RF-V063), and the wheel checks
+that apply to its members unchanged."""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+from concurrent.futures import Executor
+from pathlib import Path
+
+from relforge.manifest import Verdict
+from relforge.matrix.cell import Cell
+from relforge.validate.archive import (
+    BUILD_VERSION,
+    LAYOUT_DIRS,
+    ArchiveFacts,
+    gather_archive,
+)
+from relforge.validate.registry import Expectation, check_artifact, register
+
+# The wheel checks that look only at members, ELF files and size (the others read .dist-info).
+MEMBER_CHECKS = frozenset(
+    {"RF-V032", "RF-V033", "RF-V040", "RF-V041", "RF-V042", "RF-V043", "RF-V044", "RF-V045",
+     "RF-V046", "RF-V050"}
+)  # fmt: skip
+
+READABLE = register("RF-V060", "archive-readable", "cell",
+                    "A native archive is a readable zip file whose every member inflates to the "
+                    "size and CRC-32 its entry declares.")  # fmt: skip
+LAYOUT = register("RF-V061", "archive-layout", "cell",
+                  "Every name in the archive lies below one top directory (libtorch/) that "
+                  "holds include/ and lib/.")  # fmt: skip
+BUILD_VERSION_CHECK = register("RF-V062", "build-version", "cell",
+                               "The top directory's build-version file holds exactly the cell's "
+                               "version (surrounding whitespace aside).")  # fmt: skip
+SEARCH_PATHS = register("RF-V063", "archive-search-paths", "cell",
+                        "Every $ORIGIN RPATH/RUNPATH entry of an ELF member stays inside the "
+                        "archive's top directory (outside it lies whatever is beside the "
+                        "unpacked archive).")  # fmt: skip
+
+_ORIGIN = ("$ORIGIN", "${ORIGIN}")
+
+
+def validate_archive(path: Path, expect: Expectation, platform_tags: tuple[str, ...],
+                     pool: Executor) -> list[Verdict]:  # fmt: skip
+    """Every static check of one archive: its own, then the member checks wheels get."""
+    facts = gather_archive(path, platform_tags, pool)
+    return check_archive(facts, expect)
+
+
+def check_archive(facts: ArchiveFacts, expect: Expectation) -> list[Verdict]:
+    """The verdicts on gathered facts (`expect.cell` gives the version to hold it to)."""
+    if facts.members.error is not None:
+        return [
+            READABLE.verdict("fail", facts.members.error),
+            *(
+                spec.verdict("skip", "the archive could not be read")
+                for spec in (LAYOUT, BUILD_VERSION_CHECK, SEARCH_PATHS)
+            ),
+            *_member_checks(facts, expect),
+        ]
+    return [
+        READABLE.verdict("fail", _listing(list(facts.damaged)))
+        if facts.damaged
+        else READABLE.verdict("pass", f"{len(facts.entries)} names, every member intact"),
+        _layout(facts),
+        _build_version(facts, expect.cell),
+        _search_paths(facts),
+        *_member_checks(facts, expect),
+    ]
+
+
+def _member_checks(facts: ArchiveFacts, expect: Expectation) -> list[Verdict]:
+    """The wheel checks of members; their messages speak of the wheel, here it is the archive."""
+    return [
+        dataclasses.replace(
+            v,
+            message=v.message.replace(" the wheel", " the archive").replace(
+                "platform wheel", "platform archive"
+            ),
+        )
+        for v in check_artifact(facts.members, expect, only=MEMBER_CHECKS)
+    ]
+
+
+def _listing(found: list[str]) -> str:
+    return "; ".join(found[:8]) + (f" (+{len(found) - 8} more)" if len(found) > 8 else "")
+
+
+def _layout(facts: ArchiveFacts) -> Verdict:
+    if not facts.entries:
+        return LAYOUT.verdict("fail", "the archive is empty")
+    top = facts.top
+    if top is None:
+        loose = [n for n in facts.entries if "/" not in n]
+        shown = [f"{t or '/'}/" for t in facts.tops]
+        why = (
+            f"files at the top level: {_listing(loose)}"
+            if loose
+            else f"{len(shown)} top directories: {_listing(shown)}"
+        )
+        return LAYOUT.verdict("fail", f"expected one top directory; {why}")
+    files = [n for n in facts.entries if not n.endswith("/")]
+    counts = {d: sum(1 for n in files if n.startswith(f"{top}/{d}/")) for d in LAYOUT_DIRS}
+    missing = [f"{top}/{d}/" for d, n in counts.items() if n == 0]
+    if missing:
+        return LAYOUT.verdict("fail", f"no files in {', '.join(missing)}")
+    return LAYOUT.verdict(
+        "pass", f"{top}/ with " + ", ".join(f"{d}/ ({n} files)" for d, n in counts.items())
+    )
+
+
+def _build_version(facts: ArchiveFacts, cell: Cell | None) -> Verdict:
+    if facts.build_version is None:
+        return BUILD_VERSION_CHECK.verdict("fail", facts.build_version_problem or "no version")
+    name = f"{facts.top}/{BUILD_VERSION}"
+    if cell is None or cell.version is None:
+        return BUILD_VERSION_CHECK.verdict("skip", f"{name} says {facts.build_version!r}")
+    if facts.build_version != cell.version:
+        return BUILD_VERSION_CHECK.verdict(
+            "fail",
+            f"{name} says {facts.build_version!r}, the cell's version is {cell.version!r}",
+        )
+    return BUILD_VERSION_CHECK.verdict("pass", f"{name}: {cell.version}")
+
+
+def _search_paths(facts: ArchiveFacts) -> Verdict:
+    elves = facts.members.elves
+    if not elves:
+        return SEARCH_PATHS.verdict("skip", "no ELF files")
+    top = facts.top
+    if top is None:
+        return SEARCH_PATHS.verdict("skip", "no single top directory (RF-V061)")
+    found = []
+    for elf in elves:
+        if elf.info is None:
+            continue
+        for kind, entries in (("RPATH", elf.info.rpath), ("RUNPATH", elf.info.runpath)):
+            for entry in entries:
+                token = next((t for t in _ORIGIN if entry.startswith(t)), None)
+                if token is None:
+                    continue  # not $ORIGIN-relative: RF-V043's failure
+                rest = entry[len(token) :].lstrip("/")
+                where = posixpath.normpath(posixpath.join(posixpath.dirname(elf.path), rest))
+                if not (where == top or where.startswith(f"{top}/")):
+                    found.append(f"{elf.path} {kind} {entry!r} reaches {where}/")
+    if found:
+        return SEARCH_PATHS.verdict("fail", f"outside {top}/: " + _listing(found))
+    return SEARCH_PATHS.verdict("pass", f"inside {top}/")

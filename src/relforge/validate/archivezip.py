@@ -1,0 +1,81 @@
+"""A native archive (libtorch-style zip) read in place, with the wheel reader's member access.
+
+`NativeArchive` is a `WheelArchive` without the wheel file name and .dist-info: the zip is
+memory-mapped the same way and members come out through the same bounded sources (`source`,
+`head`, `chunks`, `elf_members`, `special_members`), so every ELF member is read exactly as a
+wheel's is.  Its .dist-info methods do not apply and are never called on it.
+"""
+
+from __future__ import annotations
+
+import mmap
+import zipfile
+import zlib
+from pathlib import Path
+
+from relforge.validate.inflate import MemberError
+from relforge.validate.wheel import Member, WheelArchive
+
+
+class ArchiveError(Exception):
+    """The file is not a readable zip archive."""
+
+
+class NativeArchive(WheelArchive):
+    """An open native archive.  Use as a context manager; sources it hands out die with it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._fh = path.open("rb")
+        except OSError as exc:
+            raise ArchiveError(f"{path}: {exc.strerror}") from None
+        try:
+            self._map = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
+            with zipfile.ZipFile(self._fh) as zf:
+                infos = zf.infolist()
+        except (OSError, ValueError, zipfile.BadZipFile) as exc:
+            self._fh.close()
+            raise ArchiveError(f"{path.name}: not a zip archive ({exc})") from None
+        self._view = memoryview(self._map)
+        self.members: dict[str, Member] = {}
+        self.duplicates: list[str] = []
+        self.directories: list[str] = []
+        self.crcs: dict[str, int] = {}  # CRC-32 the zip declares for each member
+        for info in infos:
+            if info.is_dir():
+                self.directories.append(info.filename)
+                continue
+            if info.filename in self.members:
+                self.duplicates.append(info.filename)
+            self.members[info.filename] = Member(
+                info.filename,
+                info.file_size,
+                info.compress_size,
+                info.compress_type,
+                info.header_offset,
+                info.external_attr >> 16,
+            )
+            self.crcs[info.filename] = info.CRC
+        self.size = path.stat().st_size
+
+    def intact(self, member: Member) -> str | None:
+        """Why the member's bytes are not what its entry declares (size, CRC-32), if they are
+        not; inflation stops at the first byte past the declared size."""
+        crc, size = 0, 0
+        try:
+            for chunk in self.chunks(member):
+                size += len(chunk)
+                if size > member.size:
+                    return f"{member.name} inflates past the {member.size} bytes the zip declares"
+                crc = zlib.crc32(chunk, crc)
+        except MemberError as exc:
+            return str(exc)
+        if size != member.size:
+            return f"{member.name} inflates to {size} bytes, the zip declares {member.size}"
+        if crc != self.crcs.get(member.name, crc):
+            return f"{member.name}: CRC-32 {crc:08x}, the zip declares {self.crcs[member.name]:08x}"
+        return None
+
+    def __enter__(self) -> NativeArchive:
+        return self
