@@ -3,14 +3,18 @@ libraries this machine's gcc/g++ compiles, and every way we could think of to ma
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import http.server
 import json
 import os
 import stat
 import subprocess
 import textwrap
+import threading
 import warnings
 import zipfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -292,6 +296,10 @@ BROKEN: dict[str, tuple[BuildArchive, set[str]]] = {
         lambda c, d: write_archive(d, {**_files(c), "/etc/cron.d/evil": b"* * * * * root x\n"}),
         {"RF-V032", "RF-V061", "RF-V062"},
     ),
+    "zip-slip-directory-entry": (
+        lambda c, d: write_archive(d, {**_files(c), "libtorch/../../../../etc/evil.d/": b""}),
+        {"RF-V032"},
+    ),
     "symlink-member": (
         lambda c, d: write_archive(
             d, _files(c), symlinks={"libtorch/lib/libc.so.6": "/lib/x86_64-linux-gnu/libc.so.6"}
@@ -536,3 +544,140 @@ def test_every_archive_check_is_documented_in_the_readme() -> None:
     for check_id in ("RF-V060", "RF-V061", "RF-V062", "RF-V063"):
         spec = CHECKS[check_id]
         assert f"| {check_id} | {spec.name} |" in section, check_id
+
+
+def _patch_local_name(path: Path, member: str, name: str) -> None:
+    """Give the member's local file header another name of the same length."""
+    assert len(name) == len(member)
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        at = zf.getinfo(member).header_offset
+    assert data[at + 30 : at + 30 + len(member)] == member.encode()
+    data[at + 30 : at + 30 + len(member)] = name.encode()
+    path.write_bytes(bytes(data))
+
+
+def test_a_local_header_naming_another_path_is_caught(
+    run: Run, matrix: Path, compiled: Compile, tmp_path: Path
+) -> None:
+    """The central directory says include/demo/demo.h; the local header, a path up and out.
+    Python's zipfile refuses such a member, some unzippers follow the local header."""
+    dist = tmp_path / "dist"
+    path = write_archive(dist, _files(compiled))
+    member = "libtorch/include/demo/demo.h"
+    _patch_local_name(path, member, "../../../../../../../tmp/x.h")
+    code, report = validate_json(run, matrix, "--dist", str(dist))
+    assert (code, failing(report)) == (4, {"RF-V060"})
+    assert "'../../../../../../../tmp/x.h'" in verdicts(report)["RF-V060"]["message"]
+
+
+def test_overlapping_entries_are_caught(
+    run: Run, matrix: Path, compiled: Compile, tmp_path: Path
+) -> None:
+    """Two central entries pointing at one local header (the overlapping-entry bomb)."""
+    dist = tmp_path / "dist"
+    path = write_archive(dist, _files(compiled))
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        header = zf.getinfo("libtorch/lib/libdemo.so").header_offset
+        victim = zf.getinfo("libtorch/share/cmake/demo/demoConfig.cmake")
+    # point the cmake file's central entry at libdemo.so's local header
+    at = data.find(b"PK\x01\x02")
+    while data[at + 46 : at + 46 + len(victim.filename)] != victim.filename.encode():
+        at = data.find(b"PK\x01\x02", at + 1)
+    data[at + 42 : at + 46] = header.to_bytes(4, "little")
+    path.write_bytes(bytes(data))
+    code, report = validate_json(run, matrix, "--dist", str(dist))
+    assert code == 4
+    assert "RF-V060" in failing(report)
+    assert "shares its data with" in verdicts(report)["RF-V060"]["message"]
+
+
+WINDOWS_MATRIX = """\
+schema_version: 1
+project:
+  name: demo-lib
+  size_limit_mb: 1
+releases:
+  "1.0":
+    python: ["3.11"]
+    platforms:
+      windows-x86_64: {os: windows, arch: x86_64, platform_tag: win_amd64}
+    accelerators:
+      cpu:
+        kind: cpu
+        platforms: {windows-x86_64: {}}
+    libtorch:
+      platforms: [windows-x86_64]
+      accelerators: [cpu]
+      variants: [shared-with-deps]
+      configs: [release, debug]
+"""
+
+
+def test_windows_archives_release_and_debug(run: Run, tmp_path: Path) -> None:
+    """No ELF to read: layout, build-version, members and size still hold; each config binds
+    to its own cell by name."""
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(WINDOWS_MATRIX)
+    dist = tmp_path / "dist"
+    files = {
+        "libtorch/build-version": f"{VERSION}\r\n".encode(),
+        "libtorch/include/demo/demo.h": b"#pragma once\n",
+        "libtorch/lib/demo.dll": b"MZ" + bytes(200),
+        "libtorch/lib/demo.lib": b"!<arch>\n",
+    }
+    for config in ("release", "debug"):
+        write_archive(
+            dist, files, name=f"{PROJECT}-windows-x86_64-shared-with-deps-{config}-{VERSION}.zip"
+        )
+    code, report = validate_json(run, matrix, "--dist", str(dist))
+    assert code == 0, report
+    for config in ("release", "debug"):
+        got = verdicts(report, f"libtorch-windows-x86_64-cpu-shared-with-deps-{config}")
+        assert got["RF-V062"]["status"] == "pass"
+        assert got["RF-V040"]["status"] == "skip"
+    write_archive(
+        dist,
+        {**files, "libtorch/build-version": b"1.0.0+cpu-debug\n"},
+        name=f"{PROJECT}-windows-x86_64-shared-with-deps-debug-{VERSION}.zip",
+    )
+    code, report = validate_json(run, matrix, "--dist", str(dist))
+    assert code == 4
+    assert failing(report, "libtorch-windows-x86_64-cpu-shared-with-deps-debug") == {"RF-V062"}
+    assert failing(report, "libtorch-windows-x86_64-cpu-shared-with-deps-release") == set()
+
+
+@contextlib.contextmanager
+def serving(root: Path) -> Iterator[str]:
+    """A static HTTP server on 127.0.0.1 for `root`; yields its base URL."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_an_index_serves_no_archives_so_none_is_expected_from_it(
+    run: Run, matrix: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "index"
+    (root / "simple" / PROJECT).mkdir(parents=True)
+    (root / "simple" / PROJECT / "index.html").write_text("<html><body></body></html>\n")
+    with serving(root) as url:
+        result = run("validate", str(matrix), "-r", "1.0", "-c", "test", "--index",
+                     f"{url}/simple", "--format", "json")  # fmt: skip
+    report = json.loads(result.out)
+    subjects = {a["subject"] for a in report["artifacts"]}
+    assert subjects == {"wheel-linux-x86_64-py3.11-cpu"}  # missing, but no archive cell
+    assert result.code == 4
+    with serving(root) as url:
+        result = run("validate", str(matrix), "-r", "1.0", "-c", "test", *ARCHIVES, "--index",
+                     f"{url}/simple")  # fmt: skip
+    assert result.code == 3
+    assert "no cell of release 1.0 is selected" in result.err

@@ -106,7 +106,10 @@ def gather_archive(path: Path, platform_tags: tuple[str, ...], pool: Executor) -
         )
         found = ArchiveFacts(members=facts, entries=entries)
         text, problem = _build_version(archive, found.top)
-        damaged = tuple(p for p in (job.result() for job in integrity) if p is not None)
+        damaged = (
+            *archive.overlapping(),
+            *(p for p in (job.result() for job in integrity) if p is not None),
+        )
     return ArchiveFacts(
         members=facts,
         entries=entries,
