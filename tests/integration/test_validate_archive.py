@@ -63,6 +63,10 @@ LIBRARY = textwrap.dedent("""\
     static void *run(void *) { return nullptr; }
     #endif
     extern "C" int helper_value(void);
+    #ifdef NEEDS_MISSING
+    extern "C" int function_of_another_build(void);
+    #define helper_value function_of_another_build
+    #endif
     namespace demo {
     __attribute__((visibility("default"))) std::size_t measure(const std::string &what) {
     #ifdef NEEDS_THREADS
@@ -83,6 +87,7 @@ class Lib:
     cxx11_abi: bool = True
     runpath: str | None = "$ORIGIN"
     threads: bool = False  # pthread_create: GLIBC_2.34 on glibc >= 2.34, above manylinux_2_28
+    undefined: bool = False  # calls a function no library defines (links: -shared allows it)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,6 +125,8 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Compile:
                 argv.append(f"-Wl,-rpath,{lib.runpath}")
             if lib.threads:
                 argv += ["-DNEEDS_THREADS", "-pthread"]
+            if lib.undefined:
+                argv.append("-DNEEDS_MISSING")
             subprocess.run(argv, check=True, capture_output=True)
             cache[lib] = Built(helper=helper.read_bytes(), demo=out.read_bytes())
         return cache[lib]
@@ -227,8 +234,11 @@ def test_a_good_archive_passes_every_check(run: Run, matrix: Path, compiled: Com
     got = verdicts(report)
     assert {c for c, v in got.items() if v["status"] == "pass"} >= {
         "RF-V100", "RF-V102", "RF-V060", "RF-V061", "RF-V062", "RF-V063", "RF-V032", "RF-V033",
-        "RF-V040", "RF-V041", "RF-V042", "RF-V043", "RF-V044", "RF-V045", "RF-V050",
+        "RF-V040", "RF-V041", "RF-V042", "RF-V043", "RF-V044", "RF-V045", "RF-V046", "RF-V050",
     }  # fmt: skip
+    # libdemo.so is needed by no file of the archive, yet its symbols are all checked: a
+    # program links it, and the linker refuses a library with undefined symbols
+    assert "unchecked" not in got["RF-V046"]["message"], got["RF-V046"]
     assert got["RF-V040"]["message"] == "within manylinux_2_28"
     assert got["RF-V062"]["message"] == f"libtorch/build-version: {VERSION}"
     assert "libtorch/ with include/ (1 files), lib/ (2 files)" in got["RF-V061"]["message"]
@@ -333,6 +343,10 @@ BROKEN: dict[str, tuple[BuildArchive, set[str]]] = {
     "runpath-leaves-the-archive": (
         lambda c, d: write_archive(d, _files(c, Lib(runpath="$ORIGIN:$ORIGIN/../../../opt/lib"))),
         {"RF-V063"},
+    ),
+    "undefined-symbol-in-a-library-nothing-needs": (
+        lambda c, d: write_archive(d, _files(c, Lib(undefined=True))),
+        {"RF-V046"},
     ),
     "absolute-runpath": (
         lambda c, d: write_archive(d, _files(c, Lib(runpath="$ORIGIN:/home/builder/lib"))),

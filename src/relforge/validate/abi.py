@@ -98,8 +98,11 @@ def system_library(arch: str, name: str) -> _Provider | None:
     return None
 
 
-def check_contract(facts: WheelFacts, dependencies: Sequence[DependencyWheel] = ()) -> Contract:
-    """Missing symbols of every ELF file of the wheel (see the module docstring)."""
+def check_contract(
+    facts: WheelFacts, dependencies: Sequence[DependencyWheel] = (), *, linked: bool = False
+) -> Contract:
+    """Missing symbols of every ELF file of the wheel (see the module docstring); `linked`: the
+    shared objects are linked into programs (a native archive's), none is a plugin."""
     arch = next((a for a in (tag_arch(t) for t in facts.platform_tags) if a), None)
     arch = arch or next((e.info.machine for e in facts.elves if e.info), "x86_64")
     policies = [p for p in (policy_for_tag(t) for t in facts.platform_tags) if p is not None]
@@ -145,7 +148,8 @@ def check_contract(facts: WheelFacts, dependencies: Sequence[DependencyWheel] = 
             continue
         base = posixpath.basename(elf.path)
         hosted = (
-            base in needed_here
+            linked
+            or base in needed_here
             or elf.info.soname in needed_here
             or elf.info.kind == "executable"
             or _EXTENSION.search(base) is not None
@@ -281,7 +285,7 @@ def _abi_contract(facts: WheelFacts, expect: Expectation) -> Outcome:
         return "skip", "no ELF files"
     if not any(e.info is not None and e.info.symbols is not None for e in facts.elves):
         return "skip", "symbols not read"
-    contract = check_contract(facts, expect.dependencies)
+    contract = check_contract(facts, expect.dependencies, linked=expect.linked)
     if contract.missing:
         return "fail", "; ".join(describe(contract))
     reasons = []

@@ -45,7 +45,7 @@ def validate_archive(path: Path, expect: Expectation, platform_tags: tuple[str, 
                      pool: Executor) -> list[Verdict]:  # fmt: skip
     """Every static check of one archive: its own, then the member checks wheels get."""
     facts = gather_archive(path, platform_tags, pool)
-    return check_archive(facts, expect)
+    return check_archive(facts, dataclasses.replace(expect, linked=True))
 
 
 def check_archive(facts: ArchiveFacts, expect: Expectation) -> list[Verdict]:

@@ -46,6 +46,7 @@ class Expectation:
     size_limit: int | None = None
     namespaces: tuple[str, ...] = field(default=())
     dependencies: tuple[DependencyWheel, ...] = field(default=())  # `--with WHEEL`
+    linked: bool = False  # shared objects are linked by programs (a native archive's): no plugins
 
 
 ArtifactCheck = Callable[[WheelFacts, Expectation], Outcome]
