@@ -9,6 +9,7 @@ import http.server
 import json
 import os
 import stat
+import struct
 import subprocess
 import textwrap
 import threading
@@ -235,7 +236,9 @@ def test_a_good_archive_passes_every_check(run: Run, matrix: Path, compiled: Com
     assert {c for c, v in got.items() if v["status"] == "pass"} >= {
         "RF-V100", "RF-V102", "RF-V060", "RF-V061", "RF-V062", "RF-V063", "RF-V032", "RF-V033",
         "RF-V040", "RF-V041", "RF-V042", "RF-V043", "RF-V044", "RF-V045", "RF-V046", "RF-V050",
+        "RF-V064",
     }  # fmt: skip
+    assert got["RF-V064"]["message"] == "2 ELF files for linux x86_64"
     # libdemo.so is needed by no file of the archive, yet its symbols are all checked: a
     # program links it, and the linker refuses a library with undefined symbols
     assert "unchecked" not in got["RF-V046"]["message"], got["RF-V046"]
@@ -347,6 +350,10 @@ BROKEN: dict[str, tuple[BuildArchive, set[str]]] = {
     "undefined-symbol-in-a-library-nothing-needs": (
         lambda c, d: write_archive(d, _files(c, Lib(undefined=True))),
         {"RF-V046"},
+    ),
+    "windows-dll-in-a-linux-archive": (
+        lambda c, d: write_archive(d, {**_files(c), "libtorch/lib/demo.dll": pe(0x8664)}),
+        {"RF-V064"},
     ),
     "absolute-runpath": (
         lambda c, d: write_archive(d, _files(c, Lib(runpath="$ORIGIN:/home/builder/lib"))),
@@ -555,7 +562,7 @@ def test_wheel_and_archive_cells_validate_together(
 def test_every_archive_check_is_documented_in_the_readme() -> None:
     readme = (Path(__file__).parents[2] / "README.md").read_text()
     section = readme.split("## Validating artifacts", 1)[1].split("\n## ", 1)[0]
-    for check_id in ("RF-V060", "RF-V061", "RF-V062", "RF-V063"):
+    for check_id in ("RF-V060", "RF-V061", "RF-V062", "RF-V063", "RF-V064"):
         spec = CHECKS[check_id]
         assert f"| {check_id} | {spec.name} |" in section, check_id
 
@@ -629,6 +636,25 @@ releases:
 """
 
 
+def pe(machine: int, header_at: int = 0x80) -> bytes:
+    """A PE file's first bytes: the MS-DOS stub pointing at "PE\\0\\0" and the COFF Machine."""
+    stub = b"MZ" + bytes(0x3A) + header_at.to_bytes(4, "little")
+    return stub.ljust(header_at, b"\0") + b"PE\0\0" + machine.to_bytes(2, "little") + bytes(256)
+
+
+def macho(*cpus: int) -> bytes:
+    """A Mach-O file's first bytes: thin (64-bit little-endian) for one CPU, universal for more."""
+    if len(cpus) == 1:
+        return struct.pack("<IiI", 0xFEEDFACF, cpus[0], 3) + bytes(256)
+    arches = b"".join(
+        struct.pack(">iiIII", cpu, 0, 0x4000 * (i + 1), 256, 14) for i, cpu in enumerate(cpus)
+    )
+    return struct.pack(">II", 0xCAFEBABE, len(cpus)) + arches + bytes(256)
+
+
+X86_64, ARM64 = 0x01000007, 0x0100000C
+
+
 def test_windows_archives_release_and_debug(run: Run, tmp_path: Path) -> None:
     """No ELF to read: layout, build-version, members and size still hold; each config binds
     to its own cell by name."""
@@ -638,7 +664,8 @@ def test_windows_archives_release_and_debug(run: Run, tmp_path: Path) -> None:
     files = {
         "libtorch/build-version": f"{VERSION}\r\n".encode(),
         "libtorch/include/demo/demo.h": b"#pragma once\n",
-        "libtorch/lib/demo.dll": b"MZ" + bytes(200),
+        "libtorch/lib/demo.dll": pe(0x8664),
+        "libtorch/bin/demo-tool.exe": pe(0x8664, header_at=0x2400),  # past the first 4 KiB
         "libtorch/lib/demo.lib": b"!<arch>\n",
     }
     for config in ("release", "debug"):
@@ -651,6 +678,7 @@ def test_windows_archives_release_and_debug(run: Run, tmp_path: Path) -> None:
         got = verdicts(report, f"libtorch-windows-x86_64-cpu-shared-with-deps-{config}")
         assert got["RF-V062"]["status"] == "pass"
         assert got["RF-V040"]["status"] == "skip"
+        assert got["RF-V064"]["message"] == "2 PE files for windows x86_64"
     write_archive(
         dist,
         {**files, "libtorch/build-version": b"1.0.0+cpu-debug\n"},
@@ -660,6 +688,74 @@ def test_windows_archives_release_and_debug(run: Run, tmp_path: Path) -> None:
     assert code == 4
     assert failing(report, "libtorch-windows-x86_64-cpu-shared-with-deps-debug") == {"RF-V062"}
     assert failing(report, "libtorch-windows-x86_64-cpu-shared-with-deps-release") == set()
+
+
+@pytest.mark.parametrize(
+    ("extra", "problem"),
+    [
+        ({"libtorch/lib/demo_arm.dll": pe(0xAA64)}, "is for aarch64, the cell for x86_64"),
+        ({"libtorch/lib/evil.dll": pe(0x8664, header_at=0x80000)}, None),  # not believed
+        ({"libtorch/lib/libdemo.so": b""}, "is ELF, the cell builds for windows"),
+        ({"libtorch/lib/demo.dylib": macho(X86_64)}, "is Mach-O, the cell builds for windows"),
+    ],
+)
+def test_windows_archive_binaries_of_another_kind(
+    run: Run, tmp_path: Path, compiled: Compile, extra: dict[str, bytes], problem: str | None
+) -> None:
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(WINDOWS_MATRIX.replace("configs: [release, debug]", "configs: [release]"))
+    files = {
+        "libtorch/build-version": f"{VERSION}\n".encode(),
+        "libtorch/include/demo/demo.h": b"#pragma once\n",
+        "libtorch/lib/demo.dll": pe(0x8664),
+        **{k: v or compiled(Lib()).demo for k, v in extra.items()},
+    }
+    dist = tmp_path / "dist"
+    write_archive(
+        dist, files, name=f"{PROJECT}-windows-x86_64-shared-with-deps-release-{VERSION}.zip"
+    )
+    code, report = validate_json(run, matrix, "--dist", str(dist))
+    got = verdicts(report, "libtorch-windows-x86_64-cpu-shared-with-deps-release")
+    if problem is None:
+        assert code == 0, got
+        return
+    assert code == 4
+    assert failing(report, "libtorch-windows-x86_64-cpu-shared-with-deps-release") == {"RF-V064"}
+    assert problem in got["RF-V064"]["message"]
+
+
+MACOS_MATRIX = (
+    WINDOWS_MATRIX.replace(
+        "windows-x86_64: {os: windows, arch: x86_64, platform_tag: win_amd64}",
+        "macos-arm64: {os: macos, arch: arm64, platform_tag: macosx_14_0_arm64}",
+    )
+    .replace("windows-x86_64", "macos-arm64")
+    .replace("configs: [release, debug]", "configs: [release]")
+)
+
+
+@pytest.mark.parametrize(
+    ("dylib", "ok"),
+    [(macho(ARM64), True), (macho(X86_64, ARM64), True), (macho(X86_64), False),
+     (pe(0xAA64), False)],
+)  # fmt: skip
+def test_macos_archive_binaries(run: Run, tmp_path: Path, dylib: bytes, ok: bool) -> None:
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(MACOS_MATRIX)
+    files = {
+        "libtorch/build-version": f"{VERSION}\n".encode(),
+        "libtorch/include/demo/demo.h": b"#pragma once\n",
+        "libtorch/lib/libdemo.dylib": dylib,
+        # a Java class file shares the universal binary's magic; its "count" is its version
+        "libtorch/share/java/Demo.class": struct.pack(">IHH", 0xCAFEBABE, 0, 61) + bytes(64),
+    }
+    dist = tmp_path / "dist"
+    write_archive(dist, files, name=f"{PROJECT}-macos-arm64-shared-with-deps-release-{VERSION}.zip")
+    code, report = validate_json(run, matrix, "--dist", str(dist))
+    subject = "libtorch-macos-arm64-cpu-shared-with-deps-release"
+    assert (code, failing(report, subject)) == ((0, set()) if ok else (4, {"RF-V064"}))
+    if ok:
+        assert verdicts(report, subject)["RF-V064"]["message"] == "1 Mach-O files for macos aarch64"
 
 
 @contextlib.contextmanager

@@ -19,9 +19,10 @@ from packaging.utils import canonicalize_name
 from relforge.matrix.cell import Cell
 from relforge.matrix.schema import Release
 from relforge.validate.archivezip import ArchiveError, NativeArchive
+from relforge.validate.binaries import HEAD, PE_HEAD_LIMIT, Binary, identify, pe_header_offset
 from relforge.validate.facts import WheelFacts, read_elf_members
 from relforge.validate.inflate import MemberError
-from relforge.validate.wheel import is_shared_object_name
+from relforge.validate.wheel import NOT_ELF, is_shared_object_name
 
 BUILD_VERSION = "build-version"
 LAYOUT_DIRS = ("include", "lib")
@@ -35,6 +36,7 @@ class ArchiveFacts:
     members: WheelFacts  # `error` set when the file is no readable zip
     entries: tuple[str, ...] = ()  # every name in the zip: files and directory entries
     damaged: tuple[str, ...] = ()  # members whose bytes are not the declared size and CRC-32
+    binaries: tuple[Binary, ...] = ()  # ELF, PE and Mach-O members by their headers
     build_version: str | None = None  # the file's text (stripped); None when it has no good one
     build_version_problem: str | None = None
 
@@ -106,6 +108,7 @@ def gather_archive(path: Path, platform_tags: tuple[str, ...], pool: Executor) -
         )
         found = ArchiveFacts(members=facts, entries=entries)
         text, problem = _build_version(archive, found.top)
+        binaries = _binaries(archive)
         damaged = (
             *archive.overlapping(),
             *(p for p in (job.result() for job in integrity) if p is not None),
@@ -114,9 +117,26 @@ def gather_archive(path: Path, platform_tags: tuple[str, ...], pool: Executor) -
         members=facts,
         entries=entries,
         damaged=damaged,
+        binaries=binaries,
         build_version=text,
         build_version_problem=problem,
     )
+
+
+def _binaries(archive: NativeArchive) -> tuple[Binary, ...]:
+    """Every member that is an ELF, PE or Mach-O file (only its first bytes are inflated)."""
+    found = []
+    for member in archive.members.values():
+        if member.size < 8 or member.file_type or member.name.endswith(NOT_ELF):
+            continue
+        head = archive.head(member, HEAD)
+        offset = pe_header_offset(head)
+        if offset is not None and HEAD - 8 < offset <= PE_HEAD_LIMIT:
+            head = archive.head(member, offset + 8)
+        binary = identify(member.name, head)
+        if binary is not None:
+            found.append(binary)
+    return tuple(found)
 
 
 def _build_version(archive: NativeArchive, top: str | None) -> tuple[str | None, str | None]:

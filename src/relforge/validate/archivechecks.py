@@ -16,6 +16,7 @@ from relforge.validate.archive import (
     ArchiveFacts,
     gather_archive,
 )
+from relforge.validate.binaries import normal_arch
 from relforge.validate.registry import Expectation, check_artifact, register
 
 # The wheel checks that look only at members, ELF files and size (the others read .dist-info).
@@ -38,7 +39,13 @@ SEARCH_PATHS = register("RF-V063", "archive-search-paths", "cell",
                         "archive's top directory (outside it lies whatever is beside the "
                         "unpacked archive).")  # fmt: skip
 
+BINARIES = register("RF-V064", "archive-binaries", "cell",
+                    "Every binary member is of the cell's operating system and architecture: ELF "
+                    "on Linux (machines: RF-V044), PE on Windows, Mach-O on macOS (a universal "
+                    "file must hold the cell's architecture).")  # fmt: skip
+
 _ORIGIN = ("$ORIGIN", "${ORIGIN}")
+_FORMATS = {"linux": "ELF", "windows": "PE", "macos": "Mach-O"}
 
 
 def validate_archive(path: Path, expect: Expectation, platform_tags: tuple[str, ...],
@@ -55,7 +62,7 @@ def check_archive(facts: ArchiveFacts, expect: Expectation) -> list[Verdict]:
             READABLE.verdict("fail", facts.members.error),
             *(
                 spec.verdict("skip", "the archive could not be read")
-                for spec in (LAYOUT, BUILD_VERSION_CHECK, SEARCH_PATHS)
+                for spec in (LAYOUT, BUILD_VERSION_CHECK, SEARCH_PATHS, BINARIES)
             ),
             *_member_checks(facts, expect),
         ]
@@ -66,6 +73,7 @@ def check_archive(facts: ArchiveFacts, expect: Expectation) -> list[Verdict]:
         _layout(facts),
         _build_version(facts, expect.cell),
         _search_paths(facts),
+        _binaries(facts, expect.cell),
         *_member_checks(facts, expect),
     ]
 
@@ -147,3 +155,24 @@ def _search_paths(facts: ArchiveFacts) -> Verdict:
     if found:
         return SEARCH_PATHS.verdict("fail", f"outside {top}/: " + _listing(found))
     return SEARCH_PATHS.verdict("pass", f"inside {top}/")
+
+
+def _binaries(facts: ArchiveFacts, cell: Cell | None) -> Verdict:
+    if not facts.binaries:
+        return BINARIES.verdict("skip", "no ELF, PE or Mach-O files")
+    if cell is None:
+        return BINARIES.verdict("skip", "no cell to compare with")
+    want = _FORMATS.get(cell.os)
+    arch = normal_arch(cell.arch)
+    found = []
+    for binary in facts.binaries:
+        if want is not None and binary.format != want:
+            found.append(f"{binary.path} is {binary.format}, the cell builds for {cell.os}")
+        elif binary.format != "ELF" and arch not in binary.arches:
+            found.append(f"{binary.path} is for {', '.join(binary.arches)}, the cell for {arch}")
+    if found:
+        return BINARIES.verdict("fail", _listing(found))
+    formats = sorted({b.format for b in facts.binaries})
+    return BINARIES.verdict(
+        "pass", f"{len(facts.binaries)} {'/'.join(formats)} files for {cell.os} {arch}"
+    )
