@@ -25,7 +25,10 @@ from relforge.matrix.schema import CHANNEL_NAMES, ChannelName
     help="Channel whose versions are expected (default: the matrix's channels.default).",
 )
 @click.option(
-    "--dist", "dist", type=click.Path(path_type=Path), help="Directory of wheels to validate."
+    "--dist",
+    "dist",
+    type=click.Path(path_type=Path),
+    help="Directory of wheels (*.whl) and native archives (*.zip) to validate.",
 )
 @click.option(
     "--manifest",
