@@ -791,3 +791,18 @@ def test_an_index_serves_no_archives_so_none_is_expected_from_it(
                      f"{url}/simple")  # fmt: skip
     assert result.code == 3
     assert "no cell of release 1.0 is selected" in result.err
+
+
+def test_runtime_and_junit_leave_archives_to_their_static_checks(
+    run: Run, matrix: Path, compiled: Compile, tmp_path: Path
+) -> None:
+    """--runtime installs wheels; an archive is not pip-installed, its verdicts stay static."""
+    dist = tmp_path / "dist"
+    write_archive(dist, _files(compiled))
+    code, report = validate_json(run, matrix, "--dist", str(dist), "--runtime")
+    assert code == 0, failing(report)
+    assert not [c for c in verdicts(report) if c.startswith("RF-R")]
+    result = run("validate", str(matrix), "-r", "1.0", "-c", "test", *ARCHIVES, "--dist",
+                 str(dist), "--format", "junit")  # fmt: skip
+    assert result.code == 0
+    assert CELL in result.out and "RF-V062" in result.out

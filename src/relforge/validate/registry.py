@@ -2,7 +2,8 @@
 
 RF-V0xx are static checks of one wheel (some need its cell, some only the wheel itself),
 RF-V1xx look at the whole set of artifacts, RF-R0xx install and run a wheel (runtime.py).
-The checks themselves live in checks.py, members.py, libraries.py and abi.py.
+The checks themselves live in checks.py, members.py, libraries.py and abi.py; a native
+archive's own in archivechecks.py.
 """
 
 from __future__ import annotations
