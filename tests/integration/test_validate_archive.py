@@ -806,3 +806,42 @@ def test_runtime_and_junit_leave_archives_to_their_static_checks(
                  str(dist), "--format", "junit")  # fmt: skip
     assert result.code == 0
     assert CELL in result.out and "RF-V062" in result.out
+
+
+def test_names_differing_in_case_collide_on_windows_not_on_linux(
+    run: Run, matrix: Path, compiled: Compile, tmp_path: Path
+) -> None:
+    headers = {"libtorch/include/demo/Config.h": b"// a\n", "libtorch/include/demo/config.h": b""}
+    dist = tmp_path / "dist"
+    write_archive(dist, {**_files(compiled), **headers})
+    code, report = validate_json(run, matrix, "--dist", str(dist))
+    assert code == 0, failing(report)
+
+    windows = tmp_path / "windows.yaml"
+    windows.write_text(WINDOWS_MATRIX.replace("configs: [release, debug]", "configs: [release]"))
+    files = {
+        "libtorch/build-version": f"{VERSION}\n".encode(),
+        "libtorch/lib/demo.dll": pe(0x8664),
+        **headers,
+    }
+    dist = tmp_path / "windows"
+    write_archive(
+        dist, files, name=f"{PROJECT}-windows-x86_64-shared-with-deps-release-{VERSION}.zip"
+    )
+    code, report = validate_json(run, windows, "--dist", str(dist))
+    subject = "libtorch-windows-x86_64-cpu-shared-with-deps-release"
+    assert (code, failing(report, subject)) == (4, {"RF-V061"})
+    message = verdicts(report, subject)["RF-V061"]["message"]
+    assert "libtorch/include/demo/config.h and libtorch/include/demo/Config.h" in message
+
+
+def test_a_member_in_a_method_relforge_cannot_read_is_reported(
+    run: Run, matrix: Path, compiled: Compile, tmp_path: Path
+) -> None:
+    dist = tmp_path / "dist"
+    path = write_archive(dist, _files(compiled))
+    with zipfile.ZipFile(path, "a") as zf:
+        zf.writestr("libtorch/share/notes.txt", b"bzip2\n" * 100, compress_type=zipfile.ZIP_BZIP2)
+    code, report = validate_json(run, matrix, "--dist", str(dist))
+    assert (code, failing(report)) == (4, {"RF-V060"})
+    assert "compression method 12" in verdicts(report)["RF-V060"]["message"]

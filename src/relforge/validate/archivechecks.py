@@ -30,7 +30,8 @@ READABLE = register("RF-V060", "archive-readable", "cell",
                     "size and CRC-32 its entry declares.")  # fmt: skip
 LAYOUT = register("RF-V061", "archive-layout", "cell",
                   "Every name in the archive lies below one top directory (libtorch/) that "
-                  "holds include/ and lib/.")  # fmt: skip
+                  "holds include/ and lib/; in a Windows or macOS archive no two names differ "
+                  "only in case (they would overwrite each other when unpacked).")  # fmt: skip
 BUILD_VERSION_CHECK = register("RF-V062", "build-version", "cell",
                                "The top directory's build-version file holds exactly the cell's "
                                "version (surrounding whitespace aside).")  # fmt: skip
@@ -70,7 +71,7 @@ def check_archive(facts: ArchiveFacts, expect: Expectation) -> list[Verdict]:
         READABLE.verdict("fail", _listing(list(facts.damaged)))
         if facts.damaged
         else READABLE.verdict("pass", f"{len(facts.entries)} names, every member intact"),
-        _layout(facts),
+        _layout(facts, expect.cell),
         _build_version(facts, expect.cell),
         _search_paths(facts),
         _binaries(facts, expect.cell),
@@ -95,7 +96,7 @@ def _listing(found: list[str]) -> str:
     return "; ".join(found[:8]) + (f" (+{len(found) - 8} more)" if len(found) > 8 else "")
 
 
-def _layout(facts: ArchiveFacts) -> Verdict:
+def _layout(facts: ArchiveFacts, cell: Cell | None) -> Verdict:
     if not facts.entries:
         return LAYOUT.verdict("fail", "the archive is empty")
     top = facts.top
@@ -113,6 +114,18 @@ def _layout(facts: ArchiveFacts) -> Verdict:
     missing = [f"{top}/{d}/" for d, n in counts.items() if n == 0]
     if missing:
         return LAYOUT.verdict("fail", f"no files in {', '.join(missing)}")
+    if cell is not None and cell.os in ("windows", "macos"):
+        seen: dict[str, str] = {}
+        clashes = []
+        for name in files:
+            first = seen.setdefault(name.casefold(), name)
+            if first != name:
+                clashes.append(f"{name} and {first}")
+        if clashes:
+            return LAYOUT.verdict(
+                "fail",
+                f"names that differ only in case, one file on {cell.os}: " + _listing(clashes),
+            )
     return LAYOUT.verdict(
         "pass", f"{top}/ with " + ", ".join(f"{d}/ ({n} files)" for d, n in counts.items())
     )

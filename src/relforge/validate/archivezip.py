@@ -71,6 +71,8 @@ class NativeArchive(WheelArchive):
                 f"{member.name}: its local header names it {local!r} (tools that read local "
                 "headers would unpack it there)"
             )
+        if member.method not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            return f"{member.name}: compression method {member.method} (only stored and deflate)"
         crc, size = 0, 0
         try:
             for chunk in self.chunks(member):
