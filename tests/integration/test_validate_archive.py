@@ -845,3 +845,36 @@ def test_a_member_in_a_method_relforge_cannot_read_is_reported(
     code, report = validate_json(run, matrix, "--dist", str(dist))
     assert (code, failing(report)) == (4, {"RF-V060"})
     assert "compression method 12" in verdicts(report)["RF-V060"]["message"]
+
+
+def test_a_pre_cxx11_cell_refuses_cxx11_symbols(
+    run: Run, tmp_path: Path, compiled: Compile
+) -> None:
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(MATRIX + "      cxx11_abi: false\n")
+    dist = tmp_path / "dist"
+    write_archive(dist, _files(compiled, Lib(cxx11_abi=False)))
+    code, report = validate_json(run, matrix, "--dist", str(dist))
+    assert code == 0, failing(report)
+    assert "pre-C++11" in verdicts(report)["RF-V042"]["message"]
+    write_archive(dist, _files(compiled, Lib(cxx11_abi=True)))
+    code, report = validate_json(run, matrix, "--dist", str(dist))
+    assert (code, failing(report)) == (4, {"RF-V042"})
+
+
+def test_an_x86_64_build_in_an_aarch64_cell(run: Run, tmp_path: Path, compiled: Compile) -> None:
+    matrix = tmp_path / "matrix.yaml"
+    text = MATRIX.replace("arch: x86_64", "arch: aarch64").replace("x86_64", "aarch64")
+    assert "platform_tag: manylinux_2_28_aarch64" in text
+    matrix.write_text(text)
+    dist = tmp_path / "dist"
+    write_archive(
+        dist,
+        _files(compiled),
+        name=f"{PROJECT}-linux-aarch64-shared-with-deps-release-{VERSION}.zip",
+    )
+    code, report = validate_json(run, matrix, "--dist", str(dist))
+    subject = "libtorch-linux-aarch64-cpu-shared-with-deps-release"
+    assert code == 4
+    assert "RF-V044" in failing(report, subject)
+    assert "is x86_64, the tags say aarch64" in verdicts(report, subject)["RF-V044"]["message"]
