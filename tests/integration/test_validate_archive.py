@@ -454,3 +454,17 @@ def test_a_member_in_a_method_relforge_cannot_read_is_reported(
     code, report = validate_json(run, matrix, "--dist", str(dist))
     assert (code, failing(report)) == (4, {"RF-V060"})
     assert "compression method 12" in verdicts(report)["RF-V060"]["message"]
+
+
+def test_a_release_without_archive_cells_ignores_zips(
+    run: Run, compiled: Compile, tmp_path: Path
+) -> None:
+    """A zip beside the wheels of a wheel-only release (an sdist, docs) is none of ours."""
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(MATRIX.split("    libtorch:")[0])
+    dist = tmp_path / "dist"
+    write_archive(dist, files_with(compiled))
+    result = run("validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(dist),
+                 "--format", "json")  # fmt: skip
+    report = json.loads(result.out)
+    assert {a["subject"] for a in report["artifacts"]} == {"wheel-linux-x86_64-py3.11-cpu"}

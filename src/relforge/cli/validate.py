@@ -146,13 +146,14 @@ def validate(
     chosen = {c.id for c in cells}
     others = {c.id for c in every if c.id not in chosen}
     other_names = {expected_filename(c, matrix.project.name) for c in every if c.id in others}
+    archives = any(c.package_type == "libtorch" for c in every)  # else a *.zip is none of ours
     with tempfile.TemporaryDirectory(prefix="relforge-validate-") as tmp:
         if dist is not None:
             if not dist.is_dir():
                 raise UsageError(f"{dist}: not a directory", key="--dist")
             artifacts = [
                 Artifact(path=p)
-                for p in sorted([*dist.glob("*.whl"), *dist.glob("*.zip")])
+                for p in sorted([*dist.glob("*.whl"), *(dist.glob("*.zip") if archives else ())])
                 if p.name not in other_names
             ]
         elif manifest is not None and manifest_path is not None:
