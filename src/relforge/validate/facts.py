@@ -21,9 +21,9 @@ from relforge.validate.wheel import (
     Member,
     RecordRow,
     WheelArchive,
-    WheelError,
     is_shared_object_name,
 )
+from relforge.wheelformat import WheelError
 
 # Files a wheel may carry without a RECORD line (signatures of RECORD itself).
 UNRECORDED = ("RECORD", "RECORD.jws", "RECORD.p7s")

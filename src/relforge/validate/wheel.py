@@ -20,7 +20,6 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from email.message import Message
-from email.parser import Parser
 from pathlib import Path
 from types import TracebackType
 
@@ -40,6 +39,7 @@ from relforge.validate.inflate import (
     MemberError,
     bounded,
 )
+from relforge.wheelformat import METADATA, RECORD, WHEEL, WheelError, dist_info_dir, parse_headers
 
 # Members with these endings are never ELF files; everything else is sniffed for the magic.
 NOT_ELF = (
@@ -64,10 +64,6 @@ _SHARED_OBJECT = re.compile(r".+\.so(\.\d+)*")  # libfoo.so, libfoo.so.1.2, _cor
 
 def is_shared_object_name(name: str) -> bool:
     return _SHARED_OBJECT.fullmatch(name.rsplit("/", 1)[-1]) is not None
-
-
-class WheelError(Exception):
-    """The file is not a readable wheel (not a zip, bad name, missing .dist-info files)."""
 
 
 @dataclass(frozen=True)
@@ -220,23 +216,20 @@ class WheelArchive:
     @functools.cached_property
     def dist_info(self) -> str:
         """The one `<name>-<version>.dist-info` directory."""
-        dirs = {
-            n.split("/", 1)[0] for n in self.members if n.split("/", 1)[0].endswith(".dist-info")
-        }
-        if len(dirs) != 1:
-            found = ", ".join(sorted(dirs)) or "none"
-            raise WheelError(f"{self.path.name}: expected one .dist-info directory, found {found}")
-        return dirs.pop()
+        return dist_info_dir(self.members, self.path.name)
 
     def metadata(self) -> tuple[Message, tuple[str, ...]]:
         """METADATA's headers (str values) and what is wrong with its encoding, if anything."""
-        return _email(self.read(f"{self.dist_info}/METADATA"), f"{self.dist_info}/METADATA")
+        name = f"{self.dist_info}/{METADATA}"
+        return parse_headers(self.read(name), name)
 
     def wheel_file(self) -> tuple[Message, tuple[str, ...]]:
-        return _email(self.read(f"{self.dist_info}/WHEEL"), f"{self.dist_info}/WHEEL")
+        """WHEEL's headers and what is wrong with its encoding, if anything."""
+        name = f"{self.dist_info}/{WHEEL}"
+        return parse_headers(self.read(name), name)
 
     def record(self) -> list[RecordRow]:
-        text = self.read(f"{self.dist_info}/RECORD").decode("utf-8", "replace")
+        text = self.read(f"{self.dist_info}/{RECORD}").decode("utf-8", "replace")
         rows = []
         if "\x00" in text:
             raise WheelError(f"{self.path.name}: {self.dist_info}/RECORD holds a NUL byte")
@@ -276,22 +269,6 @@ class WheelArchive:
             if self.head(member, 4) == b"\x7fELF":
                 found.append(member)
         return sorted(found, key=lambda m: -m.size)
-
-
-def _email(data: bytes, name: str) -> tuple[Message, tuple[str, ...]]:
-    """Parse an RFC 822 style file as UTF-8 text (core metadata's encoding).
-
-    Parsing bytes would turn every non-ASCII header into an `email.header.Header` object (a
-    `Requires-Dist: numpy; extra == 'é'` then crashed `Requirement()`); undecodable bytes are
-    replaced and reported instead.
-    """
-    try:
-        text = data.decode("utf-8")
-        problems: tuple[str, ...] = ()
-    except UnicodeDecodeError as exc:
-        text = data.decode("utf-8", "replace")
-        problems = (f"{name} is not UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})",)
-    return Parser().parsestr(text), problems  # compat32: header values stay str
 
 
 def wheel_tags(path: Path) -> tuple[NormalizedName, Version, frozenset[Tag]]:
