@@ -14,7 +14,6 @@ from relforge.release.git import Git
 from relforge.release.plan import NewTag, Plan, PlanBuilder, SetRef, assert_never
 from relforge.release.remote import RemoteState
 from relforge.release.versions import (
-    Tag,
     final_of,
     final_tag,
     line_of,
@@ -22,6 +21,7 @@ from relforge.release.versions import (
     rcs_of,
     read_version,
 )
+from relforge.versiontags import Tag
 
 TagKind = Literal["rc", "final"]
 
