@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import subprocess
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 from typing_extensions import assert_never
 
 from relforge.errors import ConfigError, RefusedError, Span, UsageError
+from relforge.git import GitMissing, fault_of, run_git
 from relforge.matrix.expand import channel_version, nightly_date
 from relforge.matrix.schema import Matrix, Release
 from relforge.versiontags import rc_version
@@ -135,17 +135,15 @@ def rc_base(tag: str, release: str) -> Version:
 def find_rc_tag(source: Path) -> str | None:
     """The highest RC tag pointing at HEAD of the git repository holding `source`."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(source), "tag", "--points-at", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except OSError:
+        done = run_git("-C", str(source), "tag", "--points-at", "HEAD")
+    except (GitMissing, OSError):
         return None
-    if done.returncode != 0:
+    if done.code != 0:
+        fault = fault_of(done)  # a disk or permission fault is no "HEAD carries no tag"
+        if fault is not None:
+            raise fault
         return None
-    candidates = [(v, tag) for tag in done.stdout.split() if (v := rc_version(tag)) is not None]
+    candidates = [(v, tag) for tag in done.out.split() if (v := rc_version(tag)) is not None]
     return max(candidates)[1] if candidates else None
 
 

@@ -1,5 +1,9 @@
-"""A small git wrapper: argv lists (never a shell), C locale, no prompts, and failures turned into
-errors a release engineer can act on (missing remote, auth failure, rejected push, detached HEAD).
+"""Every git run relforge makes: argv lists (never a shell), C locale, no prompts, and failures
+turned into errors a user can act on (missing remote, auth failure, rejected push, detached HEAD;
+a full or read-only disk and an unreachable remote are environment faults, exit 6).
+
+`Git` works in one repository (release, bot); `run_git`/`run_git_bytes` are the bare runs the
+builder (source files, the RC tag at HEAD) and the matrix loader (`REV:PATH`) make.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from relforge.envfaults import HINTS
@@ -25,11 +30,25 @@ class GitError(RelforgeError):
     label = "git error"
 
 
+class GitMissing(ConfigError):
+    """No `git` executable on PATH (exit 2)."""
+
+
 @dataclass(frozen=True)
 class GitResult:
     args: tuple[str, ...]
     code: int
     out: str
+    err: str
+
+
+@dataclass(frozen=True)
+class GitBytes:
+    """A git run whose output is bytes (blobs, `-z` path lists), as git wrote them."""
+
+    args: tuple[str, ...]
+    code: int
+    out: bytes
     err: str
 
 
@@ -83,7 +102,7 @@ class Git:
         path = Path(repo)
         if not path.is_dir():
             raise ConfigError(f"{path} is not a directory", key="--repo")
-        probe = _run(["git", "-C", str(path), "rev-parse", "--show-toplevel"])
+        probe = run_git("-C", str(path), "rev-parse", "--show-toplevel")
         if probe.code != 0:
             raise ConfigError(
                 f"{path} is not inside a git repository",
@@ -96,7 +115,7 @@ class Git:
         self, *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None
     ) -> GitResult:
         """Run git; return the result whatever the exit code."""
-        return _run(["git", "-C", str(self.root), *args], env=env, stdin=stdin)
+        return run_git("-C", str(self.root), *args, env=env, stdin=stdin)
 
     def run(
         self, *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None
@@ -275,7 +294,7 @@ def classify(done: GitResult) -> RelforgeError:
     err = done.err.strip() or done.out.strip()
     command = "git " + " ".join(a for a in done.args[3:])  # without `git -C DIR`
     last = err.splitlines()[-1] if err else f"exit code {done.code}"
-    fault = _environment_fault(command, err + "\n" + done.out)
+    fault = environment_fault(command, err + "\n" + done.out)
     if fault is not None:
         return fault
     if any(word in err for word in _AUTH):
@@ -305,7 +324,7 @@ def classify(done: GitResult) -> RelforgeError:
     return GitError(f"`{command}` failed: {last}")
 
 
-def _environment_fault(command: str, text: str) -> EnvironmentFault | None:
+def environment_fault(command: str, text: str) -> EnvironmentFault | None:
     """A git run that failed because a disk is read-only or full (here, or on the remote: its
     unpacker could not store what we pushed) is an environment fault (exit 6), not a bug."""
     lines = [
@@ -336,9 +355,50 @@ def _environment_fault(command: str, text: str) -> EnvironmentFault | None:
     return None
 
 
-def _run(
-    argv: list[str], *, env: Mapping[str, str] | None = None, stdin: str | None = None
+def run_git(
+    *args: str,
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
 ) -> GitResult:
+    """Run `git ARGS` (text output); the result whatever the exit code.  GitMissing when git is
+    not installed."""
+    done = _spawn(["git", *args], cwd=cwd, env=env, stdin=stdin, text=True)
+    return GitResult(tuple(done.args), done.returncode, done.stdout, done.stderr)
+
+
+def run_git_bytes(*args: str, cwd: Path | str | None = None) -> GitBytes:
+    """Run `git ARGS` and keep its output as bytes (a blob, a `-z` list of paths)."""
+    done = _spawn(["git", *args], cwd=cwd, env=None, stdin=None, text=False)
+    err = done.stderr.decode("utf-8", "replace")
+    return GitBytes(tuple(done.args), done.returncode, done.stdout, err)
+
+
+def fault_of(done: GitResult | GitBytes) -> EnvironmentFault | None:
+    """The environment fault (disk, permission, network) a failed run reports, if any.
+
+    git echoes paths and revisions back ("path 'd/x': No space left on device' does not exist
+    in 'HEAD'"): a fault is only one the message names outside the arguments we gave."""
+    command = "git " + " ".join(done.args[1:])
+    text = done.err + "\n" + (done.out if isinstance(done.out, str) else "")
+    echoed = text
+    given = {part for arg in done.args[1:] for part in (arg, arg.partition(":")[2])}  # REV:PATH
+    for part in sorted(given, key=len, reverse=True):
+        if len(part) > 2:
+            echoed = echoed.replace(part, "\N{HORIZONTAL ELLIPSIS}")
+    if environment_fault(command, echoed) is None:
+        return None
+    return environment_fault(command, text)
+
+
+def _spawn(
+    argv: list[str],
+    *,
+    cwd: Path | str | None,
+    env: Mapping[str, str] | None,
+    stdin: str | None,
+    text: bool,
+) -> subprocess.CompletedProcess[Any]:
     full_env = {
         **os.environ,
         "LC_ALL": "C",
@@ -349,9 +409,16 @@ def _run(
         **(env or {}),
     }
     try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, env=full_env, input=stdin, check=False
+        return subprocess.run(
+            argv,
+            capture_output=True,
+            text=text,
+            env=full_env,
+            input=stdin,
+            cwd=cwd,
+            check=False,
         )
-    except FileNotFoundError:
-        raise ConfigError("git is not installed (no `git` on PATH)") from None
-    return GitResult(tuple(argv), done.returncode, done.stdout, done.stderr)
+    except FileNotFoundError as exc:
+        if exc.filename != argv[0]:  # the working directory is what is missing
+            raise
+        raise GitMissing("git is not installed (no `git` on PATH)") from None
