@@ -1,6 +1,6 @@
 """Release tag names: `vX.Y.Z` (a release) and `vX.Y.Z-rcN` (a release candidate), read by
 `packaging`, so `v2.9.0-rc1` and `v2.9.0rc1` are the same RC.  The builder (the RC a test build
-stamps) and the release commands (cut, tag, status) read tags here and nowhere else."""
+stamps) and the release commands (cut, tag, status) write and read tags here and nowhere else."""
 
 from __future__ import annotations
 
@@ -30,6 +30,16 @@ class Tag:
     @property
     def is_final(self) -> bool:
         return self.version.pre is None
+
+
+def rc_tag(version: Version, number: int) -> str:
+    """The RC tag relforge writes: `v2.9.0-rc3`."""
+    return f"v{version}-rc{number}"
+
+
+def final_tag(version: Version) -> str:
+    """The release tag relforge writes: `v2.9.0`."""
+    return f"v{version}"
 
 
 def parse_tag(name: str, commit: str) -> Tag | None:

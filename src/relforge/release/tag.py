@@ -15,13 +15,11 @@ from relforge.release.plan import NewTag, Plan, PlanBuilder, SetRef, assert_neve
 from relforge.release.remote import RemoteState
 from relforge.release.versions import (
     final_of,
-    final_tag,
     line_of,
-    rc_tag,
     rcs_of,
     read_version,
 )
-from relforge.versiontags import Tag
+from relforge.versiontags import Tag, final_tag, rc_tag
 
 TagKind = Literal["rc", "final"]
 

@@ -1,7 +1,7 @@
 """Release lines (X.Y), release versions (X.Y.Z), their branches and tags.
 
-Every version is read by `packaging`; tag names are read by `relforge.versiontags`.  relforge
-writes `vX.Y.Z-rcN` and `vX.Y.Z`.
+Every version is read by `packaging`; tag names are written and read by `relforge.versiontags`
+(`vX.Y.Z-rcN`, `vX.Y.Z`).
 """
 
 from __future__ import annotations
@@ -73,14 +73,6 @@ def parse_release(text: str, flag: str = "X.Y.Z") -> Version:
 
 def line_of(version: Version) -> Line:
     return Line(version.major, version.minor)
-
-
-def rc_tag(version: Version, number: int) -> str:
-    return f"v{version}-rc{number}"
-
-
-def final_tag(version: Version) -> str:
-    return f"v{version}"
 
 
 def release_tags(refs: Mapping[str, str], line: Line | None = None) -> list[Tag]:
