@@ -1,5 +1,6 @@
 """The wheel format (binary distribution format spec) as every stage reads it: the one
-`.dist-info` directory, its METADATA and WHEEL files as UTF-8 headers, and `WheelError`.
+`.dist-info` directory, its METADATA and WHEEL files as UTF-8 headers, RECORD's rows, wheel file
+names, and `WheelError`.
 
 The builder (Requires-Dist edits), validation (`validate.wheel.WheelArchive`, which reads members
 in place) and publishing (PEP 658 sidecars, the local-version strip) all use these; RECORD's hash
@@ -8,6 +9,8 @@ form is `relforge.record`.
 
 from __future__ import annotations
 
+import csv
+import io
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -83,6 +86,40 @@ def parse_headers(data: bytes, name: str) -> tuple[Message, tuple[str, ...]]:
         text = data.decode("utf-8", "replace")
         problems = (f"{name} is not UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})",)
     return Parser().parsestr(text), problems  # compat32: header values stay str
+
+
+@dataclass(frozen=True)
+class RecordRow:
+    """One line of RECORD: a path, its hash (`sha256`, urlsafe base64) and size, as written."""
+
+    path: str
+    algorithm: str
+    digest: str
+    size: int | None  # None: empty or not a number
+
+
+def record_rows(text: str, name: str) -> list[list[str]]:
+    """RECORD's CSV rows, as the csv module reads them (empty lines kept as empty rows);
+    WheelError when it is not CSV (a field over csv's size limit, an unclosed quote)."""
+    try:
+        return list(csv.reader(io.StringIO(text)))
+    except csv.Error as exc:
+        raise WheelError(f"{name} is not CSV ({exc})") from None
+
+
+def parse_record(text: str, name: str) -> list[RecordRow]:
+    """RECORD's rows split into path, hash algorithm, digest and size (short rows padded)."""
+    if "\x00" in text:
+        raise WheelError(f"{name} holds a NUL byte")
+    rows = []
+    for fields in record_rows(text, name):
+        if not fields:
+            continue
+        path, hashed, size = ([*fields, "", ""])[:3]
+        algorithm, _, digest = hashed.partition("=")
+        number = int(size) if size.isascii() and size.isdigit() else None
+        rows.append(RecordRow(path, algorithm, digest, number))
+    return rows
 
 
 def read_info_file(zf: zipfile.ZipFile, wheel: str, file: str) -> tuple[str, bytes]:

@@ -4,6 +4,7 @@ WheelError that every stage (builder, validation, publishing) reports the same w
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,14 +14,18 @@ from relforge.errors import ConfigError
 from relforge.promote.wheels import strip_local
 from relforge.validate.wheel import WheelArchive
 from relforge.wheelformat import (
+    RecordRow,
     WheelError,
     WheelName,
     core_metadata,
     dist_info_dir,
     metadata_headers,
     parse_headers,
+    parse_record,
+    record_rows,
     requires_python,
 )
+from tests.conftest import Result
 
 METADATA = b"Metadata-Version: 2.1\nName: x\nVersion: 1.0+cpu\nRequires-Python: >=3.10\n\nbody\n"
 
@@ -140,3 +145,47 @@ def test_wheel_name_keeps_the_text_as_written() -> None:
     with pytest.raises(WheelError, match="not a wheel file name") as caught:
         WheelName.parse("torch.tar.gz")
     assert caught.value.exit_code == 2
+
+
+def test_record_rows_as_written() -> None:
+    text = "x/__init__.py,sha256=abc,0\n\nx-1.0.dist-info/RECORD,,\nshort\n"
+    assert parse_record(text, "RECORD") == [
+        RecordRow("x/__init__.py", "sha256", "abc", 0),
+        RecordRow("x-1.0.dist-info/RECORD", "", "", None),
+        RecordRow("short", "", "", None),
+    ]
+    with pytest.raises(WheelError, match="RECORD holds a NUL byte"):
+        parse_record("a,b\x00,1\n", "RECORD")
+
+
+def oversized_record(tmp_path: Path) -> Path:
+    """A RECORD whose hash field is over the csv module's field limit (128 KiB)."""
+    return wheel(
+        tmp_path,
+        {
+            "x/__init__.py": b"",
+            "x-1.0+cpu.dist-info/METADATA": METADATA,
+            "x-1.0+cpu.dist-info/WHEEL": b"Wheel-Version: 1.0\nTag: py3-none-any\n",
+            "x-1.0+cpu.dist-info/RECORD": b"x/__init__.py,sha256=" + b"A" * 200_000 + b",0\n",
+        },
+    )
+
+
+def test_a_record_csv_cannot_read_is_a_finding_not_a_crash(
+    tmp_path: Path, run: Callable[..., Result]
+) -> None:
+    """Every reader of RECORD (validation, PyPI staging, the builder's edit) reports it; before
+    one module read RECORD, `wheel inspect` exited 1 ("internal error") on this wheel."""
+    path = oversized_record(tmp_path)
+    with pytest.raises(WheelError, match=r"RECORD is not CSV \(field larger than field limit"):
+        record_rows("x/__init__.py,sha256=" + "A" * 200_000 + ",0\n", "RECORD")
+    inspected = run("wheel", "inspect", str(path))
+    assert inspected.code == 4 and "RECORD is not CSV" in inspected.err, inspected.err
+    assert "internal error" not in inspected.err and "Traceback" not in inspected.err
+    stripped = run("wheel", "strip-local", str(path), "--out", str(tmp_path / "out"))
+    assert stripped.code == 2 and "RECORD is not CSV" in stripped.err, stripped.err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    before = path.read_bytes()
+    with pytest.raises(WheelError, match="RECORD is not CSV"):
+        add_requires_dist(path, ["numpy"])
+    assert path.read_bytes() == before

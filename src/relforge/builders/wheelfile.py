@@ -22,6 +22,7 @@ from relforge.wheelformat import (
     metadata_headers,
     parse_headers,
     read_info_file,
+    record_rows,
 )
 
 
@@ -58,7 +59,7 @@ def _with_headers(metadata: str, lines: list[str]) -> str:
 
 def _rewrite(wheel: Path, zf: zipfile.ZipFile, info_dir: str, changed: dict[str, bytes]) -> None:
     record_name = f"{info_dir}/RECORD"
-    rows = list(csv.reader(io.StringIO(zf.read(record_name).decode("utf-8"))))
+    rows = record_rows(zf.read(record_name).decode("utf-8"), f"{wheel.name}: {record_name}")
     for row in rows:
         if row and row[0] in changed:
             data = changed[row[0]]

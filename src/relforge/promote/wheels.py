@@ -19,7 +19,7 @@ from relforge.errors import ConfigError, RefusedError
 from relforge.manifest import sha256_file
 from relforge.promote.zipcopy import rewrite_zip
 from relforge.record import record_hash
-from relforge.wheelformat import METADATA, RECORD, WheelName, dist_info_dir
+from relforge.wheelformat import METADATA, RECORD, WheelName, dist_info_dir, record_rows
 
 
 def _headers(text: str) -> tuple[list[str], str]:
@@ -154,7 +154,7 @@ def _new_record(
 ) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    for row in csv.reader(io.StringIO(record)):
+    for row in record_rows(record, record_name):
         if not row:
             continue
         path = row[0]

@@ -7,10 +7,8 @@ large ones through `relforge.validate.inflate.DeflateSource` so ELF checks read 
 from __future__ import annotations
 
 import contextlib
-import csv
 import functools
 import hashlib
-import io
 import mmap
 import re
 import stat
@@ -39,7 +37,16 @@ from relforge.validate.inflate import (
     MemberError,
     bounded,
 )
-from relforge.wheelformat import METADATA, RECORD, WHEEL, WheelError, dist_info_dir, parse_headers
+from relforge.wheelformat import (
+    METADATA,
+    RECORD,
+    WHEEL,
+    RecordRow,
+    WheelError,
+    dist_info_dir,
+    parse_headers,
+    parse_record,
+)
 
 # Members with these endings are never ELF files; everything else is sniffed for the magic.
 NOT_ELF = (
@@ -82,14 +89,6 @@ class Member:
         if kind in (0, stat.S_IFREG):
             return None
         return _FILE_TYPES.get(kind, f"file type {kind:#o}")
-
-
-@dataclass(frozen=True)
-class RecordRow:
-    path: str
-    algorithm: str
-    digest: str
-    size: int | None
 
 
 class WheelArchive:
@@ -229,24 +228,10 @@ class WheelArchive:
         return parse_headers(self.read(name), name)
 
     def record(self) -> list[RecordRow]:
-        text = self.read(f"{self.dist_info}/{RECORD}").decode("utf-8", "replace")
-        rows = []
-        if "\x00" in text:
-            raise WheelError(f"{self.path.name}: {self.dist_info}/RECORD holds a NUL byte")
-        for fields in csv.reader(io.StringIO(text)):
-            if not fields:
-                continue
-            path, hashed, size = ([*fields, "", ""])[:3]
-            algorithm, _, digest = hashed.partition("=")
-            rows.append(
-                RecordRow(
-                    path,
-                    algorithm,
-                    digest,
-                    int(size) if size.isascii() and size.isdigit() else None,
-                )
-            )
-        return rows
+        """RECORD's rows (undecodable bytes replaced); WheelError when it cannot be read."""
+        name = f"{self.dist_info}/{RECORD}"
+        text = self.read(name).decode("utf-8", "replace")
+        return parse_record(text, f"{self.path.name}: {name}")
 
     def special_members(self) -> list[tuple[str, str, str]]:
         """(path, file type, symlink target) of members that are not regular files."""
