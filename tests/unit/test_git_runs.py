@@ -11,7 +11,8 @@ import pytest
 from relforge.builders.source import scan_source
 from relforge.builders.version import find_rc_tag
 from relforge.errors import ConfigError, EnvironmentFault
-from relforge.git import GitBytes, GitMissing, GitResult, fault_of, run_git, run_git_bytes
+from relforge.git import GitMissing, run_git, run_git_bytes
+from relforge.gitfaults import GitBytes, GitResult, fault_of
 from relforge.matrix.load import read_text
 
 

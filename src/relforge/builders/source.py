@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from relforge.errors import UsageError
-from relforge.git import GitMissing, fault_of, run_git_bytes
+from relforge.git import GitMissing, run_git_bytes
+from relforge.gitfaults import fault_of
 from relforge.manifest import sha256_file
 
 # Never part of a build's input: VCS data, caches, and what builds and relforge write.

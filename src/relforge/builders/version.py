@@ -17,7 +17,8 @@ from packaging.version import InvalidVersion, Version
 from typing_extensions import assert_never
 
 from relforge.errors import ConfigError, RefusedError, Span, UsageError
-from relforge.git import GitMissing, fault_of, run_git
+from relforge.git import GitMissing, run_git
+from relforge.gitfaults import fault_of
 from relforge.matrix.expand import channel_version, nightly_date
 from relforge.matrix.schema import Matrix, Release
 from relforge.versiontags import rc_version

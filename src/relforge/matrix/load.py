@@ -8,7 +8,8 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from relforge.errors import ConfigError, Span
-from relforge.git import GitMissing, fault_of, run_git_bytes
+from relforge.git import GitMissing, run_git_bytes
+from relforge.gitfaults import fault_of
 from relforge.matrix.axes import check_file_names, needs_name_check
 from relforge.matrix.consistency import check_matrix
 from relforge.matrix.convert import convert
