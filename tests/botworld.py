@@ -12,7 +12,7 @@ from typing import Any
 from relforge.bot.flow import FlowSettings
 from relforge.bot.handler import BotSettings, CommentEvent, Outcome, dispatch, handle_comment
 from relforge.forges.github import GitHubClient
-from relforge.release.git import Git
+from relforge.git import Git
 from tests.fakegithub import FakeGitHub
 from tests.gitrepos import Repos, git, make_repos
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from relforge.release.git import token_env
+from relforge.git import token_env
 from tests.botworld import FIXES, REPO, World, comment_event, make_world, pull_event
 from tests.conftest import EXAMPLE, Result
 from tests.fakegithub import FakeGitHub

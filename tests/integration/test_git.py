@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from relforge.errors import ConfigError, RefusedError
-from relforge.release.git import Git
+from relforge.git import Git
 from tests.gitrepos import git, make_repos
 
 
@@ -51,7 +51,7 @@ def test_rejected_push_is_refused(tmp_path: Path) -> None:
 
 
 def test_an_object_id_holding_403_is_not_an_authentication_failure(tmp_path: Path) -> None:
-    from relforge.release.git import GitError, GitResult, classify
+    from relforge.gitfaults import GitError, GitResult, classify
 
     repos = make_repos(tmp_path)
     sha = "7c403d321b4a11ffe4e6a11fd876f52db3cf5d40"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from relforge.release.git import Git
+from relforge.git import Git
 from relforge.release.picks import PickIndex, commits
 from tests.gitrepos import git, make_repos
 

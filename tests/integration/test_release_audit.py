@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from relforge.git import Git
 from relforge.release.apply import apply_plan
 from relforge.release.cut import CutOptions, plan_cut
-from relforge.release.git import Git
 from relforge.release.versions import Line
 from tests.conftest import Result
 from tests.fakegithub import FakeGitHub

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from relforge.errors import RefusedError
+from relforge.git import Git
 from relforge.matrix.load import load_matrix
 from relforge.release.apply import apply_plan
 from relforge.release.cut import CutOptions, plan_cut
-from relforge.release.git import Git
 from relforge.release.versions import Line
 from relforge.workflows.render import RenderRequest, render_workflows
 from tests.conftest import Result

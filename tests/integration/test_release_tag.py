@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from relforge.git import Git
 from relforge.release.apply import apply_plan
 from relforge.release.cut import CutOptions, plan_cut
-from relforge.release.git import Git
 from relforge.release.versions import Line
 from tests.conftest import Result
 from tests.gitrepos import Repos, git

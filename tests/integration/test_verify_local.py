@@ -17,7 +17,7 @@ import pytest
 
 from relforge.manifest import load_manifest
 from relforge.promote.store import sha256_bytes
-from relforge.promote.wheels import core_metadata
+from relforge.wheelformat import core_metadata
 from tests.conftest import Result
 from tests.integration.verify_kit import LocalRaw, flip
 from tests.promote_kit import matrix_text, release_wheels, write_manifest

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from relforge.builders.version import find_rc_tag, rc_base, stamp_version, version_base
+from relforge.builders.version import (
+    BuildChannel,
+    find_rc_tag,
+    rc_base,
+    stamp_version,
+    version_base,
+)
 from relforge.errors import ConfigError, RefusedError, UsageError
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import Matrix
@@ -109,9 +115,9 @@ def test_an_rc_tag_that_disagrees_with_version_txt_is_refused(matrix: Matrix, re
     with pytest.raises(RefusedError):
         version_base("test", matrix=matrix, release=release, source=repo)
     (repo / "version.txt").write_text("1.0.3\n")  # after `release patch 1.0.3`
-    with pytest.raises(ConfigError, match=r"release 1\.0 of the matrix is 1\.0\.0") as caught:
+    with pytest.raises(ConfigError, match=r"release 1\.0 of the matrix is 1\.0\.0") as mismatch:
         version_base("test", matrix=matrix, release=release, source=repo)
-    assert caught.value.key == "releases.1.0.version"  # validation would expect 1.0.0
+    assert mismatch.value.key == "releases.1.0.version"  # validation would expect 1.0.0
     patch = dataclasses.replace(release, version=Version("1.0.3"))
     base = version_base("test", matrix=matrix, release=patch, source=repo)
     assert (str(base.version), base.origin) == ("1.0.3", "tag v1.0.3-rc1")
@@ -130,10 +136,11 @@ def test_a_nightly_of_another_version_than_the_release_is_refused(
 
 
 def test_tag_is_only_for_the_test_channel(matrix: Matrix, repo: Path) -> None:
-    for channel in ("nightly", "dev"):
+    channels: tuple[BuildChannel, ...] = ("nightly", "dev")
+    for channel in channels:
         with pytest.raises(UsageError, match="--tag"):
             version_base(
-                channel,  # type: ignore[arg-type]
+                channel,
                 matrix=matrix,
                 release=matrix.release("1.0"),
                 source=repo,
@@ -141,10 +148,34 @@ def test_tag_is_only_for_the_test_channel(matrix: Matrix, repo: Path) -> None:
             )
 
 
-@pytest.mark.parametrize("tag", ["1.0.0-rc1", "v1.0.0", "v1.0.0-rc1.dev3", "v1.0.0a1", "vfoo"])
+@pytest.mark.parametrize(
+    "tag",
+    [
+        "1.0.0-rc1",
+        "v1.0.0",
+        "v1.0.0-rc1.dev3",
+        "v1.0.0a1",
+        "vfoo",
+        # what `relforge release` would not take as an RC tag either (one parser for both)
+        "v1.0-rc1",
+        "v1!1.0.0-rc1",
+        "v1.0.0-rc1.post1",
+        "v1.0.0-rc1+cpu",
+    ],
+)
 def test_rc_base_rejects_non_rc_tags(tag: str) -> None:
     with pytest.raises(UsageError, match="is not an RC tag"):
         rc_base(tag, "1.0")
+
+
+def test_find_rc_tag_skips_what_is_not_an_rc_tag(repo: Path) -> None:
+    """The highest *RC tag* at HEAD, read as `relforge release tag` reads tags: a higher
+    spelling that is no RC tag must not shadow the real one (and then fail the build)."""
+    for tag in ("v1.0.0-rc2", "v1.0.0rc9.post1", "v1.0-rc9", "v1.0.0", "v1.0.0rc10.dev1"):
+        git(repo, "tag", tag)
+    assert find_rc_tag(repo) == "v1.0.0-rc2"
+    git(repo, "tag", "v1.0.0rc10")  # the other spelling of an RC counts, and 10 > 2
+    assert find_rc_tag(repo) == "v1.0.0rc10"
 
 
 def test_find_rc_tag_outside_git(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from relforge.release.git import GitResult, classify
+from relforge.gitfaults import GitResult, classify
 
 ARGS = ("git", "-C", "/repo")
 

@@ -13,11 +13,11 @@ from relforge.release.versions import (
     final_of,
     parse_line,
     parse_release,
-    parse_tag,
     rcs_of,
     release_tags,
     with_release,
 )
+from relforge.versiontags import final_tag, parse_tag, rc_tag, rc_version
 
 
 def test_lines_and_releases() -> None:
@@ -51,6 +51,14 @@ def test_tags_are_read_with_packaging() -> None:
     final = final_of(tags, Version("2.9.0"))
     assert final is not None and final.commit == "c"
     assert parse_tag("v2.9.0.post1", "x") is None and parse_tag("2.9.0", "x") is None
+    assert rc_version("v2.9.0-rc3") == rc_version("v2.9.0rc3") == Version("2.9.0rc3")
+    # what relforge writes, it reads back as what it meant
+    written = parse_tag(rc_tag(Version("2.9.1"), 4), "c")
+    assert written is not None and (written.base, written.rc) == (Version("2.9.1"), 4)
+    final = parse_tag(final_tag(Version("2.9.1")), "c")
+    assert final is not None and final.is_final and rc_version(final.name) is None
+    for not_rc in ("v2.9.0", "v2.9.0a1", "v2.9-rc1", "2.9.0-rc1", "v2.9.0-rc1+cpu", "vnext"):
+        assert rc_version(not_rc) is None, not_rc
 
 
 def test_with_release_keeps_the_style() -> None:

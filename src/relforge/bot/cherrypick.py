@@ -13,7 +13,8 @@ from pathlib import Path
 
 from relforge.bot.grammar import ReleaseBranch
 from relforge.bot.source import PickSource
-from relforge.release.git import Git, GitError, classify
+from relforge.git import Git
+from relforge.gitfaults import GitError, classify
 from relforge.release.picks import Commit, commits
 
 BOT_NAME = "relforge-bot"

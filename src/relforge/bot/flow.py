@@ -42,7 +42,8 @@ from relforge.forges.github import (
     Milestone,
     PullRequest,
 )
-from relforge.release.git import Git, GitError
+from relforge.git import Git
+from relforge.gitfaults import GitError
 from relforge.release.picks import PickIndex
 
 LISTED_FILES = 50  # conflicted files named in a pull request body or a reply

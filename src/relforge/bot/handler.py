@@ -32,7 +32,7 @@ from relforge.bot.grammar import (
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import RelforgeError, UsageError
 from relforge.forges.github import GitHubClient, GitHubError
-from relforge.release.git import Git
+from relforge.git import Git
 
 __all__ = ["BotSettings", "CommentEvent", "Outcome", "Status", "dispatch", "handle_comment"]
 

@@ -19,7 +19,7 @@ from relforge.bot.handler import BotSettings, Outcome, Responder, Status, cherry
 from relforge.bot.reverts import REVERT_LINE, NotFromTrunk, plan_reverts
 from relforge.errors import NothingToDoError, RefusedError, RelforgeError
 from relforge.forges.github import GitHubClient, GitHubError
-from relforge.release.git import Git
+from relforge.git import Git
 
 
 def handle_pull(event: PullEvent, *, git: Git, gh: GitHubClient, settings: BotSettings) -> Outcome:

@@ -16,7 +16,7 @@ from relforge.bot.source import pick_source
 from relforge.bot.tracker import pick_milestone, pick_tracker
 from relforge.errors import NothingToDoError, RefusedError, UsageError
 from relforge.forges.github import GitHubClient, Milestone
-from relforge.release.git import Git
+from relforge.git import Git
 from relforge.release.picks import Commit, PickIndex, commits
 
 REVERT_LINE = "This reverts commit "  # what `git revert` (and GitHub's Revert button) writes

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 
 from relforge.errors import RefusedError
 from relforge.forges.github import PULL_COMMITS_LIMIT, GitHubClient, PullCommit, PullRequest
-from relforge.release.git import Git
+from relforge.git import Git
 
 
 class MergeMethod(enum.Enum):

@@ -23,9 +23,10 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
-from relforge.builders.wheelfile import WheelError, add_requires_dist
+from relforge.builders.wheelfile import add_requires_dist
 from relforge.matrix.cell import Cell
 from relforge.matrix.values import requirement_name
+from relforge.wheelformat import WheelError
 
 _CUDA_SUFFIXES = ("-cu11", "-cu12", "-cu13")
 

@@ -12,12 +12,13 @@ import hashlib
 import os
 import shutil
 import stat
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from relforge.errors import UsageError
+from relforge.git import GitMissing, run_git_bytes
+from relforge.gitfaults import fault_of
 from relforge.manifest import sha256_file
 
 # Never part of a build's input: VCS data, caches, and what builds and relforge write.
@@ -101,26 +102,19 @@ def _listed(root: Path) -> Iterator[str]:
 
 
 def _git_files(root: Path) -> list[str] | None:
+    """Tracked and untracked-but-not-ignored files, or None outside a repository (or git)."""
     try:
-        done = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(root),
-                "ls-files",
-                "-z",
-                "--cached",
-                "--others",
-                "--exclude-standard",
-            ],
-            capture_output=True,
-            check=False,
+        done = run_git_bytes(
+            "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"
         )
-    except OSError:
+    except (GitMissing, OSError):
         return None
-    if done.returncode != 0:
+    if done.code != 0:
+        fault = fault_of(done)  # a repository git cannot read is no reason to walk past it
+        if fault is not None:
+            raise fault
         return None
-    return [p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+    return [p for p in done.out.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
 def _walk(root: Path, top: Path) -> Iterator[str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import subprocess
 from pathlib import Path
 from typing import Literal
 
@@ -18,8 +17,11 @@ from packaging.version import InvalidVersion, Version
 from typing_extensions import assert_never
 
 from relforge.errors import ConfigError, RefusedError, Span, UsageError
+from relforge.git import GitMissing, run_git
+from relforge.gitfaults import fault_of
 from relforge.matrix.expand import channel_version, nightly_date
 from relforge.matrix.schema import Matrix, Release
+from relforge.versiontags import rc_version
 
 BuildChannel = Literal["nightly", "test", "dev", "release"]
 BUILD_CHANNELS: tuple[BuildChannel, ...] = ("nightly", "test", "dev", "release")
@@ -123,46 +125,26 @@ def stamp_version(
 
 def rc_base(tag: str, release: str) -> Version:
     """`v2.9.0-rc3` → 2.9.0, checked to be an RC of release `2.9`."""
-    problem = None
-    try:
-        version = Version(tag.removeprefix("v")) if tag.startswith("v") else None
-    except InvalidVersion:
-        version = None
-    if (
-        version is None
-        or version.pre is None
-        or version.pre[0] != "rc"
-        or (version.dev, version.post, version.local) != (None, None, None)
-    ):
-        problem = "is not an RC tag like v2.9.0-rc3"
-    elif version.release[:2] != Version(release).release[:2]:
-        problem = f"is not a tag of release {release}"
-    if problem or version is None:
-        raise UsageError(f"{tag!r} {problem}", key="--tag")
+    version = rc_version(tag)
+    if version is None:
+        raise UsageError(f"{tag!r} is not an RC tag like v2.9.0-rc3", key="--tag")
+    if version.release[:2] != Version(release).release[:2]:
+        raise UsageError(f"{tag!r} is not a tag of release {release}", key="--tag")
     return Version(version.base_version)
 
 
 def find_rc_tag(source: Path) -> str | None:
     """The highest RC tag pointing at HEAD of the git repository holding `source`."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(source), "tag", "--points-at", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except OSError:
+        done = run_git("-C", str(source), "tag", "--points-at", "HEAD")
+    except (GitMissing, OSError):
         return None
-    if done.returncode != 0:
+    if done.code != 0:
+        fault = fault_of(done)  # a disk or permission fault is no "HEAD carries no tag"
+        if fault is not None:
+            raise fault
         return None
-    candidates: list[tuple[Version, str]] = []
-    for tag in done.stdout.split():
-        try:
-            version = Version(tag.removeprefix("v"))
-        except InvalidVersion:
-            continue
-        if tag.startswith("v") and version.pre is not None and version.pre[0] == "rc":
-            candidates.append((version, tag))
+    candidates = [(v, tag) for tag in done.out.split() if (v := rc_version(tag)) is not None]
     return max(candidates)[1] if candidates else None
 
 

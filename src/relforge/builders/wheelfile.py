@@ -1,4 +1,4 @@
-"""Small edits of a built wheel: read its METADATA, add Requires-Dist lines (RECORD updated).
+"""Small edits of a built wheel: add Requires-Dist lines to its METADATA (RECORD updated).
 
 A wheel is rewritten entry by entry into a temporary file that replaces it, so a failure never
 leaves half a wheel behind.
@@ -7,7 +7,6 @@ leaves half a wheel behind.
 from __future__ import annotations
 
 import csv
-import email.parser
 import io
 import zipfile
 from collections.abc import Sequence
@@ -17,45 +16,36 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from relforge.atomic import replacing
 from relforge.record import record_hash
-
-
-class WheelError(Exception):
-    """A wheel that cannot be read or edited as the wheel spec describes."""
-
-
-def dist_info_dir(zf: zipfile.ZipFile) -> str:
-    tops = {n.split("/", 1)[0] for n in zf.namelist() if n.split("/", 1)[0].endswith(".dist-info")}
-    if len(tops) != 1:
-        raise WheelError(f"expected one .dist-info folder, found {sorted(tops) or 'none'}")
-    return tops.pop()
-
-
-def read_metadata(wheel: Path) -> email.message.Message:
-    with zipfile.ZipFile(wheel) as zf:
-        text = zf.read(f"{dist_info_dir(zf)}/METADATA").decode("utf-8")
-    return email.parser.HeaderParser().parsestr(text)
+from relforge.wheelformat import (
+    METADATA,
+    WheelError,
+    metadata_headers,
+    parse_headers,
+    read_info_file,
+    record_rows,
+)
 
 
 def requires_dist(wheel: Path) -> list[str]:
-    return read_metadata(wheel).get_all("Requires-Dist") or []
+    """The Requires-Dist lines of the wheel's METADATA."""
+    return metadata_headers(wheel).get_all("Requires-Dist") or []
 
 
 def add_requires_dist(wheel: Path, requirements: Sequence[str]) -> list[str]:
     """Declare `requirements` in the wheel's METADATA; returns those that were not there yet."""
     try:
         with zipfile.ZipFile(wheel) as zf:
-            info_dir = dist_info_dir(zf)
-            metadata = zf.read(f"{info_dir}/METADATA").decode("utf-8")
-            have = {
-                str(Requirement(r))
-                for r in email.parser.HeaderParser().parsestr(metadata).get_all("Requires-Dist")
-                or []
-            }
+            info_dir, data = read_info_file(zf, wheel.name, METADATA)
+            headers, problems = parse_headers(data, f"{info_dir}/{METADATA}")
+            if problems:  # rewriting it would change bytes nobody declared
+                raise WheelError(f"{wheel.name}: {problems[0]}")
+            metadata = data.decode("utf-8")
+            have = {str(Requirement(r)) for r in headers.get_all("Requires-Dist") or []}
             added = [r for r in requirements if str(Requirement(r)) not in have]
             if not added:
                 return []
             new_metadata = _with_headers(metadata, [f"Requires-Dist: {r}" for r in added])
-            _rewrite(wheel, zf, info_dir, {f"{info_dir}/METADATA": new_metadata.encode("utf-8")})
+            _rewrite(wheel, zf, info_dir, {f"{info_dir}/{METADATA}": new_metadata.encode("utf-8")})
     except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, InvalidRequirement) as exc:
         raise WheelError(f"{wheel.name}: {exc}") from None
     return added
@@ -69,7 +59,7 @@ def _with_headers(metadata: str, lines: list[str]) -> str:
 
 def _rewrite(wheel: Path, zf: zipfile.ZipFile, info_dir: str, changed: dict[str, bytes]) -> None:
     record_name = f"{info_dir}/RECORD"
-    rows = list(csv.reader(io.StringIO(zf.read(record_name).decode("utf-8"))))
+    rows = record_rows(zf.read(record_name).decode("utf-8"), f"{wheel.name}: {record_name}")
     for row in rows:
         if row and row[0] in changed:
             data = changed[row[0]]

@@ -30,7 +30,7 @@ from relforge.bot.replies import result_reply, target_lines
 from relforge.cli.output import append_step_summary
 from relforge.errors import ConfigError, NothingToDoError, UsageError, ValidationFailed
 from relforge.forges.github import GitHubClient, repo_from_url
-from relforge.release.git import Git
+from relforge.git import Git
 
 _BOT_CHARS = frozenset(string.ascii_letters + string.digits + "-")
 

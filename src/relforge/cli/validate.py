@@ -109,7 +109,7 @@ def validate(
     from relforge.matrix.load import load_matrix
     from relforge.validate.completeness import Artifact, expected_filename
     from relforge.validate.run import Options, managed_names, validate_artifacts
-    from relforge.validate.wheel import WheelError
+    from relforge.wheelformat import WheelError
 
     sources = [s for s in (dist, manifest_path, index_url) if s is not None]
     if len(sources) != 1:

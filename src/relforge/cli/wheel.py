@@ -49,7 +49,7 @@ def inspect_command(
     """Tags, the symbol-version ceiling the ELF files need, external libraries, C++ ABI and size
     of WHEEL; exit 4 when the wheel contradicts its own tag or breaks its ABI contract."""
     from relforge.validate.inspect import inspect_wheel
-    from relforge.validate.wheel import WheelError
+    from relforge.wheelformat import WheelError
 
     for given, key in ((path, "WHEEL"), *((w, "--with") for w in with_wheels)):
         if not given.is_file():

@@ -39,7 +39,7 @@ from relforge.promote.plan import Plan, execute
 from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
 from relforge.promote.transfer import Transfer, plan_batch
 from relforge.promote.vouch import Vouchers, channel_vouchers
-from relforge.promote.wheels import core_metadata
+from relforge.wheelformat import core_metadata
 
 Echo = Callable[[str], None]
 State = Literal["create", "identical"]

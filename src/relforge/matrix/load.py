@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import subprocess
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
 from relforge.errors import ConfigError, Span
+from relforge.git import GitMissing, run_git_bytes
+from relforge.gitfaults import fault_of
 from relforge.matrix.axes import check_file_names, needs_name_check
 from relforge.matrix.consistency import check_matrix
 from relforge.matrix.convert import convert
@@ -55,27 +56,29 @@ def read_text(file: str) -> str:
 
 def _git_show(spec: str) -> str:
     rev, _, rel = spec.partition(":")
-
-    def git(*args: str, cwd: str | None = None) -> bytes:
-        return subprocess.run(["git", *args], capture_output=True, check=True, cwd=cwd).stdout
-
     try:
-        top = git("rev-parse", "--show-toplevel").decode().strip()
-        prefix = git("rev-parse", "--show-prefix").decode().strip()
-        data = git("cat-file", "blob", f"{rev}:{prefix}{rel}", cwd=top)
-    except FileNotFoundError:
+        shown = top = run_git_bytes("rev-parse", "--show-toplevel")
+        if top.code == 0:
+            shown = prefix = run_git_bytes("rev-parse", "--show-prefix")
+            if prefix.code == 0:
+                where = f"{rev}:{prefix.out.decode().strip()}{rel}"
+                shown = run_git_bytes("cat-file", "blob", where, cwd=top.out.decode().strip())
+    except GitMissing:
         raise ConfigError("git is not installed", where=Span(spec)) from None
-    except subprocess.CalledProcessError as exc:
-        detail = exc.stderr.decode(errors="replace").strip().splitlines()
+    if shown.code != 0:
+        fault = fault_of(shown)
+        if fault is not None:
+            raise fault
+        detail = shown.err.strip().splitlines()
         if detail and detail[-1].endswith("bad file"):  # the path names a tree
             raise ConfigError("is a directory at that revision", where=Span(spec)) from None
         raise ConfigError(
-            f"not a file, and git cannot show it: {detail[-1] if detail else exc}",
+            f"not a file, and git cannot show it: {detail[-1] if detail else shown.code}",
             where=Span(spec),
             hint="use PATH or REV:PATH (e.g. HEAD~1:matrix.yaml)",
-        ) from None
+        )
     try:
-        return data.decode("utf-8")
+        return shown.out.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(
             f"not UTF-8 text ({exc.reason} at byte {exc.start})", where=Span(spec)

@@ -33,7 +33,7 @@ from relforge.promote.local import LocalStore
 from relforge.promote.s3 import S3Store, _hex
 from relforge.promote.s3_faults import MISSING, code
 from relforge.promote.store import ObjectStore
-from relforge.promote.wheels import core_metadata
+from relforge.wheelformat import core_metadata
 
 _CHUNK = 1 << 20
 

@@ -45,7 +45,7 @@ from relforge.promote.pageset import (
 )
 from relforge.promote.store import ObjectInfo, ObjectStore
 from relforge.promote.vouch import Vouch, Vouchers
-from relforge.promote.wheels import requires_python
+from relforge.wheelformat import requires_python
 
 __all__ = ["SIDECAR", "apply_folder", "canonical", "list_folder", "parse_dist", "plan_folder"]
 

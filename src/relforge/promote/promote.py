@@ -29,7 +29,7 @@ from relforge.promote.signing import Trust, require_signer
 from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
 from relforge.promote.transfer import Transfer, plan_batch
 from relforge.promote.vouch import channel_vouchers
-from relforge.promote.wheels import core_metadata, requires_python
+from relforge.wheelformat import core_metadata, requires_python
 
 
 def check_digest(text: str | None) -> str | None:

@@ -27,7 +27,7 @@ from relforge.promote.signing import SIGNATURE_SUFFIX, Trust, require_signer
 from relforge.promote.store import ObjectStore, sha256_bytes
 from relforge.promote.transfer import Transfer, plan_batch
 from relforge.promote.vouch import channel_vouchers
-from relforge.promote.wheels import core_metadata, requires_python
+from relforge.wheelformat import core_metadata, requires_python
 
 METADATA_TYPE = "text/plain; charset=utf-8"
 

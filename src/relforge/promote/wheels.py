@@ -1,13 +1,11 @@
-"""Wheel facts for publishing: the core metadata (PEP 658 sidecar) and the local-version strip
-for PyPI (`2.9.0+cu128` → `2.9.0`: METADATA Version, `.dist-info`/`.data` names, RECORD, file
-name), done by copying zip members without recompressing them.
+"""Wheel rewrites for publishing: the local-version strip for PyPI (`2.9.0+cu128` → `2.9.0`:
+METADATA Version, `.dist-info`/`.data` names, RECORD, file name), done by copying zip members
+without recompressing them.
 """
 
 from __future__ import annotations
 
 import csv
-import email.parser
-import email.policy
 import io
 import os
 import tempfile
@@ -17,67 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-
 from relforge.errors import ConfigError, RefusedError
 from relforge.manifest import sha256_file
 from relforge.promote.zipcopy import rewrite_zip
 from relforge.record import record_hash
-
-
-@dataclass(frozen=True, kw_only=True)
-class WheelName:
-    """A wheel file name split into its parts, keeping the text as written."""
-
-    distribution: str
-    version: str
-    rest: str  # "[build-]python-abi-platform.whl"
-
-    @classmethod
-    def parse(cls, filename: str) -> WheelName:
-        try:
-            parse_wheel_filename(filename)
-        except InvalidWheelFilename as exc:
-            raise ConfigError(f"{filename}: not a wheel file name ({exc})") from None
-        dist, version, rest = filename.split("-", 2)
-        return cls(distribution=dist, version=version, rest=rest)
-
-    @property
-    def filename(self) -> str:
-        return f"{self.distribution}-{self.version}-{self.rest}"
-
-    @property
-    def public_version(self) -> str:
-        return self.version.partition("+")[0]
-
-
-def _dist_info(names: list[str], wheel: Path) -> str:
-    """The `.dist-info/` folder of a wheel (the one holding METADATA)."""
-    found = {n.split("/", 1)[0] for n in names if n.count("/") == 1 and n.endswith("/METADATA")}
-    found = {d for d in found if d.endswith(".dist-info")}
-    if len(found) != 1:
-        raise ConfigError(
-            f"{wheel}: expected one .dist-info folder with METADATA, "
-            f"found {sorted(found) or 'none'}"
-        )
-    return found.pop()
-
-
-def core_metadata(wheel: Path) -> bytes:
-    """The wheel's METADATA file: what PEP 658 serves as `<file>.metadata`."""
-    try:
-        with zipfile.ZipFile(wheel) as zf:
-            return zf.read(f"{_dist_info(zf.namelist(), wheel)}/METADATA")
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise ConfigError(f"{wheel}: not a readable wheel ({exc})") from None
-
-
-def requires_python(metadata: bytes) -> str | None:
-    parsed = email.parser.BytesParser(policy=email.policy.compat32).parsebytes(
-        metadata, headersonly=True
-    )
-    value = parsed.get("Requires-Python")
-    return str(value).strip() if value else None
+from relforge.wheelformat import METADATA, RECORD, WheelName, dist_info_dir, record_rows
 
 
 def _headers(text: str) -> tuple[list[str], str]:
@@ -142,9 +84,9 @@ def strip_local(wheel: Path, out_dir: Path) -> Rewritten:
     try:
         with zipfile.ZipFile(wheel) as zf:
             names = zf.namelist()
-            info_dir = _dist_info(names, wheel)
-            metadata = zf.read(f"{info_dir}/METADATA").decode("utf-8")
-            record_name = f"{info_dir}/RECORD"
+            info_dir = dist_info_dir(names, str(wheel))
+            metadata = zf.read(f"{info_dir}/{METADATA}").decode("utf-8")
+            record_name = f"{info_dir}/{RECORD}"
             record = zf.read(record_name).decode("utf-8")
     except (zipfile.BadZipFile, KeyError, OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{wheel}: not a readable wheel ({exc})") from None
@@ -212,7 +154,7 @@ def _new_record(
 ) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    for row in csv.reader(io.StringIO(record)):
+    for row in record_rows(record, record_name):
         if not row:
             continue
         path = row[0]

@@ -7,7 +7,7 @@ so a remote that moved in between is refused (exit 5) instead of overwritten.
 
 from __future__ import annotations
 
-from relforge.release.git import Git
+from relforge.git import Git
 from relforge.release.plan import NewCommit, NewTag, Plan, SetRef, assert_never
 
 

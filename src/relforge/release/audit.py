@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from relforge.release.git import Git
+from relforge.git import Git
 from relforge.release.milestone import Milestone, references
 from relforge.release.picks import Commit, PickIndex, commits
 from relforge.release.remote import RemoteState

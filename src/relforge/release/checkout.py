@@ -8,7 +8,7 @@ would be released; the commands stop and say so instead of guessing.
 from __future__ import annotations
 
 from relforge.errors import ConfigError, RefusedError
-from relforge.release.git import Git
+from relforge.git import Git
 
 
 def require_clean_checkout(git: Git) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from relforge.errors import ConfigError, RefusedError
+from relforge.git import Git
 from relforge.release.checkout import require_clean_checkout
-from relforge.release.git import Git
 from relforge.release.github_repo import project_repo
 from relforge.release.plan import FileChange, NewCommit, Plan, PlanBuilder, SetRef
 from relforge.release.release_only import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from relforge.errors import ConfigError
-from relforge.release.git import Git
+from relforge.git import Git
 
 GITHUB_HOST = "github.com"
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from packaging.version import Version
 
 from relforge.errors import ConfigError, RefusedError, UsageError
+from relforge.git import Git
 from relforge.release.checkout import require_clean_checkout, require_no_unpushed
-from relforge.release.git import Git
 from relforge.release.plan import FileChange, NewCommit, Plan, PlanBuilder, SetRef
 from relforge.release.remote import RemoteState
 from relforge.release.versions import final_of, line_of, read_version, with_release

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from relforge.release.git import Git
+from relforge.git import Git
 
 # The trailer `git cherry-pick -x` appends, and the first line of `git revert`'s message body.
 _PICKED = re.compile(r"^\(cherry picked from commit ([0-9a-f]{7,40})\)$", re.MULTILINE)

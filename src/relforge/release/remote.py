@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from relforge.errors import ConfigError
-from relforge.release.git import Git
-from relforge.release.versions import Line, Tag, release_tags
+from relforge.git import Git
+from relforge.release.versions import Line, release_tags
+from relforge.versiontags import Tag
 
 
 @dataclass(frozen=True)

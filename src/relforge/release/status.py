@@ -7,10 +7,11 @@ from typing import Any
 
 from packaging.version import Version
 
-from relforge.release.git import Git
+from relforge.git import Git
 from relforge.release.picks import Commit, commits
 from relforge.release.remote import RemoteState
-from relforge.release.versions import Line, Tag, final_of, rcs_of, read_version
+from relforge.release.versions import Line, final_of, rcs_of, read_version
+from relforge.versiontags import Tag
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,19 +9,17 @@ from typing import Literal
 from packaging.version import Version
 
 from relforge.errors import ConfigError, RefusedError
+from relforge.git import Git
 from relforge.release.checkout import require_clean_checkout, require_no_unpushed
-from relforge.release.git import Git
 from relforge.release.plan import NewTag, Plan, PlanBuilder, SetRef, assert_never
 from relforge.release.remote import RemoteState
 from relforge.release.versions import (
-    Tag,
     final_of,
-    final_tag,
     line_of,
-    rc_tag,
     rcs_of,
     read_version,
 )
+from relforge.versiontags import Tag, final_tag, rc_tag
 
 TagKind = Literal["rc", "final"]
 

@@ -1,7 +1,7 @@
 """Release lines (X.Y), release versions (X.Y.Z), their branches and tags.
 
-Every version is read by `packaging`; a tag is `v` + a version, so `v2.9.0-rc1` and `v2.9.0rc1`
-are the same release candidate.  relforge writes `vX.Y.Z-rcN` and `vX.Y.Z`.
+Every version is read by `packaging`; tag names are written and read by `relforge.versiontags`
+(`vX.Y.Z-rcN`, `vX.Y.Z`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from packaging.version import InvalidVersion, Version
 
 from relforge.errors import UsageError
+from relforge.versiontags import Tag, parse_tag
 
 
 @dataclass(frozen=True, order=True)
@@ -72,57 +73,6 @@ def parse_release(text: str, flag: str = "X.Y.Z") -> Version:
 
 def line_of(version: Version) -> Line:
     return Line(version.major, version.minor)
-
-
-def rc_tag(version: Version, number: int) -> str:
-    return f"v{version}-rc{number}"
-
-
-def final_tag(version: Version) -> str:
-    return f"v{version}"
-
-
-@dataclass(frozen=True)
-class Tag:
-    """A release tag on a remote: its name, the commit it points at and what version it is."""
-
-    name: str
-    commit: str
-    version: Version
-
-    @property
-    def base(self) -> Version:
-        return Version(self.version.base_version)
-
-    @property
-    def rc(self) -> int | None:
-        """N of an RC tag, None for a final."""
-        pre = self.version.pre
-        return pre[1] if pre is not None else None
-
-    @property
-    def is_final(self) -> bool:
-        return self.version.pre is None
-
-
-def parse_tag(name: str, commit: str) -> Tag | None:
-    """A `v…` tag that is a release (`vX.Y.Z`) or an RC (`vX.Y.Z-rcN`); None for any other tag."""
-    if not name.startswith("v"):
-        return None
-    try:
-        version = Version(name[1:])
-    except InvalidVersion:
-        return None
-    plain = (
-        len(version.release) == 3
-        and not version.epoch
-        and version.post is None
-        and version.dev is None
-        and not version.local
-    )
-    if not plain or (version.pre is not None and version.pre[0] != "rc"):
-        return None
-    return Tag(name, commit, version)
 
 
 def release_tags(refs: Mapping[str, str], line: Line | None = None) -> list[Tag]:

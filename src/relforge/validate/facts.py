@@ -19,11 +19,10 @@ from relforge.validate.elf import ElfError, ElfInfo, read_elf
 from relforge.validate.inflate import MemberError, MemberTooLarge
 from relforge.validate.wheel import (
     Member,
-    RecordRow,
     WheelArchive,
-    WheelError,
     is_shared_object_name,
 )
+from relforge.wheelformat import RecordRow, WheelError
 
 # Files a wheel may carry without a RECORD line (signatures of RECORD itself).
 UNRECORDED = ("RECORD", "RECORD.jws", "RECORD.p7s")

@@ -17,7 +17,7 @@ from pathlib import Path
 from packaging.utils import NormalizedName, canonicalize_name
 
 from relforge.validate.facts import ElfMember, WheelFacts, gather
-from relforge.validate.wheel import WheelError
+from relforge.wheelformat import WheelError
 
 
 def site_path(member: str) -> str:

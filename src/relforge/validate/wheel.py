@@ -7,10 +7,8 @@ large ones through `relforge.validate.inflate.DeflateSource` so ELF checks read 
 from __future__ import annotations
 
 import contextlib
-import csv
 import functools
 import hashlib
-import io
 import mmap
 import re
 import stat
@@ -20,7 +18,6 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from email.message import Message
-from email.parser import Parser
 from pathlib import Path
 from types import TracebackType
 
@@ -39,6 +36,16 @@ from relforge.validate.inflate import (
     DeflateSource,
     MemberError,
     bounded,
+)
+from relforge.wheelformat import (
+    METADATA,
+    RECORD,
+    WHEEL,
+    RecordRow,
+    WheelError,
+    dist_info_dir,
+    parse_headers,
+    parse_record,
 )
 
 # Members with these endings are never ELF files; everything else is sniffed for the magic.
@@ -66,10 +73,6 @@ def is_shared_object_name(name: str) -> bool:
     return _SHARED_OBJECT.fullmatch(name.rsplit("/", 1)[-1]) is not None
 
 
-class WheelError(Exception):
-    """The file is not a readable wheel (not a zip, bad name, missing .dist-info files)."""
-
-
 @dataclass(frozen=True)
 class Member:
     name: str
@@ -86,14 +89,6 @@ class Member:
         if kind in (0, stat.S_IFREG):
             return None
         return _FILE_TYPES.get(kind, f"file type {kind:#o}")
-
-
-@dataclass(frozen=True)
-class RecordRow:
-    path: str
-    algorithm: str
-    digest: str
-    size: int | None
 
 
 class WheelArchive:
@@ -220,40 +215,23 @@ class WheelArchive:
     @functools.cached_property
     def dist_info(self) -> str:
         """The one `<name>-<version>.dist-info` directory."""
-        dirs = {
-            n.split("/", 1)[0] for n in self.members if n.split("/", 1)[0].endswith(".dist-info")
-        }
-        if len(dirs) != 1:
-            found = ", ".join(sorted(dirs)) or "none"
-            raise WheelError(f"{self.path.name}: expected one .dist-info directory, found {found}")
-        return dirs.pop()
+        return dist_info_dir(self.members, self.path.name)
 
     def metadata(self) -> tuple[Message, tuple[str, ...]]:
         """METADATA's headers (str values) and what is wrong with its encoding, if anything."""
-        return _email(self.read(f"{self.dist_info}/METADATA"), f"{self.dist_info}/METADATA")
+        name = f"{self.dist_info}/{METADATA}"
+        return parse_headers(self.read(name), name)
 
     def wheel_file(self) -> tuple[Message, tuple[str, ...]]:
-        return _email(self.read(f"{self.dist_info}/WHEEL"), f"{self.dist_info}/WHEEL")
+        """WHEEL's headers and what is wrong with its encoding, if anything."""
+        name = f"{self.dist_info}/{WHEEL}"
+        return parse_headers(self.read(name), name)
 
     def record(self) -> list[RecordRow]:
-        text = self.read(f"{self.dist_info}/RECORD").decode("utf-8", "replace")
-        rows = []
-        if "\x00" in text:
-            raise WheelError(f"{self.path.name}: {self.dist_info}/RECORD holds a NUL byte")
-        for fields in csv.reader(io.StringIO(text)):
-            if not fields:
-                continue
-            path, hashed, size = ([*fields, "", ""])[:3]
-            algorithm, _, digest = hashed.partition("=")
-            rows.append(
-                RecordRow(
-                    path,
-                    algorithm,
-                    digest,
-                    int(size) if size.isascii() and size.isdigit() else None,
-                )
-            )
-        return rows
+        """RECORD's rows (undecodable bytes replaced); WheelError when it cannot be read."""
+        name = f"{self.dist_info}/{RECORD}"
+        text = self.read(name).decode("utf-8", "replace")
+        return parse_record(text, f"{self.path.name}: {name}")
 
     def special_members(self) -> list[tuple[str, str, str]]:
         """(path, file type, symlink target) of members that are not regular files."""
@@ -276,22 +254,6 @@ class WheelArchive:
             if self.head(member, 4) == b"\x7fELF":
                 found.append(member)
         return sorted(found, key=lambda m: -m.size)
-
-
-def _email(data: bytes, name: str) -> tuple[Message, tuple[str, ...]]:
-    """Parse an RFC 822 style file as UTF-8 text (core metadata's encoding).
-
-    Parsing bytes would turn every non-ASCII header into an `email.header.Header` object (a
-    `Requires-Dist: numpy; extra == 'é'` then crashed `Requirement()`); undecodable bytes are
-    replaced and reported instead.
-    """
-    try:
-        text = data.decode("utf-8")
-        problems: tuple[str, ...] = ()
-    except UnicodeDecodeError as exc:
-        text = data.decode("utf-8", "replace")
-        problems = (f"{name} is not UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})",)
-    return Parser().parsestr(text), problems  # compat32: header values stay str
 
 
 def wheel_tags(path: Path) -> tuple[NormalizedName, Version, frozenset[Tag]]:

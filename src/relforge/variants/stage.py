@@ -8,16 +8,11 @@ import zipfile
 from pathlib import Path
 
 from relforge.errors import ConfigError, RefusedError
-from relforge.promote.wheels import (
-    Rewritten,
-    WheelName,
-    _dist_info,
-    _new_record,
-    write_rewritten,
-)
+from relforge.promote.wheels import Rewritten, _new_record, write_rewritten
 from relforge.record import record_hash
 from relforge.variants.check import UNREADABLE, split_variant_name
 from relforge.variants.format import DIST_INFO_FILE, LABEL
+from relforge.wheelformat import WheelName, dist_info_dir
 
 
 def variant_name(wheel_name: str, label: str) -> str:
@@ -42,7 +37,7 @@ def stage_variant_wheel(
     try:
         with zipfile.ZipFile(wheel) as zf:
             names = zf.namelist()
-            info_dir = _dist_info(names, wheel)
+            info_dir = dist_info_dir(names, str(wheel))
             metadata = zf.read(f"{info_dir}/METADATA").decode("utf-8")
             record_name = f"{info_dir}/RECORD"
             record = zf.read(record_name).decode("utf-8")

@@ -1,79 +1,29 @@
-"""A small git wrapper: argv lists (never a shell), C locale, no prompts, and failures turned into
-errors a release engineer can act on (missing remote, auth failure, rejected push, detached HEAD).
+"""Every git run relforge makes: argv lists (never a shell), C locale, no prompts, and failures
+turned into errors a user can act on (missing remote, auth failure, rejected push, detached HEAD;
+a full or read-only disk and an unreachable remote are environment faults, exit 6).
+
+`Git` works in one repository (release, bot); `run_git`/`run_git_bytes` are the bare runs the
+builder (source files, the RC tag at HEAD) and the matrix loader (`REV:PATH`) make.  What a
+failure means is `relforge.gitfaults`.
 """
 
 from __future__ import annotations
 
 import base64
-import errno
 import os
-import re
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
-from relforge.envfaults import HINTS
-from relforge.errors import ConfigError, EnvironmentFault, RefusedError, RelforgeError
+from relforge.errors import ConfigError
+from relforge.gitfaults import GitBytes, GitResult, classify
 
 
-class GitError(RelforgeError):
-    """git failed in a way relforge cannot explain more precisely (exit 1)."""
-
-    label = "git error"
-
-
-@dataclass(frozen=True)
-class GitResult:
-    args: tuple[str, ...]
-    code: int
-    out: str
-    err: str
-
-
-_AUTH = (
-    "Authentication failed",
-    "Permission denied",
-    "could not read Username",
-    "terminal prompts disabled",
-    "returned error: 403",  # not a bare "403": object ids and paths hold that too
-    "returned error: 401",
-    "401 Unauthorized",
-)
-# strerror texts (LC_ALL=C) git prints when the local disk fails it → what to do about it
-_DISK_FAULTS = {
-    "Read-only file system": HINTS[errno.EROFS],
-    "No space left on device": HINTS[errno.ENOSPC],
-    "Disk quota exceeded": HINTS[errno.EDQUOT],
-    "Operation not permitted": HINTS[errno.EPERM],  # an immutable file or a restrictive mount
-    "insufficient permission for adding an object": HINTS[errno.EACCES],
-}
-# a local file git may not write: "Unable to create '/repo/.git/index.lock': Permission denied"
-# (ssh's "Permission denied (publickey)" is the remote refusing us: not this)
-_LOCAL_DENIED = re.compile(r"'[^']*/[^']*': Permission denied")
-# what git (curl, ssh) prints when the remote cannot be reached at all
-_NETWORK = (
-    "Could not resolve host",
-    "Could not resolve hostname",
-    "Failed to connect to",
-    "Connection refused",
-    "Connection timed out",
-    "Network is unreachable",
-    "No route to host",
-    "Operation timed out",
-)
-# what a push prints when the remote could not write the objects it was sent
-_REMOTE_STORE = ("remote unpack failed", "(unpacker error)", "unpack-objects abnormal exit")
-_REJECTED = (
-    "[rejected]",
-    "[remote rejected]",  # the remote refused the update (moved during the push, a hook)
-    "non-fast-forward",
-    "fetch first",
-    "stale info",
-    "already exists",
-)
+class GitMissing(ConfigError):
+    """No `git` executable on PATH (exit 2)."""
 
 
 class Git:
@@ -83,7 +33,7 @@ class Git:
         path = Path(repo)
         if not path.is_dir():
             raise ConfigError(f"{path} is not a directory", key="--repo")
-        probe = _run(["git", "-C", str(path), "rev-parse", "--show-toplevel"])
+        probe = run_git("-C", str(path), "rev-parse", "--show-toplevel")
         if probe.code != 0:
             raise ConfigError(
                 f"{path} is not inside a git repository",
@@ -96,7 +46,7 @@ class Git:
         self, *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None
     ) -> GitResult:
         """Run git; return the result whatever the exit code."""
-        return _run(["git", "-C", str(self.root), *args], env=env, stdin=stdin)
+        return run_git("-C", str(self.root), *args, env=env, stdin=stdin)
 
     def run(
         self, *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None
@@ -270,75 +220,33 @@ def token_env(url: str, token: str | None) -> dict[str, str] | None:
     }
 
 
-def classify(done: GitResult) -> RelforgeError:
-    """Turn a failed git run into the error a user can act on."""
-    err = done.err.strip() or done.out.strip()
-    command = "git " + " ".join(a for a in done.args[3:])  # without `git -C DIR`
-    last = err.splitlines()[-1] if err else f"exit code {done.code}"
-    fault = _environment_fault(command, err + "\n" + done.out)
-    if fault is not None:
-        return fault
-    if any(word in err for word in _AUTH):
-        return GitError(
-            f"`{command}` was refused by the remote: {last}",
-            hint="check the remote's credentials (token or SSH key) and permissions",
-        )
-    if done.args[3:4] == ("push",) and any(word in err + done.out for word in _REJECTED):
-        # `--porcelain` prints one "!<TAB>src:dst<TAB>reason" line per refused ref; the
-        # remote's own words ("remote: error: cannot lock ref …") say why.
-        refused = [
-            " ".join(line.split("\t")[1:]) for line in done.out.splitlines() if line[:2] == "!\t"
-        ]
-        said = [line.strip() for line in err.splitlines() if line.startswith("remote: error:")]
-        return RefusedError(
-            f"`{command}` was rejected: " + ("; ".join([*refused, *said]) or last),
-            hint="the remote moved; fetch, check what changed, and rerun",
-        )
-    if "Please tell me who you are" in err or "unable to auto-detect email" in err:
-        return ConfigError(
-            f"`{command}`: git does not know who you are",
-            key="--repo",
-            hint="set git config user.name and user.email in the repository",
-        )
-    if "not a git repository" in err:
-        return ConfigError(f"`{command}`: {last}", key="--repo")
-    return GitError(f"`{command}` failed: {last}")
-
-
-def _environment_fault(command: str, text: str) -> EnvironmentFault | None:
-    """A git run that failed because a disk is read-only or full (here, or on the remote: its
-    unpacker could not store what we pushed) is an environment fault (exit 6), not a bug."""
-    lines = [
-        line.strip()
-        for line in text.splitlines()
-        if line.strip() and not line.startswith("remote:")  # the remote's words: not our disk
-    ]
-    local_denied = next((line for line in lines if _LOCAL_DENIED.search(line)), None)
-    if local_denied is not None:
-        return EnvironmentFault(f"`{command}` failed: {local_denied}", hint=HINTS[errno.EACCES])
-    for reason, hint in _DISK_FAULTS.items():
-        said = next((line for line in lines if reason in line), None)
-        if said is not None:
-            return EnvironmentFault(f"`{command}` failed: {said}", hint=hint)
-    said = next((line for line in lines if any(w in line for w in _NETWORK)), None)
-    if said is not None:
-        return EnvironmentFault(
-            f"`{command}`: the remote cannot be reached: {said}",
-            hint="check the network, the remote's URL (git remote -v) and any proxy, then rerun",
-        )
-    said = next((line for line in lines if any(w in line for w in _REMOTE_STORE)), None)
-    if said is not None:
-        return EnvironmentFault(
-            f"`{command}`: the remote could not store the push: {said}",
-            hint="the remote's disk is full, read-only or not writable: fix it and rerun "
-            "(nothing was updated: the push is atomic)",
-        )
-    return None
-
-
-def _run(
-    argv: list[str], *, env: Mapping[str, str] | None = None, stdin: str | None = None
+def run_git(
+    *args: str,
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
 ) -> GitResult:
+    """Run `git ARGS` (text output); the result whatever the exit code.  GitMissing when git is
+    not installed."""
+    done = _spawn(["git", *args], cwd=cwd, env=env, stdin=stdin, text=True)
+    return GitResult(tuple(done.args), done.returncode, done.stdout, done.stderr)
+
+
+def run_git_bytes(*args: str, cwd: Path | str | None = None) -> GitBytes:
+    """Run `git ARGS` and keep its output as bytes (a blob, a `-z` list of paths)."""
+    done = _spawn(["git", *args], cwd=cwd, env=None, stdin=None, text=False)
+    err = done.stderr.decode("utf-8", "replace")
+    return GitBytes(tuple(done.args), done.returncode, done.stdout, err)
+
+
+def _spawn(
+    argv: list[str],
+    *,
+    cwd: Path | str | None,
+    env: Mapping[str, str] | None,
+    stdin: str | None,
+    text: bool,
+) -> subprocess.CompletedProcess[Any]:
     full_env = {
         **os.environ,
         "LC_ALL": "C",
@@ -349,9 +257,16 @@ def _run(
         **(env or {}),
     }
     try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, env=full_env, input=stdin, check=False
+        return subprocess.run(
+            argv,
+            capture_output=True,
+            text=text,
+            env=full_env,
+            input=stdin,
+            cwd=cwd,
+            check=False,
         )
-    except FileNotFoundError:
-        raise ConfigError("git is not installed (no `git` on PATH)") from None
-    return GitResult(tuple(argv), done.returncode, done.stdout, done.stderr)
+    except FileNotFoundError as exc:
+        if exc.filename != argv[0]:  # the working directory is what is missing
+            raise
+        raise GitMissing("git is not installed (no `git` on PATH)") from None
