@@ -16,7 +16,13 @@ from relforge.builders.registry import (
     BuilderOptions,
 )
 from relforge.builders.version import BUILD_CHANNELS, BuildChannel, release_refused
-from relforge.cli.matrix import parse_selectors
+from relforge.cli.options import (
+    format_option,
+    jobs_option,
+    parse_selectors,
+    release_option,
+    select_option,
+)
 from relforge.cli.output import append_step_summary, console, print_json
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 
@@ -28,7 +34,7 @@ if TYPE_CHECKING:
 
 @click.command()
 @click.argument("file", metavar="FILE")
-@click.option("--release", "-r", required=True, help="Release X.Y to build.")
+@release_option("Release X.Y to build.")
 @click.option(
     "--channel",
     type=click.Choice(BUILD_CHANNELS),
@@ -38,14 +44,7 @@ if TYPE_CHECKING:
     "X.Y.Z+V.  release is refused: release artifacts are promoted, never rebuilt.",
 )
 @click.option("--cell", "cell_ids", multiple=True, metavar="ID", help="Build this cell (repeat).")
-@click.option(
-    "--select",
-    "-s",
-    "selects",
-    multiple=True,
-    metavar="SELECTOR",
-    help="Build the cells matching e.g. 'accelerator=cuda,python>=3.12' or an id glob.",
-)
+@select_option("Build the cells matching e.g. 'accelerator=cuda,python>=3.12' or an id glob.")
 @click.option(
     "--builder",
     type=click.Choice(BUILDER_CHOICES),
@@ -53,12 +52,7 @@ if TYPE_CHECKING:
     show_default=True,
     help="auto: Docker for cells whose image the local engine has, the host otherwise.",
 )
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    help="Cells built at once (default: the number of cores).",
-)
+@jobs_option("Cells built at once (default: the number of cores).")
 @click.option(
     "--source",
     type=click.Path(file_okay=False, path_type=Path),
@@ -73,9 +67,7 @@ if TYPE_CHECKING:
 )
 @click.option("--tag", help="RC tag of a test-channel build (default: the RC tag at HEAD).")
 @click.option("--network", is_flag=True, help="Give Docker builds a network (default: none).")
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
-)
+@format_option("table", "json")
 def build(
     file: str,
     release: str,

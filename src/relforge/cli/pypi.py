@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from relforge.cli.options import dry_run_note, execute_option, stop_for_dry_run
 from relforge.cli.output import append_step_summary
 from relforge.matrix.load import load_matrix
 
@@ -31,7 +32,7 @@ def pypi() -> None:
     help="Use only the stored release manifest with this sha256 (the one approved); "
     "anything else is refused.",
 )
-@click.option("--execute", is_flag=True, help="Write the staged files (default: dry run).")
+@execute_option("Write the staged files (default: dry run).")
 def stage(
     file: str,
     version: str,
@@ -47,7 +48,7 @@ def stage(
     plan = plan_stage(load_matrix(file), version, manifest_path, manifest_digest=manifest_digest)
     result = stage_wheels(plan, click.echo, execute=execute)
     if result.created is None:
-        click.echo("dry run: nothing was written; add --execute to apply")
+        click.echo(dry_run_note())
         return
     summary = (
         f"staged {result.created} new file(s) of {plan.version} ({len(result.rewritten)} in all)"
@@ -71,7 +72,7 @@ def stage(
     help="Simple index that shows what the repository holds (default: derived from "
     "--repository-url: pypi.org/simple for PyPI, else REPOSITORY/simple/).",
 )
-@click.option("--execute", is_flag=True, help="Upload (default: dry run).")
+@execute_option("Upload (default: dry run).")
 def upload(
     file: str, version: str, repository_url: str | None, index_url: str | None, execute: bool
 ) -> None:
@@ -88,8 +89,7 @@ def upload(
     plan = plan_pypi_upload(load_matrix(file), version, repository_url, index_url)
     render_upload(plan, click.echo)
     refuse_upload(plan)
-    if not execute:
-        click.echo("dry run: nothing was uploaded; add --execute to upload")
+    if stop_for_dry_run(execute, nothing="uploaded", to="upload"):
         return
     count = apply_upload(plan)
     summary = (

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from relforge.cli.options import (
+    channel_option,
+    date_option,
+    format_option,
+    jobs_option,
+    parse_date,
+    parse_selectors,
+    release_option,
+    select_option,
+)
 from relforge.cli.output import append_step_summary, print_json
-from relforge.errors import UsageError, ValidationFailed
+from relforge.errors import ValidationFailed
 from relforge.matrix.schema import CHANNEL_NAMES, ChannelName
 
 if TYPE_CHECKING:
@@ -18,12 +27,11 @@ if TYPE_CHECKING:
 
 @click.command()
 @click.argument("file", metavar="FILE")
-@click.option("--release", "-r", required=True, help="Release X.Y whose cells are expected.")
-@click.option(
-    "--channel",
-    "-c",
-    type=click.Choice(CHANNEL_NAMES),
-    help="Channel whose versions are expected (default: the matrix's channels.default).",
+@release_option("Release X.Y whose cells are expected.")
+@channel_option(
+    "Channel whose versions are expected (default: the matrix's channels.default).",
+    CHANNEL_NAMES,
+    short=True,
 )
 @click.option(
     "--dist", "dist", type=click.Path(path_type=Path), help="Directory of wheels to validate."
@@ -40,14 +48,9 @@ if TYPE_CHECKING:
     "--runtime-index",
     help="Index pip installs from at runtime (default: --index, else the file itself).",
 )
-@click.option(
-    "--select", "-s", "selects", multiple=True, metavar="SELECTOR", help="Only these cells."
-)
-@click.option(
-    "--date",
-    "date_text",
-    metavar="YYYY-MM-DD",
-    help="Date of nightly versions (default: the one the --manifest's versions carry, else "
+@select_option()
+@date_option(
+    "Date of nightly versions (default: the one the --manifest's versions carry, else "
     "today in UTC).",
 )
 @click.option("--size-limit-mb", type=click.IntRange(min=1), help="Override project.size_limit_mb.")
@@ -57,13 +60,7 @@ if TYPE_CHECKING:
     multiple=True,
     help="C++ namespace(s) of the project for the ABI check (default: all but std).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json", "junit"]),
-    default="table",
-    show_default=True,
-)
+@format_option("table", "json", "junit")
 @click.option("--summary", is_flag=True, help="Markdown summary to $GITHUB_STEP_SUMMARY.")
 @click.option(
     "--with",
@@ -73,14 +70,7 @@ if TYPE_CHECKING:
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="A dependency's wheel providing libraries and symbols (repeatable).",
 )
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=2,
-    show_default=True,
-    help="Threads reading wheels.",
-)
+@jobs_option("Threads reading wheels.", default=2)
 def validate(
     file: str,
     release: str,
@@ -101,18 +91,12 @@ def validate(
 ) -> None:
     """Check every artifact of a release against its cell (FILE is the matrix), statically and
     with --runtime by installing it; exit 4 when any check fails."""
-    from relforge.cli.matrix import parse_selectors
     from relforge.matrix.load import load_matrix
     from relforge.validate.release import ArtifactSource, ReleaseRequest, validate_release
     from relforge.validate.run import Options
 
     source = ArtifactSource.choose(dist=dist, manifest_path=manifest_path, index_url=index_url)
-    date = None
-    if date_text:
-        try:
-            date = datetime.date.fromisoformat(date_text)
-        except ValueError:
-            raise UsageError(f"{date_text!r} is not a date like 2025-10-15", key="--date") from None
+    date = parse_date(date_text)
     matrix = load_matrix(file)
     channel = matrix.channels.pick(channel)
     selectors = parse_selectors(selects, matrix.release(release).axes)
