@@ -127,6 +127,15 @@ def test_help_keeps_each_commands_own_words(run: Run) -> None:
 # ---- the validate stage's own entry points ------------------------------------------------
 
 
+def test_the_validate_package_names_its_entry_points() -> None:
+    import relforge.validate as package
+
+    for name in package.__all__:
+        assert getattr(package, name).__name__ == name
+    with pytest.raises(AttributeError):
+        _ = package.not_an_entry_point
+
+
 def test_artifact_source_is_exactly_one(tmp_path: Path) -> None:
     for given in (
         {"dist": None, "manifest_path": None, "index_url": None},

@@ -92,8 +92,7 @@ def validate(
     """Check every artifact of a release against its cell (FILE is the matrix), statically and
     with --runtime by installing it; exit 4 when any check fails."""
     from relforge.matrix.load import load_matrix
-    from relforge.validate.release import ArtifactSource, ReleaseRequest, validate_release
-    from relforge.validate.run import Options
+    from relforge.validate import ArtifactSource, Options, ReleaseRequest, validate_release
 
     source = ArtifactSource.choose(dist=dist, manifest_path=manifest_path, index_url=index_url)
     date = parse_date(date_text)
