@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import datetime
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -127,13 +128,15 @@ def test_help_keeps_each_commands_own_words(run: Run) -> None:
 # ---- the validate stage's own entry points ------------------------------------------------
 
 
-def test_the_validate_package_names_its_entry_points() -> None:
-    import relforge.validate as package
-
-    for name in package.__all__:
-        assert getattr(package, name).__name__ == name
+@pytest.mark.parametrize("package", ["relforge.validate", "relforge.promote"])
+def test_stage_packages_name_their_entry_points(package: str) -> None:
+    module = importlib.import_module(package)
+    assert module.__all__
+    for name in module.__all__:
+        assert getattr(module, name).__name__ == name
+        assert name in (module.__doc__ or "")
     with pytest.raises(AttributeError):
-        _ = package.not_an_entry_point
+        _ = module.not_an_entry_point
 
 
 def test_artifact_source_is_exactly_one(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 Entry points: `validate_release(ReleaseRequest)` reads the artifacts from one `ArtifactSource`
 (a directory, an artifact manifest or an index), runs every check and writes the verdicts back
 into the manifest; `validate_artifacts` checks given artifacts against given cells.  Both
-return a `ValidationReport`.
+take the check `Options` and return a `ValidationReport`.
 
 The names are imported on first use: `relforge wheel inspect` reads one module of this package
 and does not pay for the matrix expansion `validate_release` needs.
