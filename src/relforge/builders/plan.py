@@ -77,6 +77,9 @@ def plan_build(
     tag: str | None = None,
     network: bool = False,
 ) -> BuildPlan:
+    """What `relforge build` builds: the release's selected cells (by id or selector), each
+    stamped with its `channel` version, the source tree, the parallelism, and where artifacts
+    (`out`) and logs and cache (`state`) go.  Nothing is built or written here."""
     if channel == "release":
         raise release_refused()
     if cell_ids and selectors:

@@ -27,6 +27,7 @@ from relforge.bot.handler import (
     post_once,
 )
 from relforge.bot.replies import result_reply, target_lines
+from relforge.cli.options import execute_option
 from relforge.cli.output import append_step_summary
 from relforge.errors import ConfigError, NothingToDoError, UsageError, ValidationFailed
 from relforge.forges.github import GitHubClient, repo_from_url
@@ -58,7 +59,7 @@ def _common(command: Any) -> Any:
                 help="On a conflict, push the pick with its conflict markers and open a draft PR "
                 "(default: abort and report the files).",
             ),
-            click.option("--execute", is_flag=True, help="Push and post (default: dry run)."),
+            execute_option("Push and post (default: dry run)."),
         ]
     ):
         command = option(command)

@@ -9,19 +9,32 @@ from typing import TYPE_CHECKING
 
 import click
 
-from relforge.builders.registry import BUILDER_CHOICES, BuilderChoice, BuilderOptions
+from relforge.builders.registry import (
+    BUILDER_CHOICES,
+    Assignment,
+    BuilderChoice,
+    BuilderOptions,
+)
 from relforge.builders.version import BUILD_CHANNELS, BuildChannel, release_refused
-from relforge.cli.matrix import parse_selectors
+from relforge.cli.options import (
+    format_option,
+    jobs_option,
+    parse_selectors,
+    release_option,
+    select_option,
+)
 from relforge.cli.output import append_step_summary, console, print_json
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 
 if TYPE_CHECKING:
+    from relforge.builders.executor import CellResult
     from relforge.builders.images import ImageSpec
+    from relforge.builders.plan import BuildPlan
 
 
 @click.command()
 @click.argument("file", metavar="FILE")
-@click.option("--release", "-r", required=True, help="Release X.Y to build.")
+@release_option("Release X.Y to build.")
 @click.option(
     "--channel",
     type=click.Choice(BUILD_CHANNELS),
@@ -31,14 +44,7 @@ if TYPE_CHECKING:
     "X.Y.Z+V.  release is refused: release artifacts are promoted, never rebuilt.",
 )
 @click.option("--cell", "cell_ids", multiple=True, metavar="ID", help="Build this cell (repeat).")
-@click.option(
-    "--select",
-    "-s",
-    "selects",
-    multiple=True,
-    metavar="SELECTOR",
-    help="Build the cells matching e.g. 'accelerator=cuda,python>=3.12' or an id glob.",
-)
+@select_option("Build the cells matching e.g. 'accelerator=cuda,python>=3.12' or an id glob.")
 @click.option(
     "--builder",
     type=click.Choice(BUILDER_CHOICES),
@@ -46,12 +52,7 @@ if TYPE_CHECKING:
     show_default=True,
     help="auto: Docker for cells whose image the local engine has, the host otherwise.",
 )
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    help="Cells built at once (default: the number of cores).",
-)
+@jobs_option("Cells built at once (default: the number of cores).")
 @click.option(
     "--source",
     type=click.Path(file_okay=False, path_type=Path),
@@ -66,9 +67,7 @@ if TYPE_CHECKING:
 )
 @click.option("--tag", help="RC tag of a test-channel build (default: the RC tag at HEAD).")
 @click.option("--network", is_flag=True, help="Give Docker builds a network (default: none).")
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
-)
+@format_option("table", "json")
 def build(
     file: str,
     release: str,
@@ -90,17 +89,9 @@ def build(
     """
     if channel == "release":
         raise release_refused()
-    from relforge.builders.executor import run_build, write_manifest
+    from relforge.builders.executor import write_manifest
     from relforge.builders.plan import plan_build
     from relforge.builders.registry import assign_builders
-    from relforge.builders.report import (
-        LineReporter,
-        LiveReporter,
-        results_json,
-        shown,
-        summary_markdown,
-        summary_table,
-    )
     from relforge.matrix.load import load_matrix
 
     matrix = load_matrix(file)
@@ -120,6 +111,18 @@ def build(
         network=network,
     )
     assignment = assign_builders(plan.cells, builder, BuilderOptions(network=network))
+    results = _run_cells(plan, assignment)
+    manifest = write_manifest(plan, results)
+    _print_results(plan, assignment, results, len(manifest.entries), fmt)
+    _exit_for(results)
+
+
+def _run_cells(plan: BuildPlan, assignment: Assignment) -> list[CellResult]:
+    """Print the plan's preamble and each cell's builder (stderr), then build the cells with a
+    live display on a terminal, line by line otherwise."""
+    from relforge.builders.executor import run_build
+    from relforge.builders.report import LineReporter, LiveReporter
+
     builders = assignment.builders
     err = console(stderr=True)
     for key, value in plan.summary():
@@ -128,17 +131,32 @@ def build(
         click.echo(f"  {cell_id} → {builders[cell_id].name}: {why}", err=True)  # unwrapped
     if err.is_terminal:
         with LiveReporter(len(plan.cells)) as live:
-            results = run_build(plan, builders, live)
-    else:
-        results = run_build(plan, builders, LineReporter(len(plan.cells)))
-    manifest = write_manifest(plan, results)
+            return run_build(plan, builders, live)
+    return run_build(plan, builders, LineReporter(len(plan.cells)))
+
+
+def _print_results(
+    plan: BuildPlan,
+    assignment: Assignment,
+    results: list[CellResult],
+    entries: int,
+    fmt: str,
+) -> None:
+    from relforge.builders.report import results_json, shown, summary_markdown, summary_table
+
     if fmt == "json":
         cells = results_json(results, assignment.reasons)
         print_json({"manifest": str(plan.manifest_path), "cells": cells})
     else:
         console().print(summary_table(results))
-        click.echo(f"manifest: {shown(plan.manifest_path)} ({len(manifest.entries)} entries)")
+        click.echo(f"manifest: {shown(plan.manifest_path)} ({entries} entries)")
     append_step_summary(summary_markdown(results))
+
+
+def _exit_for(results: list[CellResult]) -> None:
+    """Exit 4 when a cell failed, 3 when every cell was skipped."""
+    from relforge.builders.report import shown
+
     failed = [r for r in results if r.status == "failed"]
     if failed:
         raise ValidationFailed(

@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import click
 
-from relforge.cli.matrix import parse_selectors
+from relforge.cli.options import (
+    channel_option,
+    execute_option,
+    parse_selectors,
+    select_option,
+    stop_for_dry_run,
+    workers_option,
+)
 from relforge.cli.output import append_step_summary
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import ChannelName
 
-_CHANNEL = click.option(
-    "--channel",
-    type=click.Choice(["nightly", "test", "release"]),
-    help="Channel whose wheel folders are filled/checked (default: channels.default).",
+_CHANNEL = channel_option(
+    "Channel whose wheel folders are filled/checked (default: channels.default).",
+    ("nightly", "test", "release"),
 )
-_SELECT = click.option(
-    "--select",
-    "selects",
-    multiple=True,
+_SELECT = select_option(
+    "Only the cells matching (as `matrix list --select`); repeat for OR.",
     metavar="FIELD=VALUE[,…]",
-    help="Only the cells matching (as `matrix list --select`); repeat for OR.",
+    short=False,
 )
 _VERSION = click.option(
     "--version",
@@ -46,14 +50,8 @@ def deps() -> None:
 )
 @_SELECT
 @_VERSION
-@click.option("--execute", is_flag=True, help="Apply the plan (default: a dry run).")
-@click.option(
-    "--workers",
-    type=click.IntRange(1, 256),
-    default=16,
-    show_default=True,
-    help="Parallel transfers.",
-)
+@execute_option("Apply the plan (default: a dry run).")
+@workers_option(16)
 def mirror(
     file: str,
     channel: ChannelName | None,
@@ -74,8 +72,7 @@ def mirror(
         matrix, chosen, upstream, selectors=tuple(parse_selectors(selects)), version=version
     )
     render_mirror(plan, click.echo)
-    if not execute:
-        click.echo("dry run: nothing was written; add --execute to apply")
+    if stop_for_dry_run(execute):
         return
     created = apply_mirror(plan, click.echo, workers=workers)
     summary = (

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-import datetime
-from collections.abc import Collection
 from pathlib import Path
 
 import click
 
 from relforge.atomic import replacing
+from relforge.cli.options import (
+    channel_option,
+    date_option,
+    format_option,
+    parse_date,
+    parse_selectors,
+    release_option,
+    releases_option,
+    select_option,
+)
 from relforge.cli.output import append_step_summary, console, print_json
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
@@ -16,34 +24,8 @@ from relforge.matrix.cell import Cell
 from relforge.matrix.expand import candidates, expand_cells
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix
-from relforge.matrix.selector import Selector, parse_selector
 
 _FILE_HELP = "Matrix file, or REV:PATH for the file at a git revision."
-
-
-def parse_selectors(values: tuple[str, ...], axes: Collection[str] = ()) -> list[Selector]:
-    """Parse --select values; `axes` are the release's dependency axes (fields too)."""
-    selectors = []
-    for value in values:
-        try:
-            selectors.append(parse_selector(value, axes))
-        except ValueError as exc:
-            raise UsageError(
-                str(exc),
-                key=f"--select {value!r}",
-                hint="e.g. --select 'os=linux,accelerator=cuda,python>=3.12' "
-                "or an id glob like 'wheel-*-cu128'",
-            ) from None
-    return selectors
-
-
-def _parse_date(value: str | None) -> datetime.date | None:
-    if value is None:
-        return None
-    try:
-        return datetime.date.fromisoformat(value)
-    except ValueError:
-        raise UsageError(f"{value!r} is not a date like 2025-10-15", key="--date") from None
 
 
 @click.group()
@@ -53,35 +35,14 @@ def matrix() -> None:
 
 @matrix.command("list")
 @click.argument("file", metavar="FILE")
-@click.option("--release", "-r", required=True, help="Release X.Y to expand.")
-@click.option(
-    "--channel",
-    type=click.Choice(CHANNEL_NAMES),
-    help="Stamp each cell with the channel's version and upload location.",
-)
-@click.option(
-    "--select",
-    "-s",
-    "selects",
-    multiple=True,
-    metavar="SELECTOR",
-    help="Keep cells matching e.g. 'os=linux,accelerator=cuda|rocm,python>=3.12' or "
+@release_option("Release X.Y to expand.")
+@channel_option("Stamp each cell with the channel's version and upload location.", CHANNEL_NAMES)
+@select_option(
+    "Keep cells matching e.g. 'os=linux,accelerator=cuda|rocm,python>=3.12' or "
     "an id glob; repeat to keep the union.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json", "github"]),
-    default="table",
-    show_default=True,
-    help='github prints {"include": [...]} for a job matrix.',
-)
-@click.option(
-    "--date",
-    "date_text",
-    metavar="YYYY-MM-DD",
-    help="Date of nightly versions (default: today in UTC, or SOURCE_DATE_EPOCH).",
-)
+@format_option("table", "json", "github", help='github prints {"include": [...]} for a job matrix.')
+@date_option("Date of nightly versions (default: today in UTC, or SOURCE_DATE_EPOCH).")
 def list_cells(
     file: str,
     release: str,
@@ -91,7 +52,7 @@ def list_cells(
     date_text: str | None,
 ) -> None:
     """List the cells of one release. FILE is a matrix file (or REV:PATH)."""
-    date = _parse_date(date_text)
+    date = parse_date(date_text)
     loaded = load_matrix(file)
     selectors = parse_selectors(selects, loaded.release(release).axes)
     if date is not None and (
@@ -177,10 +138,8 @@ def _cells_markdown(loaded: Matrix, release: str, cells: list[Cell]) -> str:
 @matrix.command()
 @click.argument("file", metavar="FILE")
 @click.argument("cell_id", metavar="CELL")
-@click.option("--release", "-r", required=True, help="Release X.Y.")
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@release_option("Release X.Y.")
+@format_option("text", "json")
 def explain(file: str, cell_id: str, release: str, fmt: str) -> None:
     """Why CELL exists in a release, or which rule or definition keeps it out."""
     from relforge.matrix.explain import explain_cell
@@ -208,13 +167,7 @@ def explain(file: str, cell_id: str, release: str, fmt: str) -> None:
 @click.option(
     "--to", "to_release", help="Release X.Y to compare to (default: --from when OTHER is given)."
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["markdown", "json"]),
-    default="markdown",
-    show_default=True,
-)
+@format_option("markdown", "json")
 def diff(file: str, other: str | None, from_release: str, to_release: str | None, fmt: str) -> None:
     """Compare two releases: of FILE, or of FILE (old) and OTHER (new).
 
@@ -248,13 +201,7 @@ def diff(file: str, other: str | None, from_release: str, to_release: str | None
 
 @matrix.command()
 @click.argument("file", metavar="FILE")
-@click.option(
-    "--release",
-    "-r",
-    "releases",
-    multiple=True,
-    help="Release(s) to give install commands for (default: all).",
-)
+@releases_option("Release(s) to give install commands for (default: all).")
 @click.option(
     "--out",
     "out_path",
@@ -297,12 +244,8 @@ def docs(
 
 @matrix.command()
 @click.argument("file", metavar="FILE")
-@click.option(
-    "--release", "-r", "releases", multiple=True, help="Release(s) to lint (default: all)."
-)
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
-)
+@releases_option("Release(s) to lint (default: all).")
+@format_option("table", "json")
 @click.option("--strict", is_flag=True, help="Fail on warnings too.")
 def lint(file: str, releases: tuple[str, ...], fmt: str, strict: bool) -> None:
     """Policy checks with stable IDs (RF-L001…); exit 4 when an error (or, with --strict, any

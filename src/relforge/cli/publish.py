@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from relforge.cli.options import execute_option, stop_for_dry_run, workers_option
 from relforge.cli.output import append_step_summary
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import ChannelName
@@ -18,16 +19,8 @@ from relforge.matrix.schema import ChannelName
 if TYPE_CHECKING:
     from relforge.promote.store import ObjectStore
 
-_EXECUTE = click.option(
-    "--execute", is_flag=True, help="Apply the plan (the default is a dry run that writes nothing)."
-)
-_WORKERS = click.option(
-    "--workers",
-    type=click.IntRange(1, 256),
-    default=32,
-    show_default=True,
-    help="Parallel transfers.",
-)
+_EXECUTE = execute_option()
+_WORKERS = workers_option()
 
 
 def _run_plan(plan: object, execute: bool) -> None:
@@ -38,8 +31,7 @@ def _run_plan(plan: object, execute: bool) -> None:
     assert isinstance(plan, Plan)
     render(plan, click.echo)
     refuse_conflicts(plan.batches)
-    if not execute:
-        click.echo("dry run: nothing was written; add --execute to apply")
+    if stop_for_dry_run(execute):
         return
     outcome = apply(plan, click.echo)
     rebuilt = sum(len(f.rebuild) for f in outcome.indexed)
@@ -133,8 +125,7 @@ def index(file: str, channel: ChannelName | None, execute: bool, workers: int) -
     describe_index(plans, click.echo)
     refuse_drift(plans, store)
     changed = [p for p in plans if p.changed]
-    if not execute:
-        click.echo("dry run: nothing was written; add --execute to apply")
+    if stop_for_dry_run(execute):
         return
     for plan in changed:
         apply_folder(store, plan, workers=workers)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import click
 
+from relforge.cli.options import dry_run_note, execute_option, stop_for_dry_run
 from relforge.cli.output import append_step_summary
 from relforge.matrix.load import load_matrix
 
@@ -32,7 +32,7 @@ def pypi() -> None:
     help="Use only the stored release manifest with this sha256 (the one approved); "
     "anything else is refused.",
 )
-@click.option("--execute", is_flag=True, help="Write the staged files (default: dry run).")
+@execute_option("Write the staged files (default: dry run).")
 def stage(
     file: str,
     version: str,
@@ -42,38 +42,18 @@ def stage(
 ) -> None:
     """Rewrite each platform's PyPI-default wheel without its local version (2.9.0+cu128 →
     2.9.0) into pypi-staging/X.Y.Z/ of the store.  FILE is the matrix file."""
-    from relforge.promote.plan import Plan, render
-    from relforge.promote.pypi import apply_stage, plan_stage, render_stage
-    from relforge.promote.transfer import refuse_conflicts
+    from relforge.promote.pypi import plan_stage
+    from relforge.promote.pypi_flow import stage_wheels
 
     plan = plan_stage(load_matrix(file), version, manifest_path, manifest_digest=manifest_digest)
-    render_stage(plan, click.echo)
-    # A dry run rewrites (in a temporary directory) the wheels whose staged name is taken, so
-    # it refuses what --execute would refuse: a staged file is never replaced.
-    present = {key for _, key in plan.inputs if plan.store.head(key) is not None}
-    if not execute and not present:
-        click.echo("dry run: nothing was written; add --execute to apply")
+    result = stage_wheels(plan, click.echo, execute=execute)
+    if result.created is None:
+        click.echo(dry_run_note())
         return
-    with tempfile.TemporaryDirectory(prefix="relforge-stage-") as tmp:
-        batch, rewritten = apply_stage(plan, Path(tmp), only=None if execute else present)
-        for r in rewritten:
-            click.echo(f"  {r.path.name}: " + "; ".join(r.changes or ("unchanged",)))
-        staged = Plan(
-            command="pypi-stage",
-            title=f"PyPI staging of {plan.version}",
-            batches=(batch,),
-            store=plan.store,
-        )
-        render(staged, click.echo)
-        refuse_conflicts(staged.batches)
-        if not execute:
-            click.echo("dry run: nothing was written; add --execute to apply")
-            return
-        from relforge.promote.plan import execute as apply
-
-        outcome = apply(staged, click.echo)
-    summary = f"staged {outcome.created} new file(s) of {plan.version} ({len(rewritten)} in all)"
-    if outcome.created == 0:
+    summary = (
+        f"staged {result.created} new file(s) of {plan.version} ({len(result.rewritten)} in all)"
+    )
+    if result.created == 0:
         summary += " — everything was already in place"
     click.echo(summary)
     append_step_summary(f"### relforge pypi stage\n\n{summary}")
@@ -92,44 +72,28 @@ def stage(
     help="Simple index that shows what the repository holds (default: derived from "
     "--repository-url: pypi.org/simple for PyPI, else REPOSITORY/simple/).",
 )
-@click.option("--execute", is_flag=True, help="Upload (default: dry run).")
+@execute_option("Upload (default: dry run).")
 def upload(
     file: str, version: str, repository_url: str | None, index_url: str | None, execute: bool
 ) -> None:
     """Upload pypi-staging/X.Y.Z/ with twine.  A file the index has with the same sha256 is
     skipped; one it has with another sha256 stops everything before any upload.  Credentials
     come from TWINE_USERNAME/TWINE_PASSWORD.  FILE is the matrix file."""
-    from relforge.promote.channel import main_store
-    from relforge.promote.pypi import (
-        check_url,
-        default_index_url,
-        plan_upload,
-        public_url,
-        refuse_upload_conflicts,
-        require_repository,
+    from relforge.promote.pypi_flow import (
+        apply_upload,
+        plan_pypi_upload,
+        refuse_upload,
+        render_upload,
     )
-    from relforge.promote.pypi import upload as do_upload
 
-    matrix = load_matrix(file)
-    repository = require_repository(repository_url, matrix)
-    index = check_url(index_url, "--index-url") if index_url else default_index_url(repository)
-    store = main_store(matrix)
-    items = plan_upload(store, version, index)
-    click.echo(
-        f"upload {len(items)} staged file(s) of {version} to {public_url(repository)} "
-        f"(index {public_url(index)})"
-    )
-    verbs = {"upload": "upload", "identical": "skip", "conflict": "REFUSE"}
-    for item in items:
-        found = (
-            f" (index has {item.found[:12]}…)" if item.state == "conflict" and item.found else ""
-        )
-        click.echo(f"  {verbs[item.state]:<7} {item.filename}  sha256={item.sha256[:12]}…{found}")
-    refuse_upload_conflicts(items, index)
-    if not execute:
-        click.echo("dry run: nothing was uploaded; add --execute to upload")
+    plan = plan_pypi_upload(load_matrix(file), version, repository_url, index_url)
+    render_upload(plan, click.echo)
+    refuse_upload(plan)
+    if stop_for_dry_run(execute, nothing="uploaded", to="upload"):
         return
-    count = do_upload(store, items, repository, index)
-    summary = f"uploaded {count} file(s) of {version}; {len(items) - count} already on the index"
+    count = apply_upload(plan)
+    summary = (
+        f"uploaded {count} file(s) of {version}; {len(plan.items) - count} already on the index"
+    )
     click.echo(summary)
     append_step_summary(f"### relforge pypi upload\n\n{summary}")

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
+from relforge.cli.options import execute_option, format_option
 from relforge.cli.output import append_step_summary, print_json
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 from relforge.git import Git
@@ -19,14 +20,7 @@ from relforge.release.versions import parse_line, parse_release
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_FORMAT = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="json prints one JSON document for machines.",
-)
+_FORMAT = format_option("text", "json", help="json prints one JSON document for machines.")
 
 
 def _common(func: F) -> F:
@@ -43,9 +37,7 @@ def _common(func: F) -> F:
     return _FORMAT(func)
 
 
-_EXECUTE = click.option(
-    "--execute", is_flag=True, help="Apply the plan (default: print it and change nothing)."
-)
+_EXECUTE = execute_option("Apply the plan (default: print it and change nothing).")
 _VERSION_FILE = click.option(
     "--version-file",
     default="version.txt",

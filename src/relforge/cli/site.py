@@ -6,18 +6,13 @@ from pathlib import Path
 
 import click
 
+from relforge.cli.options import execute_option, releases_option, stop_for_dry_run
 from relforge.matrix.load import load_matrix
 
 
 @click.command()
 @click.argument("file", metavar="FILE")
-@click.option(
-    "--release",
-    "-r",
-    "releases",
-    multiple=True,
-    help="Release(s) the site covers (default: all); the newest is the page's default.",
-)
+@releases_option("Release(s) the site covers (default: all); the newest is the page's default.")
 @click.option(
     "--out",
     "out",
@@ -35,7 +30,7 @@ from relforge.matrix.load import load_matrix
     is_flag=True,
     help="Also upload the site to the store's site/ folder (a plan unless --execute).",
 )
-@click.option("--execute", is_flag=True, help="With --publish: upload (default: dry run).")
+@execute_option("With --publish: upload (default: dry run).")
 def site(
     file: str,
     releases: tuple[str, ...],
@@ -62,7 +57,6 @@ def site(
     click.echo(f"publish the site to {where}")
     for item in plan:
         click.echo(f"  {'upload' if item.state == 'upload' else 'skip':<6} {item.key}")
-    if not execute:
-        click.echo("dry run: nothing was uploaded; add --execute to upload")
+    if stop_for_dry_run(execute, nothing="uploaded", to="upload"):
         return
     click.echo(f"uploaded {written} file(s); {len(plan) - written} already identical")

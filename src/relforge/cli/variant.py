@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from relforge.cli.options import channel_option, execute_option, stop_for_dry_run
 from relforge.cli.output import append_step_summary
 from relforge.matrix.schema import ChannelName
 
@@ -17,10 +18,9 @@ def variant() -> None:
 
 @variant.command("publish")
 @click.argument("file", metavar="FILE")
-@click.option(
-    "--channel",
-    type=click.Choice(["nightly", "test"]),
-    help="Channel whose variant folder is filled (default: the matrix's channels.default).",
+@channel_option(
+    "Channel whose variant folder is filled (default: the matrix's channels.default).",
+    ("nightly", "test"),
 )
 @click.option(
     "--manifest",
@@ -29,9 +29,7 @@ def variant() -> None:
     required=True,
     help="Artifact manifest whose validated wheels become variant wheels.",
 )
-@click.option(
-    "--execute", is_flag=True, help="Apply the plan (the default is a dry run that writes nothing)."
-)
+@execute_option()
 def publish_command(
     file: str, channel: ChannelName | None, manifest_path: Path, execute: bool
 ) -> None:
@@ -54,8 +52,7 @@ def publish_command(
         click.echo(f"variant wheels of {manifest.project} {manifest.release} → {store.url}:")
         for line in plan.lines():
             click.echo(line)
-        if not execute:
-            click.echo("dry run: nothing was written; add --execute to apply")
+        if stop_for_dry_run(execute):
             return
         written = apply_variants(store, plan)
     summary = f"variant publish: {written} object(s) written to {plan.folder}/"

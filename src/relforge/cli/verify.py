@@ -5,6 +5,13 @@ from __future__ import annotations
 
 import click
 
+from relforge.cli.options import (
+    channel_option,
+    dry_run_note,
+    execute_option,
+    format_option,
+    workers_option,
+)
 from relforge.cli.output import append_step_summary
 from relforge.errors import UsageError, ValidationFailed
 from relforge.matrix.load import load_matrix
@@ -13,10 +20,8 @@ from relforge.matrix.schema import ChannelName
 
 @click.command()
 @click.argument("file", metavar="FILE")
-@click.option(
-    "--channel",
-    type=click.Choice(["nightly", "test", "release"]),
-    help="Channel to verify (default: the matrix's channels.default).",
+@channel_option(
+    "Channel to verify (default: the matrix's channels.default).", ("nightly", "test", "release")
 )
 @click.option(
     "--store",
@@ -24,20 +29,16 @@ from relforge.matrix.schema import ChannelName
     help="Verify only this store: `main` (publishing.store) or a mirror's name "
     "(default: the main store and every mirror).",
 )
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
-)
+@format_option("table", "json")
 @click.option("--repair", is_flag=True, help="Plan restoring each finding from a verified source.")
-@click.option("--execute", is_flag=True, help="Apply the repair (the default is a dry run).")
+@execute_option("Apply the repair (the default is a dry run).")
 @click.option(
     "--trust-service-checksums",
     is_flag=True,
     help="Take an S3 object's sha256 from the ChecksumSHA256 the service computed (one HEAD) "
     "instead of downloading it; only for services that verify checksums, like AWS S3.",
 )
-@click.option(
-    "--workers", type=click.IntRange(1, 256), default=32, show_default=True, help="Parallel reads."
-)
+@workers_option(help="Parallel reads.")
 def verify(
     file: str,
     channel: ChannelName | None,
@@ -114,8 +115,4 @@ def _print_table(outcome: object) -> None:
         if title == "verify" and outcome.repair is not None:
             render_repair(outcome.repair, click.echo)
             if outcome.after is None:
-                click.echo(
-                    "dry run: nothing was written; add --execute to apply"
-                    if outcome.repair.actions
-                    else "nothing to repair"
-                )
+                click.echo(dry_run_note() if outcome.repair.actions else "nothing to repair")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from relforge.cli.options import format_option, jobs_option
 from relforge.cli.output import console, print_json
 from relforge.errors import RelforgeError, UsageError, ValidationFailed
 
@@ -17,17 +18,8 @@ def wheel() -> None:
 
 @wheel.command("inspect")
 @click.argument("path", metavar="WHEEL", type=click.Path(path_type=Path))
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
-)
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=2,
-    show_default=True,
-    help="Threads reading ELF files.",
-)
+@format_option("table", "json")
+@jobs_option("Threads reading ELF files.", default=2)
 @click.option(
     "--with",
     "with_wheels",

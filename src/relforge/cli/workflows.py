@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from relforge.cli.options import release_option
 from relforge.cli.output import append_step_summary
 from relforge.workflows import (
     LintConfig,
@@ -28,7 +29,7 @@ def workflows() -> None:
 
 @workflows.command("generate")
 @click.argument("file", metavar="FILE")
-@click.option("--release", "-r", required=True, help="Release X.Y whose cells the jobs build.")
+@release_option("Release X.Y whose cells the jobs build.")
 @click.option(
     "--out",
     "out_dir",

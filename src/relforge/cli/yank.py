@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import click
 
+from relforge.cli.options import execute_option, stop_for_dry_run
 from relforge.cli.output import append_step_summary
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import ChannelName
@@ -32,9 +33,7 @@ from relforge.matrix.schema import ChannelName
 )
 @click.option("--reason", default="", help="Why it is yanked (shown by pip and uv).")
 @click.option("--undo", is_flag=True, help="Remove the yank instead.")
-@click.option(
-    "--execute", is_flag=True, help="Apply the plan (the default is a dry run that writes nothing)."
-)
+@execute_option()
 def yank(
     file: str,
     version: str,
@@ -59,8 +58,7 @@ def yank(
         load_matrix(file), version, reason=reason.strip(), undo=undo, cells=cells, channels=channels
     )
     render(plan, click.echo)
-    if not execute:
-        click.echo("dry run: nothing was written; add --execute to apply")
+    if stop_for_dry_run(execute):
         return
     changed, written = apply_yank(plan)
     summary = f"{'unyank' if undo else 'yank'} {version}: {changed} file(s) changed, "

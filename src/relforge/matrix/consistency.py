@@ -168,6 +168,25 @@ def _check_release(release: Release) -> None:
             path,
             hint=f"use {release.name}.N",
         )
+    _check_pythons(release, path)
+    _check_env(release.env, release, path)
+    check_axes(release, frozenset((*SELECTABLE, *CELL_FIELDS, *AXIS_FIELDS)))
+    check_wheel_variants(release)
+    _check_platforms(release, path)
+    if not release.accelerators:
+        raise _fail("at least one accelerator variant is needed", release, "accelerators", path)
+    for vname, variant in release.accelerators.items():
+        _check_variant(release, vname, variant, f"{path}.accelerators.{vname}")
+    for pname, vname in release.pypi_default.items():
+        _ref(pname, release.platforms, "platform", release, "pypi_default", path)
+        _ref(vname, release.accelerators, "accelerator variant", release, "pypi_default", path)
+    _check_libtorch(release, path)
+    _check_rules(release, path)
+    _check_runtime_requires(release, path)
+
+
+def _check_pythons(release: Release, path: str) -> None:
+    """At least one Python, none twice, each allowed by requires_python."""
     if not release.python:
         raise _fail("at least one Python version is needed", release, "python", path)
     seen = set()
@@ -185,9 +204,10 @@ def _check_release(release: Release) -> None:
                 "requires_python",
                 path,
             )
-    _check_env(release.env, release, path)
-    check_axes(release, frozenset((*SELECTABLE, *CELL_FIELDS, *AXIS_FIELDS)))
-    check_wheel_variants(release)
+
+
+def _check_platforms(release: Release, path: str) -> None:
+    """At least one platform, each with a valid name, arch, tag and env."""
     if not release.platforms:
         raise _fail("at least one platform is needed", release, "platforms", path)
     for pname, platform in release.platforms.items():
@@ -198,36 +218,38 @@ def _check_release(release: Release) -> None:
         if problem:
             raise _fail(problem, platform, "platform_tag", ppath)
         _check_env(platform.env, platform, ppath)
-    if not release.accelerators:
-        raise _fail("at least one accelerator variant is needed", release, "accelerators", path)
-    for vname, variant in release.accelerators.items():
-        _check_variant(release, vname, variant, f"{path}.accelerators.{vname}")
-    for pname, vname in release.pypi_default.items():
-        _ref(pname, release.platforms, "platform", release, "pypi_default", path)
-        _ref(vname, release.accelerators, "accelerator variant", release, "pypi_default", path)
-    if release.libtorch is not None:
-        lib = release.libtorch
-        lpath = f"{path}.libtorch"
-        for key, names in (
-            ("variants", lib.variants),
-            ("configs", lib.configs),
-            ("platforms", lib.platforms),
-            ("accelerators", lib.accelerators),
-        ):
-            if not names:
-                raise _fail("must list at least one name", lib, key, lpath)
-            if len(set(names)) != len(names):
-                raise _fail("lists a name twice", lib, key, lpath)
-            for name in names:
-                _check_name(name, key[:-1], lib, key, lpath)
-        for pname in (*lib.platforms, *lib.images):
-            _ref(pname, release.platforms, "platform", lib, "platforms", lpath)
-        for vname in lib.accelerators:
-            _ref(vname, release.accelerators, "accelerator variant", lib, "accelerators", lpath)
-        for images in lib.images.values():
-            for vname in images:
-                _ref(vname, release.accelerators, "accelerator variant", lib, "images", lpath)
-        _check_libtorch_platforms(release, lpath)
+
+
+def _check_libtorch(release: Release, path: str) -> None:
+    """The libtorch section lists names once each, all of them defined."""
+    lib = release.libtorch
+    if lib is None:
+        return
+    lpath = f"{path}.libtorch"
+    for key, names in (
+        ("variants", lib.variants),
+        ("configs", lib.configs),
+        ("platforms", lib.platforms),
+        ("accelerators", lib.accelerators),
+    ):
+        if not names:
+            raise _fail("must list at least one name", lib, key, lpath)
+        if len(set(names)) != len(names):
+            raise _fail("lists a name twice", lib, key, lpath)
+        for name in names:
+            _check_name(name, key[:-1], lib, key, lpath)
+    for pname in (*lib.platforms, *lib.images):
+        _ref(pname, release.platforms, "platform", lib, "platforms", lpath)
+    for vname in lib.accelerators:
+        _ref(vname, release.accelerators, "accelerator variant", lib, "accelerators", lpath)
+    for images in lib.images.values():
+        for vname in images:
+            _ref(vname, release.accelerators, "accelerator variant", lib, "images", lpath)
+    _check_libtorch_platforms(release, lpath)
+
+
+def _check_rules(release: Release, path: str) -> None:
+    """Every rule has a reason and a valid match; includes a valid suffix, folder, env."""
     rules = [
         *((f"exclude[{i}]", r) for i, r in enumerate(release.exclude)),
         *((f"include[{i}]", r) for i, r in enumerate(release.include)),
@@ -264,7 +286,6 @@ def _check_release(release: Release) -> None:
                 hint="e.g. {variant}_full",
             )
         _check_env(inc.set.env, inc.set, f"{rpath}.set")
-    _check_runtime_requires(release, path)
 
 
 def _check_libtorch_platforms(release: Release, lpath: str) -> None:

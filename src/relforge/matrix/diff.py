@@ -4,12 +4,13 @@ writes in the "Releng" section of release notes, computed instead of remembered.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from packaging.utils import canonicalize_name
 
+from relforge.matrix.cell import Cell
 from relforge.matrix.describe import join_words, python_label, variant_label
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import Matrix, Release, Variant
@@ -145,10 +146,47 @@ def diff_releases(
     old_label: str | None = None,
     new_label: str | None = None,
 ) -> MatrixDiff:
+    """What changes from release `old_name` of `old_matrix` to `new_name` of `new_matrix`:
+    Pythons, variants, platforms, pins, PyPI defaults, dependency axes and the cells.  The
+    labels name the two sides in the report (default: the release names)."""
     old = old_matrix.release(old_name)
     new = new_matrix.release(new_name)
     old_py = [str(p) for p in old.python]
     new_py = [str(p) for p in new.python]
+    variants_changed, pins = _variant_changes(old, new)
+    old_cells = expand_cells(old_matrix, old_name)
+    new_cells = expand_cells(new_matrix, new_name)
+    old_ids = {c.id for c in old_cells}
+    new_ids = {c.id for c in new_cells}
+    title = new_matrix.project.title
+    return MatrixDiff(
+        title=title,
+        old=old_label or old.name,
+        new=new_label or new.name,
+        python_added=[p for p in new_py if p not in old_py],
+        python_removed=[p for p in old_py if p not in new_py],
+        variants_added=[
+            _variant_summary(n, v) for n, v in new.accelerators.items() if n not in old.accelerators
+        ],
+        variants_removed=[
+            _variant_summary(n, v) for n, v in old.accelerators.items() if n not in new.accelerators
+        ],
+        variants_changed=variants_changed,
+        platforms_added=[p for p in new.platforms if p not in old.platforms],
+        platforms_removed=[p for p in old.platforms if p not in new.platforms],
+        platforms_changed=_platform_changes(old, new),
+        availability=_availability_changes(old, new),
+        pins=pins,
+        pypi_default=_pypi_default_changes(old, new),
+        cells=_cell_counts(old_cells, new_cells),
+        cells_added=[c.id for c in new_cells if c.id not in old_ids],
+        cells_removed=[c.id for c in old_cells if c.id not in new_ids],
+        axes=_axes_changes(old, new),
+    )
+
+
+def _variant_changes(old: Release, new: Release) -> tuple[list[Change], list[PinChanges]]:
+    """Facts of the variants both releases have, and the pins of those and of the runtime."""
     variants_changed = []
     pins = []
     for name in [n for n in new.accelerators if n in old.accelerators]:
@@ -169,6 +207,11 @@ def diff_releases(
     )
     if runtime.added or runtime.removed or runtime.changed:
         pins.append(runtime)
+    return variants_changed, pins
+
+
+def _platform_changes(old: Release, new: Release) -> list[Change]:
+    """Fields of the platforms both releases have that differ."""
     platforms_changed = []
     for pname in [p for p in new.platforms if p in old.platforms]:
         a_p, b_p = old.platforms[pname], new.platforms[pname]
@@ -177,6 +220,11 @@ def diff_releases(
                 platforms_changed.append(
                     Change(pname, key, _word(getattr(a_p, key)), _word(getattr(b_p, key)))
                 )
+    return platforms_changed
+
+
+def _availability_changes(old: Release, new: Release) -> list[Availability]:
+    """Variants added to or removed from each platform both releases have."""
     availability = []
     for pname in new.platforms:
         if pname not in old.platforms:
@@ -195,43 +243,25 @@ def diff_releases(
         ]
         if added or removed:
             availability.append(Availability(pname, added, removed))
+    return availability
+
+
+def _pypi_default_changes(old: Release, new: Release) -> list[Change]:
+    """Platforms whose PyPI-default variant differs."""
     pypi = []
     for pname in dict.fromkeys([*old.pypi_default, *new.pypi_default]):
         a_v, b_v = old.pypi_default.get(pname), new.pypi_default.get(pname)
         if a_v != b_v:
             pypi.append(Change(pname, "PyPI default", _label_or(old, a_v), _label_or(new, b_v)))
-    old_cells = expand_cells(old_matrix, old_name)
-    new_cells = expand_cells(new_matrix, new_name)
-    old_ids = {c.id for c in old_cells}
-    new_ids = {c.id for c in new_cells}
+    return pypi
+
+
+def _cell_counts(old_cells: Sequence[Cell], new_cells: Sequence[Cell]) -> list[CellCount]:
+    """Cells per package type and platform, before and after."""
     old_count = Counter((c.package_type, c.platform) for c in old_cells)
     new_count = Counter((c.package_type, c.platform) for c in new_cells)
     groups = list(dict.fromkeys([*old_count, *new_count]))
-    title = new_matrix.project.title
-    return MatrixDiff(
-        title=title,
-        old=old_label or old.name,
-        new=new_label or new.name,
-        python_added=[p for p in new_py if p not in old_py],
-        python_removed=[p for p in old_py if p not in new_py],
-        variants_added=[
-            _variant_summary(n, v) for n, v in new.accelerators.items() if n not in old.accelerators
-        ],
-        variants_removed=[
-            _variant_summary(n, v) for n, v in old.accelerators.items() if n not in new.accelerators
-        ],
-        variants_changed=variants_changed,
-        platforms_added=[p for p in new.platforms if p not in old.platforms],
-        platforms_removed=[p for p in old.platforms if p not in new.platforms],
-        platforms_changed=platforms_changed,
-        availability=availability,
-        pins=pins,
-        pypi_default=pypi,
-        cells=[CellCount(t, p, old_count[(t, p)], new_count[(t, p)]) for t, p in groups],
-        cells_added=[c.id for c in new_cells if c.id not in old_ids],
-        cells_removed=[c.id for c in old_cells if c.id not in new_ids],
-        axes=_axes_changes(old, new),
-    )
+    return [CellCount(t, p, old_count[(t, p)], new_count[(t, p)]) for t, p in groups]
 
 
 def _axes_changes(old: Release, new: Release) -> list[Change]:

@@ -3,4 +3,63 @@
 Release artifacts are promoted, never rebuilt: the bytes that were validated are the bytes
 users install.  Every write is create-if-absent and carries its sha256; nothing is overwritten
 except index pages, which are replaced atomically.
+
+Entry points: `plan_publish` and `plan_promote` build a `Plan` that `render` prints and
+`execute` applies; `plan_yank`/`apply_yank` mark files yanked; `check_channel` verifies a
+channel (and plans its repair); `plan_stage` with `stage_wheels` stages the PyPI wheels and
+`plan_pypi_upload`/`apply_upload` upload them.
+
+The names are imported on first use, so a command that needs one store module does not pay for
+the rest of the package.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from relforge.promote.integrity import check_channel
+    from relforge.promote.plan import Plan, execute, render
+    from relforge.promote.promote import plan_promote
+    from relforge.promote.publish import plan_publish
+    from relforge.promote.pypi import plan_stage
+    from relforge.promote.pypi_flow import apply_upload, plan_pypi_upload, stage_wheels
+    from relforge.promote.yank import apply_yank, plan_yank
+
+_HOMES = {
+    "check_channel": "relforge.promote.integrity",
+    "Plan": "relforge.promote.plan",
+    "execute": "relforge.promote.plan",
+    "render": "relforge.promote.plan",
+    "plan_promote": "relforge.promote.promote",
+    "plan_publish": "relforge.promote.publish",
+    "plan_stage": "relforge.promote.pypi",
+    "apply_upload": "relforge.promote.pypi_flow",
+    "plan_pypi_upload": "relforge.promote.pypi_flow",
+    "stage_wheels": "relforge.promote.pypi_flow",
+    "apply_yank": "relforge.promote.yank",
+    "plan_yank": "relforge.promote.yank",
+}
+
+__all__ = [
+    "Plan",
+    "apply_upload",
+    "apply_yank",
+    "check_channel",
+    "execute",
+    "plan_promote",
+    "plan_publish",
+    "plan_pypi_upload",
+    "plan_stage",
+    "plan_yank",
+    "render",
+    "stage_wheels",
+]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

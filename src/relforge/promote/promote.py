@@ -181,6 +181,9 @@ def plan_promote(
     manifest_digest: str | None = None,
     workers: int = 32,
 ) -> Plan:
+    """The plan copying the validated artifacts of `version` from channel `source` to `target`
+    (server-side, never overwriting), with their backups, the promoted manifest and the mirrors;
+    refuses artifacts that are unvalidated, missing or changed in the source channel."""
     if source == target:
         raise UsageError("--from and --to name the same channel", key="--to")
     version = public_version(version)
@@ -191,63 +194,15 @@ def plan_promote(
     manifest, where = select_manifest(
         store, matrix, source, version, manifest_path, trust=trust, pin=pin
     )
-    chosen = [e for e in manifest.entries.values() if public_version(e.version) == version]
-    if not chosen:
-        versions = sorted({public_version(e.version) for e in manifest.entries.values()})
-        raise NothingToDoError(
-            f"{where}: no artifact of version {version} (it has {', '.join(versions) or 'none'})",
-            key="--version",
-        )
-    selected = ArtifactManifest(
-        project=manifest.project, release=manifest.release, channel=target
-    ).with_entries(chosen)
+    selected = _version_entries(manifest, version, target, where)
     src = place(matrix, selected, source, where)
     dst = place(matrix, selected, target, where)
     refuse_unvalidated(src, where)
-    present = {}
-    for folder in sorted({p.folder for p in src}):
-        present.update({i.key: i for i in store.list(folder + "/")})
-    missing = [
-        f"{p.key} ({p.entry.cell_id})"
-        for p in src
-        if p.key not in present or present[p.key].size != p.entry.size
-    ]
-    if missing:
-        raise RefusedError(
-            f"{len(missing)} validated artifact(s) are not (or not whole) in the {source} "
-            f"channel of {store.url}:\n  " + "\n  ".join(missing),
-            hint=f"publish the manifest to {source} first",
-        )
+    present = _present_in_source(store, src, source)
     refuse_changed_sources(store, src, source, workers)
     src = sidecar_digests(store, src, present, source)
     selected = selected.with_entries(p.entry for p in src)
-    copies, backups = [], []
-    for s, d in zip(src, dst, strict=True):
-        pairs = [(s.key, d.key, s.entry.sha256, s.entry.size, s.entry.cell_id)]
-        if s.entry.metadata_sha256 is not None and s.key.endswith(".whl"):
-            assert s.entry.metadata_size is not None
-            pairs.append(
-                (
-                    s.key + SIDECAR,
-                    d.key + SIDECAR,
-                    s.entry.metadata_sha256,
-                    s.entry.metadata_size,
-                    "core metadata",
-                )
-            )
-        for src_key, dst_key, sha, size, what in pairs:
-            copies.append(
-                Transfer(key=dst_key, sha256=sha, size=size, what=what, source_key=src_key)
-            )
-            backups.append(
-                Transfer(
-                    key=f"{manifest.project}/{version}/{dst_key}",
-                    sha256=sha,
-                    size=size,
-                    what=f"backup of {what}",
-                    source_key=src_key,
-                )
-            )
+    copies, backups = _copies_and_backups(src, dst, f"{manifest.project}/{version}")
     backup = backup_store(matrix)
     mirrors = mirror_stores(matrix)
     record = stored_manifest_transfers(selected, version, trust)
@@ -276,3 +231,76 @@ def plan_promote(
             f"promoted manifest sha256 {promoted} (pin it: pypi stage --manifest-digest)",
         ),
     )
+
+
+def _version_entries(
+    manifest: ArtifactManifest, version: str, target: ChannelName, where: str
+) -> ArtifactManifest:
+    """The manifest's entries of `version`, as a manifest of the `target` channel."""
+    chosen = [e for e in manifest.entries.values() if public_version(e.version) == version]
+    if not chosen:
+        versions = sorted({public_version(e.version) for e in manifest.entries.values()})
+        raise NothingToDoError(
+            f"{where}: no artifact of version {version} (it has {', '.join(versions) or 'none'})",
+            key="--version",
+        )
+    return ArtifactManifest(
+        project=manifest.project, release=manifest.release, channel=target
+    ).with_entries(chosen)
+
+
+def _present_in_source(
+    store: ObjectStore, src: list[Placed], source: ChannelName
+) -> dict[str, ObjectInfo]:
+    """The objects of the source folders (key → info); refuses when an artifact to promote is
+    not there whole."""
+    present = {}
+    for folder in sorted({p.folder for p in src}):
+        present.update({i.key: i for i in store.list(folder + "/")})
+    missing = [
+        f"{p.key} ({p.entry.cell_id})"
+        for p in src
+        if p.key not in present or present[p.key].size != p.entry.size
+    ]
+    if missing:
+        raise RefusedError(
+            f"{len(missing)} validated artifact(s) are not (or not whole) in the {source} "
+            f"channel of {store.url}:\n  " + "\n  ".join(missing),
+            hint=f"publish the manifest to {source} first",
+        )
+    return present
+
+
+def _copies_and_backups(
+    src: list[Placed], dst: list[Placed], backup_prefix: str
+) -> tuple[list[Transfer], list[Transfer]]:
+    """Server-side copies of each artifact (and its PEP 658 sidecar) to the target channel, and
+    to the backup store under `backup_prefix`."""
+    copies, backups = [], []
+    for s, d in zip(src, dst, strict=True):
+        pairs = [(s.key, d.key, s.entry.sha256, s.entry.size, s.entry.cell_id)]
+        if s.entry.metadata_sha256 is not None and s.key.endswith(".whl"):
+            assert s.entry.metadata_size is not None
+            pairs.append(
+                (
+                    s.key + SIDECAR,
+                    d.key + SIDECAR,
+                    s.entry.metadata_sha256,
+                    s.entry.metadata_size,
+                    "core metadata",
+                )
+            )
+        for src_key, dst_key, sha, size, what in pairs:
+            copies.append(
+                Transfer(key=dst_key, sha256=sha, size=size, what=what, source_key=src_key)
+            )
+            backups.append(
+                Transfer(
+                    key=f"{backup_prefix}/{dst_key}",
+                    sha256=sha,
+                    size=size,
+                    what=f"backup of {what}",
+                    source_key=src_key,
+                )
+            )
+    return copies, backups

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
@@ -131,6 +131,8 @@ def verify_store(
     workers: int = 32,
     trust_service: bool = False,
 ) -> StoreReport:
+    """Check one store's copy of a channel against what the stored manifests vouch for: every
+    vouched object and sidecar hashed, every file of the project vouched for, every page right."""
     store, name = named.store, named.name
     own = canonical(truth.project)
     files: dict[str, ObjectInfo] = {}
@@ -138,18 +140,53 @@ def verify_store(
         for info in store.list(folder + "/"):
             if "/" not in info.key[len(folder) + 1 :]:
                 files[info.key] = info
-    findings: list[Finding] = []
+    findings = _Findings(store=name)
+    observed = _hash_vouched(store, truth, files, workers=workers, trust_service=trust_service)
+    want = _check_vouched(truth, observed, findings)
+    ours = _check_unvouched(store, truth, files, own, findings)
+    pages = _check_pages(store, truth, own, want, ours, findings)
+    return StoreReport(
+        name=name,
+        url=store.url,
+        findings=tuple(findings.items),
+        objects_checked=len(observed),
+        pages_checked=pages,
+        observed=observed,
+    )
 
-    def finding(kind: FindingKind, v: Vouched | None, key: str, message: str, **kw: Any) -> None:
+
+@dataclass(frozen=True, kw_only=True)
+class _Findings:
+    """The findings of one store, in the order they are made."""
+
+    store: str
+    items: list[Finding] = field(default_factory=list)
+
+    def add(self, kind: FindingKind, v: Vouched | None, key: str, message: str, **kw: Any) -> None:
         folder = key.rsplit("/", 1)[0]
         cell = v.entry.cell_id if v else None
-        findings.append(
+        self.items.append(
             Finding(
-                kind=kind, store=name, key=key, message=message, cell_id=cell, folder=folder, **kw
+                kind=kind,
+                store=self.store,
+                key=key,
+                message=message,
+                cell_id=cell,
+                folder=folder,
+                **kw,
             )
         )
 
-    # hash every vouched object the store holds, and the sidecars of wheels
+
+def _hash_vouched(
+    store: ObjectStore,
+    truth: Truth,
+    files: dict[str, ObjectInfo],
+    *,
+    workers: int,
+    trust_service: bool,
+) -> dict[str, Content]:
+    """Hash every vouched object the store holds, and the sidecars of wheels (key → content)."""
     jobs: list[tuple[str, bool]] = []
     for key, v in truth.vouched.items():
         if key in files:
@@ -165,16 +202,22 @@ def verify_store(
         )
 
     with ThreadPoolExecutor(max(1, min(workers, len(jobs)))) as pool:
-        observed = {job[0]: c for job, c in zip(jobs, pool.map(hash_one, jobs), strict=True) if c}
+        return {job[0]: c for job, c in zip(jobs, pool.map(hash_one, jobs), strict=True) if c}
 
-    want: dict[str, dict[str, Want]] = defaultdict(dict)  # folder → filename → what pages say
+
+def _check_vouched(
+    truth: Truth, observed: dict[str, Content], findings: _Findings
+) -> dict[str, dict[str, Want]]:
+    """Missing, drifted and sidecar findings of the vouched objects; returns what the pages of
+    each folder must say (folder → filename → want)."""
+    want: dict[str, dict[str, Want]] = defaultdict(dict)
     for key, v in sorted(truth.vouched.items()):
         e = v.entry
         content = observed.get(key)
         filename = key.rsplit("/", 1)[1]
         if content is None:
             if key not in truth.retired:
-                finding(
+                findings.add(
                     "missing",
                     v,
                     key,
@@ -186,7 +229,7 @@ def verify_store(
             continue
         intact = content.sha256 == e.sha256 and content.size == e.size
         if not intact:
-            finding(
+            findings.add(
                 "drifted",
                 v,
                 key,
@@ -201,7 +244,7 @@ def verify_store(
         if v.is_wheel:
             car = observed.get(key + SIDECAR)
             if car is None:
-                finding(
+                findings.add(
                     "sidecar",
                     v,
                     key + SIDECAR,
@@ -214,7 +257,7 @@ def verify_store(
                     if e.metadata_sha256
                     else "the wheel's own METADATA"
                 )
-                finding(
+                findings.add(
                     "sidecar",
                     v,
                     key + SIDECAR,
@@ -224,8 +267,19 @@ def verify_store(
                 )
         if v.is_wheel:
             want[v.folder][filename] = Want(sha256=e.sha256, metadata_sha256=meta_want)
+    return want
 
-    ours: dict[str, set[str]] = defaultdict(set)  # folder → our project's files it holds
+
+def _check_unvouched(
+    store: ObjectStore,
+    truth: Truth,
+    files: dict[str, ObjectInfo],
+    own: str,
+    findings: _Findings,
+) -> dict[str, set[str]]:
+    """An "extra" finding for each file of the project no manifest vouches for; returns the
+    project's files each folder holds (folder → filenames, sidecars left out)."""
+    ours: dict[str, set[str]] = defaultdict(set)
     for key in sorted(files):
         folder, _, filename = key.rpartition("/")
         base = key.removesuffix(SIDECAR)
@@ -236,14 +290,26 @@ def verify_store(
             ours[folder].add(filename)
         if base not in truth.vouched:
             content = read_content(store, key)
-            finding(
+            findings.add(
                 "extra",
                 None,
                 key,
                 "no stored manifest vouches for this file",
                 found_sha256=content.sha256 if content else None,
             )
+    return ours
 
+
+def _check_pages(
+    store: ObjectStore,
+    truth: Truth,
+    own: str,
+    want: dict[str, dict[str, Want]],
+    ours: dict[str, set[str]],
+    findings: _Findings,
+) -> int:
+    """Page findings of each folder that holds or should hold the project; returns how many
+    folders' pages were read."""
     pages = 0
     for folder in truth.folders:
         if not (want.get(folder) or ours.get(folder)):
@@ -257,19 +323,16 @@ def verify_store(
             problems += check_root_pages(store, folder, own)
         pages += 1
         for problem in problems:
-            findings.append(
+            findings.items.append(
                 Finding(
-                    kind="page", store=name, key=problem.key, message=problem.message, folder=folder
+                    kind="page",
+                    store=findings.store,
+                    key=problem.key,
+                    message=problem.message,
+                    folder=folder,
                 )
             )
-    return StoreReport(
-        name=name,
-        url=store.url,
-        findings=tuple(findings),
-        objects_checked=len(observed),
-        pages_checked=pages,
-        observed=observed,
-    )
+    return pages
 
 
 def parity(truth: Truth, named: NamedStore) -> list[Finding]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -29,7 +30,7 @@ from relforge.validate.checks import (
 )
 from relforge.validate.completeness import Artifact, bind, expected_filename
 from relforge.validate.facts import WheelFacts, gather
-from relforge.validate.providers import read_dependencies
+from relforge.validate.providers import DependencyWheel, read_dependencies
 from relforge.validate.report import ArtifactReport, ValidationReport
 from relforge.validate.runtime import RuntimeRequest, run_runtime
 
@@ -71,92 +72,111 @@ def validate_artifacts(
     limit_mb = options.size_limit_mb or matrix.project.size_limit_mb
     binding = bind(cells, artifacts, project)
     dependencies = read_dependencies(options.dependencies, jobs=options.jobs)
+    rules = Expectation(
+        project=project,
+        requires_python=release.python_specifier,
+        managed=managed,
+        size_limit=limit_mb * 1_000_000,
+        namespaces=options.namespaces,
+        dependencies=dependencies,
+    )
     reports: list[ArtifactReport] = []
     facts_by_cell: dict[str, WheelFacts] = {}
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
         for cell in cells:
             bound = binding.by_cell.get(cell.id, [])
-            want = expected_filename(cell, project)
-            if not bound:
-                reports.append(
-                    ArtifactReport(
-                        subject=cell.id,
-                        cell_id=cell.id,
-                        file=None,
-                        verdicts=(MISSING.verdict("fail", f"no artifact; expected {want}"),),
-                    )
-                )
-                continue
-            for artifact in bound:
-                expect = Expectation(
-                    cell=cell,
-                    project=project,
-                    requires_python=release.python_specifier,
-                    managed=managed,
-                    size_limit=limit_mb * 1_000_000,
-                    namespaces=options.namespaces,
-                    dependencies=dependencies,
-                )
-                if cell.package_type == "libtorch":
-                    tags = archive_platform_tags(release, cell)
-                    static = validate_archive(artifact.path, expect, tags, pool)
-                else:
-                    facts = gather(artifact.path, pool, verify_digests=True, symbols=True)
-                    facts_by_cell.setdefault(cell.id, facts)
-                    static = check_artifact(facts, expect)
-                verdicts = [
-                    _named(artifact, want, cell),
-                    *(
-                        [
-                            DUPLICATE.verdict(
-                                "fail",
-                                f"{len(bound)} artifacts: " + ", ".join(a.path.name for a in bound),
-                            )
-                        ]
-                        if len(bound) > 1
-                        else [DUPLICATE.verdict("pass")]
-                    ),
-                    *static,
-                    *_index_verdicts(artifact),
-                ]
-                reports.append(
-                    ArtifactReport(
-                        subject=cell.id,
-                        cell_id=cell.id,
-                        file=artifact.path.name,
-                        verdicts=tuple(verdicts),
-                    )
-                )
+            reports += _cell_reports(release, cell, bound, rules, pool, facts_by_cell)
         for artifact in binding.extra:
-            stray = Expectation(dependencies=dependencies)
-            why = (
-                f"the manifest's cell {artifact.cell_id} is not a cell of this release"
-                if artifact.cell_id
-                else "no cell of the release expects this file"
-            )
-            reports.append(
-                ArtifactReport(
-                    subject=artifact.path.name,
-                    cell_id=None,
-                    file=artifact.path.name,
-                    verdicts=(
-                        EXTRA.verdict("fail", why),
-                        *(
-                            validate_archive(artifact.path, stray, (), pool)
-                            if artifact.path.suffix == ".zip"
-                            else check_artifact(
-                                gather(artifact.path, pool, verify_digests=True, symbols=True),
-                                stray,
-                            )
-                        ),
-                    ),
-                )
-            )
+            reports.append(_extra_report(artifact, dependencies, pool))
     reports = _with_pypi_consistency(reports, cells, facts_by_cell)
     if options.runtime:
         reports = _with_runtime(reports, cells, binding.by_cell, project, matrix, options)
     return ValidationReport(
         project=project, release=release.name, channel=channel, artifacts=tuple(reports)
+    )
+
+
+def _cell_reports(
+    release: Release,
+    cell: Cell,
+    bound: Sequence[Artifact],
+    rules: Expectation,
+    pool: ThreadPoolExecutor,
+    facts_by_cell: dict[str, WheelFacts],
+) -> list[ArtifactReport]:
+    """The reports of the artifacts bound to one cell (one "missing" report when none is);
+    records the first artifact's facts in `facts_by_cell`."""
+    assert rules.project is not None
+    want = expected_filename(cell, rules.project)
+    if not bound:
+        return [
+            ArtifactReport(
+                subject=cell.id,
+                cell_id=cell.id,
+                file=None,
+                verdicts=(MISSING.verdict("fail", f"no artifact; expected {want}"),),
+            )
+        ]
+    reports = []
+    for artifact in bound:
+        expect = dataclasses.replace(rules, cell=cell)
+        if cell.package_type == "libtorch":
+            tags = archive_platform_tags(release, cell)
+            static = validate_archive(artifact.path, expect, tags, pool)
+        else:
+            facts = gather(artifact.path, pool, verify_digests=True, symbols=True)
+            facts_by_cell.setdefault(cell.id, facts)
+            static = check_artifact(facts, expect)
+        verdicts = [
+            _named(artifact, want, cell),
+            *(
+                [
+                    DUPLICATE.verdict(
+                        "fail",
+                        f"{len(bound)} artifacts: " + ", ".join(a.path.name for a in bound),
+                    )
+                ]
+                if len(bound) > 1
+                else [DUPLICATE.verdict("pass")]
+            ),
+            *static,
+            *_index_verdicts(artifact),
+        ]
+        reports.append(
+            ArtifactReport(
+                subject=cell.id,
+                cell_id=cell.id,
+                file=artifact.path.name,
+                verdicts=tuple(verdicts),
+            )
+        )
+    return reports
+
+
+def _extra_report(
+    artifact: Artifact, dependencies: tuple[DependencyWheel, ...], pool: ThreadPoolExecutor
+) -> ArtifactReport:
+    """A file no cell of the release expects: a failure, with the checks that need no cell."""
+    stray = Expectation(dependencies=dependencies)
+    why = (
+        f"the manifest's cell {artifact.cell_id} is not a cell of this release"
+        if artifact.cell_id
+        else "no cell of the release expects this file"
+    )
+    return ArtifactReport(
+        subject=artifact.path.name,
+        cell_id=None,
+        file=artifact.path.name,
+        verdicts=(
+            EXTRA.verdict("fail", why),
+            *(
+                validate_archive(artifact.path, stray, (), pool)
+                if artifact.path.suffix == ".zip"
+                else check_artifact(
+                    gather(artifact.path, pool, verify_digests=True, symbols=True), stray
+                )
+            ),
+        ),
     )
 
 

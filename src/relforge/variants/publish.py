@@ -24,9 +24,9 @@ from relforge.errors import (
     UsageError,
     ValidationFailed,
 )
-from relforge.manifest import ArtifactManifest, sha256_file
+from relforge.manifest import ArtifactManifest, ManifestEntry, sha256_file
 from relforge.matrix.expand import expand_cells
-from relforge.matrix.schema import ChannelName, Matrix
+from relforge.matrix.schema import ChannelName, Matrix, WheelVariants
 from relforge.promote.store import ObjectStore, sha256_bytes
 from relforge.variants.check import check_variant_wheel
 from relforge.variants.format import (
@@ -111,48 +111,8 @@ def plan_variants(
         variant = variant_for(cell, rel) if cell is not None else None
         if variant is None:
             continue
-        if not entry.validated:
-            raise RefusedError(
-                f"{entry.file} ({cell_id}) is not validated; variant wheels are made from "
-                "validated wheels only",
-                hint="run relforge validate --manifest first",
-            )
-        source = dist / entry.file
-        try:
-            have_sha = sha256_file(source)
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot read {source} ({cell_id}): {exc.strerror or exc}", key="--manifest"
-            ) from None
-        if have_sha != entry.sha256:
-            raise RefusedError(
-                f"{entry.file} ({cell_id}) has sha256 {have_sha[:12]}…, the manifest "
-                f"{entry.sha256[:12]}…: it is not the wheel that was validated",
-                key="--manifest",
-                hint="rebuild and validate, or restore the validated file",
-            )
-        own = dumps(document(spec, {variant.label: variant}))
-        staged = stage_variant_wheel(source, workdir, label=variant.label, variant_json=own)
-        problems = check_variant_wheel(staged.path, {variant.label: frozenset(variant.properties)})
-        if problems:
-            raise ValidationFailed(f"{staged.path.name}: " + "; ".join(problems))
-        key = f"{plan.folder}/{staged.path.name}"
-        have = store.sha256(key)
-        if have is not None and have != staged.sha256:
-            raise RefusedError(
-                f"{key} exists with other bytes; a published variant wheel is never replaced",
-                hint="publish a new version instead",
-            )
-        plan.wheels.append(
-            Staged(
-                cell_id=cell_id,
-                path=staged.path,
-                key=key,
-                sha256=staged.sha256,
-                spec=variant,
-                exists=have is not None,
-            )
-        )
+        source = _validated_source(dist, entry)
+        plan.wheels.append(_stage_one(source, entry, variant, spec, plan.folder, store, workdir))
         public = entry.version.partition("+")[0]
         labels = by_version.setdefault(public, {})
         if labels.setdefault(variant.label, variant) != variant:  # pragma: no cover - load check
@@ -164,33 +124,100 @@ def plan_variants(
         )
     for version, labels in by_version.items():
         key = f"{plan.folder}/{plan.project.replace('-', '_')}-{version}-variants.json"
-        merged = dict(labels)
-        providers: dict[str, Any] = {}
-        if store.head(key) is not None:
-            data = store.get(key)
-            try:
-                published = read_variants(data, key)
-                providers = read_providers(data, key)
-            except ValueError as exc:
-                raise RefusedError(
-                    f"{exc}; the published file is not replaced",
-                    key=key,
-                    hint="repair or remove it in the store (it is the index of the variant "
-                    "wheels already published), then rerun",
-                ) from None
-            for label, props in published.items():
-                mine = merged.get(label)
-                if mine is not None and frozenset(mine.properties) != props:
-                    raise RefusedError(
-                        f"{key} gives label {label} other properties than this matrix",
-                        hint="a label must keep its meaning; choose a new label",
-                    )
-                merged.setdefault(label, VariantSpec(label=label, properties=tuple(sorted(props))))
-        text = dumps(document(spec, merged, providers))
+        text = _variants_document(store, key, spec, labels)
         if store.head(key) is not None and store.get(key) == text:
             plan.unchanged.add(key)
         plan.documents[key] = text
     return plan
+
+
+def _validated_source(dist: Path, entry: ManifestEntry) -> Path:
+    """The wheel of a manifest entry, refused unless it is validated and has its bytes."""
+    cell_id = entry.cell_id
+    if not entry.validated:
+        raise RefusedError(
+            f"{entry.file} ({cell_id}) is not validated; variant wheels are made from "
+            "validated wheels only",
+            hint="run relforge validate --manifest first",
+        )
+    source = dist / entry.file
+    try:
+        have_sha = sha256_file(source)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read {source} ({cell_id}): {exc.strerror or exc}", key="--manifest"
+        ) from None
+    if have_sha != entry.sha256:
+        raise RefusedError(
+            f"{entry.file} ({cell_id}) has sha256 {have_sha[:12]}…, the manifest "
+            f"{entry.sha256[:12]}…: it is not the wheel that was validated",
+            key="--manifest",
+            hint="rebuild and validate, or restore the validated file",
+        )
+    return source
+
+
+def _stage_one(
+    source: Path,
+    entry: ManifestEntry,
+    variant: VariantSpec,
+    spec: WheelVariants,
+    folder: str,
+    store: ObjectStore,
+    workdir: Path,
+) -> Staged:
+    """Stage one wheel as a variant wheel under `workdir`, checked, and compare it with the
+    store's copy (never replaced)."""
+    own = dumps(document(spec, {variant.label: variant}))
+    staged = stage_variant_wheel(source, workdir, label=variant.label, variant_json=own)
+    problems = check_variant_wheel(staged.path, {variant.label: frozenset(variant.properties)})
+    if problems:
+        raise ValidationFailed(f"{staged.path.name}: " + "; ".join(problems))
+    key = f"{folder}/{staged.path.name}"
+    have = store.sha256(key)
+    if have is not None and have != staged.sha256:
+        raise RefusedError(
+            f"{key} exists with other bytes; a published variant wheel is never replaced",
+            hint="publish a new version instead",
+        )
+    return Staged(
+        cell_id=entry.cell_id,
+        path=staged.path,
+        key=key,
+        sha256=staged.sha256,
+        spec=variant,
+        exists=have is not None,
+    )
+
+
+def _variants_document(
+    store: ObjectStore, key: str, spec: WheelVariants, labels: dict[str, VariantSpec]
+) -> bytes:
+    """The {name}-{version}-variants.json at `key`: these labels merged into the published
+    one (a published label must keep its properties)."""
+    merged = dict(labels)
+    providers: dict[str, Any] = {}
+    if store.head(key) is not None:
+        data = store.get(key)
+        try:
+            published = read_variants(data, key)
+            providers = read_providers(data, key)
+        except ValueError as exc:
+            raise RefusedError(
+                f"{exc}; the published file is not replaced",
+                key=key,
+                hint="repair or remove it in the store (it is the index of the variant "
+                "wheels already published), then rerun",
+            ) from None
+        for label, props in published.items():
+            mine = merged.get(label)
+            if mine is not None and frozenset(mine.properties) != props:
+                raise RefusedError(
+                    f"{key} gives label {label} other properties than this matrix",
+                    hint="a label must keep its meaning; choose a new label",
+                )
+            merged.setdefault(label, VariantSpec(label=label, properties=tuple(sorted(props))))
+    return dumps(document(spec, merged, providers))
 
 
 def apply_variants(store: ObjectStore, plan: VariantPlan) -> int:

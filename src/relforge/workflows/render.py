@@ -6,14 +6,16 @@ first, so a bad template or matrix stops the run before any file changes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -21,6 +23,7 @@ from relforge import __version__
 from relforge.errors import ConfigError, NothingToDoError, Span, UsageError
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix, read_text
+from relforge.matrix.schema import Matrix
 from relforge.workflows.context import (
     BUILD_WORKFLOW,
     RenderContext,
@@ -37,6 +40,9 @@ from relforge.workflows.templating import (
     template_closure,
     templates_digest,
 )
+
+if TYPE_CHECKING:
+    from jinja2.sandbox import SandboxedEnvironment
 
 # Paths written into workflows (run: lines, descriptions, path filters): nothing YAML or a shell
 # reads specially (`: `, ` #`, quotes, `$`, globs), and no leading `-` (it would read as an option).
@@ -88,23 +94,7 @@ class WorkflowSet:
 def render_workflows(request: RenderRequest) -> WorkflowSet:
     """Every generated workflow of one release, rendered and checked, not yet written."""
     root = request.root.resolve()
-    matrix_path = request.matrix_file
-    if not matrix_path.is_file():
-        raise ConfigError(
-            "no such file" if not matrix_path.exists() else "not a file",
-            where=Span(str(matrix_path)),
-            hint="give the path of the matrix file inside the repository",
-        )
-    matrix_rel = _inside(root, matrix_path, "FILE")
-    if matrix_rel is None:
-        raise UsageError(
-            f"{matrix_path} is outside the repository root {root}",
-            key="FILE",
-            hint="run from the repository root; the generated jobs read the matrix from the "
-            "checkout",
-        )
-    matrix_text = read_text(str(matrix_path))
-    matrix = load_matrix(matrix_path, text=matrix_text)
+    matrix_rel, matrix_text, matrix = _read_matrix(request, root)
     release = matrix.release(request.release)
     cells = expand_cells(matrix, request.release)
     if not cells:
@@ -127,23 +117,17 @@ def render_workflows(request: RenderRequest) -> WorkflowSet:
     pins, pins_text = load_pins(request.templates_dir)
     env.globals["action"] = _action_helper(pins)
     regenerate = _regenerate_command(request, matrix_rel, out_rel, templates_rel)
-    inputs = {
-        "relforge": __version__,
-        "matrix": hashlib.sha256(matrix_text.encode()).hexdigest(),
-        "pins": hashlib.sha256(pins_text.encode()).hexdigest(),
-        "command": regenerate,
-    }
-
-    def render(name: str, template: str, jobs: int, **variables: Any) -> RenderedFile:
-        sources = template_closure(env, template)
-        digest = hashlib.sha256(
-            json.dumps({**inputs, "templates": templates_digest(sources)}, sort_keys=True).encode()
-        ).hexdigest()
-        body = render_template(env, template, ctx=ctx, **variables).strip("\n") + "\n"
-        text = _header(matrix_rel, request.release, regenerate, digest) + body
-        _check_yaml(text, name, template)
-        return RenderedFile(name=name, template=template, text=text, jobs=jobs)
-
+    render = _Renderer(
+        env=env,
+        ctx=ctx,
+        header=functools.partial(_header, matrix_rel, request.release, regenerate),
+        inputs={
+            "relforge": __version__,
+            "matrix": hashlib.sha256(matrix_text.encode()).hexdigest(),
+            "pins": hashlib.sha256(pins_text.encode()).hexdigest(),
+            "command": regenerate,
+        },
+    )
     groups = group_cells(cells, request.max_matrix_jobs)
     files = [render(BUILD_WORKFLOW, "build.yml.j2", 0)]
     for group in groups:
@@ -174,6 +158,49 @@ def render_workflows(request: RenderRequest) -> WorkflowSet:
         regenerate=regenerate,
         runner_labels=tuple(runner_labels(cells)),
     )
+
+
+def _read_matrix(request: RenderRequest, root: Path) -> tuple[str, str, Matrix]:
+    """The matrix file's path inside the repository, its text and the loaded matrix."""
+    matrix_path = request.matrix_file
+    if not matrix_path.is_file():
+        raise ConfigError(
+            "no such file" if not matrix_path.exists() else "not a file",
+            where=Span(str(matrix_path)),
+            hint="give the path of the matrix file inside the repository",
+        )
+    matrix_rel = _inside(root, matrix_path, "FILE")
+    if matrix_rel is None:
+        raise UsageError(
+            f"{matrix_path} is outside the repository root {root}",
+            key="FILE",
+            hint="run from the repository root; the generated jobs read the matrix from the "
+            "checkout",
+        )
+    matrix_text = read_text(str(matrix_path))
+    return matrix_rel, matrix_text, load_matrix(matrix_path, text=matrix_text)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Renderer:
+    """Renders one template into a generated file: header with the input hash, YAML checked."""
+
+    env: SandboxedEnvironment
+    ctx: RenderContext
+    header: Callable[[str], str]  # input hash → the file's header
+    inputs: dict[str, str]  # what the input hash covers besides the templates
+
+    def __call__(self, name: str, template: str, jobs: int, **variables: Any) -> RenderedFile:
+        sources = template_closure(self.env, template)
+        digest = hashlib.sha256(
+            json.dumps(
+                {**self.inputs, "templates": templates_digest(sources)}, sort_keys=True
+            ).encode()
+        ).hexdigest()
+        body = render_template(self.env, template, ctx=self.ctx, **variables).strip("\n") + "\n"
+        text = self.header(digest) + body
+        _check_yaml(text, name, template)
+        return RenderedFile(name=name, template=template, text=text, jobs=jobs)
 
 
 def _inside(root: Path, path: Path, flag: str) -> str | None:

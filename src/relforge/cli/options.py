@@ -1,0 +1,133 @@
+"""Options the commands share, declared once (each command words its own help where the
+meaning differs), their parsers, and the dry-run plumbing of `--execute`."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import click
+
+from relforge.errors import UsageError
+
+if TYPE_CHECKING:
+    from relforge.matrix.selector import Selector
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Decorator(Protocol):
+    """What click.option returns: a decorator giving a command one more option."""
+
+    def __call__(self, f: F, /) -> F: ...
+
+
+EXECUTE_HELP = "Apply the plan (the default is a dry run that writes nothing)."
+
+
+def release_option(help: str) -> Decorator:
+    """`--release/-r X.Y` (required): the release a command works on."""
+    return click.option("--release", "-r", required=True, help=help)
+
+
+def releases_option(help: str) -> Decorator:
+    """`--release/-r` repeatable into `releases` (default: all)."""
+    return click.option("--release", "-r", "releases", multiple=True, help=help)
+
+
+def channel_option(help: str, choices: Sequence[str], *, short: bool = False) -> Decorator:
+    """`--channel` among `choices` (default: none given, the command picks channels.default)."""
+    flags = ("--channel", "-c") if short else ("--channel",)
+    return click.option(*flags, type=click.Choice(choices), help=help)
+
+
+def select_option(
+    help: str = "Only these cells.", *, metavar: str = "SELECTOR", short: bool = True
+) -> Decorator:
+    """`--select/-s SELECTOR` repeatable into `selects`; parse with `parse_selectors`."""
+    flags = ("--select", "-s") if short else ("--select",)
+    return click.option(*flags, "selects", multiple=True, metavar=metavar, help=help)
+
+
+def format_option(*choices: str, help: str | None = None) -> Decorator:
+    """`--format` into `fmt`, among `choices`; the first is the default."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(choices),
+        default=choices[0],
+        show_default=True,
+        help=help,
+    )
+
+
+def date_option(help: str) -> Decorator:
+    """`--date YYYY-MM-DD` into `date_text`; parse with `parse_date`."""
+    return click.option("--date", "date_text", metavar="YYYY-MM-DD", help=help)
+
+
+def execute_option(help: str = EXECUTE_HELP) -> Decorator:
+    """`--execute`: apply what the command plans (without it, a dry run)."""
+    return click.option("--execute", is_flag=True, help=help)
+
+
+def workers_option(default: int = 32, help: str = "Parallel transfers.") -> Decorator:
+    """`--workers N` (1–256): parallel requests to a store."""
+    return click.option(
+        "--workers", type=click.IntRange(1, 256), default=default, show_default=True, help=help
+    )
+
+
+def jobs_option(help: str, default: int | None = None) -> Decorator:
+    """`--jobs/-j N` (at least 1): threads or processes working at once."""
+    return click.option(
+        "--jobs",
+        "-j",
+        type=click.IntRange(min=1),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+def parse_date(value: str | None) -> datetime.date | None:
+    """The `--date` given (None when not given); a usage error unless it is YYYY-MM-DD."""
+    if value is None:
+        return None
+    try:
+        return datetime.date.fromisoformat(value)
+    except ValueError:
+        raise UsageError(f"{value!r} is not a date like 2025-10-15", key="--date") from None
+
+
+def parse_selectors(values: tuple[str, ...], axes: Collection[str] = ()) -> list[Selector]:
+    """Parse --select values; `axes` are the release's dependency axes (fields too)."""
+    from relforge.matrix.selector import parse_selector
+
+    selectors = []
+    for value in values:
+        try:
+            selectors.append(parse_selector(value, axes))
+        except ValueError as exc:
+            raise UsageError(
+                str(exc),
+                key=f"--select {value!r}",
+                hint="e.g. --select 'os=linux,accelerator=cuda,python>=3.12' "
+                "or an id glob like 'wheel-*-cu128'",
+            ) from None
+    return selectors
+
+
+def dry_run_note(nothing: str = "written", to: str = "apply") -> str:
+    """The line a dry run ends with: what did not happen and how to make it happen."""
+    return f"dry run: nothing was {nothing}; add --execute to {to}"
+
+
+def stop_for_dry_run(execute: bool, *, nothing: str = "written", to: str = "apply") -> bool:
+    """After the plan is printed: True (having said so) when it is a dry run, so the caller
+    returns before changing anything; False when `--execute` was given."""
+    if execute:
+        return False
+    click.echo(dry_run_note(nothing, to))
+    return True
