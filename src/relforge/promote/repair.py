@@ -205,7 +205,7 @@ def plan_repair(
             touched.add((f.store, f.folder))
     blocked = {(u.finding.store, u.finding.folder) for u in broken}
     for store_name, folder in sorted(touched - blocked):
-        if folder in truth.folders:
+        if folder in truth.folders or (truth.root is not None and folder == truth.root.prefix):
             actions.append(Action(verb="rebuild-pages", store=by_name[store_name], key=folder))
     for store_name, folder in sorted(touched & blocked):
         page_findings = [
@@ -317,6 +317,12 @@ def execute_repair(plan: RepairPlan, channel: str, vouchers: Vouchers, *, worker
 def _rebuild(store: ObjectStore, folder: str, vouchers: Vouchers, workers: int) -> None:
     """Rebuild every page of the folder: without its page-set marker the index treats each
     project as stale (a run killed here leaves a folder the next index rebuilds whole)."""
+    root = vouchers.root
+    if root is not None and folder.rstrip("/") == root.prefix:  # the channel-root pages
+        from relforge.promote.rootpages import refresh_root
+
+        refresh_root(store, root, workers=workers, force=True)
+        return
     store.delete(f"{folder.rstrip('/')}/{MARKER}")
     found = plan_folder(store, folder, vouchers, workers=workers)
     refuse_drift([found], store)
