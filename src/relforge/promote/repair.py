@@ -305,24 +305,29 @@ def execute_repair(plan: RepairPlan, channel: str, vouchers: Vouchers, *, worker
     """Apply the plan's actions in order (objects first, pages last); returns how many ran.
     Pages are rebuilt from what the main store's manifests vouch for (`vouchers`)."""
     done = 0
+    root = vouchers.root
+    roots: dict[str, tuple[ObjectStore, bool]] = {}  # store URL → (store, root pages edited)
     for action in plan.actions:
+        store = action.store.store
         if action.verb == "rebuild-pages":
-            _rebuild(action.store.store, action.key, vouchers, workers)
+            is_root = root is not None and action.key.rstrip("/") == root.prefix
+            if not is_root:
+                _rebuild(store, action.key, vouchers, workers)
+            roots[store.url] = (store, is_root or roots.get(store.url, (store, False))[1])
         else:
             _replace(action, channel)
         done += 1
+    if root is not None:  # the channel-root pages, from the variant pages just rebuilt
+        from relforge.promote.rootpages import refresh_root
+
+        for store, edited in roots.values():
+            refresh_root(store, root, workers=workers, force=edited)
     return done
 
 
 def _rebuild(store: ObjectStore, folder: str, vouchers: Vouchers, workers: int) -> None:
     """Rebuild every page of the folder: without its page-set marker the index treats each
     project as stale (a run killed here leaves a folder the next index rebuilds whole)."""
-    root = vouchers.root
-    if root is not None and folder.rstrip("/") == root.prefix:  # the channel-root pages
-        from relforge.promote.rootpages import refresh_root
-
-        refresh_root(store, root, workers=workers, force=True)
-        return
     store.delete(f"{folder.rstrip('/')}/{MARKER}")
     found = plan_folder(store, folder, vouchers, workers=workers)
     refuse_drift([found], store)
