@@ -35,7 +35,7 @@ SPEC = RootSpec(
     channel="release",
     prefix="whl",
     folders=("whl/cpu", "whl/cu128"),
-    reserved={"cpu": "releases.1.0.variants.cpu", "test": "channels.test.prefix"},
+    reserved={"cpu": "releases.1.0.accelerators.cpu", "test": "channels.test.prefix"},
 )
 
 
@@ -188,7 +188,8 @@ def test_a_project_named_like_a_variant_folder_is_a_config_error(tmp_path: Path)
     path.write_text(matrix_text().replace("name: rfdemo", "name: cu128"), encoding="utf-8")
     with pytest.raises(ConfigError) as caught:
         root_spec(load_matrix(str(path)), "release")
-    assert caught.value.key == "releases.1.0.variants.cu128"
+    assert caught.value.key == "releases.1.0.accelerators.cu128"
+    assert caught.value.where is not None and caught.value.where.line > 0  # file:line
     path.write_text(matrix_text().replace("name: rfdemo", "name: Test"), encoding="utf-8")
     with pytest.raises(ConfigError, match=r"channels\.test\.prefix"):
         root_spec(load_matrix(str(path)), "release")
@@ -206,7 +207,7 @@ def test_a_mirrored_dependency_named_like_a_folder_is_a_config_error(tmp_path: P
     store = LocalStore(tmp_path)
     publish(store, "release", "whl", {"cu128/cpu-1.0-py3-none-any.whl": (b"x", None)})
     index(store, SPEC.folders)
-    with pytest.raises(ConfigError, match=r"releases\.1\.0\.variants\.cpu"):
+    with pytest.raises(ConfigError, match=r"releases\.1\.0\.accelerators\.cpu"):
         plan_root(store, SPEC)
 
 

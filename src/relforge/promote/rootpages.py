@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from relforge.errors import ConfigError, RefusedError
+from relforge.errors import ConfigError, RefusedError, Span
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix
 from relforge.promote.pages import (
@@ -60,6 +60,7 @@ class RootSpec:
     # a name the root cannot give a project (a variant folder, a nested channel prefix) → the
     # matrix key that claims it
     reserved: Mapping[str, str] = field(default_factory=dict)
+    where: Mapping[str, Span] = field(default_factory=dict)  # name → where the key is
 
     def relative(self, folder: str) -> str:
         return folder[len(self.prefix) + 1 :]
@@ -71,31 +72,37 @@ def root_spec(matrix: Matrix, channel: ChannelName) -> RootSpec:
     prefix = chan.prefix.strip("/")
     folders: set[str] = set()
     reserved: dict[str, str] = {}
-    for release in matrix.releases:
-        for cell in expand_cells(matrix, release, channel=channel):
+    where: dict[str, Span] = {}
+    for name, release in matrix.releases.items():
+        for cell in expand_cells(matrix, name, channel=channel):
             if cell.package_type != "wheel" or not cell.upload_prefix:
                 continue
             folder = cell.upload_prefix.rstrip("/")
             folders.add(folder)
             first = canonical(folder[len(prefix) + 1 :].split("/", 1)[0])
-            key = (
-                f"releases.{release}.variants.{cell.variant}"
-                if cell.upload_subfolder == cell.variant
-                else f"releases.{release} (upload_subfolder {cell.upload_subfolder!r})"
-            )
-            reserved.setdefault(first, key)
+            if first in reserved:
+                continue
+            accelerator = release.accelerators.get(cell.variant)
+            if cell.upload_subfolder.startswith(cell.variant) and accelerator is not None:
+                reserved[first] = f"releases.{name}.accelerators.{cell.variant}"
+                where[first] = accelerator.span
+            else:
+                reserved[first] = f"releases.{name} (upload_subfolder {cell.upload_subfolder!r})"
+                where[first] = release.span
     for other in CHANNEL_NAMES:
-        theirs = matrix.channels.get(other).prefix.strip("/")
+        chan_other = matrix.channels.get(other)
+        theirs = chan_other.prefix.strip("/")
         if other != channel and theirs.startswith(prefix + "/"):
-            reserved.setdefault(
-                canonical(theirs[len(prefix) + 1 :].split("/", 1)[0]), (f"channels.{other}.prefix")
-            )
+            first = canonical(theirs[len(prefix) + 1 :].split("/", 1)[0])
+            reserved.setdefault(first, f"channels.{other}.prefix")
+            where.setdefault(first, chan_other.at("prefix"))
     spec = RootSpec(
         channel=channel,
         prefix=prefix,
         folders=tuple(sorted(folders)),
         enabled=chan.root_index,
         reserved=reserved,
+        where=where,
     )
     if spec.enabled:
         check_name(spec, canonical(matrix.project.name))
@@ -108,6 +115,7 @@ def check_name(spec: RootSpec, project: str) -> None:
         raise ConfigError(
             f"project {project!r} has the name of the folder {spec.prefix}/{project}/ that "
             f"{claimed} uses; the root index of the {spec.channel} channel cannot hold both",
+            where=spec.where.get(project),
             key=claimed,
             hint=f"rename the folder, or set channels.{spec.channel}.root_index: false",
         )
