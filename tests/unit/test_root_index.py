@@ -318,3 +318,21 @@ def test_verify_finds_a_root_page_edited_by_hand(tmp_path: Path) -> None:
     # with the root index switched off, a root page left behind is a finding
     off = RootSpec(channel="release", prefix="whl", folders=SPEC.folders, enabled=False)
     assert len(check_channel_root(store, off, "alpha", want, present)) == 2
+
+
+def test_a_project_gone_from_every_folder_leaves_the_root(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    release(store)
+    root(store)
+    for sub in ("cpu", "cu128"):
+        store.delete(f"whl/{sub}/{NUMPY}")
+    index(store, SPEC.folders)
+    plan = plan_root(store, SPEC)
+    assert plan.stale and plan.remove == ("numpy",) and "drop numpy" in plan.describe()
+    apply_root(store, plan)
+    assert not (tmp_path / "whl/numpy/index.html").exists()
+    assert not (tmp_path / "whl/numpy/index.json").exists()
+    top = json.loads((tmp_path / "whl/index.json").read_text())
+    assert top["projects"] == [{"name": "alpha"}]
+    marker = json.loads((tmp_path / "whl" / ROOT_MARKER).read_text())
+    assert marker["projects"] == ["alpha"]
