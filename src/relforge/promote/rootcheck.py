@@ -5,6 +5,7 @@ root index must list the project; with `root_index: false` no root page may list
 
 from __future__ import annotations
 
+import json
 import posixpath
 from collections.abc import Mapping, Set
 from urllib.parse import unquote
@@ -24,8 +25,6 @@ from relforge.simplepages import anchors as page_anchors
 
 def _json_targets(data: bytes) -> dict[str, Link] | None:
     """href → link of a JSON page (the URL is the key: the folder matters here)."""
-    import json
-
     links = json_links(data)
     if links is None:
         return None

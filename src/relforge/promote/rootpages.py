@@ -20,6 +20,7 @@ between leaves a marker whose fingerprint does not match, and the next run write
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -293,8 +294,6 @@ def _merge(
 
 
 def _with(f: IndexedFile, *, yanked: str | None) -> IndexedFile:
-    import dataclasses
-
     return dataclasses.replace(f, yanked=yanked)
 
 
