@@ -63,6 +63,10 @@ done
 "$DEMO/venv/bin/pip" --isolated install --quiet --no-cache-dir \
   --index-url "http://127.0.0.1:$port/whl/test/cpu/" hello-native
 "$DEMO/venv/bin/python" -c "import hello_native; print(hello_native.build_info())"
+step "   …or from the channel root whl/test/, which lists every variant folder's files"
+"$DEMO/venv/bin/pip" --isolated install --quiet --no-cache-dir --force-reinstall --no-deps \
+  --index-url "http://127.0.0.1:$port/whl/test/" "hello-native==1.0.0+cpu"
+"$DEMO/venv/bin/python" -c "import hello_native; print(hello_native.build_info())"
 
 step "7. Promote the validated bytes test → release (server-side copies, hashes verified)"
 relforge promote "$MATRIX" --version 1.0.0 --from test --to release --execute
@@ -74,6 +78,7 @@ yank=(--version 1.0.0 --cell wheel-linux-x86_64-py3.12-cu130 --channel release -
 relforge yank "$MATRIX" "${yank[@]}"
 relforge yank "$MATRIX" "${yank[@]}" --execute
 grep -o 'data-yanked="[^"]*"' .relforge/store/whl/cu130/hello-native/index.html
+grep -o 'data-yanked="[^"]*"' .relforge/store/whl/hello-native/index.html  # the channel root too
 relforge yank "$MATRIX" --version 1.0.0 --cell wheel-linux-x86_64-py3.12-cu130 --channel release --undo --execute
 
 step "8. Stage the PyPI-default wheel for PyPI (local version dropped: 1.0.0+cpu → 1.0.0)"

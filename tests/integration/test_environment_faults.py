@@ -82,7 +82,7 @@ def _files(root: Path) -> dict[str, str]:
     """relative path → sha256 of every file under `root` except the hash records (an
     index.json page carries a fingerprint of the local files' inodes and times, and every page
     and the page-set marker the generation id of its run: their keys only)."""
-    pages = {"index.json", "index.html", ".relforge-pages.json"}
+    pages = {"index.json", "index.html", ".relforge-pages.json", ".relforge-root-pages.json"}
     return {
         p.relative_to(root).as_posix(): (
             "" if p.name in pages else hashlib.sha256(p.read_bytes()).hexdigest()

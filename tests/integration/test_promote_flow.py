@@ -49,8 +49,9 @@ def objects(s3: S3, bucket: str | None = None) -> dict[str, tuple[str, str]]:
 
 
 def is_page(key: str) -> bool:
-    """Index pages and the page-set marker: each page set carries its own generation id."""
-    return key.endswith(("/index.html", "/index.json", "/", "/.relforge-pages.json"))
+    """Index pages and the page-set markers: each page set carries its own generation id."""
+    markers = ("/.relforge-pages.json", "/.relforge-root-pages.json")
+    return key.endswith(("/index.html", "/index.json", "/", *markers))
 
 
 def without_pages(found: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:

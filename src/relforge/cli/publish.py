@@ -125,11 +125,19 @@ def index(file: str, channel: ChannelName | None, execute: bool, workers: int) -
     describe_index(plans, click.echo)
     refuse_drift(plans, store)
     changed = [p for p in plans if p.changed]
+    if not execute and vouchers.root is not None:
+        what = "rebuilt" if vouchers.root.enabled else "removed (root_index is false)"
+        click.echo(f"  {vouchers.root.prefix}/: channel-root pages {what} after the folders")
     if stop_for_dry_run(execute):
         return
     for plan in changed:
         apply_folder(store, plan, workers=workers)
     from relforge.promote.retry import total_retries
+    from relforge.promote.rootpages import refresh_root
+
+    root = refresh_root(store, vouchers.root, workers=workers)
+    if root is not None:
+        click.echo(root.describe())
 
     click.echo(
         f"{len(changed)} folder(s) written, {len(plans) - len(changed)} up to date; "

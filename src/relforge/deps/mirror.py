@@ -36,6 +36,7 @@ from relforge.promote.channel import main_store
 from relforge.promote.channel import trust as channel_trust
 from relforge.promote.index import SIDECAR, apply_folder, plan_folder, refuse_drift
 from relforge.promote.plan import Plan, execute
+from relforge.promote.rootpages import refresh_root
 from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
 from relforge.promote.transfer import Transfer, plan_batch
 from relforge.promote.vouch import Vouchers, channel_vouchers
@@ -353,4 +354,7 @@ def apply_mirror(plan: MirrorPlan, echo: Echo, *, workers: int = 16) -> int:
         if folder_plan.changed:
             apply_folder(plan.store, folder_plan, workers=workers)
             echo(f"indexed {folder}/")
+    root = refresh_root(plan.store, plan.vouchers.root, workers=workers)
+    if root is not None and root.stale:
+        echo(f"indexed the channel root {root.spec.prefix}/")
     return outcome.created

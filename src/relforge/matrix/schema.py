@@ -122,6 +122,13 @@ class Channel(Located):
     )
     prefix: str = field(metadata={"doc": "storage prefix of wheels, e.g. whl/test"})
     libtorch_prefix: str = field(default="", metadata={"doc": "storage prefix of native archives"})
+    root_index: bool = field(
+        default=True,
+        metadata={
+            "doc": "write channel-root pages (<prefix>/<project>/) listing every variant "
+            "folder's files, so `--index-url <download_url>/<prefix>` works; false removes them"
+        },
+    )
 
 
 def _channel(scheme: VersionScheme, prefix: str, libtorch: str) -> Channel:

@@ -98,10 +98,22 @@ def carried(page: Mapping[str, Any]) -> dict[str, IndexedFile]:
     return out
 
 
-def project_html(project: str, files: Sequence[IndexedFile], generation: str = "") -> bytes:
+def _href(f: IndexedFile, folders: Mapping[str, str] | None) -> str:
+    """`../file` on a variant folder's page; `../<variant folder>/file` on a channel-root page
+    (`folders`: filename → the folder, relative to the channel prefix, that serves it)."""
+    folder = folders.get(f.filename) if folders else None
+    return f"../{quote(folder)}/{quote(f.filename)}" if folder else f"../{quote(f.filename)}"
+
+
+def project_html(
+    project: str,
+    files: Sequence[IndexedFile],
+    generation: str = "",
+    folders: Mapping[str, str] | None = None,
+) -> bytes:
     rows = []
     for f in files:
-        attrs = [f'href="../{quote(f.filename)}#sha256={f.sha256}"']
+        attrs = [f'href="{_href(f, folders)}#sha256={f.sha256}"']
         if f.requires_python:
             attrs.append(f'data-requires-python="{html.escape(f.requires_python)}"')
         if f.metadata_sha256:
@@ -114,7 +126,11 @@ def project_html(project: str, files: Sequence[IndexedFile], generation: str = "
 
 
 def project_json(
-    project: str, files: Sequence[IndexedFile], fingerprint: str, generation: str = ""
+    project: str,
+    files: Sequence[IndexedFile],
+    fingerprint: str,
+    generation: str = "",
+    folders: Mapping[str, str] | None = None,
 ) -> bytes:
     entries = []
     versions = set()
@@ -124,7 +140,7 @@ def project_json(
             versions.add(parsed[1])
         entry: dict[str, object] = {
             "filename": f.filename,
-            "url": f"../{quote(f.filename)}",
+            "url": _href(f, folders),
             "hashes": {"sha256": f.sha256},
             "size": f.size,
         }

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from relforge.promote.index import FolderPlan, apply_folder, plan_folder, refuse_drift
 from relforge.promote.journal import Journal
+from relforge.promote.rootpages import refresh_root
 from relforge.promote.store import ObjectStore
 from relforge.promote.transfer import Batch, Step, apply_batch, plan_digest, refuse_conflicts
 from relforge.promote.vouch import Vouchers
@@ -65,6 +66,10 @@ def render(plan: Plan, echo: Echo) -> None:
         echo(f"then re-index {len(plan.index_folders)} folder(s) in {plan.store.url}:")
         for folder in plan.index_folders:
             echo(f"  index     {folder}/")
+        root = plan.vouchers.root if plan.vouchers else None
+        if root is not None:
+            what = "index" if root.enabled else "remove"
+            echo(f"  {what:<9} {root.prefix}/ (channel-root pages over every variant folder)")
     for mirror in plan.mirrors:
         echo(f"mirror {mirror.url}: the same prune and re-index")
 
@@ -125,6 +130,9 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
                 journal.record(
                     f"index {folder_plan.folder}{where}", rebuilt=list(folder_plan.rebuild)
                 )
+            if plan.index_folders and plan.vouchers is not None:
+                # the channel-root pages, from the variant pages just committed
+                refresh_root(store, plan.vouchers.root, workers=workers)
         journal.finish()
     finally:
         journal.close()

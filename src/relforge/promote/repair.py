@@ -205,7 +205,7 @@ def plan_repair(
             touched.add((f.store, f.folder))
     blocked = {(u.finding.store, u.finding.folder) for u in broken}
     for store_name, folder in sorted(touched - blocked):
-        if folder in truth.folders:
+        if folder in truth.folders or (truth.root is not None and folder == truth.root.prefix):
             actions.append(Action(verb="rebuild-pages", store=by_name[store_name], key=folder))
     for store_name, folder in sorted(touched & blocked):
         page_findings = [
@@ -305,12 +305,23 @@ def execute_repair(plan: RepairPlan, channel: str, vouchers: Vouchers, *, worker
     """Apply the plan's actions in order (objects first, pages last); returns how many ran.
     Pages are rebuilt from what the main store's manifests vouch for (`vouchers`)."""
     done = 0
+    root = vouchers.root
+    roots: dict[str, tuple[ObjectStore, bool]] = {}  # store URL → (store, root pages edited)
     for action in plan.actions:
+        store = action.store.store
         if action.verb == "rebuild-pages":
-            _rebuild(action.store.store, action.key, vouchers, workers)
+            is_root = root is not None and action.key.rstrip("/") == root.prefix
+            if not is_root:
+                _rebuild(store, action.key, vouchers, workers)
+            roots[store.url] = (store, is_root or roots.get(store.url, (store, False))[1])
         else:
             _replace(action, channel)
         done += 1
+    if root is not None:  # the channel-root pages, from the variant pages just rebuilt
+        from relforge.promote.rootpages import refresh_root
+
+        for store, edited in roots.values():
+            refresh_root(store, root, workers=workers, force=edited)
     return done
 
 

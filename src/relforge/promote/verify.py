@@ -35,6 +35,8 @@ from relforge.promote.findings import Finding, FindingKind, Report, StoreReport
 from relforge.promote.index import SIDECAR, canonical, parse_dist
 from relforge.promote.mirrors import MAIN, NamedStore
 from relforge.promote.pagecheck import Want, check_project_pages, check_root_pages
+from relforge.promote.rootcheck import check_channel_root
+from relforge.promote.rootpages import RootSpec, root_spec
 from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
 
 
@@ -68,6 +70,7 @@ class Truth:
     retired: frozenset[str]  # nightly keys past retention: absence is no finding
     main: ObjectStore  # where the manifests are (the root of trust)
     manifest_keys: tuple[str, ...]
+    root: RootSpec | None = None  # the channel-root pages (relforge.promote.rootpages)
 
 
 def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Truth:
@@ -105,6 +108,7 @@ def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Tr
         retired=frozenset(retired),
         main=main,
         manifest_keys=tuple(info.key for info in listed),
+        root=root_spec(matrix, channel),
     )
 
 
@@ -332,6 +336,19 @@ def _check_pages(
                     folder=folder,
                 )
             )
+    if truth.root is not None:
+        root = truth.root
+        for problem in check_channel_root(store, root, own, want, ours):
+            findings.items.append(
+                Finding(
+                    kind="page",
+                    store=findings.store,
+                    key=problem.key,
+                    message=problem.message,
+                    folder=root.prefix,
+                )
+            )
+        pages += 1
     return pages
 
 

@@ -21,6 +21,7 @@ from relforge.errors import RefusedError
 from relforge.manifest import ManifestEntry
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import MANIFESTS, StoredManifest, read_manifests
+from relforge.promote.rootpages import RootSpec, root_spec
 from relforge.promote.signing import SIGNATURE_SUFFIX, Trust
 from relforge.promote.store import ObjectStore
 
@@ -52,8 +53,10 @@ class Vouchers:
         prefix: str,
         trust: Trust,
         workers: int = 16,
+        root: RootSpec | None = None,
     ) -> None:
         self.store = store
+        self.root = root  # the channel-root pages written after the variant pages
         self.channel = channel
         self.project = project
         self.prefix = prefix.strip("/")
@@ -230,4 +233,5 @@ def channel_vouchers(
         prefix=matrix.channels.get(channel).prefix,
         trust=trust,
         workers=workers,
+        root=root_spec(matrix, channel),
     )

@@ -17,6 +17,7 @@ from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import main_store, trust
 from relforge.promote.index import apply_folder, plan_folder, refuse_drift
 from relforge.promote.mirrors import mirror_stores
+from relforge.promote.rootpages import refresh_root
 from relforge.promote.store import ObjectStore
 from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.promote.yanked import read_yanked, write_yanked
@@ -168,6 +169,7 @@ def apply_yank(plan: YankPlan, *, workers: int = 16) -> tuple[int, int]:
                 if p.changed:
                     apply_folder(store, p, workers=workers)
                     written += 1
+            refresh_root(store, v.root, workers=workers)
     return len(changes), written
 
 
@@ -181,4 +183,5 @@ def channel_vouchers_fresh(plan: YankPlan, channel: ChannelName) -> Vouchers:
         prefix=old.prefix,
         trust=old.trust,
         workers=old.workers,
+        root=old.root,
     )

@@ -1,0 +1,147 @@
+"""`relforge verify` of the channel-root pages (relforge.promote.rootpages): the root project
+pages of the channel's project must link each vouched file the store holds, once, into one of
+the channel's own variant folders, with the manifest's sha256 (and core-metadata digest); the
+root index must list the project; with `root_index: false` no root page may list it."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Mapping, Set
+from urllib.parse import unquote
+
+from relforge.promote.pagecheck import (
+    Link,
+    PageProblem,
+    Want,
+    check_root_pages,
+    json_links,
+    read_page,
+)
+from relforge.promote.rootpages import RootSpec
+from relforge.promote.store import ObjectStore
+from relforge.simplepages import anchors as page_anchors
+
+
+def _json_targets(data: bytes) -> dict[str, Link] | None:
+    """href → link of a JSON page (the URL is the key: the folder matters here)."""
+    links = json_links(data)
+    if links is None:
+        return None
+    try:
+        urls = {str(f["filename"]): str(f["url"]) for f in json.loads(data)["files"]}
+    except (ValueError, KeyError, TypeError):
+        return None
+    return {urls.get(name, name): link for name, link in links.items()}
+
+
+def _html_targets(data: bytes) -> dict[str, Link] | None:
+    try:
+        anchors = page_anchors(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+    out = {}
+    for a in anchors:
+        url, _, fragment = (a.get("href") or "").partition("#")
+        meta = a.get("data-core-metadata") or a.get("data-dist-info-metadata")
+        out[url] = Link(
+            filename=unquote(url.rsplit("/", 1)[-1]),
+            sha256=fragment.removeprefix("sha256=") if fragment.startswith("sha256=") else None,
+            metadata_sha256=meta.removeprefix("sha256=") if meta else None,
+        )
+    return out
+
+
+def check_channel_root(
+    store: ObjectStore,
+    spec: RootSpec,
+    project: str,
+    want: Mapping[str, Mapping[str, Want]],
+    present: Mapping[str, Set[str]],
+) -> list[PageProblem]:
+    """`want`: folder → filename → what the pages must say; `present`: folder → the project's
+    files the store holds there."""
+    base = f"{spec.prefix}/{project}/"
+    if not spec.enabled:
+        return [
+            PageProblem(key=key, message=f"a root page of {project} while root_index is false")
+            for key in (base + "index.json", base + "index.html")
+            if read_page(store, key) is not None
+        ]
+    listed_anywhere = {
+        n for f in spec.folders for n in set(want.get(f, {})) & present.get(f, set())
+    }
+    if not listed_anywhere:
+        return []
+    out: list[PageProblem] = []
+    html_page = None
+    for name, parse in (("index.json", _json_targets), ("index.html", _html_targets)):
+        key = base + name
+        data = read_page(store, key)
+        if data is None:
+            out.append(PageProblem(key=key, message="the page is missing"))
+            continue
+        if name == "index.html":
+            html_page = data
+        links = parse(data)
+        if links is None:
+            out.append(PageProblem(key=key, message="the page cannot be read"))
+            continue
+        out += _check(key, base, spec, links, want, present, listed_anywhere)
+    if store.directory_pages and html_page is not None and read_page(store, base) != html_page:
+        out.append(PageProblem(key=base, message="the folder object differs from index.html"))
+    out += check_root_pages(store, spec.prefix, project)
+    return out
+
+
+def _check(
+    key: str,
+    base: str,
+    spec: RootSpec,
+    links: Mapping[str, Link],
+    want: Mapping[str, Mapping[str, Want]],
+    present: Mapping[str, Set[str]],
+    expected: Set[str],
+) -> list[PageProblem]:
+    out = []
+    seen: set[str] = set()
+    for url, link in sorted(links.items()):
+        target = posixpath.normpath(posixpath.join(base, unquote(url)))
+        folder, _, name = target.rpartition("/")
+        if folder not in spec.folders:
+            out.append(
+                PageProblem(
+                    key=key,
+                    message=f"links {url}, outside the {spec.channel} channel's variant folders",
+                )
+            )
+            continue
+        wanted = want.get(folder, {}).get(name)
+        if name not in present.get(folder, set()):
+            out.append(PageProblem(key=key, message=f"links {url}, which the store does not hold"))
+        elif wanted is None:
+            out.append(
+                PageProblem(key=key, message=f"advertises {url}, which no manifest vouches for")
+            )
+        elif link.sha256 != wanted.sha256:
+            out.append(
+                PageProblem(
+                    key=key,
+                    message=f"advertises sha256 {link.sha256} for {url}, the manifest says "
+                    f"{wanted.sha256}",
+                )
+            )
+        elif wanted.metadata_sha256 and link.metadata_sha256 != wanted.metadata_sha256:
+            out.append(
+                PageProblem(
+                    key=key,
+                    message=f"advertises core-metadata sha256 {link.metadata_sha256} for {url}, "
+                    f"expected {wanted.metadata_sha256}",
+                )
+            )
+        if name in seen:
+            out.append(PageProblem(key=key, message=f"lists {name} more than once"))
+        seen.add(name)
+    for name in sorted(set(expected) - seen):
+        out.append(PageProblem(key=key, message=f"does not list {name}"))
+    return out
