@@ -11,6 +11,7 @@ from pathlib import Path
 from relforge.errors import NothingToDoError, RefusedError, UsageError
 from relforge.manifest import ArtifactManifest, load_manifest, sha256_file
 from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.archives import promoted_checksums
 from relforge.promote.channel import (
     Placed,
     backup_store,
@@ -248,6 +249,13 @@ def plan_promote(
                     source_key=src_key,
                 )
             )
+    for checksum in promoted_checksums(store, src, dst, present, source, workers=workers):
+        copies.append(checksum)  # archives: <file>.sha256, from the manifest
+        backups.append(
+            dataclasses.replace(
+                checksum, key=f"{manifest.project}/{version}/{checksum.key}", what="backup"
+            )
+        )
     backup = backup_store(matrix)
     mirrors = mirror_stores(matrix)
     record = stored_manifest_transfers(selected, version, trust)

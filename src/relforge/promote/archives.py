@@ -1,0 +1,136 @@
+"""Native archives (libtorch-style zips) in a channel: the archive, with its sha256 in the
+object's metadata like every artifact, and `<file>.sha256` beside it.
+
+    libtorch/<channel>/<variant>/<file>           the archive (release: libtorch/<variant>/)
+    libtorch/<channel>/<variant>/<file>.sha256    "<sha256>  <file>\\n" (`sha256sum -c` reads it)
+
+The checksum file is made from the manifest entry (the root of trust), never from the bytes
+found in a store: `publish` writes it, `promote` writes it in the target channel after checking
+the source channel's, `verify` compares it with the manifest and `--repair` rewrites it.
+Archives are not listed on index pages (installers do not read them); an archive folder holds
+only archives and their checksum files, so any other `.zip` there is an extra.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from relforge.errors import RefusedError
+from relforge.matrix.expand import expand_cells
+from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.channel import Placed
+from relforge.promote.content import read_content
+from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
+from relforge.promote.transfer import Transfer
+
+CHECKSUM = ".sha256"
+CHECKSUM_TYPE = "text/plain; charset=utf-8"
+ARCHIVE_SUFFIX = ".zip"
+
+
+def is_archive(p: Placed) -> bool:
+    return p.cell.package_type != "wheel"
+
+
+def checksum_bytes(filename: str, sha256: str) -> bytes:
+    """The `.sha256` file of an archive, in `sha256sum` format."""
+    return f"{sha256}  {filename}\n".encode()
+
+
+def checksum_transfer(key: str, sha256: str, what: str) -> Transfer:
+    """The transfer that writes `key`'s checksum file (from the manifest's sha256)."""
+    data = checksum_bytes(key.rsplit("/", 1)[1], sha256)
+    return Transfer(
+        key=key + CHECKSUM,
+        sha256=sha256_bytes(data),
+        size=len(data),
+        what=f"sha256 file of {what}",
+        data=data,
+        content_type=CHECKSUM_TYPE,
+    )
+
+
+def checksum_transfers(placed: Iterable[Placed]) -> list[Transfer]:
+    """`publish`: the checksum file of each archive being published."""
+    return [
+        checksum_transfer(p.key, p.entry.sha256, p.entry.cell_id) for p in placed if is_archive(p)
+    ]
+
+
+def promoted_checksums(
+    store: ObjectStore,
+    src: Sequence[Placed],
+    dst: Sequence[Placed],
+    present: Mapping[str, ObjectInfo],
+    channel: str,
+    *,
+    workers: int = 16,
+) -> list[Transfer]:
+    """`promote`: the checksum files of the target channel.  The source channel's must say
+    exactly what the manifest says, or nothing is promoted (someone changed it after publish)."""
+    pairs = [(s, d) for s, d in zip(src, dst, strict=True) if is_archive(s)]
+
+    def found(p: Placed) -> bytes | None:
+        info = present.get(p.key + CHECKSUM)
+        return store.get(info.key) if info is not None else None
+
+    with ThreadPoolExecutor(max(1, min(workers, len(pairs)))) as pool:
+        seen = list(pool.map(lambda pair: found(pair[0]), pairs))
+    bad = []
+    for (s, _), got in zip(pairs, seen, strict=True):
+        want = checksum_bytes(s.filename, s.entry.sha256)
+        if got != want:
+            state = "missing" if got is None else f"says {got[:64].decode(errors='replace')!r}"
+            says = f"the manifest says {s.entry.sha256}"
+            bad.append(f"{s.key}{CHECKSUM} ({s.entry.cell_id}): {state}, {says}")
+    if bad:
+        raise RefusedError(
+            f"{len(bad)} archive sha256 file(s) in the {channel} channel of {store.url} do not "
+            "match the manifest; nothing was copied:\n  " + "\n  ".join(bad),
+            hint="publish the validated manifest to the channel again (it writes a missing "
+            "file), or run `relforge verify --repair` on the channel",
+        )
+    return [checksum_transfer(d.key, d.entry.sha256, d.entry.cell_id) for _, d in pairs]
+
+
+def archive_folders(matrix: Matrix, channel: ChannelName) -> list[str]:
+    """Every archive folder of the channel across the matrix's releases."""
+    folders = set()
+    for release in matrix.releases:
+        for cell in expand_cells(matrix, release, channel=channel):
+            if cell.package_type != "wheel" and cell.upload_prefix:
+                folders.add(cell.upload_prefix.rstrip("/"))
+    return sorted(folders)
+
+
+def checksum_finding(
+    store: ObjectStore, key: str, sha256: str, listed: bool
+) -> tuple[str, str | None, str] | None:
+    """`verify`: what is wrong with the checksum file of the archive at `key` (None: nothing):
+    (message, sha256 found, sha256 expected)."""
+    want = checksum_bytes(key.rsplit("/", 1)[1], sha256)
+    expected = sha256_bytes(want)
+    if not listed:
+        return "the archive's sha256 file is missing", None, expected
+    content = read_content(store, key + CHECKSUM)
+    if content is None:
+        return "the archive's sha256 file is missing", None, expected
+    if content.sha256 == expected:
+        return None
+    got = store.get(key + CHECKSUM)
+    return (
+        f"the archive's sha256 file says {got[:80].decode(errors='replace').strip()!r}, the "
+        f"manifest says {sha256}",
+        content.sha256,
+        expected,
+    )
+
+
+def is_checksum_of(key: str, vouched: Mapping[str, object]) -> bool:
+    """True when `key` is the checksum file of a vouched archive."""
+    return (
+        key.endswith(CHECKSUM)
+        and key.removesuffix(CHECKSUM).endswith(ARCHIVE_SUFFIX)
+        and (key.removesuffix(CHECKSUM) in vouched)
+    )

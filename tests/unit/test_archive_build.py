@@ -1,0 +1,139 @@
+"""The example's native archive cell: the matrix names its build command and file name, the
+build plan runs that command for it (and the wheel command for wheels), and a build that writes
+another name, or a matrix whose template cannot name a file, is refused."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from relforge.builders.plan import plan_build
+from relforge.builders.postbuild import ArtifactProblem, check_archive_name
+from relforge.errors import ConfigError
+from relforge.matrix.archives import archive_filename, archive_url, shown_version
+from relforge.matrix.expand import expand_cells
+from relforge.matrix.load import load_matrix
+from relforge.workflows.context import pr_paths
+from tests.conftest import EXAMPLE
+
+ARCHIVE = "libtorch-linux-x86_64-cpu-shared-with-deps-release"
+
+
+def _matrix(tmp_path: Path, old: str = "", new: str = "") -> Path:
+    text = EXAMPLE.read_text(encoding="utf-8")
+    assert old in text
+    text = text.replace("source: ../examples/hello-native", f"source: {EXAMPLE.parent.parent}")
+    path = tmp_path / "example.yaml"
+    path.write_text(text.replace(old, new, 1) if old else text, encoding="utf-8")
+    return path
+
+
+def test_the_archive_cell_gets_the_archive_command(tmp_path: Path) -> None:
+    path = _matrix(tmp_path)
+    plan = plan_build(
+        load_matrix(path),
+        matrix_file=str(path),
+        release="1.0",
+        channel="test",
+        cell_ids=[ARCHIVE, "wheel-linux-x86_64-py3.12-cpu"],
+        out=tmp_path / "dist",
+        state=tmp_path / ".relforge",
+        tag="v1.0.0-rc1",
+    )
+    archive, wheel = plan.cells
+    assert plan.command_for(archive) == ("python3", "build_archive.py")
+    assert plan.command_for(wheel) == ()  # the PEP 517 build
+    assert ("archive command", "python3 build_archive.py") in plan.summary()
+    assert archive.version == "1.0.0+cpu"
+    name = archive_filename(plan.matrix, plan.release, archive, archive.version)
+    assert name == "hello-native-shared-with-deps-1.0.0+cpu.zip"
+
+
+def test_no_archive_command_is_refused_with_the_key(tmp_path: Path) -> None:
+    path = _matrix(
+        tmp_path, "    archive_command: [python3, build_archive.py]", "    archive_command: []"
+    )
+    with pytest.raises(ConfigError) as info:
+        plan_build(
+            load_matrix(path),
+            matrix_file=str(path),
+            release="1.0",
+            channel="nightly",
+            cell_ids=[ARCHIVE],
+            out=tmp_path / "dist",
+            state=tmp_path / ".relforge",
+        )
+    assert info.value.key == "project.build.archive_command"
+    assert "names no build command" in info.value.message
+
+
+def test_without_archive_command_the_build_command_builds_archives_too(tmp_path: Path) -> None:
+    path = _matrix(
+        tmp_path,
+        "    command: []",
+        "    command: [sh, build.sh]",
+    )
+    path.write_text(
+        path.read_text().replace("archive_command: [python3, build_archive.py]", "max_jobs: 0")
+    )
+    build = load_matrix(path).project.build
+    assert build.command_for("libtorch") == ("sh", "build.sh")
+    assert build.command_for("wheel") == ("sh", "build.sh")
+
+
+@pytest.mark.parametrize(
+    ("template", "says"),
+    [
+        ("{project}-{arch}-{version}.zip", "unknown field(s) 'arch'"),
+        ("{project}-{libtorch_variant}.zip", "must contain {version}"),
+        ("{project}-{version}.tar.gz", "must be a .zip file name"),
+        ("lib/{project}-{version}.zip", "must be a .zip file name"),
+        ("{project-{version}.zip", "is not a template"),
+    ],
+)
+def test_a_bad_file_name_template_names_file_line_and_key(
+    tmp_path: Path, template: str, says: str
+) -> None:
+    path = _matrix(
+        tmp_path,
+        "      configs: [release]\n",
+        f"      configs: [release]\n      file_name: '{template}'\n",
+    )
+    with pytest.raises(ConfigError) as info:
+        load_matrix(path)
+    assert says in info.value.message
+    assert info.value.key == "releases.1.0.libtorch.file_name"
+    assert info.value.where is not None and info.value.where.line > 0
+
+
+def test_a_build_that_writes_another_name_is_refused(tmp_path: Path) -> None:
+    wrong = tmp_path / "libhello.zip"
+    with zipfile.ZipFile(wrong, "w"):
+        pass
+    with pytest.raises(ArtifactProblem, match="the matrix names this archive hello-native-"):
+        check_archive_name(wrong, "hello-native-shared-with-deps-1.0.0+cpu.zip")
+    check_archive_name(wrong, "libhello.zip")  # the right name passes
+
+
+def test_urls_and_nightly_pattern() -> None:
+    matrix = load_matrix(EXAMPLE)
+    (nightly,) = [
+        c for c in expand_cells(matrix, "1.0", channel="nightly") if c.package_type != "wheel"
+    ]
+    assert nightly.upload_prefix == "libtorch/nightly/cpu/"
+    assert shown_version(nightly) == "1.0.0.devYYYYMMDD+cpu"
+    (release,) = [
+        c for c in expand_cells(matrix, "1.0", channel="release") if c.package_type != "wheel"
+    ]
+    assert release.upload_prefix == "libtorch/cpu/"
+    assert shown_version(release) == "1.0.0+cpu"
+    url = archive_url("https://example.org/libtorch/cpu/", "a-1.0.0+cpu.zip")
+    assert url == "https://example.org/libtorch/cpu/a-1.0.0%2Bcpu.zip"
+
+
+def test_pull_requests_that_touch_the_archive_script_build() -> None:
+    matrix = load_matrix(EXAMPLE)
+    paths = pr_paths(matrix, "matrix/example.yaml", ".github/workflows", None)
+    assert "examples/hello-native/build_archive.py" in paths
