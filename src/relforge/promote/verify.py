@@ -29,6 +29,7 @@ from packaging.version import InvalidVersion, Version
 from relforge.errors import RefusedError
 from relforge.manifest import ManifestEntry
 from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.archives import archive_findings, archive_folders
 from relforge.promote.channel import MANIFESTS, place, stored_manifests, trust, wheel_folders
 from relforge.promote.content import Content, read_content
 from relforge.promote.findings import Finding, FindingKind, Report, StoreReport
@@ -68,6 +69,7 @@ class Truth:
     retired: frozenset[str]  # nightly keys past retention: absence is no finding
     main: ObjectStore  # where the manifests are (the root of trust)
     manifest_keys: tuple[str, ...]
+    archive_folders: tuple[str, ...] = ()  # native archives: no index pages there
 
 
 def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Truth:
@@ -95,7 +97,10 @@ def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Tr
                     project=project,
                     release=manifest.release,
                 )
-    folders = sorted({v.folder for v in vouched.values()} | set(wheel_folders(matrix, channel)))
+    archives = archive_folders(matrix, channel)
+    folders = sorted(
+        {v.folder for v in vouched.values()} | set(wheel_folders(matrix, channel)) | set(archives)
+    )
     retired = _retired(vouched, matrix.publishing.nightly_keep) if channel == "nightly" else set()
     return Truth(
         channel=channel,
@@ -105,6 +110,7 @@ def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Tr
         retired=frozenset(retired),
         main=main,
         manifest_keys=tuple(info.key for info in listed),
+        archive_folders=tuple(archives),
     )
 
 
@@ -244,6 +250,7 @@ def verify_store(
                 found_sha256=content.sha256 if content else None,
             )
 
+    findings += archive_findings(truth.vouched, truth.archive_folders, files, store, name)
     pages = 0
     for folder in truth.folders:
         if not (want.get(folder) or ours.get(folder)):
