@@ -13,12 +13,14 @@ from relforge.builders.plan import plan_build
 from relforge.builders.postbuild import ArtifactProblem, check_archive_name
 from relforge.errors import ConfigError
 from relforge.matrix.archives import archive_filename, archive_url, shown_version
+from relforge.matrix.docs import render_docs
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
 from relforge.workflows.context import pr_paths
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, REPO
 
 ARCHIVE = "libtorch-linux-x86_64-cpu-shared-with-deps-release"
+PYTORCH = REPO / "matrix" / "pytorch.yaml"
 
 
 def _matrix(tmp_path: Path, old: str = "", new: str = "") -> Path:
@@ -137,3 +139,40 @@ def test_pull_requests_that_touch_the_archive_script_build() -> None:
     matrix = load_matrix(EXAMPLE)
     paths = pr_paths(matrix, "matrix/example.yaml", ".github/workflows", None)
     assert "examples/hello-native/build_archive.py" in paths
+
+
+def test_matrix_docs_list_each_archive_file_per_channel(tmp_path: Path) -> None:
+    text = EXAMPLE.read_text().replace(
+        "  display_name: hello-native\n",
+        "  display_name: hello-native\n  download_url: https://dl.example.org\n",
+    )
+    path = tmp_path / "example.yaml"
+    path.write_text(text)
+    docs = render_docs(load_matrix(path))
+    row = next(line for line in docs.splitlines() if "shared-with-deps (release)" in line)
+    base = "https://dl.example.org/libtorch"
+    assert row.split(" | ")[1:3] == ["linux-x86_64", "shared-with-deps (release)"]
+    assert f"`{base}/nightly/cpu/hello-native-shared-with-deps-1.0.0.devYYYYMMDD%2Bcpu.zip`" in row
+    assert f"`{base}/test/cpu/hello-native-shared-with-deps-1.0.0%2Bcpu.zip`" in row
+    assert f"`{base}/cpu/hello-native-shared-with-deps-1.0.0%2Bcpu.zip`" in row
+    assert "in place of YYYYMMDD" in docs
+
+
+def test_pytorch_archives_are_named_as_pytorch_names_them() -> None:
+    docs = render_docs(load_matrix(PYTORCH), ["2.7", "2.9"])
+    base = "https://download.pytorch.org/libtorch"
+    assert f"{base}/cu128/libtorch-shared-with-deps-2.9.0%2Bcu128.zip`" in docs
+    assert f"{base}/cu128/libtorch-win-shared-with-deps-debug-2.9.0%2Bcu128.zip`" in docs
+    assert f"{base}/cu126/libtorch-cxx11-abi-shared-with-deps-2.7.0%2Bcu126.zip`" in docs
+
+
+def test_a_bad_per_platform_file_name_names_its_key(tmp_path: Path) -> None:
+    path = _matrix(
+        tmp_path,
+        "      configs: [release]\n",
+        "      configs: [release]\n      per_platform:\n"
+        "        linux-x86_64: {file_name: 'x-{version}.tar'}\n",
+    )
+    with pytest.raises(ConfigError) as info:
+        load_matrix(path)
+    assert info.value.key == "releases.1.0.libtorch.per_platform.linux-x86_64.file_name"

@@ -259,6 +259,9 @@ class LibtorchOnPlatform(Located):
     variants: tuple[str, ...] | None = None
     configs: tuple[LibtorchConfig, ...] | None = None
     cxx11_abi: bool | None = None
+    file_name: str | None = field(
+        default=None, metadata={"doc": "the platform's archive file name (see file_name)"}
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
