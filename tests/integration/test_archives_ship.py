@@ -5,6 +5,7 @@ bytes (archive replaced, `.sha256` edited, an archive no manifest knows) is refu
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -21,11 +22,17 @@ from typing import Any
 
 import pytest
 
-from relforge.manifest import ArtifactManifest, ManifestEntry, Verdict, sha256_file
+from relforge.manifest import (
+    ArtifactManifest,
+    ManifestEntry,
+    Verdict,
+    load_manifest,
+    sha256_file,
+)
 from tests.conftest import Result
 from tests.integration.conftest import S3
 from tests.integration.verify_kit import LocalRaw, Raw, S3Raw, flip
-from tests.promote_kit import matrix_text
+from tests.promote_kit import matrix_text, release_wheels, write_manifest
 
 pytestmark = pytest.mark.slow
 Run = Callable[..., Result]
@@ -373,3 +380,40 @@ def test_a_killed_promotion_of_an_archive_finishes_on_rerun(
     assert s.raw.read(RELEASE_KEY) == s.archive.read_bytes()
     assert s.raw.read(f"{RELEASE_KEY}.sha256") == checksum_text(sha256_file(s.archive))
     assert verify(run, s, "release").code == 0
+
+
+def test_wheels_and_an_archive_in_one_manifest(run: Run, local_setup: Setup) -> None:
+    """Archives ride along with wheels: the wheel pages list only wheels, the archive folder gets
+    no pages, and both channels verify clean."""
+    s = local_setup
+    wheels = release_wheels(s.manifest.parent)
+    write_manifest(s.manifest, wheels)
+    archive = make_archive(s.manifest.parent / "more")
+    manifest = load_manifest(s.manifest)
+    entry = dataclasses.replace(
+        next(iter(manifest.entries.values())),
+        cell_id=CELL,
+        file=str(archive.relative_to(s.manifest.parent)),
+        size=archive.stat().st_size,
+        sha256=sha256_file(archive),
+        version="1.0.0+cpu",
+        package_type="libtorch",
+        variant="cpu",
+        upload_subfolder="cpu",
+        platform_tag=None,
+        python=None,
+    )
+    manifest.with_entries([entry]).save(s.manifest)
+    assert publish(run, s, "--execute").code == 0
+    assert promote(run, s, "--execute").code == 0
+    store = _snapshot(s.raw)
+    assert store[RELEASE_KEY] == archive.read_bytes()
+    page = json.loads(store["whl/cpu/rfdemo/index.json"])
+    assert sorted(f["filename"] for f in page["files"]) == [
+        "rfdemo-1.0.0+cpu-py3-none-manylinux_2_28_x86_64.whl",
+        "rfdemo-1.0.0+cpu-py3-none-win_amd64.whl",
+    ]
+    assert not [k for k in store if k.startswith("libtorch/") and "index" in k]
+    for channel in ("test", "release"):
+        checked = verify(run, s, channel)
+        assert checked.code == 0, checked.out + checked.err
