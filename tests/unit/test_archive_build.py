@@ -16,6 +16,7 @@ from relforge.matrix.archives import archive_filename, archive_url, shown_versio
 from relforge.matrix.docs import render_docs
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
+from relforge.promote.archives import archive_folders
 from relforge.workflows.context import pr_paths
 from tests.conftest import EXAMPLE, REPO
 
@@ -176,3 +177,15 @@ def test_a_bad_per_platform_file_name_names_its_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_matrix(path)
     assert info.value.key == "releases.1.0.libtorch.per_platform.linux-x86_64.file_name"
+
+
+def test_archive_folders_are_only_folders_without_wheels(tmp_path: Path) -> None:
+    path = tmp_path / "example.yaml"
+    path.write_text(EXAMPLE.read_text())
+    assert archive_folders(load_matrix(path), "test") == ["libtorch/test/cpu"]
+    text = EXAMPLE.read_text().replace(", libtorch_prefix: libtorch/test}", "}")
+    path.write_text(text)  # no archive prefix: archives go to the wheel folder, which keeps pages
+    matrix = load_matrix(path)
+    (cell,) = [c for c in expand_cells(matrix, "1.0", channel="test") if c.package_type != "wheel"]
+    assert cell.upload_prefix == "whl/test/cpu/"
+    assert archive_folders(matrix, "test") == []

@@ -108,13 +108,17 @@ def promoted_checksums(
 
 
 def archive_folders(matrix: Matrix, channel: ChannelName) -> list[str]:
-    """Every archive folder of the channel across the matrix's releases."""
-    folders = set()
+    """Every folder of the channel that holds only archives, across the matrix's releases (a
+    channel without a `libtorch_prefix` puts archives in its wheel folders, which keep their
+    pages and are no archive folders)."""
+    archives: set[str] = set()
+    wheels: set[str] = set()
     for release in matrix.releases:
         for cell in expand_cells(matrix, release, channel=channel):
-            if cell.package_type != "wheel" and cell.upload_prefix:
-                folders.add(cell.upload_prefix.rstrip("/"))
-    return sorted(folders)
+            if cell.upload_prefix:
+                chosen = wheels if cell.package_type == "wheel" else archives
+                chosen.add(cell.upload_prefix.rstrip("/"))
+    return sorted(archives - wheels)
 
 
 def checksum_finding(

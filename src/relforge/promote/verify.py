@@ -7,7 +7,8 @@ Findings:
     drifted   the object's bytes (hashed here, see relforge.promote.content) differ from the
               manifest's sha256/size
     sidecar   the `.whl.metadata` is missing or differs from the manifest's metadata digest
-              (or, when the manifest has none, from the wheel's own METADATA)
+              (or, when the manifest has none, from the wheel's own METADATA); an archive's
+              `.sha256` file is missing or names another sha256 (relforge.promote.archives)
     page      a page links a file the store lacks, gives a hash other than the manifest's,
               leaves out a vouched file, or is missing
     parity    a mirror's stored manifests differ from the main store's
