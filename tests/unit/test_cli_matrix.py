@@ -152,7 +152,7 @@ def test_diff_between_git_revisions(
 
 
 def test_docs_out_and_no_partial_output(
-    run: Run, tmp_path: Path, write: Callable[[str], Path]
+    run: Run, tmp_path: Path, write: Callable[..., Path]
 ) -> None:
     out = tmp_path / "COMPAT.md"
     result = run("matrix", "docs", str(PYTORCH), "--out", str(out))
