@@ -67,18 +67,25 @@ def make_archive(folder: Path, version: str = "1.0.0+cpu") -> Path:
     return path
 
 
-def write_archive_manifest(path: Path, archive: Path, *, validated: bool = True) -> None:
+def write_archive_manifest(
+    path: Path,
+    archive: Path,
+    *,
+    validated: bool = True,
+    version: str = "1.0.0+cpu",
+    channel: str = "test",
+) -> None:
     entry = ManifestEntry(
         cell_id=CELL,
-        file=archive.name,
+        file=str(archive.relative_to(path.parent)),
         size=archive.stat().st_size,
         sha256=sha256_file(archive),
-        version="1.0.0+cpu",
+        version=version,
         package_type="libtorch",
         variant="cpu",
         upload_subfolder="cpu",
     )
-    manifest = ArtifactManifest(project="rfdemo", release="1.0", channel="test")
+    manifest = ArtifactManifest(project="rfdemo", release="1.0", channel=channel)
     manifest = manifest.with_entries([entry])
     if validated:  # what `relforge validate` records once the archive checks pass
         manifest = manifest.with_verdicts(CELL, [Verdict(check="RF-A001", status="pass")])
@@ -417,3 +424,29 @@ def test_wheels_and_an_archive_in_one_manifest(run: Run, local_setup: Setup) -> 
     for channel in ("test", "release"):
         checked = verify(run, s, channel)
         assert checked.code == 0, checked.out + checked.err
+
+
+def test_nightly_keeps_the_newest_archives_and_their_sha256_files(
+    run: Run, local_setup: Setup
+) -> None:
+    s = local_setup
+    s.matrix.write_text(
+        s.matrix.read_text().replace("publishing:\n", "publishing:\n  nightly_keep: 2\n")
+    )
+    folder = "libtorch/nightly/cpu"
+    days = ("20260101", "20260102", "20260103")
+    for day in days:
+        version = f"1.0.0.dev{day}+cpu"
+        archive = make_archive(s.manifest.parent / day, version)
+        write_archive_manifest(s.manifest, archive, version=version, channel="nightly")
+        args = ("publish", str(s.matrix), "--channel", "nightly", "--manifest", str(s.manifest))
+        done = run(*args, "--execute")
+        assert done.code == 0, done.out + done.err
+    left = sorted(k for k in _snapshot(s.raw) if k.startswith(folder))
+    assert left == [
+        f"{folder}/rfdemo-shared-with-deps-1.0.0.dev{day}+cpu.zip{suffix}"
+        for day in days[1:]
+        for suffix in ("", ".sha256")
+    ]
+    checked = verify(run, s, "nightly")
+    assert checked.code == 0, checked.out + checked.err

@@ -12,7 +12,12 @@ import pytest
 from relforge.builders.plan import plan_build
 from relforge.builders.postbuild import ArtifactProblem, check_archive_name
 from relforge.errors import ConfigError
-from relforge.matrix.archives import archive_filename, archive_url, shown_version
+from relforge.matrix.archives import (
+    archive_filename,
+    archive_url,
+    archive_version,
+    shown_version,
+)
 from relforge.matrix.docs import render_docs
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
@@ -189,3 +194,14 @@ def test_archive_folders_are_only_folders_without_wheels(tmp_path: Path) -> None
     (cell,) = [c for c in expand_cells(matrix, "1.0", channel="test") if c.package_type != "wheel"]
     assert cell.upload_prefix == "whl/test/cpu/"
     assert archive_folders(matrix, "test") == []
+
+
+def test_the_version_is_read_back_from_an_archive_name() -> None:
+    matrix = load_matrix(EXAMPLE)
+    release = matrix.release("1.0")
+    (cell,) = [c for c in expand_cells(matrix, "1.0") if c.package_type != "wheel"]
+    name = "hello-native-shared-with-deps-1.0.0.dev20260102+cpu.zip"
+    assert archive_version(matrix, release, cell, name) == "1.0.0.dev20260102+cpu"
+    assert archive_version(matrix, release, cell, name + ".sha256") is None
+    assert archive_version(matrix, release, cell, "hello-native-shared-with-deps-.zip") is None
+    assert archive_version(matrix, release, cell, "other-1.0.0+cpu.zip") is None

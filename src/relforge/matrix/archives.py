@@ -87,6 +87,17 @@ def archive_filename(matrix: Matrix, release: Release, cell: Cell, version: str)
     )
 
 
+def archive_version(matrix: Matrix, release: Release, cell: Cell, filename: str) -> str | None:
+    """The version in `filename` when it is an archive of `cell` (any version), else None."""
+    marker = "\0"
+    head, _, tail = archive_filename(matrix, release, cell, marker).partition(marker)
+    if marker in tail or len(filename) <= len(head) + len(tail):
+        return None  # {version} twice, or too short to hold one
+    if not (filename.startswith(head) and filename.endswith(tail)):
+        return None
+    return filename[len(head) : len(filename) - len(tail)]
+
+
 def archive_url(folder_url: str, filename: str) -> str:
     """The download URL of a file in a folder (`+` of a local version percent-encoded)."""
     return f"{folder_url.rstrip('/')}/{urllib.parse.quote(filename)}"

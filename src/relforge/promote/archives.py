@@ -17,8 +17,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
+from packaging.version import InvalidVersion, Version
+
 from relforge.errors import RefusedError
 from relforge.manifest import ManifestEntry
+from relforge.matrix.archives import archive_version
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import Placed
@@ -107,6 +110,36 @@ def promoted_checksums(
     return [checksum_transfer(d.key, d.entry.sha256, d.entry.cell_id) for _, d in pairs]
 
 
+def nightly_archive_prune(
+    matrix: Matrix, store: ObjectStore, placed: Sequence[Placed], keep: int
+) -> list[str]:
+    """`publish` to nightly: keys of the archives (with their checksum files) of each cell being
+    published that are older than its newest `keep` versions; what is published now stays."""
+    doomed: set[str] = set()
+    new = {p.key for p in placed}
+    for p in placed:
+        if not is_archive(p):
+            continue
+        release = matrix.release(p.cell.release)
+        listed = {i.key for i in store.list(p.folder + "/")}
+        found: dict[str, Version] = {p.key: Version(p.entry.version)}
+        for key in listed:
+            text = archive_version(matrix, release, p.cell, key.rsplit("/", 1)[1])
+            if text is None:
+                continue  # another cell's archive, a checksum file
+            try:
+                found.setdefault(key, Version(text))
+            except InvalidVersion:
+                continue
+        kept = sorted(set(found.values()), reverse=True)[:keep]
+        for key, version in found.items():
+            if version not in kept and key not in new:
+                doomed.add(key)
+                if key + CHECKSUM in listed:
+                    doomed.add(key + CHECKSUM)
+    return sorted(doomed)
+
+
 def archive_folders(matrix: Matrix, channel: ChannelName) -> list[str]:
     """Every folder of the channel that holds only archives, across the matrix's releases (a
     channel without a `libtorch_prefix` puts archives in its wheel folders, which keep their
@@ -150,14 +183,15 @@ def archive_findings(
     files: Mapping[str, ObjectInfo],
     store: ObjectStore,
     name: str,
+    retired: frozenset[str] = frozenset(),
 ) -> list[Finding]:
     """`verify`: the checksum file of every vouched archive (a `sidecar` finding when it is
     missing or says another sha256 than the manifest), and every archive or checksum file in
     an archive folder that no manifest vouches for (`extra`)."""
     out = []
     for key, v in sorted(vouched.items()):
-        if v.entry.package_type == "wheel":
-            continue
+        if v.entry.package_type == "wheel" or (key in retired and key not in files):
+            continue  # a pruned nightly takes its checksum file with it
         wrong = checksum_finding(store, key, v.entry.sha256, key + CHECKSUM in files)
         if wrong is not None:
             message, found, expected = wrong

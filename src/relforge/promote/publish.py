@@ -11,7 +11,7 @@ from pathlib import Path
 from relforge.errors import ConfigError, NothingToDoError, RefusedError, UsageError
 from relforge.manifest import ArtifactManifest, load_manifest, sha256_file
 from relforge.matrix.schema import ChannelName, Matrix
-from relforge.promote.archives import checksum_transfers
+from relforge.promote.archives import checksum_transfers, nightly_archive_prune
 from relforge.promote.channel import (
     Placed,
     main_store,
@@ -250,6 +250,7 @@ def plan_publish(
     if channel == "nightly":
         keep = matrix.publishing.nightly_keep
         deletes = nightly_prune(store, folders, {p.key for p in placed}, keep)
+        deletes += nightly_archive_prune(matrix, store, placed, keep)
         notes.append(
             f"nightly keeps the newest {keep} versions per project (publishing.nightly_keep)"
         )

@@ -251,7 +251,9 @@ def verify_store(
                 found_sha256=content.sha256 if content else None,
             )
 
-    findings += archive_findings(truth.vouched, truth.archive_folders, files, store, name)
+    findings += archive_findings(
+        truth.vouched, truth.archive_folders, files, store, name, truth.retired
+    )
     pages = 0
     for folder in truth.folders:
         if not (want.get(folder) or ours.get(folder)):
