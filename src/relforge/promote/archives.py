@@ -8,7 +8,9 @@ The checksum file is made from the manifest entry (the root of trust), never fro
 found in a store: `publish` writes it, `promote` writes it in the target channel after checking
 the source channel's, `verify` compares it with the manifest and `--repair` rewrites it.
 Archives are not listed on index pages (installers do not read them); an archive folder holds
-only archives and their checksum files, so any other `.zip` there is an extra.
+only archives and their checksum files, so any other `.zip` there is an extra.  Nightly
+archives are pruned per cell to `publishing.nightly_keep` versions, read back from their names
+(`libtorch.file_name`).
 """
 
 from __future__ import annotations
