@@ -1,11 +1,12 @@
 """Build hello-native's C++ library as a native archive (libtorch-style zip).
 
 Reads what relforge gives an archive cell: RELFORGE_VERSION (stamped version, e.g.
-1.0.0+cpu), RELFORGE_OUTPUT_DIR (where the one zip goes), LIBTORCH_VARIANT
-(shared-with-deps, static-without-deps, …), LIBTORCH_CONFIG (release|debug), CXX11_ABI and
-CXX (default c++).  Writes
+1.0.0+cpu), RELFORGE_OUTPUT_DIR (where the one zip goes), RELFORGE_ARCHIVE_NAME (its name,
+from the matrix's libtorch.file_name), LIBTORCH_VARIANT (shared-with-deps,
+static-without-deps, …), LIBTORCH_CONFIG (release|debug), CXX11_ABI and CXX (default c++).
+Writes
 
-    hello-native-<variant>-<version>.zip
+    $RELFORGE_ARCHIVE_NAME     e.g. hello-native-linux-x86_64-shared-with-deps-release-1.0.0+cpu.zip
       hello-native/include/hello_native/core.h
       hello-native/lib/libhello_native.so      (static variants: libhello_native.a)
       hello-native/build-version               the stamped version
@@ -62,7 +63,8 @@ def main() -> int:
     debug = os.environ.get("LIBTORCH_CONFIG", "release") == "debug"
     out = Path(os.environ.get("RELFORGE_OUTPUT_DIR", "dist"))
     out.mkdir(parents=True, exist_ok=True)
-    name = f"{TOP}-{variant}{'-debug' if debug else ''}-{version}.zip"
+    config = "debug" if debug else "release"
+    name = os.environ.get("RELFORGE_ARCHIVE_NAME") or f"{TOP}-{variant}-{config}-{version}.zip"
     with tempfile.TemporaryDirectory() as tmp:
         lib = compile_library(Path(tmp), static=variant.startswith("static"), debug=debug)
         partial = out / f".{name}.partial"

@@ -37,7 +37,7 @@ from tests.promote_kit import matrix_text, release_wheels, write_manifest
 pytestmark = pytest.mark.slow
 Run = Callable[..., Result]
 CELL = "libtorch-linux-x86_64-cpu-shared-with-deps-release"
-NAME = "rfdemo-shared-with-deps-1.0.0+cpu.zip"
+NAME = "rfdemo-linux-x86_64-shared-with-deps-release-1.0.0+cpu.zip"
 TEST_KEY = f"libtorch/test/cpu/{NAME}"
 RELEASE_KEY = f"libtorch/cpu/{NAME}"
 LIBTORCH = textwrap.indent(
@@ -59,7 +59,7 @@ CHANNELS = {
 def make_archive(folder: Path, version: str = "1.0.0+cpu") -> Path:
     """A libtorch-style zip: one top-level folder with include/, lib/ and build-version."""
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"rfdemo-shared-with-deps-{version}.zip"
+    path = folder / f"rfdemo-linux-x86_64-shared-with-deps-release-{version}.zip"
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("rfdemo/build-version", f"{version}\n")
         zf.writestr("rfdemo/include/rfdemo/core.h", "int answer();\n")
@@ -318,7 +318,7 @@ def test_a_missing_sha256_file_is_refused_by_promote(run: Run, setup: Setup) -> 
 def test_an_archive_no_manifest_vouches_for_is_an_extra(run: Run, setup: Setup) -> None:
     s = setup
     assert publish(run, s, "--execute").code == 0
-    stray = "libtorch/test/cpu/rfdemo-shared-with-deps-6.6.6+cpu.zip"
+    stray = "libtorch/test/cpu/rfdemo-linux-x86_64-shared-with-deps-release-6.6.6+cpu.zip"
     s.raw.write(stray, make_archive(s.manifest.parent / "other", "6.6.6+cpu").read_bytes())
     s.raw.write(stray + ".sha256", b"0" * 64 + b"  x.zip\n")
     found = verify(run, s, "test")
@@ -444,7 +444,7 @@ def test_nightly_keeps_the_newest_archives_and_their_sha256_files(
         assert done.code == 0, done.out + done.err
     left = sorted(k for k in _snapshot(s.raw) if k.startswith(folder))
     assert left == [
-        f"{folder}/rfdemo-shared-with-deps-1.0.0.dev{day}+cpu.zip{suffix}"
+        f"{folder}/rfdemo-linux-x86_64-shared-with-deps-release-1.0.0.dev{day}+cpu.zip{suffix}"
         for day in days[1:]
         for suffix in ("", ".sha256")
     ]

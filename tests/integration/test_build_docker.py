@@ -129,7 +129,7 @@ def test_all_cells_build_in_containers_without_network(run: Run, workdir: Path) 
             assert "auditwheel" in log  # repaired in the container
 
     archive = load_manifest(workdir / "dist" / "relforge-manifest.json").entries[ARCHIVE]
-    assert archive.file == "hello-native-shared-with-deps-1.0.0.dev0+cpu.zip"
+    assert archive.file == "hello-native-linux-x86_64-shared-with-deps-release-1.0.0.dev0+cpu.zip"
     assert archive.build["builder"] == "docker"
     with zipfile.ZipFile(workdir / "dist" / archive.file) as zf:
         assert sorted(zf.namelist()) == [

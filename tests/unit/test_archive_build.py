@@ -27,6 +27,7 @@ from tests.conftest import EXAMPLE, REPO
 
 ARCHIVE = "libtorch-linux-x86_64-cpu-shared-with-deps-release"
 PYTORCH = REPO / "matrix" / "pytorch.yaml"
+STEM = "hello-native-linux-x86_64-shared-with-deps-release-"  # the default libtorch.file_name
 
 
 def _matrix(tmp_path: Path, old: str = "", new: str = "") -> Path:
@@ -56,7 +57,7 @@ def test_the_archive_cell_gets_the_archive_command(tmp_path: Path) -> None:
     assert ("archive command", "python3 build_archive.py") in plan.summary()
     assert archive.version == "1.0.0+cpu"
     name = archive_filename(plan.matrix, plan.release, archive, archive.version)
-    assert name == "hello-native-shared-with-deps-1.0.0+cpu.zip"
+    assert name == f"{STEM}1.0.0+cpu.zip"
 
 
 def test_no_archive_command_is_refused_with_the_key(tmp_path: Path) -> None:
@@ -121,7 +122,7 @@ def test_a_build_that_writes_another_name_is_refused(tmp_path: Path) -> None:
     with zipfile.ZipFile(wrong, "w"):
         pass
     with pytest.raises(ArtifactProblem, match="the matrix names this archive hello-native-"):
-        check_archive_name(wrong, "hello-native-shared-with-deps-1.0.0+cpu.zip")
+        check_archive_name(wrong, f"{STEM}1.0.0+cpu.zip")
     check_archive_name(wrong, "libhello.zip")  # the right name passes
 
 
@@ -158,9 +159,9 @@ def test_matrix_docs_list_each_archive_file_per_channel(tmp_path: Path) -> None:
     row = next(line for line in docs.splitlines() if "shared-with-deps (release)" in line)
     base = "https://dl.example.org/libtorch"
     assert row.split(" | ")[1:3] == ["linux-x86_64", "shared-with-deps (release)"]
-    assert f"`{base}/nightly/cpu/hello-native-shared-with-deps-1.0.0.devYYYYMMDD%2Bcpu.zip`" in row
-    assert f"`{base}/test/cpu/hello-native-shared-with-deps-1.0.0%2Bcpu.zip`" in row
-    assert f"`{base}/cpu/hello-native-shared-with-deps-1.0.0%2Bcpu.zip`" in row
+    assert f"`{base}/nightly/cpu/{STEM}1.0.0.devYYYYMMDD%2Bcpu.zip`" in row
+    assert f"`{base}/test/cpu/{STEM}1.0.0%2Bcpu.zip`" in row
+    assert f"`{base}/cpu/{STEM}1.0.0%2Bcpu.zip`" in row
     assert "in place of YYYYMMDD" in docs
 
 
@@ -200,8 +201,8 @@ def test_the_version_is_read_back_from_an_archive_name() -> None:
     matrix = load_matrix(EXAMPLE)
     release = matrix.release("1.0")
     (cell,) = [c for c in expand_cells(matrix, "1.0") if c.package_type != "wheel"]
-    name = "hello-native-shared-with-deps-1.0.0.dev20260102+cpu.zip"
+    name = f"{STEM}1.0.0.dev20260102+cpu.zip"
     assert archive_version(matrix, release, cell, name) == "1.0.0.dev20260102+cpu"
     assert archive_version(matrix, release, cell, name + ".sha256") is None
-    assert archive_version(matrix, release, cell, "hello-native-shared-with-deps-.zip") is None
+    assert archive_version(matrix, release, cell, f"{STEM}.zip") is None
     assert archive_version(matrix, release, cell, "other-1.0.0+cpu.zip") is None

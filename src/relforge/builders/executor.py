@@ -290,6 +290,10 @@ class _Run:
             "RELFORGE_CHANNEL": plan.channel,
             "MAX_JOBS": str(plan.max_jobs),
         }
+        if cell.package_type != "wheel":  # the one name the archive may have
+            env["RELFORGE_ARCHIVE_NAME"] = archive_filename(
+                plan.matrix, plan.release, cell, version
+            )
         return BuildJob(
             cell=cell,
             command=plan.command_for(cell),

@@ -11,6 +11,8 @@ import string
 import urllib.parse
 from dataclasses import dataclass
 
+from packaging.utils import canonicalize_name
+
 from relforge.errors import ConfigError
 from relforge.matrix.cell import Cell
 from relforge.matrix.describe import variant_label
@@ -23,7 +25,15 @@ from relforge.matrix.schema import (
     Release,
 )
 
-FIELDS = ("project", "libtorch_variant", "libtorch_config", "debug", "variant", "version")
+FIELDS = (
+    "project",
+    "platform",
+    "libtorch_variant",
+    "libtorch_config",
+    "debug",
+    "variant",
+    "version",
+)
 NIGHTLY_DATE = "YYYYMMDD"
 
 
@@ -78,7 +88,8 @@ def archive_filename(matrix: Matrix, release: Release, cell: Cell, version: str)
     over = release.libtorch.per_platform.get(cell.platform)
     template = (over.file_name if over else None) or release.libtorch.file_name
     return template.format(
-        project=matrix.project.name,
+        project=canonicalize_name(matrix.project.name),
+        platform=cell.platform,
         libtorch_variant=cell.libtorch_variant or "",
         libtorch_config=config,
         debug="-debug" if config == "debug" else "",

@@ -301,11 +301,13 @@ class Libtorch(Located):
         },
     )
     file_name: str = field(
-        default="{project}-{libtorch_variant}{debug}-{version}.zip",
+        default="{project}-{platform}-{libtorch_variant}-{libtorch_config}-{version}.zip",
         metadata={
-            "doc": "the archive's file name, a template over {project}, {libtorch_variant}, "
-            "{libtorch_config}, {debug} (`-debug` or empty), {variant} and {version}; the "
-            "build must write exactly this name, and docs and the site link to it"
+            "doc": "the archive's file name, a template over {project} (normalized), {platform}, "
+            "{libtorch_variant}, {libtorch_config}, {debug} (`-debug` or empty), {variant} and "
+            "{version}; the build gets it as $RELFORGE_ARCHIVE_NAME and must write exactly this "
+            "name; docs and the site link to it (the default is the name `validate --dist` "
+            "binds to the cell)"
         },
     )
 
