@@ -81,6 +81,28 @@ grep -o 'data-yanked="[^"]*"' .relforge/store/whl/cu130/hello-native/index.html
 grep -o 'data-yanked="[^"]*"' .relforge/store/whl/hello-native/index.html  # the channel root too
 relforge yank "$MATRIX" --version 1.0.0 --cell wheel-linux-x86_64-py3.12-cu130 --channel release --undo --execute
 
+step "7c. The C++ library as a native archive (libtorch-style zip): build, validate, publish, promote"
+ARCH_DIST="$DEMO/archive-dist"
+ARCHIVE=(--cell libtorch-linux-x86_64-cpu-shared-with-deps-release)
+ZIP=hello-native-linux-x86_64-shared-with-deps-release-1.0.0   # libtorch.file_name's default
+relforge build "$MATRIX" --release 1.0 --channel test --tag v1.0.0-rc1 --builder host \
+  "${ARCHIVE[@]}" --out "$ARCH_DIST"
+python -m zipfile -l "$ARCH_DIST/$ZIP+cpu.zip"
+relforge validate "$MATRIX" --release 1.0 --channel test --manifest "$ARCH_DIST/relforge-manifest.json" \
+  --select package_type=libtorch
+relforge publish "$MATRIX" --channel test --manifest "$ARCH_DIST/relforge-manifest.json" --execute
+cat ".relforge/store/libtorch/test/cpu/$ZIP+cpu.zip.sha256"
+relforge promote "$MATRIX" --version 1.0.0 --from test --to release --execute
+(cd .relforge/store/libtorch/cpu && sha256sum -c "$ZIP+cpu.zip.sha256")
+relforge verify "$MATRIX" --channel release
+step "   …its download URL, as \`matrix docs\` lists it, served by the store's HTTP server"
+relforge matrix docs "$MATRIX" --download-url "http://127.0.0.1:$port" | grep -A4 "native archives"
+python - "http://127.0.0.1:$port/libtorch/cpu/$ZIP%2Bcpu.zip" <<'PY'
+import hashlib, sys, urllib.request
+data = urllib.request.urlopen(sys.argv[1]).read()
+print(f"downloaded {sys.argv[1]}: {len(data)} B, sha256 {hashlib.sha256(data).hexdigest()}")
+PY
+
 step "8. Stage the PyPI-default wheel for PyPI (local version dropped: 1.0.0+cpu → 1.0.0)"
 relforge pypi stage "$MATRIX" --version 1.0.0 --execute
 ls .relforge/store/pypi-staging/1.0.0/

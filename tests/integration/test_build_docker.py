@@ -5,6 +5,7 @@ and the errors for a missing image or engine."""
 from __future__ import annotations
 
 import json
+import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ Run = Callable[..., Result]
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 PY311 = "wheel-linux-x86_64-py3.11-cpu"
+ARCHIVE = "libtorch-linux-x86_64-cpu-shared-with-deps-release"
 PY312 = "wheel-linux-x86_64-py3.12-cpu"
 CUDA = Path("/usr/local/cuda-13.0")  # DEVELOPERS.md: the machine's CUDA 13.0 toolkit
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")
@@ -92,28 +94,51 @@ def build(run: Run, matrix: Path, *args: str) -> tuple[Result, dict[str, Any]]:
     return result, {c["cell"]: c for c in data.get("cells", [])}
 
 
-def test_all_eight_cells_build_in_containers_without_network(run: Run, workdir: Path) -> None:
+def test_all_cells_build_in_containers_without_network(run: Run, workdir: Path) -> None:
+    """The example's 8 wheel cells and its native archive cell, each in a container."""
     probe = (
         'echo "interfaces: $(ls /sys/class/net | tr "\\n" " ")"; '
-        "python -c 'import socket; s = socket.socket(); s.settimeout(3); "
+        "python3 -c 'import socket; s = socket.socket(); s.settimeout(3); "
         'print("connect:", s.connect_ex(("151.101.0.223", 443)))\'; '
+    )
+    pip_wheel = (
         "exec python -m pip wheel --no-deps --no-build-isolation --no-index "
         '--wheel-dir "$RELFORGE_OUTPUT_DIR" .'
     )
+    zip_it = "exec python3 build_archive.py"
     matrix = example_matrix(
-        workdir, {"    command: []": f"    command: [sh, -c, {json.dumps(probe)}]"}
+        workdir,
+        {
+            "    command: []": f"    command: [sh, -c, {json.dumps(probe + pip_wheel)}]",
+            "    archive_command: [python3, build_archive.py]": (
+                f"    archive_command: [sh, -c, {json.dumps(probe + zip_it)}]"
+            ),
+        },
     )
     result, cells = build(run, matrix, "--jobs", "2")
     assert result.code == 0, result.err
-    assert len(cells) == 8
+    assert len(cells) == 9
     assert {c["status"] for c in cells.values()} == {"built"}, cells
     assert {c["builder"] for c in cells.values()} == {"docker"}
 
-    for cell in cells.values():
+    for cell_id, cell in cells.items():
         log = Path(cell["log"]).read_text()
         assert "interfaces: lo \n" in log  # network_mode none: loopback only
         assert "connect: 101" in log  # ENETUNREACH
-        assert "auditwheel" in log  # repaired in the container
+        if cell_id != ARCHIVE:
+            assert "auditwheel" in log  # repaired in the container
+
+    archive = load_manifest(workdir / "dist" / "relforge-manifest.json").entries[ARCHIVE]
+    assert archive.file == "hello-native-linux-x86_64-shared-with-deps-release-1.0.0.dev0+cpu.zip"
+    assert archive.build["builder"] == "docker"
+    with zipfile.ZipFile(workdir / "dist" / archive.file) as zf:
+        assert sorted(zf.namelist()) == [
+            "hello-native/build-version",
+            "hello-native/include/hello_native/core.h",
+            "hello-native/lib/libhello_native.so",
+        ]
+        assert zf.read("hello-native/build-version").decode().strip() == archive.version
+        assert zf.read("hello-native/lib/libhello_native.so")[:4] == b"\x7fELF"
 
     manifest = load_manifest(workdir / "dist" / "relforge-manifest.json")
     assert sorted(manifest.entries) == sorted(cells)
@@ -123,8 +148,8 @@ def test_all_eight_cells_build_in_containers_without_network(run: Run, workdir: 
         entry.build["builder"] == "docker" and entry.build["image"] == "relforge/builder:bookworm"
     )
     assert entry.build["identity"]["image_id"].startswith("sha256:")
-    cuda = manifest.entries["wheel-linux-x86_64-py3.12-cu130"]
-    assert cuda.file.endswith("-cp312-cp312-manylinux_2_34_x86_64.whl")
+    cuda_entry = manifest.entries["wheel-linux-x86_64-py3.12-cu130"]
+    assert cuda_entry.file.endswith("-cp312-cp312-manylinux_2_34_x86_64.whl")
 
     for cell_id, cuda in ((PY311, None), ("wheel-linux-x86_64-py3.12-cu130", "13.0")):
         entry = manifest.entries[cell_id]

@@ -40,14 +40,14 @@ def test_list_github_format(run: Run) -> None:
         "matrix", "list", str(EXAMPLE), "-r", "1.0", "--format", "github", "--channel", "test"
     )
     data = json.loads(result.out)
-    assert list(data) == ["include"] and len(data["include"]) == 8
+    assert list(data) == ["include"] and len(data["include"]) == 9
     assert data["include"][0]["version"] == "1.0.0+cpu"
 
 
 def test_list_table(run: Run) -> None:
     result = run("matrix", "list", str(EXAMPLE), "-r", "1.0")
     assert result.code == 0
-    assert "wheel-linux-x86_64-py3.13-cu130" in result.out and "8 cells" in result.out
+    assert "wheel-linux-x86_64-py3.13-cu130" in result.out and "9 cells" in result.out
 
 
 def test_step_summary(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,7 +152,7 @@ def test_diff_between_git_revisions(
 
 
 def test_docs_out_and_no_partial_output(
-    run: Run, tmp_path: Path, write: Callable[[str], Path]
+    run: Run, tmp_path: Path, write: Callable[..., Path]
 ) -> None:
     out = tmp_path / "COMPAT.md"
     result = run("matrix", "docs", str(PYTORCH), "--out", str(out))
@@ -214,7 +214,7 @@ def test_an_unwritable_step_summary_is_a_warning_not_a_failure(
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path))  # a directory
     result = run("matrix", "list", str(EXAMPLE), "-r", "1.0", "--format", "json")
     assert result.code == 0, result.err
-    assert len(json.loads(result.out)) == 8  # the command's own output is whole
+    assert len(json.loads(result.out)) == 9  # the command's own output is whole
     assert "warning: cannot append to $GITHUB_STEP_SUMMARY" in result.err
     assert str(tmp_path) in result.err and "internal error" not in result.err
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "no" / "such" / "dir.md"))

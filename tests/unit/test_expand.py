@@ -278,7 +278,11 @@ def test_extends_merges_and_deletes(write: Callable[[str], Path]) -> None:
 def test_example_matrix() -> None:
     matrix = load_matrix(EXAMPLE)
     cells = expand_cells(matrix, "1.0")
-    assert len(cells) == 8
+    assert len(cells) == 9
+    (archive,) = [c for c in cells if c.package_type == "libtorch"]
+    assert archive.id == "libtorch-linux-x86_64-cpu-shared-with-deps-release"
+    assert archive.python is None and archive.libtorch_config == "release"
+    cells = [c for c in cells if c.package_type == "wheel"]
     assert {c.python for c in cells} == {"3.10", "3.11", "3.12", "3.13"}
     assert {c.variant for c in cells} == {"cpu", "cu130"}
     assert matrix.publishing.store.startswith("file://")

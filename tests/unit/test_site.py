@@ -129,7 +129,7 @@ def test_a_combination_every_cell_of_which_is_excluded_shows_the_rule_reason(
     assert "Windows CUDA wheels come later" in page
 
 
-def test_archives_are_listed_per_variant_with_their_channel_folder(tmp_path: Path) -> None:
+def test_archives_are_listed_per_variant_with_their_files(tmp_path: Path) -> None:
     out = tmp_path / "site"
     build_site(load_matrix(str(PYTORCH)), out, releases=["2.9"])
     combos = _versions(out)["releases"][0]["combinations"]
@@ -141,9 +141,15 @@ def test_archives_are_listed_per_variant_with_their_channel_folder(tmp_path: Pat
             "archive": "shared-with-deps",
             "config": "release",
             "folder": "libtorch/test/cu128/",
-            "url": "https://download.pytorch.org/libtorch/test/cu128/",
+            "file": "libtorch-shared-with-deps-2.9.0+cu128.zip",
+            "url": "https://download.pytorch.org/libtorch/test/cu128/"
+            "libtorch-shared-with-deps-2.9.0%2Bcu128.zip",
         }
     ]
+    nightly = next(c for c in combos if c["selection"] == {**sel, "channel": "nightly"})
+    (dated,) = nightly["archives"]
+    assert dated["file"] == "libtorch-shared-with-deps-2.9.0.devYYYYMMDD+cu128.zip"
+    assert dated["url"] is None  # the build date is unknown here: no link to a guessed file
     mac = next(
         c
         for c in combos

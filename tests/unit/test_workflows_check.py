@@ -41,7 +41,7 @@ def _snapshot(directory: Path) -> dict[str, tuple[str, int]]:
 def test_current_files_pass_the_check(repo: Path, run: Run) -> None:
     result = run(*ARGS, "--check")
     assert result.code == 0, result.out + result.err
-    assert "3 workflow files in .github/workflows are current" in result.out
+    assert "4 workflow files in .github/workflows are current" in result.out
 
 
 def test_check_catches_an_edited_file(repo: Path, run: Run) -> None:
@@ -88,8 +88,8 @@ def test_check_without_the_directory_reports_every_file_missing(
     monkeypatch.chdir(tmp_path)
     result = run(*ARGS, "--check")
     assert result.code == 1
-    assert result.err.count("(missing)") == 3
-    assert "3 workflow file(s) in .github/workflows are stale" in result.err
+    assert result.err.count("(missing)") == 4
+    assert "4 workflow file(s) in .github/workflows are stale" in result.err
     assert not (tmp_path / ".github").exists()  # nothing created
 
 
@@ -117,7 +117,7 @@ def test_rerun_rewrites_nothing(repo: Path, run: Run) -> None:
     before = _snapshot(repo / OUT), _snapshot(repo / ".github")
     result = run(*ARGS)
     assert result.code == 0
-    assert result.out.count("unchanged") == 4  # three workflows and .github/actionlint.yaml
+    assert result.out.count("unchanged") == 5  # four workflows and .github/actionlint.yaml
     assert (_snapshot(repo / OUT), _snapshot(repo / ".github")) == before  # no rewrite
     assert not [p for p in (repo / OUT).iterdir() if p.name.endswith(".tmp")]
 
@@ -146,7 +146,12 @@ def test_committed_example_workflows_are_current(monkeypatch: pytest.MonkeyPatch
     result = run(*ARGS, "--check")
     assert result.code == 0, result.out + result.err
     committed = sorted(p.name for p in (REPO / OUT).glob("relforge-*.yml"))
-    assert committed == ["relforge-bot.yml", "relforge-build.yml", "relforge-linux-wheel.yml"]
+    assert committed == [
+        "relforge-bot.yml",
+        "relforge-build.yml",
+        "relforge-linux-libtorch.yml",
+        "relforge-linux-wheel.yml",
+    ]
     assert os.access(REPO / OUT / "ci.yml", os.R_OK)
 
 

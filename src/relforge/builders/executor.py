@@ -26,6 +26,7 @@ from relforge.builders.plan import BuildPlan
 from relforge.builders.postbuild import (
     ArtifactProblem,
     RepairPolicy,
+    check_archive_name,
     check_wheel,
     declare_requirements,
     pick_artifact,
@@ -35,6 +36,7 @@ from relforge.builders.source import SourceTree, scan_source
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import ConfigError, RelforgeError
 from relforge.manifest import ArtifactManifest, ManifestEntry, sha256_file
+from relforge.matrix.archives import archive_filename
 from relforge.matrix.cell import Cell
 
 CellStatus = Literal["built", "cached", "failed", "skipped"]
@@ -211,11 +213,15 @@ class _Run:
             "builder": builder.name,
             "identity": dict(builder.identity(cell)),
             "cell": cell.to_json(),
-            "command": list(plan.command),
+            "command": list(plan.command_for(cell)),
             "source": self.tree().digest,
             "repair": dataclasses.asdict(repair) if repair else None,
             "network": plan.network,
         }
+        archive_name = None
+        if cell.package_type != "wheel":  # the name the build must write is part of the output
+            archive_name = archive_filename(plan.matrix, plan.release, cell, cell.version or "")
+            parts["archive_name"] = archive_name
         if deps is not None:  # what `numpy>=2` resolved to decides the output too
             parts["axis_wheels"] = list(deps.files)
         key = cache_key(parts)
@@ -238,6 +244,8 @@ class _Run:
                 check_wheel(
                     artifact, cell, project=plan.matrix.project.name, version=cell.version or ""
                 )
+            elif archive_name is not None:
+                check_archive_name(artifact, archive_name)
             info = {
                 "builder": builder.name,
                 "image": cell.image if builder.name == "docker" else None,
@@ -282,9 +290,13 @@ class _Run:
             "RELFORGE_CHANNEL": plan.channel,
             "MAX_JOBS": str(plan.max_jobs),
         }
+        if cell.package_type != "wheel":  # the one name the archive may have
+            env["RELFORGE_ARCHIVE_NAME"] = archive_filename(
+                plan.matrix, plan.release, cell, version
+            )
         return BuildJob(
             cell=cell,
-            command=plan.command,
+            command=plan.command_for(cell),
             env=env,
             source=self.snapshot(),
             work=work,

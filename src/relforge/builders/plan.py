@@ -33,7 +33,8 @@ class BuildPlan:
     cells: tuple[Cell, ...]  # each with its stamped `version`
     source: Path
     base: VersionBase
-    command: tuple[str, ...]
+    command: tuple[str, ...]  # of wheel cells (empty: the PEP 517 build)
+    archive_command: tuple[str, ...]  # of native archive cells
     out: Path
     state: Path  # .relforge: logs, cache, scratch
     jobs: int
@@ -56,10 +57,19 @@ class BuildPlan:
             ),
             ("source", str(self.source)),
             ("command", " ".join(self.command) or "PEP 517 wheel build (pip wheel, offline)"),
+            *(
+                [("archive command", " ".join(self.archive_command))]
+                if any(c.package_type != "wheel" for c in self.cells)
+                else []
+            ),
             ("cells", str(len(self.cells))),
             ("jobs", f"{self.jobs} in parallel, MAX_JOBS={self.max_jobs} each"),
             ("out", str(self.out)),
         ]
+
+    def command_for(self, cell: Cell) -> tuple[str, ...]:
+        """The argv that builds `cell`: the archive command for native archives."""
+        return self.command if cell.package_type == "wheel" else self.archive_command
 
 
 def plan_build(
@@ -97,13 +107,15 @@ def plan_build(
             f"no cell of release {release} matches the selection", key="--select"
         )
     build = matrix.project.build
-    missing = [c.id for c in cells if c.package_type != "wheel" and not build.command]
+    archive_command = build.command_for("libtorch")
+    missing = [c.id for c in cells if c.package_type != "wheel" and not archive_command]
     if missing:
         raise ConfigError(
             f"{missing[0]} is a native archive and the matrix names no build command for it",
             where=build.span,
-            key="project.build.command",
-            hint="native archives need a build command that writes them to $RELFORGE_OUTPUT_DIR",
+            key="project.build.archive_command",
+            hint="native archives need a build command that writes one zip to "
+            "$RELFORGE_OUTPUT_DIR (project.build.archive_command)",
         )
     src = _source_dir(source, build.source, matrix_file)
     base = version_base(channel, matrix=matrix, release=rel, source=src, tag=tag)
@@ -131,6 +143,7 @@ def plan_build(
         source=src,
         base=base,
         command=build.command,
+        archive_command=archive_command,
         out=out.resolve(),
         state=state.resolve(),
         jobs=jobs,

@@ -126,3 +126,13 @@ def check_wheel(wheel: Path, cell: Cell, *, project: str, version: str) -> None:
             f"{wheel.name} is tagged {'.'.join(sorted(got))}, the cell's platform tag is "
             f"{cell.platform_tag}"
         )
+
+
+def check_archive_name(archive: Path, expected: str) -> None:
+    """A native archive must carry the name the matrix gives it (`libtorch.file_name`): docs
+    and the site link that name."""
+    if archive.name != expected:
+        raise ArtifactProblem(
+            f"the build wrote {archive.name}; the matrix names this archive {expected} "
+            "(releases.<X.Y>.libtorch.file_name, with the stamped version from $RELFORGE_VERSION)"
+        )

@@ -14,6 +14,7 @@ from packaging.utils import InvalidName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from relforge.errors import ConfigError
+from relforge.matrix.archives import check_file_name
 from relforge.matrix.axes import check_axes, same_channel_needs_url
 from relforge.matrix.cell import AXIS_FIELDS, CELL_FIELDS
 from relforge.matrix.schema import CHANNEL_NAMES, Located, Matrix, Publishing, Release, Variant
@@ -246,6 +247,7 @@ def _check_libtorch(release: Release, path: str) -> None:
         for vname in images:
             _ref(vname, release.accelerators, "accelerator variant", lib, "images", lpath)
     _check_libtorch_platforms(release, lpath)
+    check_file_name(lib, lpath)
 
 
 def _check_rules(release: Release, path: str) -> None:

@@ -9,6 +9,7 @@ from typing import Literal
 
 from typing_extensions import assert_never
 
+from relforge.matrix.archives import archive_table
 from relforge.matrix.cell import Cell
 from relforge.matrix.describe import python_range, variant_label
 from relforge.matrix.expand import expand_cells
@@ -201,4 +202,6 @@ def render_docs(matrix: Matrix, releases: list[str] | None = None) -> str:
     ]
     for release in reversed(chosen):
         out += [install_table(matrix, release), ""]
+        archives = archive_table(matrix, release)
+        out += [archives, ""] if archives else []
     return "\n".join(out)

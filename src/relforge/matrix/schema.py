@@ -62,6 +62,13 @@ class Build(Located):
         default=(),
         metadata={"doc": "argv run in the source tree; empty means a PEP 517 wheel build"},
     )
+    archive_command: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "doc": "argv run in the source tree for native archive (libtorch) cells; it writes "
+            "one zip to $RELFORGE_OUTPUT_DIR (default: `command`)"
+        },
+    )
     smoke: tuple[str, ...] = field(
         default=(), metadata={"doc": "argv run in a fresh environment with the artifact installed"}
     )
@@ -88,6 +95,12 @@ class Build(Located):
         default=0, metadata={"doc": "MAX_JOBS of one build (0: the cores shared among --jobs)"}
     )
     timeout_minutes: int = field(default=120, metadata={"doc": "a cell's build is stopped after"})
+
+    def command_for(self, package_type: str) -> tuple[str, ...]:
+        """The argv that builds a cell of this package type (empty: the PEP 517 wheel build)."""
+        if package_type != "wheel" and self.archive_command:
+            return self.archive_command
+        return self.command
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -253,6 +266,9 @@ class LibtorchOnPlatform(Located):
     variants: tuple[str, ...] | None = None
     configs: tuple[LibtorchConfig, ...] | None = None
     cxx11_abi: bool | None = None
+    file_name: str | None = field(
+        default=None, metadata={"doc": "the platform's archive file name (see file_name)"}
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -289,6 +305,16 @@ class Libtorch(Located):
         metadata={
             "doc": "platform → accelerators, variants, configs or cxx11_abi that differ there "
             "(e.g. Windows builds release and debug)"
+        },
+    )
+    file_name: str = field(
+        default="{project}-{platform}-{libtorch_variant}-{libtorch_config}-{version}.zip",
+        metadata={
+            "doc": "the archive's file name, a template over {project} (normalized), {platform}, "
+            "{libtorch_variant}, {libtorch_config}, {debug} (`-debug` or empty), {variant} and "
+            "{version}; the build gets it as $RELFORGE_ARCHIVE_NAME and must write exactly this "
+            "name; docs and the site link to it (the default is the name `validate --dist` "
+            "binds to the cell)"
         },
     )
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from relforge.errors import NothingToDoError, RefusedError, UsageError
 from relforge.manifest import ArtifactManifest, load_manifest, sha256_file
 from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.archives import promoted_checksums
 from relforge.promote.channel import (
     Placed,
     backup_store,
@@ -203,6 +204,13 @@ def plan_promote(
     src = sidecar_digests(store, src, present, source)
     selected = selected.with_entries(p.entry for p in src)
     copies, backups = _copies_and_backups(src, dst, f"{manifest.project}/{version}")
+    for checksum in promoted_checksums(store, src, dst, present, source, workers=workers):
+        copies.append(checksum)  # archives: <file>.sha256, from the manifest
+        backups.append(
+            dataclasses.replace(
+                checksum, key=f"{manifest.project}/{version}/{checksum.key}", what="backup"
+            )
+        )
     backup = backup_store(matrix)
     mirrors = mirror_stores(matrix)
     record = stored_manifest_transfers(selected, version, trust)

@@ -11,6 +11,7 @@ from pathlib import Path
 from relforge.errors import ConfigError, NothingToDoError, RefusedError, UsageError
 from relforge.manifest import ArtifactManifest, load_manifest, sha256_file
 from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.archives import checksum_transfers, nightly_archive_prune
 from relforge.promote.channel import (
     Placed,
     main_store,
@@ -235,6 +236,7 @@ def plan_publish(
     placed = [p for p, _ in filled]
     store = main_store(matrix)
     files = artifact_transfers(placed, paths, [meta for _, meta in filled])
+    files += checksum_transfers(placed)  # archives: <file>.sha256 beside each
     records = manifest_transfers(manifest, placed, trust)
     artifacts = plan_batch(store, files, label="artifacts", workers=workers)
     stored = plan_batch(store, records, label="manifest", workers=workers)
@@ -248,6 +250,7 @@ def plan_publish(
     if channel == "nightly":
         keep = matrix.publishing.nightly_keep
         deletes = nightly_prune(store, folders, {p.key for p in placed}, keep)
+        deletes += nightly_archive_prune(matrix, store, placed, keep)
         notes.append(
             f"nightly keeps the newest {keep} versions per project (publishing.nightly_keep)"
         )

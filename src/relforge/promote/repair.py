@@ -24,6 +24,7 @@ from typing import Any, Literal
 from relforge.errors import RefusedError, RelforgeError
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.archives import CHECKSUM_TYPE, restored_checksum
 from relforge.promote.channel import backup_store
 from relforge.promote.content import fetch, fetch_verified, read_content
 from relforge.promote.findings import Finding, Report
@@ -205,7 +206,9 @@ def plan_repair(
             touched.add((f.store, f.folder))
     blocked = {(u.finding.store, u.finding.folder) for u in broken}
     for store_name, folder in sorted(touched - blocked):
-        if folder in truth.folders or (truth.root is not None and folder == truth.root.prefix):
+        if (folder in truth.folders and folder not in truth.archive_folders) or (
+            truth.root is not None and folder == truth.root.prefix
+        ):
             actions.append(Action(verb="rebuild-pages", store=by_name[store_name], key=folder))
     for store_name, folder in sorted(touched & blocked):
         page_findings = [
@@ -247,6 +250,18 @@ def _plan_one(
             source=source,
             replaces=f.found_sha256,
             content_type="application/json",
+        ), ""
+    checksum = restored_checksum(f.key, truth.vouched) if f.kind == "sidecar" else None
+    if checksum is not None:  # an archive's .sha256 file, written from the manifest
+        return Action(
+            verb="restore",
+            store=named,
+            key=f.key,
+            sha256=sha256_bytes(checksum),
+            size=len(checksum),
+            source=Source(label="the manifest's sha256", data=checksum),
+            replaces=f.found_sha256,
+            content_type=CHECKSUM_TYPE,
         ), ""
     if f.kind == "sidecar":
         v = truth.vouched[f.key.removesuffix(SIDECAR)]

@@ -7,7 +7,8 @@ Findings:
     drifted   the object's bytes (hashed here, see relforge.promote.content) differ from the
               manifest's sha256/size
     sidecar   the `.whl.metadata` is missing or differs from the manifest's metadata digest
-              (or, when the manifest has none, from the wheel's own METADATA)
+              (or, when the manifest has none, from the wheel's own METADATA); an archive's
+              `.sha256` file is missing or names another sha256 (relforge.promote.archives)
     page      a page links a file the store lacks, gives a hash other than the manifest's,
               leaves out a vouched file, or is missing
     parity    a mirror's stored manifests differ from the main store's
@@ -29,6 +30,7 @@ from packaging.version import InvalidVersion, Version
 from relforge.errors import RefusedError
 from relforge.manifest import ManifestEntry
 from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.archives import archive_findings, archive_folders
 from relforge.promote.channel import MANIFESTS, place, stored_manifests, trust, wheel_folders
 from relforge.promote.content import Content, read_content
 from relforge.promote.findings import Finding, FindingKind, Report, StoreReport
@@ -71,6 +73,7 @@ class Truth:
     main: ObjectStore  # where the manifests are (the root of trust)
     manifest_keys: tuple[str, ...]
     root: RootSpec | None = None  # the channel-root pages (relforge.promote.rootpages)
+    archive_folders: tuple[str, ...] = ()  # native archives: no index pages there
 
 
 def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Truth:
@@ -98,7 +101,10 @@ def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Tr
                     project=project,
                     release=manifest.release,
                 )
-    folders = sorted({v.folder for v in vouched.values()} | set(wheel_folders(matrix, channel)))
+    archives = archive_folders(matrix, channel)
+    folders = sorted(
+        {v.folder for v in vouched.values()} | set(wheel_folders(matrix, channel)) | set(archives)
+    )
     retired = _retired(vouched, matrix.publishing.nightly_keep) if channel == "nightly" else set()
     return Truth(
         channel=channel,
@@ -109,6 +115,7 @@ def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Tr
         main=main,
         manifest_keys=tuple(info.key for info in listed),
         root=root_spec(matrix, channel),
+        archive_folders=tuple(archives),
     )
 
 
@@ -148,6 +155,9 @@ def verify_store(
     observed = _hash_vouched(store, truth, files, workers=workers, trust_service=trust_service)
     want = _check_vouched(truth, observed, findings)
     ours = _check_unvouched(store, truth, files, own, findings)
+    findings.items.extend(
+        archive_findings(truth.vouched, truth.archive_folders, files, store, name, truth.retired)
+    )
     pages = _check_pages(store, truth, own, want, ours, findings)
     return StoreReport(
         name=name,

@@ -17,6 +17,7 @@ from typing import Any
 
 from relforge import __version__
 from relforge.errors import UsageError
+from relforge.matrix.archives import archive_filename, archive_url, shown_version
 from relforge.matrix.cell import Cell
 from relforge.matrix.describe import python_label, variant_label
 from relforge.matrix.docs import INSTALLERS, install_command, pypi_platforms
@@ -209,23 +210,29 @@ def _combination(
 def _archives(
     matrix: Matrix, release: Release, channel: ChannelName, wheel: Cell, archives: list[Cell]
 ) -> list[dict[str, str | None]]:
-    """The native archives of the wheel's variant on its platform, and where each is published
-    (an include rule's copy has none: archives follow the variant, not the extra folder)."""
+    """The native archives of the wheel's variant on its platform, and the file each channel
+    publishes (an include rule's copy has none: archives follow the variant, not the extra
+    folder); `url` links the file itself."""
     if wheel.extra_of is not None:
         return []
     out = []
     for cell in archives:
         if cell.platform != wheel.platform or cell.variant != wheel.variant:
             continue
-        # Only the folder is used; a fixed date keeps nightly stamping out of it.
+        # A nightly's file name carries its build date: shown as YYYYMMDD, never linked.
         placed = on_channel(cell, matrix, release, channel, _ANY_DAY)
+        filename = archive_filename(matrix, release, placed, shown_version(placed))
+        dated = channel == "nightly"
         out.append(
             {
                 "id": cell.id,
                 "archive": cell.libtorch_variant,
                 "config": cell.libtorch_config,
                 "folder": placed.upload_prefix,
-                "url": (placed.index_url + "/") if placed.index_url else None,
+                "file": filename,
+                "url": archive_url(placed.index_url, filename)
+                if placed.index_url and not dated
+                else None,
             }
         )
     return out

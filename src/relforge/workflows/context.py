@@ -7,6 +7,7 @@ Templates get `ctx` (RenderContext), `action(name)` (a pinned `uses:` value), an
 from __future__ import annotations
 
 import datetime
+import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -131,8 +132,15 @@ def pr_paths(
         paths.append(f"{templates_rel}/**")
     if out_rel:
         paths.append(f"{out_rel}/relforge-*.yml")
-    for arg in matrix.project.build.command:
-        if _looks_like_script(arg) and arg not in paths:
+    build = matrix.project.build
+    for arg in (*build.command, *build.archive_command):
+        if not _looks_like_script(arg):
+            continue
+        if build.source:  # commands run in the source tree, named relative to the matrix
+            arg = posixpath.normpath(
+                posixpath.join(posixpath.dirname(matrix_rel), build.source, arg)
+            )
+        if arg not in paths and not arg.startswith("../"):
             paths.append(arg)
     return tuple(paths)
 
