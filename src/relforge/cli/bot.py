@@ -27,9 +27,9 @@ from relforge.bot.handler import (
     post_once,
 )
 from relforge.bot.replies import result_reply, target_lines
-from relforge.cli.output import append_step_summary
 from relforge.errors import ConfigError, NothingToDoError, UsageError, ValidationFailed
 from relforge.forges.github import GitHubClient, repo_from_url
+from relforge.output import append_step_summary
 from relforge.release.git import Git
 
 _BOT_CHARS = frozenset(string.ascii_letters + string.digits + "-")

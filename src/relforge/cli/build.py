@@ -12,8 +12,8 @@ import click
 from relforge.builders.registry import BUILDER_CHOICES, BuilderChoice, BuilderOptions
 from relforge.builders.version import BUILD_CHANNELS, BuildChannel, release_refused
 from relforge.cli.matrix import parse_selectors
-from relforge.cli.output import append_step_summary, console, print_json
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
+from relforge.output import append_step_summary, console, print_json
 
 if TYPE_CHECKING:
     from relforge.builders.images import ImageSpec

@@ -5,9 +5,9 @@ from __future__ import annotations
 import click
 
 from relforge.cli.matrix import parse_selectors
-from relforge.cli.output import append_step_summary
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import ChannelName
+from relforge.output import append_step_summary
 
 _CHANNEL = click.option(
     "--channel",

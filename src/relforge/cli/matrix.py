@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from relforge.atomic import replacing
-from relforge.cli.output import append_step_summary, console, print_json
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 from relforge.matrix.cell import Cell
@@ -17,6 +16,7 @@ from relforge.matrix.expand import candidates, expand_cells
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix
 from relforge.matrix.selector import Selector, parse_selector
+from relforge.output import append_step_summary, console, print_json
 
 _FILE_HELP = "Matrix file, or REV:PATH for the file at a git revision."
 

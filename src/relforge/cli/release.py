@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 
 import click
 
-from relforge.cli.output import append_step_summary, print_json
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
+from relforge.output import append_step_summary, print_json
 from relforge.release.git import Git
 from relforge.release.plan import Plan
 from relforge.release.versions import parse_line, parse_release

@@ -9,10 +9,10 @@ from pathlib import Path
 import click
 from packaging.version import InvalidVersion, Version
 
-from relforge.cli.output import append_step_summary, print_json
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 from relforge.manifest import ArtifactManifest
 from relforge.matrix.schema import CHANNEL_NAMES, ChannelName
+from relforge.output import append_step_summary, print_json
 
 
 @click.command()

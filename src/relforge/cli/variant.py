@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from relforge.cli.output import append_step_summary
 from relforge.matrix.schema import ChannelName
+from relforge.output import append_step_summary
 
 
 @click.group()

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from relforge.cli.output import console, print_json
 from relforge.errors import RelforgeError, UsageError, ValidationFailed
+from relforge.output import console, print_json
 
 
 @click.group()

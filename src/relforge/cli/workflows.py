@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from relforge.cli.output import append_step_summary
+from relforge.output import append_step_summary
 from relforge.workflows import (
     LintConfig,
     RenderRequest,
