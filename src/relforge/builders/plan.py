@@ -77,6 +77,10 @@ def plan_build(
     tag: str | None = None,
     network: bool = False,
 ) -> BuildPlan:
+    """What `relforge build` will do for one release and channel: the selected cells (by
+    `cell_ids` or `selectors`, not both) with their stamped versions, the source tree, the
+    output and state directories and the parallelism.  Nothing is built; refuses the release
+    channel (release artifacts are promoted, never rebuilt) and a selection of no cell."""
     if channel == "release":
         raise release_refused()
     if cell_ids and selectors:

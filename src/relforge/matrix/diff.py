@@ -145,6 +145,9 @@ def diff_releases(
     old_label: str | None = None,
     new_label: str | None = None,
 ) -> MatrixDiff:
+    """What changed between release `old_name` of `old_matrix` and `new_name` of
+    `new_matrix`: Python versions, accelerator variants and their pins, runtime requirements,
+    platforms and per-cell availability, for `relforge matrix diff` and release notes."""
     old = old_matrix.release(old_name)
     new = new_matrix.release(new_name)
     old_py = [str(p) for p in old.python]

@@ -52,6 +52,7 @@ class Placed:
 
 
 def main_store(matrix: Matrix) -> ObjectStore:
+    """`publishing.store` (default: a local store under .relforge/), opened."""
     pub = matrix.publishing
     return open_store(
         pub.store or DEFAULT_STORE,

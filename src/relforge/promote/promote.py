@@ -181,6 +181,10 @@ def plan_promote(
     manifest_digest: str | None = None,
     workers: int = 32,
 ) -> Plan:
+    """The server-side copies (and backups) of one version's validated artifacts from the
+    `source` channel to `target`, chosen from the manifest stored in `source` (or the one
+    given, optionally pinned by digest).  Refuses artifacts that are missing, partial or
+    changed in `source`; reads the store, writes nothing."""
     if source == target:
         raise UsageError("--from and --to name the same channel", key="--to")
     version = public_version(version)

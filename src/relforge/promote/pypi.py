@@ -49,6 +49,8 @@ def plan_stage(
     *,
     manifest_digest: str | None = None,
 ) -> StagePlan:
+    """The copies of one version's PyPI-default wheels (chosen from the manifest in the release
+    channel, or the one given) into the store's PyPI staging folder.  Writes nothing."""
     version = public_version(version)
     pin = check_digest(manifest_digest)
     store = main_store(matrix)
@@ -269,6 +271,8 @@ def _http_fault(url: str, status: int) -> EnvironmentFault:
 
 
 def plan_upload(store: ObjectStore, version: str, index_url: str) -> list[UploadItem]:
+    """Each staged file of `version` against what `index_url` already lists: to upload,
+    identical (skipped) or a conflict (other bytes under the same name).  Uploads nothing."""
     version = public_version(version)
     staged = [i for i in store.list(f"{STAGING}/{version}/") if parse_dist(i.key.rsplit("/", 1)[1])]
     if not staged:
