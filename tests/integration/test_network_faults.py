@@ -166,3 +166,16 @@ def test_an_upload_the_repository_refuses_is_an_environment_fault(
     _one_paragraph(failed, "--repository-url", f"{url.removeprefix('http://')}", needle)
     assert pypiserver.password not in failed.out + failed.err
     assert list(pypiserver.packages.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["closed-port", "dns"])
+def test_validate_from_an_index_that_cannot_be_reached_is_an_environment_fault(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Run, kind: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(matrix_text(), encoding="utf-8")
+    with _endpoint(kind) as endpoint:
+        args = ("validate", str(matrix), "-r", "1.0", "-c", "test", "--index", endpoint + "/simple")
+        failed = run(*args)
+    _one_paragraph(failed, "--index", f"cannot read {endpoint}/simple/", "check the index URL")
