@@ -80,6 +80,7 @@ ENDPOINTS = {
     "not-s3-404": (404, "answered HTTP 404 without an S3 error code"),
     "not-s3-405": (405, "answered HTTP 405 without an S3 error code"),
     "redirect-loop": (301, "redirect"),
+    "not-s3-200": (200, "does not answer as an S3 service does"),
 }
 COMMANDS: dict[str, Callable[[Path, Path], tuple[str, ...]]] = {
     "publish": lambda m, man: ("publish", str(m), "--channel", "test", "--manifest", str(man)),

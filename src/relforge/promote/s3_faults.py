@@ -176,6 +176,18 @@ def translate(exc: BaseException, store: _Store, action: str, key: str) -> BaseE
     return exc
 
 
+def not_s3(store: _Store, action: str, key: str, what: str) -> EnvironmentFault:
+    """A success answer that S3 would never give (a web server that answers 200 to anything)."""
+    network_key = "publishing.s3_endpoint_url" if store.endpoint_url else store.config_key
+    return EnvironmentFault(
+        f"{action} {store.url}/{key}: {_endpoint(store)} answered with {what}: it does not "
+        "answer as an S3 service does",
+        key=network_key,
+        hint=f"check {network_key}: the S3 API endpoint (not a website or a proxy's page), "
+        "then rerun",
+    )
+
+
 def _refused_request(
     exc: Any, store: _Store, where: str, message: str, network_key: str
 ) -> RelforgeError:
