@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from relforge.bot.dispatch import dispatch
 from relforge.bot.flow import FlowSettings
-from relforge.bot.handler import BotSettings, CommentEvent, Outcome, dispatch, handle_comment
+from relforge.bot.handler import BotSettings, CommentEvent, Outcome, handle_comment
 from relforge.forges.github import GitHubClient
 from relforge.git import Git
 from tests.fakegithub import FakeGitHub

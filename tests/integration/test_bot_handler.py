@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from relforge.bot.handler import BotSettings, Status, dispatch
+from relforge.bot.dispatch import dispatch
+from relforge.bot.handler import BotSettings, Status
 from relforge.errors import ConfigError
 from relforge.forges.github import GitHubError
 from tests.botworld import FIXES, REPO, World, comment_event, make_world

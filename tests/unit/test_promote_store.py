@@ -10,7 +10,7 @@ import pytest
 
 from relforge.errors import ConfigError, RefusedError
 from relforge.promote.local import LocalStore
-from relforge.promote.store import STORES, StoreOptions, open_store
+from relforge.promote.registry import STORES, StoreOptions, open_store
 
 
 def sha(data: bytes) -> str:

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from relforge.bot import replies
-from relforge.bot.events import CommentEvent, PullEvent
+from relforge.bot.events import CommentEvent
 from relforge.bot.flow import Done, FlowSettings, Plan, apply_plan, plan_picks
 from relforge.bot.grammar import (
     DEFAULT_BOT,
@@ -34,7 +33,7 @@ from relforge.errors import RelforgeError, UsageError
 from relforge.forges.github import GitHubClient, GitHubError
 from relforge.git import Git
 
-__all__ = ["BotSettings", "CommentEvent", "Outcome", "Status", "dispatch", "handle_comment"]
+__all__ = ["BotSettings", "CommentEvent", "Outcome", "Status", "handle_comment"]
 
 DEFAULT_LABEL_PREFIX = "cherry-pick/"
 
@@ -240,31 +239,3 @@ class Responder:
     def try_error(self, exc: RelforgeError) -> None:
         with contextlib.suppress(GitHubError):
             self.error(exc, with_usage=False)
-
-
-def dispatch(
-    name: str,
-    payload: Mapping[str, Any],
-    *,
-    git: Git,
-    github_repo: str,
-    settings: BotSettings,
-    client: Callable[[str], GitHubClient] = GitHubClient,
-) -> Outcome:
-    """One webhook delivery: `issue_comment` and `pull_request` events of the served repository
-    count (`pull_request_target` too: the same payload)."""
-    if name == "issue_comment":
-        event: CommentEvent | PullEvent = CommentEvent.from_payload(payload)
-    elif name in ("pull_request", "pull_request_target"):
-        event = PullEvent.from_payload(payload)
-    else:
-        return Outcome(status=Status.IGNORED, reason=f"{name or 'unnamed'} event")
-    if event.repo != github_repo:
-        return Outcome(
-            status=Status.IGNORED, reason=f"event of {event.repo!r}, serving {github_repo!r}"
-        )
-    if isinstance(event, PullEvent):
-        from relforge.bot.pulls import handle_pull
-
-        return handle_pull(event, git=git, gh=client(github_repo), settings=settings)
-    return handle_comment(event, git=git, gh=client(github_repo), settings=settings)

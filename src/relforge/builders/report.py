@@ -80,7 +80,7 @@ class LiveReporter:
             TimeElapsedColumn,
         )
 
-        from relforge.cli.output import console
+        from relforge.output import console
 
         self.progress: Progress = Progress(
             SpinnerColumn(),

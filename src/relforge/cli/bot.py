@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from relforge.bot.dispatch import dispatch
 from relforge.bot.events import CommentEvent, PullEvent
 from relforge.bot.flow import Action, FlowSettings, Plan, apply_plan, picked_with, plan_picks
 from relforge.bot.grammar import (
@@ -20,18 +21,13 @@ from relforge.bot.grammar import (
     make_command,
     parse_release_branch,
 )
-from relforge.bot.handler import (
-    DEFAULT_LABEL_PREFIX,
-    BotSettings,
-    dispatch,
-    post_once,
-)
+from relforge.bot.handler import DEFAULT_LABEL_PREFIX, BotSettings, post_once
 from relforge.bot.replies import result_reply, target_lines
 from relforge.cli.options import execute_option
-from relforge.cli.output import append_step_summary
 from relforge.errors import ConfigError, NothingToDoError, UsageError, ValidationFailed
 from relforge.forges.github import GitHubClient, repo_from_url
 from relforge.git import Git
+from relforge.output import append_step_summary
 
 _BOT_CHARS = frozenset(string.ascii_letters + string.digits + "-")
 

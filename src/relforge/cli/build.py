@@ -23,8 +23,8 @@ from relforge.cli.options import (
     release_option,
     select_option,
 )
-from relforge.cli.output import append_step_summary, console, print_json
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
+from relforge.output import append_step_summary, console, print_json
 
 if TYPE_CHECKING:
     from relforge.builders.executor import CellResult

@@ -12,9 +12,9 @@ from relforge.cli.options import (
     stop_for_dry_run,
     workers_option,
 )
-from relforge.cli.output import append_step_summary
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import ChannelName
+from relforge.output import append_step_summary
 
 _CHANNEL = channel_option(
     "Channel whose wheel folders are filled/checked (default: channels.default).",

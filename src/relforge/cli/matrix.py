@@ -17,13 +17,13 @@ from relforge.cli.options import (
     releases_option,
     select_option,
 )
-from relforge.cli.output import append_step_summary, console, print_json
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import candidates, expand_cells
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix
+from relforge.output import append_step_summary, console, print_json
 
 _FILE_HELP = "Matrix file, or REV:PATH for the file at a git revision."
 

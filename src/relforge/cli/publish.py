@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 import click
 
 from relforge.cli.options import execute_option, stop_for_dry_run, workers_option
-from relforge.cli.output import append_step_summary
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import ChannelName
+from relforge.output import append_step_summary
 
 if TYPE_CHECKING:
     from relforge.promote.store import ObjectStore

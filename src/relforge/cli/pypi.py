@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from relforge.cli.options import dry_run_note, execute_option, stop_for_dry_run
-from relforge.cli.output import append_step_summary
 from relforge.matrix.load import load_matrix
+from relforge.output import append_step_summary
 
 
 @click.group()

@@ -12,9 +12,9 @@ from typing import Any, TypeVar
 import click
 
 from relforge.cli.options import execute_option, format_option
-from relforge.cli.output import append_step_summary, print_json
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 from relforge.git import Git
+from relforge.output import append_step_summary, print_json
 from relforge.release.plan import Plan
 from relforge.release.versions import parse_line, parse_release
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
-from relforge.cli.output import console
+from relforge.output import console
 from relforge.release.audit import AuditReport
 from relforge.release.plan import NewCommit, NewTag, Plan, SetRef, assert_never, target_text
 from relforge.release.status import Status

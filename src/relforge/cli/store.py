@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from relforge.cli.output import print_json
 from relforge.matrix.load import load_matrix
+from relforge.output import print_json
 
 
 @click.group()

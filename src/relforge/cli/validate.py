@@ -17,9 +17,9 @@ from relforge.cli.options import (
     release_option,
     select_option,
 )
-from relforge.cli.output import append_step_summary, print_json
 from relforge.errors import ValidationFailed
 from relforge.matrix.schema import CHANNEL_NAMES, ChannelName
+from relforge.output import append_step_summary, print_json
 
 if TYPE_CHECKING:
     from relforge.validate.report import ValidationReport

@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from relforge.cli.options import channel_option, execute_option, stop_for_dry_run
-from relforge.cli.output import append_step_summary
 from relforge.matrix.schema import ChannelName
+from relforge.output import append_step_summary
 
 
 @click.group()

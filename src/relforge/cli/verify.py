@@ -12,10 +12,10 @@ from relforge.cli.options import (
     format_option,
     workers_option,
 )
-from relforge.cli.output import append_step_summary
 from relforge.errors import UsageError, ValidationFailed
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import ChannelName
+from relforge.output import append_step_summary
 
 
 @click.command()
@@ -68,7 +68,7 @@ def verify(
         trust_service=trust_service_checksums,
     )
     if fmt == "json":
-        from relforge.cli.output import print_json
+        from relforge.output import print_json
 
         print_json(outcome.to_json())
     else:
@@ -87,7 +87,7 @@ def verify(
 
 
 def _print_table(outcome: object) -> None:
-    from relforge.cli.output import console
+    from relforge.output import console
     from relforge.promote.integrity import Outcome
     from relforge.promote.repair import render_repair
 

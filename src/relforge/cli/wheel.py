@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from relforge.cli.options import format_option, jobs_option
-from relforge.cli.output import console, print_json
 from relforge.errors import RelforgeError, UsageError, ValidationFailed
+from relforge.output import console, print_json
 
 
 @click.group()

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from relforge.cli.options import release_option
-from relforge.cli.output import append_step_summary
+from relforge.output import append_step_summary
 from relforge.workflows import (
     LintConfig,
     RenderRequest,

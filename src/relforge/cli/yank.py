@@ -9,9 +9,9 @@ from __future__ import annotations
 import click
 
 from relforge.cli.options import execute_option, stop_for_dry_run
-from relforge.cli.output import append_step_summary
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import ChannelName
+from relforge.output import append_step_summary
 
 
 @click.command()

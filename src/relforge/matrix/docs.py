@@ -189,6 +189,8 @@ def _label(subfolder: str, name: str, variant: Variant) -> str:
 
 
 def render_docs(matrix: Matrix, releases: list[str] | None = None) -> str:
+    """The Markdown compatibility page: the table of releases and an install command table
+    per release (newest first)."""
     chosen = [matrix.release(r) for r in releases] if releases else list(matrix.releases.values())
     out = [
         f"# {matrix.project.title} compatibility matrix",

@@ -48,6 +48,8 @@ class Explanation:
 
 
 def explain_cell(matrix: Matrix, release_name: str, cell_id: str) -> Explanation:
+    """Why `cell_id` is built in a release, which rule excludes it, or why no axis value offers
+    it (or that the id is unknown)."""
     release = matrix.release(release_name)
     offered = {c.cell.id: c for c in candidates(matrix, release)}
     found = offered.get(cell_id)

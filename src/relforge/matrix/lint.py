@@ -71,6 +71,7 @@ def _rule(rule_id: str, name: str, severity: Severity, doc: str) -> Callable[[Ch
 
 
 def lint_matrix(matrix: Matrix, releases: list[str] | None = None) -> list[Finding]:
+    """Every lint rule's findings on `releases` (default: all) of a loaded matrix."""
     names = releases or list(matrix.releases)
     findings = []
     for name in names:

@@ -4,10 +4,14 @@ Release artifacts are promoted, never rebuilt: the bytes that were validated are
 users install.  Every write is create-if-absent and carries its sha256; nothing is overwritten
 except index pages, which are replaced atomically.
 
-Entry points: `plan_publish` and `plan_promote` build a `Plan` that `render` prints and
-`execute` applies; `plan_yank`/`apply_yank` mark files yanked; `check_channel` verifies a
-channel (and plans its repair); `plan_stage` with `stage_wheels` stages the PyPI wheels and
-`plan_pypi_upload`/`apply_upload` upload them.
+Entry points: `plan_publish` (relforge.promote.publish) and `plan_promote`
+(relforge.promote.promote) plan the uploads and copies, `execute` (relforge.promote.plan)
+carries a plan out; `plan_folder`/`apply_folder` (relforge.promote.index) rebuild index pages;
+`plan_yank`/`apply_yank` (relforge.promote.yank) mark files yanked; `check_channel`
+(relforge.promote.integrity) verifies a channel; `plan_stage` with `stage_wheels` and
+`plan_pypi_upload` with `apply_upload` (relforge.promote.pypi_flow) stage and upload to PyPI.
+Stores implement the protocol of relforge.promote.store and are opened by URL with
+`open_store` (relforge.promote.registry).
 
 The names are imported on first use, so a command that needs one store module does not pay for
 the rest of the package.

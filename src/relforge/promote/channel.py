@@ -26,8 +26,9 @@ from relforge.manifest import ArtifactManifest, ManifestEntry, parse_manifest
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.registry import StoreOptions, open_store
 from relforge.promote.signing import SIGNATURE_SUFFIX, Trust, trust_from
-from relforge.promote.store import DEFAULT_STORE, ObjectStore, StoreOptions, open_store
+from relforge.promote.store import DEFAULT_STORE, ObjectStore
 
 MANIFESTS = "relforge/manifests"
 STAGING = "pypi-staging"
@@ -51,6 +52,7 @@ class Placed:
 
 
 def main_store(matrix: Matrix) -> ObjectStore:
+    """`publishing.store` (default: a local store under .relforge/), opened."""
     pub = matrix.publishing
     return open_store(
         pub.store or DEFAULT_STORE,

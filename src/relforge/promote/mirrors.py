@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from relforge.errors import UsageError
 from relforge.matrix.schema import Matrix
 from relforge.promote.channel import main_store
-from relforge.promote.store import ObjectStore, StoreOptions, open_store
+from relforge.promote.registry import StoreOptions, open_store
+from relforge.promote.store import ObjectStore
 from relforge.promote.transfer import Batch, Transfer, plan_batch
 
 MAIN = "main"

@@ -200,6 +200,10 @@ def nightly_prune(
 def plan_publish(
     matrix: Matrix, manifest_path: Path, channel: ChannelName, *, workers: int = 32
 ) -> Plan:
+    """The create-if-absent uploads of a build manifest's validated artifacts (with their
+    PEP 658 metadata sidecars and the manifest record) to `channel` of the matrix's store and
+    its mirrors, plus the nightly pruning.  Checks the manifest against the channel, project
+    and files on disk and refuses unvalidated artifacts; reads the store, writes nothing."""
     if channel == "release":
         raise UsageError(
             "the release channel is filled only by promotion",

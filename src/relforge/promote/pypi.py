@@ -49,6 +49,8 @@ def plan_stage(
     *,
     manifest_digest: str | None = None,
 ) -> StagePlan:
+    """The copies of one version's PyPI-default wheels (chosen from the manifest in the release
+    channel, or the one given) into the store's PyPI staging folder.  Writes nothing."""
     version = public_version(version)
     pin = check_digest(manifest_digest)
     store = main_store(matrix)
@@ -244,9 +246,9 @@ def _unreachable(url: str, exc: Exception) -> EnvironmentFault:
     )
 
 
-def _http_fault(url: str, status: int) -> RelforgeError:
-    """A package index answering an error: refused credentials and a failing service are the
-    environment's fault; anything else is unexpected."""
+def _http_fault(url: str, status: int) -> EnvironmentFault:
+    """A package index answering an error: the environment's fault (refused credentials, a
+    failing service, or a URL that is not the index's)."""
     message = f"{public_url(url)}: HTTP {status}"
     if status in (401, 403):
         return EnvironmentFault(
@@ -260,10 +262,17 @@ def _http_fault(url: str, status: int) -> RelforgeError:
             key="--index-url",
             hint="rerun later; files already uploaded are skipped",
         )
-    return RelforgeError(message)
+    return EnvironmentFault(
+        message + " (the index does not serve it)",
+        key="--index-url",
+        hint="check that --index-url is the index's simple (PEP 503) URL and that it serves "
+        "the files its pages link to, then rerun",
+    )
 
 
 def plan_upload(store: ObjectStore, version: str, index_url: str) -> list[UploadItem]:
+    """Each staged file of `version` against what `index_url` already lists: to upload,
+    identical (skipped) or a conflict (other bytes under the same name).  Uploads nothing."""
     version = public_version(version)
     staged = [i for i in store.list(f"{STAGING}/{version}/") if parse_dist(i.key.rsplit("/", 1)[1])]
     if not staged:
@@ -315,7 +324,12 @@ def upload(store: ObjectStore, items: list[UploadItem], repository_url: str, ind
     if not todo:
         return 0
     from twine.commands.upload import upload as twine_upload
-    from twine.exceptions import NonInteractive, TwineException
+    from twine.exceptions import (
+        NonInteractive,
+        RedirectDetected,
+        TwineException,
+        UnreachableRepositoryURLDetected,
+    )
     from twine.settings import Settings
 
     with tempfile.TemporaryDirectory(prefix="relforge-pypi-") as tmp:
@@ -342,6 +356,12 @@ def upload(store: ObjectStore, items: list[UploadItem], repository_url: str, ind
                 hint="set TWINE_USERNAME and TWINE_PASSWORD (for PyPI: __token__ and an API "
                 "token) in the environment",
             ) from None
+        except (RedirectDetected, UnreachableRepositoryURLDetected) as exc:
+            raise EnvironmentFault(
+                f"upload to {where} failed: {_one_line(_scrub(str(exc), repository_url))}",
+                key="--repository-url",
+                hint="give the repository's upload URL itself (no redirect), then rerun",
+            ) from None
         except TwineException as exc:
             raise RelforgeError(f"twine: {_scrub(str(exc), repository_url)}") from None
         except Exception as exc:  # requests' HTTPError and friends: say what, never credentials
@@ -354,8 +374,11 @@ def upload(store: ObjectStore, items: list[UploadItem], repository_url: str, ind
     for item in todo:
         listed = after.get(item.filename)
         if listed is None:
-            raise RelforgeError(
-                f"{item.filename} was uploaded but {public_url(index_url)} does not list it"
+            raise EnvironmentFault(
+                f"{item.filename} was uploaded but {public_url(index_url)} does not list it",
+                key="--index-url",
+                hint="the index's pages may lag behind its uploads (a cache): rerun later to "
+                "check again (uploaded files are skipped)",
             )
         found = listed[1] or _remote_sha256(listed[0])
         if found != item.sha256:
@@ -365,11 +388,18 @@ def upload(store: ObjectStore, items: list[UploadItem], repository_url: str, ind
     return len(todo)
 
 
+def _one_line(text: str) -> str:
+    return " ".join(text.split())  # twine's messages span lines; ours are one paragraph
+
+
 def _upload_fault(exc: Exception, where: str, repository_url: str) -> RelforgeError:
+    """An upload that failed: the index refused it or could not be reached (exit 6); any
+    other exception is a bug (exit 1)."""
     import requests
 
     status = getattr(getattr(exc, "response", None), "status_code", None) or 0
-    message = f"upload to {where} failed: {type(exc).__name__}: {_scrub(str(exc), repository_url)}"
+    reason = _one_line(_scrub(str(exc), repository_url))
+    message = f"upload to {where} failed: {type(exc).__name__}: {reason}"
     if status in (401, 403):
         return EnvironmentFault(
             message,
@@ -386,6 +416,19 @@ def _upload_fault(exc: Exception, where: str, repository_url: str) -> RelforgeEr
             key="--repository-url",
             hint="the index cannot be reached or is failing; rerun later (uploaded files are "
             "skipped)",
+        )
+    if status:
+        return EnvironmentFault(
+            message,
+            key="--repository-url",
+            hint="the index refused the upload for the reason it gives above (PyPI never takes "
+            "a file name twice, even after a delete)",
+        )
+    if isinstance(exc, requests.RequestException):
+        return EnvironmentFault(
+            message,
+            key="--repository-url",
+            hint="the connection to the index failed; rerun (uploaded files are skipped)",
         )
     return RelforgeError(message)
 

@@ -34,7 +34,14 @@ from relforge.promote.retry import (
     TransientFault,
     call_with_retries,
 )
-from relforge.promote.s3_faults import CONDITION_FAILED, MISSING, code, is_transient, translate
+from relforge.promote.s3_faults import (
+    CONDITION_FAILED,
+    MISSING,
+    code,
+    is_transient,
+    not_s3,
+    translate,
+)
 from relforge.promote.store import OCTET_STREAM, ObjectInfo, ObjectStore
 
 T = TypeVar("T")
@@ -139,6 +146,8 @@ class S3Store:
             page = self._retry(
                 "list", prefix, functools.partial(self.client.list_objects_v2, **args)
             )
+            if "Name" not in page:  # every ListBucketResult names its bucket
+                raise not_s3(self, "list", prefix, "a listing without the bucket's name")
             for obj in page.get("Contents", ()):
                 yield ObjectInfo(
                     key=obj["Key"][len(self.prefix) :], size=obj["Size"], etag=obj["ETag"]
@@ -157,6 +166,8 @@ class S3Store:
                 if code(exc) in MISSING:
                     return None
                 raise
+            if "ETag" not in found:
+                raise not_s3(self, "head", key, "an object without an ETag")
             return found
 
         return self._retry("head", key, head)

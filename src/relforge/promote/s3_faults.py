@@ -2,9 +2,11 @@
 or it was never transient, which one-paragraph error a user sees (`translate`).
 
 Environment faults — an endpoint that cannot be reached or resolved, credentials the service
-refuses, a service that keeps failing — are `EnvironmentFault` (exit 6); a bucket that does not
-exist is configuration (exit 2); anything else is unexpected (exit 1).  Messages name the store,
-the key and the endpoint, never credentials.
+refuses, a service that keeps failing, an endpoint that does not answer as S3 does (an HTTP
+error without an S3 error code, redirects without end), a request the service refuses — are
+`EnvironmentFault` (exit 6); a bucket that does not exist is configuration (exit 2); a missing
+object and anything that is not a service's answer are unexpected (exit 1).  Messages name the
+store, the key and the endpoint, never credentials.
 """
 
 from __future__ import annotations
@@ -144,7 +146,7 @@ def translate(exc: BaseException, store: _Store, action: str, key: str) -> BaseE
                 key=network_key,
                 hint="the service is overloaded or down; rerun later (a rerun finishes the work)",
             )
-        return RelforgeError(message)
+        return _refused_request(exc, store, where, message, network_key)
     if is_transient(exc):
         cause = str(getattr(exc, "kwargs", {}).get("error", "") or exc)
         if "NameResolutionError" in cause or "Failed to resolve" in cause:
@@ -161,9 +163,62 @@ def translate(exc: BaseException, store: _Store, action: str, key: str) -> BaseE
         )
     if isinstance(exc, BotoCoreError):
         return RelforgeError(f"{where}: {exc}")
+    if isinstance(exc, RecursionError) and _redirected(exc):
+        return EnvironmentFault(
+            f"{where}: {_endpoint(store)} answers with a redirect that leads nowhere else "
+            "(botocore followed it without end)",
+            key=network_key,
+            hint=f"check {network_key}: the S3 API endpoint itself (https:// when the service "
+            "redirects http:// to it), not a website in front of the bucket",
+        )
     if isinstance(exc, OSError) and is_environment_fault(exc):  # the local side of a transfer
         return environment_fault(exc, f"{where}: cannot write the local copy")
     return exc
+
+
+def not_s3(store: _Store, action: str, key: str, what: str) -> EnvironmentFault:
+    """A success answer that S3 would never give (a web server that answers 200 to anything)."""
+    network_key = "publishing.s3_endpoint_url" if store.endpoint_url else store.config_key
+    return EnvironmentFault(
+        f"{action} {store.url}/{key}: {_endpoint(store)} answered with {what}: it does not "
+        "answer as an S3 service does",
+        key=network_key,
+        hint=f"check {network_key}: the S3 API endpoint (not a website or a proxy's page), "
+        "then rerun",
+    )
+
+
+def _refused_request(
+    exc: Any, store: _Store, where: str, message: str, network_key: str
+) -> RelforgeError:
+    """A ClientError that is neither transient nor about credentials or the bucket."""
+    name = code(exc)
+    status = _status(exc)
+    if name in MISSING and status in (0, 404) and where.startswith(("get ", "head ", "copy ")):
+        return RelforgeError(message)  # callers look before they read: a lost race or a bug
+    if not name or name.isdigit():  # an HTTP error without an S3 error document
+        return EnvironmentFault(
+            f"{where}: {_endpoint(store)} answered HTTP {status or name} without an S3 error "
+            "code: it does not answer as an S3 service does",
+            key=network_key,
+            hint=f"check {network_key}: the S3 API endpoint (not a website or a proxy's page), "
+            "then rerun",
+        )
+    return EnvironmentFault(
+        f"{message} (HTTP {status}): the service refused the request",
+        key=store.config_key,
+        hint="S3-compatible services differ in what they accept (conditional writes, "
+        "checksums): check that this one supports them, then rerun",
+    )
+
+
+def _redirected(exc: RecursionError) -> bool:
+    """botocore's S3 redirect handler recursed: the endpoint keeps redirecting (1.44.5)."""
+    import traceback
+
+    return any(
+        frame.name == "redirect_from_error" for frame in traceback.extract_tb(exc.__traceback__)
+    )
 
 
 def _is_connect(exc: BaseException) -> bool:

@@ -1,4 +1,4 @@
-"""The ObjectStore protocol and the registry of stores by URL scheme.
+"""The ObjectStore protocol (the stores register by URL scheme in relforge.promote.registry).
 
 A store holds objects by key (`whl/test/cpu/demo-1.0+cpu-py3-none-any.whl`).  Artifacts are
 written only with `put_if_absent`/`copy_if_absent` and carry their sha256; only index pages are
@@ -8,12 +8,10 @@ replaced (`write`), atomically.  Credentials come from the environment only.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
-
-from relforge.errors import ConfigError
 
 OCTET_STREAM = "application/octet-stream"
 DEFAULT_STORE = "file://.relforge/store"
@@ -90,52 +88,3 @@ def copy_stream(src: BinaryIO, dst: BinaryIO, chunk: int = 1 << 20) -> tuple[str
         dst.write(block)
         size += len(block)
     return digest.hexdigest(), size
-
-
-@dataclass(frozen=True, kw_only=True)
-class StoreOptions:
-    s3_endpoint_url: str = ""
-    key: str = "publishing.store"  # the matrix key the URL came from, for error messages
-
-
-def _open_local(url: str, options: StoreOptions) -> ObjectStore:
-    from relforge.promote.local import LocalStore
-
-    return LocalStore(Path(url.removeprefix("file://")))
-
-
-def _open_s3(url: str, options: StoreOptions) -> ObjectStore:
-    from relforge.promote.s3 import S3Store
-
-    bucket, _, prefix = url.removeprefix("s3://").partition("/")
-    if not bucket:
-        raise ConfigError(
-            f"{url!r} names no bucket", key=options.key, hint="write s3://BUCKET/PREFIX"
-        )
-    return S3Store(
-        bucket=bucket,
-        prefix=prefix.strip("/"),
-        endpoint_url=options.s3_endpoint_url,
-        config_key=options.key,
-    )
-
-
-# URL scheme → store factory; `file://PATH` (relative to the working directory) or
-# `s3://BUCKET/PREFIX`.
-STORES: dict[str, Callable[[str, StoreOptions], ObjectStore]] = {
-    "file": _open_local,
-    "s3": _open_s3,
-}
-
-
-def open_store(url: str, options: StoreOptions | None = None) -> ObjectStore:
-    options = options or StoreOptions()
-    scheme, sep, rest = url.partition("://")
-    factory = STORES.get(scheme) if sep else None
-    if factory is None or not rest.strip("/"):
-        raise ConfigError(
-            f"{url!r} is not a store URL",
-            key=options.key,
-            hint="use " + " or ".join(f"{s}://…" for s in STORES),
-        )
-    return factory(url, options)

@@ -90,6 +90,9 @@ def audit_release(
     trunk: str,
     repo: str | None,
 ) -> AuditReport:
+    """What release/X.Y is missing against the trunk since the cut: picks of commits that
+    reference a milestone item and reverts of commits it holds (see the module docstring),
+    with what is already covered.  Reads only."""
     state = RemoteState.read(git, remote)
     hint = f"cut it first: relforge release cut {line} --execute"
     branch = state.require_branch(line.branch, hint=hint)

@@ -37,6 +37,10 @@ class CutOptions:
 
 
 def plan_cut(git: Git, options: CutOptions) -> Plan:
+    """The ref updates and commits of `relforge release cut X.Y` against the remote: the
+    frozen `orig/` marker and the release branch at the cut point (each left alone when it
+    exists), the release-only commit and the trunk's version bump.  Reads the remote, writes
+    nothing; `relforge.release.apply.apply_plan` carries the plan out."""
     require_clean_checkout(git)
     line, remote = options.line, options.remote
     state = RemoteState.read(git, remote)

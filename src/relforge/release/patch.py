@@ -23,6 +23,8 @@ class PatchOptions:
 
 
 def plan_patch(git: Git, options: PatchOptions) -> Plan:
+    """The ref updates and commits of `relforge release patch X.Y.Z` (a patch release on an
+    existing release branch, after X.Y.(Z-1)).  Reads the remote, writes nothing."""
     version, remote, path = options.version, options.remote, options.version_file
     if version.micro == 0:
         raise UsageError(

@@ -48,6 +48,8 @@ class Status:
 
 
 def release_status(git: Git, line: Line, *, remote: str, trunk: str, version_file: str) -> Status:
+    """Where a release line stands on the remote: its branch, cut point, version, tags, the
+    commits since the newest RC (or tag, or cut) and the command to run next.  Reads only."""
     state = RemoteState.read(git, remote)
     branch = state.branch(line.branch)
     orig = state.branch(line.orig_branch)

@@ -34,6 +34,8 @@ class TagOptions:
 
 
 def plan_tag(git: Git, options: TagOptions) -> Plan:
+    """The refs of `relforge release tag X.Y.Z --rc` or `--final`, on the tip of release/X.Y
+    as the remote has it.  Reads the remote, writes nothing."""
     require_clean_checkout(git)
     version, remote = options.version, options.remote
     line = line_of(version)

@@ -9,9 +9,19 @@ from urllib.parse import unquote, urljoin, urlsplit
 import requests
 from packaging.utils import canonicalize_name
 
-from relforge.errors import UsageError
+from relforge.errors import EnvironmentFault, UsageError
 from relforge.simplepages import hrefs
 from relforge.validate.completeness import Artifact
+
+
+def _unreachable(what: str, exc: Exception) -> EnvironmentFault:
+    """The network failed (refused, unresolvable, reset, timed out, an HTTP error on a file):
+    the environment's fault (exit 6), not the command line's."""
+    return EnvironmentFault(
+        f"{what}: {exc}",
+        key="--index",
+        hint="check the index URL and the network (DNS, proxy, firewall), then rerun",
+    )
 
 
 def project_files(index_url: str, project: str, *, timeout: float = 60.0) -> list[str]:
@@ -20,7 +30,7 @@ def project_files(index_url: str, project: str, *, timeout: float = 60.0) -> lis
     try:
         page = requests.get(page_url, timeout=timeout)
     except requests.RequestException as exc:
-        raise UsageError(f"cannot read {page_url}: {exc}", key="--index") from None
+        raise _unreachable(f"cannot read {page_url}", exc) from None
     if page.status_code == 404:
         return []
     if page.status_code != 200:
@@ -38,7 +48,7 @@ def fetch_from_index(
     try:
         page = requests.get(page_url, timeout=timeout)
     except requests.RequestException as exc:
-        raise UsageError(f"cannot read {page_url}: {exc}", key="--index") from None
+        raise _unreachable(f"cannot read {page_url}", exc) from None
     if page.status_code != 200:
         raise UsageError(f"{page_url} answered HTTP {page.status_code}", key="--index")
     into.mkdir(parents=True, exist_ok=True)
@@ -62,7 +72,7 @@ def fetch_from_index(
                         fh.write(block)
                         digest.update(block)
         except requests.RequestException as exc:
-            raise UsageError(f"cannot download {url}: {exc}", key="--index") from None
+            raise _unreachable(f"cannot download {url}", exc) from None
         out.append(
             Artifact(
                 path=target,

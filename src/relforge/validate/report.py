@@ -119,7 +119,7 @@ class ValidationReport:
     def print_table(self) -> None:
         from rich.table import Table
 
-        from relforge.cli.output import console
+        from relforge.output import console
 
         counts = self.counts()
         table = Table(

@@ -1,4 +1,4 @@
-"""Printing for the CLI: rich tables for people, JSON for machines, the GitHub step summary."""
+"""Printing for the CLI and the stages: rich tables, JSON for machines, the GitHub step summary."""
 
 from __future__ import annotations
 

@@ -1,0 +1,360 @@
+"""The layering of src/relforge, read from the source (no import is executed).
+
+Two rules: no module outside `relforge.cli` imports `relforge.cli` (the CLI parses, calls and
+prints; stages never reach back into it), and the modules import each other without cycles.
+Every import that can run counts: module level, class bodies, `if`/`try`/`with`/`match` blocks,
+and function bodies too (marked "in a function": a deferred import hides a cycle from the
+interpreter, not from a reader); `if TYPE_CHECKING:` blocks never run and do not count.
+Importing `a.b.c` also runs the package `__init__` of `a.b`, so that is an edge too (except to
+the importer's own packages, which are already loading).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+ROOT_PACKAGE = "relforge"
+CLI = "relforge.cli"
+# `python -m relforge` starts the CLI: the one module outside it allowed to import it.
+CLI_IMPORTERS_ALLOWED = frozenset({"relforge.__main__"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Edge:
+    source: str
+    target: str
+    where: str  # file:line of the import, relative to the source root
+    deferred: bool  # the import is in a function body: it runs on the first call
+
+
+def module_files(src: Path, package: str) -> dict[str, Path]:
+    """Dotted module name → file, for every module of `package` under `src`."""
+    modules: dict[str, Path] = {}
+    for path in sorted((src / package).rglob("*.py")):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _runtime_imports(
+    body: Sequence[ast.stmt], *, deferred: bool
+) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
+    """The import statements that can run, each with whether it waits for a call (in a
+    function body); `if TYPE_CHECKING:` blocks never run."""
+    for node in body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node, deferred
+        elif isinstance(node, ast.If) and _is_type_checking(node.test):
+            yield from _runtime_imports(node.orelse, deferred=deferred)
+        else:
+            now_deferred = deferred or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    yield from _runtime_imports([child], deferred=now_deferred)
+                elif isinstance(child, ast.ExceptHandler | ast.match_case):
+                    yield from _runtime_imports(child.body, deferred=now_deferred)
+
+
+def _package_of(module: str, path: Path) -> str:
+    return module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def _absolute(module: str, path: Path, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = _package_of(module, path).split(".")
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def _with_packages(name: str, importer: str, modules: Mapping[str, Path]) -> Iterator[str]:
+    """`name` and the packages whose `__init__` importing it runs, known modules only."""
+    parts = name.split(".")
+    for i in range(1, len(parts) + 1):
+        candidate = ".".join(parts[:i])
+        is_own_package = importer == candidate or importer.startswith(candidate + ".")
+        if candidate in modules and (i == len(parts) or not is_own_package):
+            yield candidate
+
+
+def _where(root: Path, path: Path, line: int) -> str:
+    return f"{path.relative_to(root).as_posix()}:{line}"
+
+
+def import_edges(root: Path, modules: Mapping[str, Path]) -> list[Edge]:
+    """Every import from one of `modules` to another (or to a package of one) that can run."""
+    edges: list[Edge] = []
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node, deferred in _runtime_imports(tree.body, deferred=False):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = _absolute(module, path, node)
+                targets = [base]
+                targets += [f"{base}.{alias.name}" for alias in node.names]
+            seen: set[str] = set()
+            for target in targets:
+                for hit in _with_packages(target, module, modules):
+                    if hit != module and hit not in seen:
+                        seen.add(hit)
+                        where = _where(root, path, node.lineno)
+                        edge = Edge(source=module, target=hit, where=where, deferred=deferred)
+                        edges.append(edge)
+    return edges
+
+
+def strongly_connected(nodes: Sequence[str], edges: Sequence[Edge]) -> list[list[str]]:
+    """Tarjan's algorithm, iterative; components of more than one module (the cycles)."""
+    graph: dict[str, list[str]] = {n: [] for n in nodes}
+    for e in edges:
+        graph[e.source].append(e.target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work: list[tuple[str, int]] = [(root, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = counter
+                counter += 1
+                stack.append(node)
+                on_stack.add(node)
+            successors = graph[node]
+            if i < len(successors):
+                work.append((node, i + 1))
+                nxt = successors[i]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    components.append(sorted(component))
+    return sorted(components)
+
+
+def cycle_in(component: Sequence[str], edges: Sequence[Edge]) -> list[Edge]:
+    """One cycle through the component's first module, as the chain of imports."""
+    members = set(component)
+    by_source: dict[str, list[Edge]] = {}
+    for e in edges:
+        if e.source in members and e.target in members:
+            by_source.setdefault(e.source, []).append(e)
+    start = component[0]
+    # breadth-first from `start` back to `start`: the shortest chain, easiest to read
+    paths: dict[str, list[Edge]] = {start: []}
+    frontier = [start]
+    while frontier:
+        following: list[str] = []
+        for node in frontier:
+            for e in by_source.get(node, []):
+                if e.target == start:
+                    return [*paths[node], e]
+                if e.target not in paths:
+                    paths[e.target] = [*paths[node], e]
+                    following.append(e.target)
+        frontier = following
+    raise AssertionError(f"{component} is strongly connected but has no cycle through {start}")
+
+
+def describe(chain: Sequence[Edge]) -> str:
+    return "\n".join(
+        f"  {e.source} → {e.target}  ({e.where}{', in a function' if e.deferred else ''})"
+        for e in chain
+    )
+
+
+def _in_cli(module: str) -> bool:
+    return module == CLI or module.startswith(CLI + ".")
+
+
+def cli_back_edges(edges: Sequence[Edge]) -> list[Edge]:
+    """Imports of the CLI by modules outside it, one per import statement."""
+    found: dict[tuple[str, str], Edge] = {}
+    for e in edges:
+        if _in_cli(e.target) and not _in_cli(e.source) and e.source not in CLI_IMPORTERS_ALLOWED:
+            found.setdefault((e.source, e.where), e)
+    return list(found.values())
+
+
+def cycles(modules: Mapping[str, Path], edges: Sequence[Edge]) -> list[str]:
+    """Each cycle as its module list and one chain of imports through it."""
+    return [
+        f"cycle among {', '.join(c)}:\n{describe(cycle_in(c, edges))}"
+        for c in strongly_connected(sorted(modules), edges)
+    ]
+
+
+# --- the rules, on the real tree ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def modules() -> dict[str, Path]:
+    return module_files(SRC, ROOT_PACKAGE)
+
+
+@pytest.fixture(scope="module")
+def edges(modules: dict[str, Path]) -> list[Edge]:
+    return import_edges(SRC, modules)
+
+
+def test_no_module_outside_the_cli_imports_the_cli(edges: list[Edge]) -> None:
+    # imports in function bodies count: a stage that prints through the CLI is still tied to it
+    offenders = cli_back_edges(edges)
+    assert not offenders, "modules outside relforge.cli import it:\n" + describe(offenders)
+
+
+def test_no_import_cycles_at_load_time(modules: dict[str, Path], edges: list[Edge]) -> None:
+    found = cycles(modules, [e for e in edges if not e.deferred])
+    assert not found, "\n".join(found)
+
+
+def test_no_import_cycles_through_imports_in_functions(
+    modules: dict[str, Path], edges: list[Edge]
+) -> None:
+    # an import moved into a function hides a cycle from the interpreter, not from a reader:
+    # the two modules still cannot be understood, tested or moved apart
+    found = cycles(modules, edges)
+    assert not found, "\n".join(found)
+
+
+def test_the_scan_sees_the_whole_package(modules: dict[str, Path], edges: list[Edge]) -> None:
+    # a scan that found nothing would pass every rule; make sure it reads what it should
+    assert {"relforge.cli", "relforge.errors", "relforge.promote.store"} <= set(modules)
+    assert any(e.source == "relforge.__main__" and e.target == CLI for e in edges)
+    assert len(modules) > 150 and len(edges) > 400
+
+
+# --- the checker itself, on small trees written here --------------------------------------------
+
+
+def _tree(tmp_path: Path, files: Mapping[str, str]) -> dict[str, Path]:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return module_files(tmp_path, "pkg")
+
+
+def _components(tmp_path: Path, files: Mapping[str, str], *, deferred: bool) -> list[list[str]]:
+    modules = _tree(tmp_path, files)
+    edges = [e for e in import_edges(tmp_path, modules) if deferred or not e.deferred]
+    return strongly_connected(sorted(modules), edges)
+
+
+def test_a_cycle_is_found_and_shown_as_a_chain(tmp_path: Path) -> None:
+    modules = _tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "from pkg.b import x\n",
+            "pkg/b.py": "import os\nfrom . import c\n",
+            "pkg/c.py": "def f() -> None:\n    from .a import y\n",
+            "pkg/d.py": "from pkg import a\n",
+        },
+    )
+    edges = import_edges(tmp_path, modules)
+    assert strongly_connected(sorted(modules), edges) == [["pkg.a", "pkg.b", "pkg.c"]]
+    assert cycles(modules, edges) == [
+        "cycle among pkg.a, pkg.b, pkg.c:\n"
+        "  pkg.a → pkg.b  (pkg/a.py:1)\n"
+        "  pkg.b → pkg.c  (pkg/b.py:2)\n"
+        "  pkg.c → pkg.a  (pkg/c.py:2, in a function)"
+    ]
+
+
+def test_an_import_in_a_function_is_a_deferred_edge_and_type_checking_none(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "import pkg.b\nimport pkg.c\n",
+        "pkg/b.py": "def f() -> None:\n    if True:\n        from pkg.a import g\n",
+        "pkg/c.py": "import typing\nif typing.TYPE_CHECKING:\n    from pkg.a import A\n",
+    }
+    assert _components(tmp_path, files, deferred=False) == []
+    assert _components(tmp_path, files, deferred=True) == [["pkg.a", "pkg.b"]]
+
+
+def test_a_package_init_importing_its_users_is_a_cycle(tmp_path: Path) -> None:
+    # importing pkg.sub.x runs pkg/sub/__init__.py, which imports pkg.other, which imports pkg.sub.x
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/sub/__init__.py": "from pkg.other import run\n",
+        "pkg/sub/x.py": "",
+        "pkg/other.py": "from pkg.sub.x import thing\n",
+    }
+    assert _components(tmp_path, files, deferred=False) == [["pkg.other", "pkg.sub"]]
+
+
+def test_a_package_init_importing_its_own_submodules_is_no_cycle(tmp_path: Path) -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/sub/__init__.py": "from pkg.sub.x import run\n",
+        "pkg/sub/x.py": "from pkg.sub.y import helper\n",
+        "pkg/sub/y.py": "",
+    }
+    assert _components(tmp_path, files, deferred=True) == []
+
+
+def test_imports_in_class_bodies_try_and_match_blocks_count(tmp_path: Path) -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "try:\n    import pkg.b\nexcept ImportError:\n    pass\n",
+        "pkg/b.py": "class K:\n    from pkg import a\n",
+        "pkg/c.py": "match 1:\n    case 1:\n        import pkg.d\n",
+        "pkg/d.py": "try:\n    pass\nexcept ImportError:\n    from pkg import c\n",
+    }
+    assert _components(tmp_path, files, deferred=False) == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.d"]]
+
+
+def test_a_back_edge_into_the_cli_is_named(tmp_path: Path) -> None:
+    _tree(
+        tmp_path,
+        {
+            "relforge/__init__.py": "",
+            "relforge/__main__.py": "from relforge.cli import main\n",
+            "relforge/cli/__init__.py": "from relforge.output import x\n",
+            "relforge/cli/output.py": "from relforge.stage import report\n",
+            "relforge/stage/__init__.py": "",
+            "relforge/stage/report.py": "def f() -> None:\n    from relforge.output import x\n",
+        },
+    )
+    modules = module_files(tmp_path, "relforge")
+    back = cli_back_edges(import_edges(tmp_path, modules))
+    assert [(e.source, e.where, e.deferred) for e in back] == [
+        ("relforge.stage.report", "relforge/stage/report.py:2", True)
+    ]
