@@ -347,10 +347,10 @@ def test_a_back_edge_into_the_cli_is_named(tmp_path: Path) -> None:
         {
             "relforge/__init__.py": "",
             "relforge/__main__.py": "from relforge.cli import main\n",
-            "relforge/cli/__init__.py": "from relforge.output import x\n",
+            "relforge/cli/__init__.py": "from relforge.cli.output import x\n",
             "relforge/cli/output.py": "from relforge.stage import report\n",
             "relforge/stage/__init__.py": "",
-            "relforge/stage/report.py": "def f() -> None:\n    from relforge.output import x\n",
+            "relforge/stage/report.py": "def f() -> None:\n    from relforge.cli.output import x\n",
         },
     )
     modules = module_files(tmp_path, "relforge")
