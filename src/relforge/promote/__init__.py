@@ -5,8 +5,9 @@ users install.  Every write is create-if-absent and carries its sha256; nothing 
 except index pages, which are replaced atomically.
 
 Entry points: `plan_publish` (relforge.promote.publish) and `plan_promote`
-(relforge.promote.promote) plan the uploads and copies, `execute` (relforge.promote.plan)
-carries a plan out; `plan_folder`/`apply_folder` (relforge.promote.index) rebuild index pages;
+(relforge.promote.promote) plan the uploads and copies as a `Plan` that `render` prints and
+`execute` (relforge.promote.plan) carries out; `plan_folder`/`apply_folder`
+(relforge.promote.index) rebuild index pages;
 `plan_yank`/`apply_yank` (relforge.promote.yank) mark files yanked; `check_channel`
 (relforge.promote.integrity) verifies a channel; `plan_stage` with `stage_wheels` and
 `plan_pypi_upload` with `apply_upload` (relforge.promote.pypi_flow) stage and upload to PyPI.
