@@ -123,8 +123,8 @@ def test_all_eight_cells_build_in_containers_without_network(run: Run, workdir: 
         entry.build["builder"] == "docker" and entry.build["image"] == "relforge/builder:bookworm"
     )
     assert entry.build["identity"]["image_id"].startswith("sha256:")
-    cuda = manifest.entries["wheel-linux-x86_64-py3.12-cu130"]
-    assert cuda.file.endswith("-cp312-cp312-manylinux_2_34_x86_64.whl")
+    cuda_entry = manifest.entries["wheel-linux-x86_64-py3.12-cu130"]
+    assert cuda_entry.file.endswith("-cp312-cp312-manylinux_2_34_x86_64.whl")
 
     for cell_id, cuda in ((PY311, None), ("wheel-linux-x86_64-py3.12-cu130", "13.0")):
         entry = manifest.entries[cell_id]

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from relforge.builders.version import find_rc_tag, rc_base, stamp_version, version_base
+from relforge.builders.version import (
+    BuildChannel,
+    find_rc_tag,
+    rc_base,
+    stamp_version,
+    version_base,
+)
 from relforge.errors import ConfigError, RefusedError, UsageError
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import Matrix
@@ -42,9 +48,9 @@ def repo(tmp_path: Path) -> Path:
     return repo
 
 
-def stamp(matrix: Matrix, channel: str, base: str, local: str = "cu130") -> str:
+def stamp(matrix: Matrix, channel: BuildChannel, base: str, local: str = "cu130") -> str:
     return stamp_version(
-        channel,  # type: ignore[arg-type]
+        channel,
         matrix=matrix,
         release=matrix.release("1.0"),
         base=Version(base),
@@ -109,9 +115,9 @@ def test_an_rc_tag_that_disagrees_with_version_txt_is_refused(matrix: Matrix, re
     with pytest.raises(RefusedError):
         version_base("test", matrix=matrix, release=release, source=repo)
     (repo / "version.txt").write_text("1.0.3\n")  # after `release patch 1.0.3`
-    with pytest.raises(ConfigError, match=r"release 1\.0 of the matrix is 1\.0\.0") as caught:
+    with pytest.raises(ConfigError, match=r"release 1\.0 of the matrix is 1\.0\.0") as mismatch:
         version_base("test", matrix=matrix, release=release, source=repo)
-    assert caught.value.key == "releases.1.0.version"  # validation would expect 1.0.0
+    assert mismatch.value.key == "releases.1.0.version"  # validation would expect 1.0.0
     patch = dataclasses.replace(release, version=Version("1.0.3"))
     base = version_base("test", matrix=matrix, release=patch, source=repo)
     assert (str(base.version), base.origin) == ("1.0.3", "tag v1.0.3-rc1")
@@ -133,7 +139,7 @@ def test_tag_is_only_for_the_test_channel(matrix: Matrix, repo: Path) -> None:
     for channel in ("nightly", "dev"):
         with pytest.raises(UsageError, match="--tag"):
             version_base(
-                channel,  # type: ignore[arg-type]
+                channel,
                 matrix=matrix,
                 release=matrix.release("1.0"),
                 source=repo,
