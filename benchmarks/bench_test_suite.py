@@ -5,7 +5,8 @@ slowest tests and modules, for the serial run (`pytest`) and the parallel one `m
     .venv/bin/python benchmarks/bench_test_suite.py --mode serial
     .venv/bin/python benchmarks/bench_test_suite.py --mode xdist
 
-Each run replaces its own entry in benchmarks/results/test_suite.json.  CPU seconds are those of
+Each run replaces its own entry in benchmarks/results/test_suite.json (--out: another file; test
+paths after the options: only those, to try the script itself).  CPU seconds are those of
 the processes and the children they waited for (pytest workers, pip, linters, moto); what runs
 inside Docker containers is not in them.  On a shared machine the wall clock grows with the
 load average recorded beside it: compare CPU seconds across runs, wall seconds only at equal load.
@@ -73,6 +74,8 @@ def slowest(junit: Path, top: int = 15) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=sorted(PYTEST), required=True)
+    parser.add_argument("--out", type=Path, default=RESULT, help="the JSON file to update")
+    parser.add_argument("tests", nargs="*", help="test paths (default: the whole suite)")
     args = parser.parse_args()
     for cache in (".ruff_cache", ".mypy_cache"):  # as on a fresh CI checkout
         shutil.rmtree(ROOT / cache, ignore_errors=True)
@@ -87,9 +90,10 @@ def main() -> int:
     junit = ROOT / ".relforge" / f"test-suite-{args.mode}.xml"
     junit.parent.mkdir(exist_ok=True)
     argv = [sys.executable, "-m", "pytest", "-q", *PYTEST[args.mode], f"--junitxml={junit}"]
+    argv += args.tests
     phases["pytest"] = timed(argv, stdout=subprocess.DEVNULL)
     entry = {
-        "command": " ".join(["pytest", *PYTEST[args.mode]]),
+        "command": " ".join(["pytest", *PYTEST[args.mode], *args.tests]),
         "phases": phases,
         "total_wall_s": round(sum(p["wall_s"] for p in phases.values()), 1),
         "total_cpu_s": round(sum(p["cpu_s"] for p in phases.values()), 1),
@@ -97,11 +101,11 @@ def main() -> int:
         "load_average_after": round(os.getloadavg()[0], 2),
         **slowest(junit),
     }
-    results = json.loads(RESULT.read_text()) if RESULT.exists() else {}
+    results = json.loads(args.out.read_text()) if args.out.exists() else {}
     results.setdefault("runs", {})[args.mode] = entry
     results["python"] = platform.python_version()
     results["machine"] = f"{platform.machine()}, {os.cpu_count()} cores"
-    RESULT.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(entry["phases"], indent=2))
     return int(max(p["exit"] for p in phases.values()))
 
