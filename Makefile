@@ -14,8 +14,10 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
+# Every test, on all cores: each test file stays on one worker (its module-scoped fixtures run
+# once) and the Docker tests take turns (tests/integration/dockerd.py); DEVELOPERS.md has timings.
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts

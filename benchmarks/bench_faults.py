@@ -62,7 +62,9 @@ def baseline_source(ref: str, into: Path) -> Path:
     return into / "src"
 
 
-def flow(work: Path, bucket: str, endpoint: str, manifest: Path, env: dict[str, str]) -> dict:
+def flow(
+    work: Path, bucket: str, endpoint: str, manifest: Path, env: dict[str, str]
+) -> dict[str, Any]:
     publishing = textwrap.dedent(f"""\
         publishing:
           store: s3://{bucket}/dl
@@ -127,7 +129,8 @@ def main() -> int:
             expected = (objects(client, "clean"), objects(client, "clean-backup"))
             base_src = baseline_source(args.baseline_ref, work / "baseline")
             base_env = {**env, "PYTHONPATH": str(base_src)}  # ahead of the editable install
-            runs, baseline = [], []
+            runs: list[dict[str, Any]] = []
+            baseline: list[dict[str, Any]] = []
             for seed in range(1, args.seeds + 1):
                 for label, out, run_env in (("base", baseline, base_env), ("new", runs, env)):
                     with FaultProxy(upstream=upstream, seed=seed, rate=args.rate) as proxy:
@@ -181,10 +184,10 @@ def main() -> int:
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, shared 2-core (noisy)",
     }
-    out = ROOT / "benchmarks" / "results" / "faults.json"
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    path = ROOT / "benchmarks" / "results" / "faults.json"
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(
-        f"{report['completed']}/{report['runs']} completed, {report['lossless']} lossless → {out}"
+        f"{report['completed']}/{report['runs']} completed, {report['lossless']} lossless → {path}"
     )
     return 0 if report["completed"] == report["runs"] == report["lossless"] else 1
 

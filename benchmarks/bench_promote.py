@@ -23,6 +23,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -38,14 +39,14 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def seed(client: object, count: int) -> dict[str, str]:
+def seed(client: Any, count: int) -> dict[str, str]:
     """Objects as `relforge publish` leaves them: sha256 as metadata and as the S3 checksum."""
 
     def put(i: int) -> tuple[str, str]:
         data = os.urandom(SIZE)
         digest = hashlib.sha256(data)
         key = f"whl/test/cpu/pkg-{i:05d}.whl"
-        client.put_object(  # type: ignore[attr-defined]
+        client.put_object(
             Bucket=BUCKET,
             Key=key,
             Body=data,

@@ -30,6 +30,11 @@ import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # relforge itself is imported where used
+    from relforge.matrix.schema import Matrix
+    from relforge.promote.store import ObjectStore
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -94,18 +99,18 @@ def wheel(name: str, version: str) -> tuple[bytes, bytes]:
     return buf.getvalue(), metadata
 
 
-def seed(client: object, matrix: object, count: int) -> str:
+def seed(client: Any, matrix: Matrix, count: int) -> str:
     """Wheels, sidecars and one stored manifest per version, as publish writes them."""
     from relforge.manifest import ArtifactManifest, ManifestEntry
     from relforge.matrix.expand import expand_cells
     from relforge.promote.channel import manifest_bytes, manifest_key
 
-    cells = expand_cells(matrix, "1.0", channel="test")  # type: ignore[arg-type]
+    cells = expand_cells(matrix, "1.0", channel="test")
     versions = max(1, count // len(cells))
 
     def put(key: str, data: bytes) -> None:
         digest = hashlib.sha256(data)
-        client.put_object(  # type: ignore[attr-defined]
+        client.put_object(
             Bucket=BUCKET,
             Key=f"dl/{key}",
             Body=data,
@@ -118,8 +123,9 @@ def seed(client: object, matrix: object, count: int) -> str:
         version = f"1.0.{v}+cpu"
         entries = []
         for cell in cells:
-            abi = f"cp{cell.python.replace('.', '').replace('t', '')}"  # type: ignore[union-attr]
-            abi += "t" if str(cell.python).endswith("t") else ""
+            assert cell.python is not None  # wheel cells name their Python
+            abi = f"cp{cell.python.replace('.', '').replace('t', '')}"
+            abi += "t" if cell.python.endswith("t") else ""
             name = f"rfbench-{version}-{abi}-{abi}-{cell.platform_tag}.whl"
             data, metadata = wheel(name, version)
             put(f"{cell.upload_prefix}{name}", data)
@@ -150,7 +156,7 @@ def seed(client: object, matrix: object, count: int) -> str:
     return str(cells[0].upload_prefix).rstrip("/")
 
 
-def full_index(matrix: object, store: object, folder: str) -> float:
+def full_index(matrix: Matrix, store: ObjectStore, folder: str) -> float:
     """A full `relforge index` of the folder: its page-set marker removed first, so every
     project is rebuilt from the stored manifests (each object checked by one HEAD)."""
     from relforge.promote.channel import trust
@@ -159,19 +165,19 @@ def full_index(matrix: object, store: object, folder: str) -> float:
     from relforge.promote.vouch import channel_vouchers
 
     start = time.perf_counter()
-    store.delete(f"{folder}/{MARKER}")  # type: ignore[attr-defined]
-    vouchers = channel_vouchers(matrix, store, "test", trust(matrix))  # type: ignore[arg-type]
-    plan = plan_folder(store, folder, vouchers, workers=WORKERS)  # type: ignore[arg-type]
-    refuse_drift([plan], store)  # type: ignore[arg-type]
-    apply_folder(store, plan, workers=WORKERS)  # type: ignore[arg-type]
+    store.delete(f"{folder}/{MARKER}")
+    vouchers = channel_vouchers(matrix, store, "test", trust(matrix))
+    plan = plan_folder(store, folder, vouchers, workers=WORKERS)
+    refuse_drift([plan], store)
+    apply_folder(store, plan, workers=WORKERS)
     return time.perf_counter() - start
 
 
-def verify(matrix: object) -> tuple[float, int, int]:
+def verify(matrix: Matrix) -> tuple[float, int, int]:
     from relforge.promote.integrity import check_channel
 
     start = time.perf_counter()
-    outcome = check_channel(matrix, "test", "main", workers=WORKERS)  # type: ignore[arg-type]
+    outcome = check_channel(matrix, "test", "main", workers=WORKERS)
     seconds = time.perf_counter() - start
     (report,) = outcome.before.stores
     return seconds, report.objects_checked, len(report.findings)

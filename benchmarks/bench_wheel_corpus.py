@@ -95,9 +95,11 @@ def run(argv: list[str]) -> dict[str, Any]:
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     out_chunks: list[bytes] = []
-    reader = threading.Thread(target=lambda: out_chunks.append(proc.stdout.read()), daemon=True)  # type: ignore[union-attr]
+    stdout, stderr = proc.stdout, proc.stderr
+    assert stdout is not None and stderr is not None  # both are PIPEs
+    reader = threading.Thread(target=lambda: out_chunks.append(stdout.read()), daemon=True)
     reader.start()
-    err = proc.stderr.read()  # type: ignore[union-attr]
+    err = stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     done.set()
@@ -145,8 +147,9 @@ def full_read_ceiling(path: Path) -> tuple[str | None, int]:
                 for section in elf.iter_sections():
                     if isinstance(section, GNUVerNeedSection):
                         for verneed, auxes in section.iter_versions():
-                            per[verneed.name] = (
-                                *per.get(verneed.name, ()),
+                            name = verneed.name or "?"  # a nameless entry: a broken file
+                            per[name] = (
+                                *per.get(name, ()),
                                 *(aux.name for aux in auxes),
                             )
                 needs.append(per)

@@ -44,7 +44,9 @@ def timed(argv: list[str]) -> float:
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     chunks: list[str] = []
-    reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True)  # type: ignore[union-attr]
+    stdout, stderr = proc.stdout, proc.stderr
+    assert stdout is not None and stderr is not None  # both are PIPEs
+    reader = threading.Thread(target=lambda: chunks.append(stdout.read()), daemon=True)
     reader.start()
     peak = [0]
     done = threading.Event()
@@ -60,7 +62,7 @@ def timed(argv: list[str]) -> float:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    err = proc.stderr.read()  # type: ignore[union-attr]
+    err = stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     done.set()

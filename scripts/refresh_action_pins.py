@@ -34,7 +34,11 @@ def resolve(base_url: str, action: str, tag: str) -> str:
     )
     if done.returncode != 0:
         raise SystemExit(f"{action}: git ls-remote {url} failed: {done.stderr.strip()}")
-    refs = dict(reversed(line.split("\t")) for line in done.stdout.splitlines() if "\t" in line)
+    refs: dict[str, str] = {}
+    for line in done.stdout.splitlines():
+        commit, tab, ref = line.partition("\t")
+        if tab:
+            refs[ref] = commit
     sha = refs.get(f"refs/tags/{tag}^{{}}") or refs.get(f"refs/tags/{tag}")
     if not sha:
         raise SystemExit(f"{action}: no tag {tag} in {url}")

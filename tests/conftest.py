@@ -6,6 +6,7 @@ import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
@@ -92,8 +93,17 @@ class Result:
     err: str
 
 
+Run = Callable[..., Result]
+
+
+class Write(Protocol):
+    """The `write` fixture: put a matrix text in a file under tmp_path, return its path."""
+
+    def __call__(self, text: str, name: str = ...) -> Path: ...
+
+
 @pytest.fixture
-def run(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
+def run(capsys: pytest.CaptureFixture[str]) -> Run:
     """Run `relforge ARGS…` in-process; returns exit code, stdout and stderr."""
 
     def invoke(*args: str) -> Result:
@@ -110,7 +120,7 @@ def run(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
 
 
 @pytest.fixture
-def write(tmp_path: Path) -> Callable[[str], Path]:
+def write(tmp_path: Path) -> Write:
     """Write a matrix text to a file in tmp_path and return its path."""
 
     def writer(text: str, name: str = "matrix.yaml") -> Path:

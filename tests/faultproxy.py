@@ -57,10 +57,11 @@ class FaultProxy:
         self.requests = 0
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self._server.daemon_threads = True
-        self._server.proxy = self  # type: ignore[attr-defined]
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._server = _Server(self)
+        # shutdown() waits for the loop's next poll: 0.5 s by default, on every proxy a test opens
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -101,9 +102,17 @@ class FaultProxy:
             self.injected[kind] += 1
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, proxy: FaultProxy) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.proxy = proxy
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: ThreadingHTTPServer
+    server: _Server
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -115,12 +124,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     @property
     def proxy(self) -> FaultProxy:
-        proxy: FaultProxy = self.server.proxy  # type: ignore[attr-defined]
-        return proxy
+        return self.server.proxy
 
     def _read_body(self) -> bytes:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            chunks = []
+            chunks: list[bytes] = []
             while True:
                 size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
                 if size == 0:

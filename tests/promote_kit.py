@@ -3,9 +3,11 @@ matrix whose publishing section points at a given store."""
 
 from __future__ import annotations
 
+import atexit
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -62,8 +64,28 @@ CELLS = {
 }
 
 
+# Wheels built in this test process, by (version, plat, payload): pip + setuptools take about
+# two CPU seconds a build, and the promotion tests ask for the same few wheels over and over.
+_BUILT: dict[tuple[str, str, str], Path] = {}
+
+
 def build_wheel(out: Path, *, version: str, plat: str, payload: str = "") -> Path:
-    """A real wheel of `rfdemo` built by pip with setuptools (pure Python, tagged `plat`)."""
+    """A real wheel of `rfdemo` built by pip with setuptools (pure Python, tagged `plat`), in
+    `out/dist`.  Built once per test process for each (version, plat, payload), then copied."""
+    key = (version, plat, payload)
+    built = _BUILT.get(key)
+    if built is None or not built.is_file():
+        store = Path(tempfile.mkdtemp(prefix="relforge-test-wheel-"))
+        atexit.register(shutil.rmtree, store, True)
+        built = _BUILT[key] = _pip_wheel(store, version=version, plat=plat, payload=payload)
+    dist = out / "dist"
+    dist.mkdir(parents=True, exist_ok=True)
+    copy = dist / built.name
+    shutil.copyfile(built, copy)
+    return copy
+
+
+def _pip_wheel(out: Path, *, version: str, plat: str, payload: str) -> Path:
     src = out / f"src-{version}-{plat}"
     shutil.rmtree(src, ignore_errors=True)
     (src / "rfdemo").mkdir(parents=True)

@@ -13,6 +13,7 @@ from typing import Any
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.remote.command import Command
 from selenium.webdriver.remote.webdriver import WebDriver
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,7 +59,11 @@ def chromium(width: int = 1100, height: int = 1400) -> Iterator[WebDriver]:
 def requested_urls(driver: WebDriver) -> list[str]:
     """Every URL the pages asked for since the last call (CDP Network.requestWillBeSent)."""
     urls = []
-    for entry in driver.get_log("performance"):
+    # What Chrome's get_log("performance") sends (that method is Chromium-only and untyped).
+    entries: list[dict[str, Any]] = driver.execute(Command.GET_LOG, {"type": "performance"})[
+        "value"
+    ]
+    for entry in entries:
         message: dict[str, Any] = json.loads(entry["message"])["message"]
         if message.get("method") == "Network.requestWillBeSent":
             urls.append(str(message["params"]["request"]["url"]))

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -68,7 +69,7 @@ class S3:
     endpoint: str
     bucket: str
 
-    def client(self) -> object:
+    def client(self) -> Any:  # boto3 is untyped: a botocore S3 client
         import boto3
 
         return boto3.client("s3", endpoint_url=self.endpoint)
@@ -150,7 +151,7 @@ def pypiserver(tmp_path: Path) -> Iterator[PyPIServer]:
 @pytest.fixture
 def static_server() -> Iterator[Callable[[Path], str]]:
     """Serve a directory over HTTP (as a CDN in front of a store would); returns its URL."""
-    procs = []
+    procs: list[subprocess.Popen[bytes]] = []
 
     def serve(root: Path) -> str:
         port = free_port()

@@ -4,6 +4,7 @@ and no iptables (as DEVELOPERS.md describes), stopped and cleaned up afterwards.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import shutil
 import signal
 import subprocess
@@ -21,6 +22,27 @@ def running_dockerd(prefix: str = "relforge-dockerd-") -> Iterator[str]:
     dockerd = shutil.which("dockerd")
     if dockerd is None:
         pytest.fail("dockerd is not installed: apt-get install -y docker.io (.ci/run does this)")
+    with _one_engine_at_a_time():
+        yield from _running_dockerd(dockerd, prefix)
+
+
+# `make test` runs test files in parallel (pytest-xdist): the Docker test files take turns, so
+# one image build at a time fills the rootfs cache and the cores.
+LOCK = Path(__file__).resolve().parents[2] / ".relforge" / "test-dockerd.lock"
+
+
+@contextlib.contextmanager
+def _one_engine_at_a_time() -> Iterator[None]:
+    LOCK.parent.mkdir(exist_ok=True)
+    with LOCK.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _running_dockerd(dockerd: str, prefix: str) -> Iterator[str]:
     root = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
     sock = root / "docker.sock"
     argv = [

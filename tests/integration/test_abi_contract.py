@@ -8,9 +8,11 @@ import json
 import subprocess
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.conftest import Run
 from tests.integration.test_wheel_hostile import SO, craft, verdict
 
 PROVIDER = textwrap.dedent("""\
@@ -73,7 +75,7 @@ def provider_wheel(directory: Path, lib: Path, version: str) -> Path:
     ).rename(directory / f"provider-{version}-py3-none-manylinux_2_28_x86_64.whl")
 
 
-def inspect_with(run, wheel: Path, *deps: Path) -> tuple[int, dict[str, object]]:
+def inspect_with(run: Run, wheel: Path, *deps: Path) -> tuple[int, dict[str, Any]]:
     args = [a for d in deps for a in ("--with", str(d))]
     result = run("wheel", "inspect", str(wheel), *args, "--format", "json")
     assert "Traceback" not in result.err, result.err
@@ -98,7 +100,7 @@ def _consumer_wheel(builds: dict[str, Path], provider: str, name: str) -> Path:
     return craft(root / name, {SO: ext}, metadata=b"Requires-Dist: provider>=1\n")
 
 
-def test_consumer_against_the_provider_it_was_built_with(run, builds):
+def test_consumer_against_the_provider_it_was_built_with(run: Run, builds: dict[str, Path]) -> None:
     consumer = _consumer_wheel(builds, "v1", "ok")
     v1 = provider_wheel(builds["root"] / "p1", builds["v1"], "1.0")
     code, found = inspect_with(run, consumer, v1)
@@ -107,7 +109,7 @@ def test_consumer_against_the_provider_it_was_built_with(run, builds):
     assert "symbol references resolved" in message and "unchecked" not in message
 
 
-def test_consumer_against_a_provider_lacking_a_symbol(run, builds):
+def test_consumer_against_a_provider_lacking_a_symbol(run: Run, builds: dict[str, Path]) -> None:
     consumer = _consumer_wheel(builds, "v1", "missing")
     v2 = provider_wheel(builds["root"] / "p2", builds["v2-no-scale"], "2.0")
     code, found = inspect_with(run, consumer, v2)
@@ -120,7 +122,7 @@ def test_consumer_against_a_provider_lacking_a_symbol(run, builds):
     assert "compute" not in check["message"] and "label" not in check["message"]
 
 
-def test_a_symbol_version_the_provider_no_longer_defines(run, builds):
+def test_a_symbol_version_the_provider_no_longer_defines(run: Run, builds: dict[str, Path]) -> None:
     consumer = _consumer_wheel(builds, "v1-versioned", "versioned")
     v1 = provider_wheel(builds["root"] / "pv1", builds["v1-versioned"], "1.0")
     v2 = provider_wheel(builds["root"] / "pv2", builds["v2-versioned"], "2.0")
@@ -132,7 +134,9 @@ def test_a_symbol_version_the_provider_no_longer_defines(run, builds):
     assert "prov::compute(int)@PROV_1.0" in message
 
 
-def test_without_the_provider_the_symbols_are_unchecked_not_missing(run, builds):
+def test_without_the_provider_the_symbols_are_unchecked_not_missing(
+    run: Run, builds: dict[str, Path]
+) -> None:
     consumer = _consumer_wheel(builds, "v1", "alone")
     code, found = inspect_with(run, consumer)
     check = verdict(found, "RF-V046")
@@ -142,7 +146,7 @@ def test_without_the_provider_the_symbols_are_unchecked_not_missing(run, builds)
     assert verdict(found, "RF-V041")["status"] == "fail"
 
 
-def test_the_wheel_itself_bundling_a_newer_provider(run, builds):
+def test_the_wheel_itself_bundling_a_newer_provider(run: Run, builds: dict[str, Path]) -> None:
     """No --with: a wheel that bundles provider 2.0 next to an extension built against 1.0."""
     root = builds["root"]
     ext = consumer_ext(root / "c-bundled", builds["v1"], "$ORIGIN/.libs")
@@ -154,7 +158,7 @@ def test_the_wheel_itself_bundling_a_newer_provider(run, builds):
     assert code == 4 and "prov::scale" in verdict(found, "RF-V046")["message"]
 
 
-def test_a_non_weak_symbol_nobody_defines_is_missing(run, tmp_path):
+def test_a_non_weak_symbol_nobody_defines_is_missing(run: Run, tmp_path: Path) -> None:
     (tmp_path / "x.c").write_text("extern int nowhere(void);\nint f(void) { return nowhere(); }\n")
     subprocess.run(
         ["gcc", "-shared", "-fPIC", str(tmp_path / "x.c"), "-o", str(tmp_path / "x.so")],
@@ -182,7 +186,9 @@ def test_a_non_weak_symbol_nobody_defines_is_missing(run, tmp_path):
     assert "libsimplugin" not in message  # a plugin of some other program: unchecked
 
 
-def test_a_dependency_wheel_is_read_only_as_far_as_the_consumer_loads(builds, tmp_path):
+def test_a_dependency_wheel_is_read_only_as_far_as_the_consumer_loads(
+    builds: dict[str, Path], tmp_path: Path
+) -> None:
     from relforge.validate.providers import read_dependencies
 
     lib = builds["v1"].read_bytes()
@@ -214,7 +220,9 @@ def test_a_dependency_wheel_is_read_only_as_far_as_the_consumer_loads(builds, tm
     assert len(full.facts.elves) == 4
 
 
-def test_provider_wheels_found_in_the_channel_index(run, builds, tmp_path):
+def test_provider_wheels_found_in_the_channel_index(
+    run: Run, builds: dict[str, Path], tmp_path: Path
+) -> None:
     """`--index`: the newest provider the requirement admits is fetched and read."""
     from tests.integration.test_validate import http_server
     from tests.wheelfactory import serve_index
@@ -228,7 +236,7 @@ def test_provider_wheels_found_in_the_channel_index(run, builds, tmp_path):
     with http_server(tmp_path / "index") as url:
         code, found = inspect_with_index(run, pinned, url)
         assert code == 0, found["verdicts"]
-        entry = found["external_libraries"]["libprov.so.1"]  # type: ignore[index]
+        entry = found["external_libraries"]["libprov.so.1"]
         assert entry["status"] == f"declared by provider (provider 1.0, {url})"
         code, found = inspect_with_index(run, newest, url)
         assert code == 4 and "prov::scale" in verdict(found, "RF-V046")["message"]
@@ -239,7 +247,7 @@ def test_provider_wheels_found_in_the_channel_index(run, builds, tmp_path):
     assert broken.code == 2 and "--index" in broken.err
 
 
-def inspect_with_index(run, wheel: Path, url: str, *deps: Path) -> tuple[int, dict[str, object]]:
+def inspect_with_index(run: Run, wheel: Path, url: str, *deps: Path) -> tuple[int, dict[str, Any]]:
     args = [a for d in deps for a in ("--with", str(d))]
     result = run("wheel", "inspect", str(wheel), "--index", url, *args, "--format", "json")
     assert "Traceback" not in result.err, result.err

@@ -38,7 +38,7 @@ def second_moto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def setup(tmp_path: Path, s3: S3, second_moto: str) -> tuple[Path, S3Raw, S3Raw, LocalRaw, Path]:
     mirror = S3(second_moto, f"mirror-{uuid.uuid4().hex[:10]}")
     mirror.create_public_bucket(mirror.bucket)
-    s3.client().create_bucket(Bucket=f"{s3.bucket}-backup")  # type: ignore[attr-defined]
+    s3.client().create_bucket(Bucket=f"{s3.bucket}-backup")
     publishing = textwrap.dedent(f"""\
         publishing:
           store: s3://{s3.bucket}/dl

@@ -32,7 +32,7 @@ def s3_matrix(tmp_path: Path, s3: S3, extra: str = "") -> Path:
         """)
     path = tmp_path / "matrix.yaml"
     path.write_text(matrix_text(publishing + extra), encoding="utf-8")
-    s3.client().create_bucket(Bucket=f"{s3.bucket}-backup")  # type: ignore[attr-defined]
+    s3.client().create_bucket(Bucket=f"{s3.bucket}-backup")
     return path
 
 

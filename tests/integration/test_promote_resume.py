@@ -86,7 +86,7 @@ def test_killed_promotion_resumes_to_the_same_end_state(
         s3.client()
         .get_object(Bucket=s3.bucket, Key="dl/whl/cu128/rfdemo/index.json")["Body"]
         .read()
-    )  # type: ignore[attr-defined]
+    )
     assert [f["filename"] for f in page["files"]] == [
         "rfdemo-1.0.0+cu128-py3-none-manylinux_2_28_x86_64.whl"
     ]
@@ -95,9 +95,9 @@ def test_killed_promotion_resumes_to_the_same_end_state(
     fresh = S3(s3.endpoint, f"{s3.bucket}-fresh")
     fresh.create_public_bucket(fresh.bucket)
     for key, _ in published.items():
-        data = s3.client().get_object(Bucket=s3.bucket, Key=key)["Body"].read()  # type: ignore[attr-defined]
-        meta = s3.client().head_object(Bucket=s3.bucket, Key=key)["Metadata"]  # type: ignore[attr-defined]
-        fresh.client().put_object(Bucket=fresh.bucket, Key=key, Body=data, Metadata=meta)  # type: ignore[attr-defined]
+        data = s3.client().get_object(Bucket=s3.bucket, Key=key)["Body"].read()
+        meta = s3.client().head_object(Bucket=s3.bucket, Key=key)["Metadata"]
+        fresh.client().put_object(Bucket=fresh.bucket, Key=key, Body=data, Metadata=meta)
     fresh_matrix = tmp_path / "fresh.yaml"
     fresh_matrix.write_text(matrix.read_text().replace(s3.bucket, fresh.bucket))
     fresh.create_public_bucket(f"{fresh.bucket}-backup")

@@ -27,7 +27,7 @@ RATE = 0.1
 def _matrix(tmp_path: Path, s3: S3, bucket: str, endpoint: str) -> Path:
     client = s3.client()
     for name in (bucket, f"{bucket}-backup"):
-        client.create_bucket(Bucket=name)  # type: ignore[attr-defined]
+        client.create_bucket(Bucket=name)
     publishing = textwrap.dedent(f"""\
         publishing:
           store: s3://{bucket}/dl

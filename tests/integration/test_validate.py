@@ -9,13 +9,15 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree as ET
 
 import pytest
 
 from relforge.manifest import ArtifactManifest, ManifestEntry, load_manifest, sha256_file
+from tests.conftest import Run
 from tests.wheelfactory import PROJECT, PYTHON, Build, WheelSpec, compile_extension, serve_index
 from tests.wheelfactory import write_wheel as _write_wheel
 
@@ -82,12 +84,12 @@ def matrix(tmp_path: Path) -> Path:
     return path
 
 
-def run_json(run: Callable[..., object], *args: str) -> tuple[int, dict[str, object]]:
+def run_json(run: Run, *args: str) -> tuple[int, dict[str, Any]]:
     result = run(*args, "--format", "json")
-    return result.code, json.loads(result.out)  # type: ignore[attr-defined]
+    return result.code, json.loads(result.out)
 
 
-def failing(report: dict[str, object], subject: str) -> set[str]:
+def failing(report: dict[str, Any], subject: str) -> set[str]:
     """IDs of the failed checks of one subject (a cell id or a stray file name)."""
     artifacts = report["artifacts"]
     assert isinstance(artifacts, list)
@@ -96,7 +98,9 @@ def failing(report: dict[str, object], subject: str) -> set[str]:
     return {v["check"] for a in found for v in a["verdicts"] if v["status"] == "fail"}
 
 
-def test_good_wheels_pass(run, matrix, ext, tmp_path):
+def test_good_wheels_pass(
+    run: Run, matrix: Path, ext: Callable[[Build], bytes], tmp_path: Path
+) -> None:
     dist = tmp_path / "dist"
     _write_wheel(good_spec(ext, "cpu"), dist)
     _write_wheel(good_spec(ext, "cu130"), dist)
@@ -116,7 +120,9 @@ def test_good_wheels_pass(run, matrix, ext, tmp_path):
         assert statuses[(CUDA, check)] == "pass", check
 
 
-def test_validate_with_a_dependency_wheel_checks_the_abi_contract(run, matrix, ext, tmp_path):
+def test_validate_with_a_dependency_wheel_checks_the_abi_contract(
+    run: Run, matrix: Path, ext: Callable[[Build], bytes], tmp_path: Path
+) -> None:
     """--with: the CUDA wheel's libcudart.so.13 comes from a runtime wheel that lacks the symbol
     the extension was linked against (RF-V046), and where it is found (RF-V041)."""
     dist = tmp_path / "dist"
@@ -244,7 +250,9 @@ def _machine(elf: bytes, e_machine: int) -> bytes:
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
-def test_broken_wheel_fires_its_check(run, matrix, ext, tmp_path, case):
+def test_broken_wheel_fires_its_check(
+    run: Run, matrix: Path, ext: Callable[[Build], bytes], tmp_path: Path, case: str
+) -> None:
     variant, make, expected = BROKEN[case]
     dist = tmp_path / "dist"
     _write_wheel(make(ext), dist)
@@ -259,7 +267,9 @@ def test_broken_wheel_fires_its_check(run, matrix, ext, tmp_path, case):
     assert failing(report, CUDA if variant == "cpu" else CPU) == set()
 
 
-def test_glibc_check_names_the_symbol_version(run, matrix, ext, tmp_path):
+def test_glibc_check_names_the_symbol_version(
+    run: Run, matrix: Path, ext: Callable[[Build], bytes], tmp_path: Path
+) -> None:
     dist = tmp_path / "dist"
     _write_wheel(good_spec(ext, "cpu", extension=ext(Build(threads=True))), dist)
     _, report = run_json(
@@ -271,7 +281,9 @@ def test_glibc_check_names_the_symbol_version(run, matrix, ext, tmp_path):
     assert "libc.so.6: GLIBC_2.34" in verdict["message"]
 
 
-def test_completeness_missing_extra_duplicate(run, matrix, ext, tmp_path):
+def test_completeness_missing_extra_duplicate(
+    run: Run, matrix: Path, ext: Callable[[Build], bytes], tmp_path: Path
+) -> None:
     dist = tmp_path / "dist"
     good = _write_wheel(good_spec(ext, "cpu"), dist)
     # the same cell again, differing only by a build tag
@@ -290,7 +302,9 @@ def test_completeness_missing_extra_duplicate(run, matrix, ext, tmp_path):
     assert "demo_ext-1.0.0+cu130-" in missing["verdicts"][0]["message"]
 
 
-def test_json_and_junit_shapes(run, matrix, ext, tmp_path):
+def test_json_and_junit_shapes(
+    run: Run, matrix: Path, ext: Callable[[Build], bytes], tmp_path: Path
+) -> None:
     dist = tmp_path / "dist"
     _write_wheel(good_spec(ext, "cpu", tamper_record="demo_ext/__init__.py"), dist)
     _write_wheel(good_spec(ext, "cu130"), dist)
@@ -316,10 +330,16 @@ def test_json_and_junit_shapes(run, matrix, ext, tmp_path):
     assert set(suites) == {CPU, CUDA}
     failures = [c for c in suites[CPU].findall("testcase") if c.find("failure") is not None]
     assert [c.get("name") for c in failures] == ["RF-V031 record-hashes"]
-    assert int(root.get("tests")) == sum(len(s.findall("testcase")) for s in suites.values())
+    assert int(root.attrib["tests"]) == sum(len(s.findall("testcase")) for s in suites.values())
 
 
-def test_summary_goes_to_github_step_summary(run, matrix, ext, tmp_path, monkeypatch):
+def test_summary_goes_to_github_step_summary(
+    run: Run,
+    matrix: Path,
+    ext: Callable[[Build], bytes],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     dist = tmp_path / "dist"
     _write_wheel(good_spec(ext, "cpu"), dist)
     summary = tmp_path / "summary.md"
@@ -332,7 +352,9 @@ def test_summary_goes_to_github_step_summary(run, matrix, ext, tmp_path, monkeyp
     assert "### Validation failed" in text and f"`{CUDA}`" in text and "RF-V100" in text
 
 
-def test_verdicts_land_in_the_manifest(run, matrix, ext, tmp_path):
+def test_verdicts_land_in_the_manifest(
+    run: Run, matrix: Path, ext: Callable[[Build], bytes], tmp_path: Path
+) -> None:
     dist = tmp_path / "dist"
     good = _write_wheel(good_spec(ext, "cpu"), dist)
     bad = _write_wheel(good_spec(ext, "cu130", extension=ext(Build(rpath="/opt/build/lib"))), dist)
@@ -365,7 +387,9 @@ def test_verdicts_land_in_the_manifest(run, matrix, ext, tmp_path):
     assert {v.check for v in manifest.entries[CPU].verdicts} >= {"RF-V040", "RF-V031", "RF-V100"}
 
 
-def test_wheel_inspect_good_and_self_contradicting(run, ext, tmp_path):
+def test_wheel_inspect_good_and_self_contradicting(
+    run: Run, ext: Callable[[Build], bytes], tmp_path: Path
+) -> None:
     good = _write_wheel(good_spec(ext, "cu130"), tmp_path / "good")
     result = run("wheel", "inspect", str(good), "--format", "json")
     assert result.code == 0, result.err
@@ -394,7 +418,7 @@ def test_wheel_inspect_good_and_self_contradicting(run, ext, tmp_path):
     assert "RF-V040" in result.err and "GLIBC_2.34" in result.err
 
 
-def test_wheel_inspect_bad_input(run, tmp_path):
+def test_wheel_inspect_bad_input(run: Run, tmp_path: Path) -> None:
     missing = run("wheel", "inspect", str(tmp_path / "nope.whl"))
     assert missing.code == 2 and "no such file" in missing.err
     folder = run("wheel", "inspect", str(tmp_path))
@@ -405,7 +429,7 @@ def test_wheel_inspect_bad_input(run, tmp_path):
     assert result.code == 4 and "not a zip archive" in result.err and "Traceback" not in result.err
 
 
-def test_validate_usage_errors(run, matrix, tmp_path):
+def test_validate_usage_errors(run: Run, matrix: Path, tmp_path: Path) -> None:
     neither = run("validate", str(matrix), "-r", "1.0", "-c", "test")
     assert neither.code == 2 and "exactly one of" in neither.err
     nodir = run("validate", str(matrix), "-r", "1.0", "-c", "test", "--dist", str(tmp_path / "x"))
@@ -439,7 +463,9 @@ def http_server(root: Path) -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-def test_runtime_from_a_local_index(run, matrix, ext, tmp_path):
+def test_runtime_from_a_local_index(
+    run: Run, matrix: Path, ext: Callable[[Build], bytes], tmp_path: Path
+) -> None:
     good = _write_wheel(good_spec(ext, "cpu"), tmp_path / "built")
     serve_index(tmp_path / "index", PROJECT, [good])
     with http_server(tmp_path / "index") as url:
@@ -458,7 +484,9 @@ def test_runtime_from_a_local_index(run, matrix, ext, tmp_path):
     assert status["RF-R004"] == ("skip", "a cpu cell")
 
 
-def test_runtime_catches_build_info_from_another_cell(run, matrix, ext, tmp_path):
+def test_runtime_catches_build_info_from_another_cell(
+    run: Run, matrix: Path, ext: Callable[[Build], bytes], tmp_path: Path
+) -> None:
     wrong = good_spec(ext, "cpu", extension=ext(Build(variant="cu130", accelerator="cuda")))
     wheel = _write_wheel(wrong, tmp_path / "built")
     serve_index(tmp_path / "index", PROJECT, [wheel], with_hash=False)
@@ -474,7 +502,9 @@ def test_runtime_catches_build_info_from_another_cell(run, matrix, ext, tmp_path
     assert "variant is 'cu130', the cell says 'cpu'" in info["message"]
 
 
-def test_select_leaves_the_other_cells_artifacts_alone(run, matrix, ext, tmp_path):
+def test_select_leaves_the_other_cells_artifacts_alone(
+    run: Run, matrix: Path, ext: Callable[[Build], bytes], tmp_path: Path
+) -> None:
     """--select validates the selected cells; the release's other artifacts (in the folder or
     the manifest) are neither checked nor reported as strays, and keep their verdicts."""
     dist = tmp_path / "dist"
@@ -511,7 +541,9 @@ def test_select_leaves_the_other_cells_artifacts_alone(run, matrix, ext, tmp_pat
     assert code == 4 and failing(report, CUDA) == {"RF-V043"}
 
 
-def test_wheels_bound_for_pypi_share_their_metadata(run, tmp_path, ext):
+def test_wheels_bound_for_pypi_share_their_metadata(
+    run: Run, tmp_path: Path, ext: Callable[[Build], bytes]
+) -> None:
     """RF-V103: the PyPI default variant's wheels (one per Python) show one project page."""
     other = "3.10" if PYTHON != "3.10" else "3.12"
     pythons = sorted([PYTHON, other], key=lambda v: tuple(map(int, v.split("."))))
@@ -541,12 +573,16 @@ def test_wheels_bound_for_pypi_share_their_metadata(run, tmp_path, ext):
     assert failing(report, cells[pythons[0]]) == set()
 
 
-def test_an_elf_read_that_fails_from_a_tail_is_read_again_exactly(ext, tmp_path, monkeypatch):
+def test_an_elf_read_that_fails_from_a_tail_is_read_again_exactly(
+    ext: Callable[[Build], bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Offsets read from wrong tail bytes can point past the member's end: like a parse error,
     that must send the reader back to the exact path, not mark the ELF file unreadable."""
     from relforge.validate import wheel as wheel_module
     from relforge.validate.inflate import MemberError
     from relforge.validate.inspect import inspect_wheel
+    from relforge.validate.streams import ByteSource
+    from relforge.validate.wheel import Member, WheelArchive
 
     good = _write_wheel(good_spec(ext, "cpu"), tmp_path)
     exact_source = wheel_module.WheelArchive.source
@@ -554,19 +590,19 @@ def test_an_elf_read_that_fails_from_a_tail_is_read_again_exactly(ext, tmp_path,
     class PastTheEnd:
         """A source whose far reads fail as a wrong tail's would."""
 
-        def __init__(self, inner):
+        def __init__(self, inner: ByteSource) -> None:
             self.inner = inner
             self.size = inner.size
 
-        def set_interest(self, spans):
+        def set_interest(self, spans: Sequence[tuple[int, int]]) -> None:
             self.inner.set_interest(spans)
 
-        def read(self, offset, length):
+        def read(self, offset: int, length: int) -> bytes:
             if offset > 4096:
                 raise MemberError(f"read of {length} bytes at {offset} is past the end")
             return self.inner.read(offset, length)
 
-    def source(self, member, *, exact=False):
+    def source(self: WheelArchive, member: Member, *, exact: bool = False) -> ByteSource:
         found = exact_source(self, member, exact=exact)
         return found if exact else PastTheEnd(found)
 
@@ -576,7 +612,9 @@ def test_an_elf_read_that_fails_from_a_tail_is_read_again_exactly(ext, tmp_path,
     assert elf.error is None and elf.info is not None and elf.info.cxx.cxx11_defined
 
 
-def test_nightly_versions_are_dated_by_the_manifest(run, matrix, ext, tmp_path):
+def test_nightly_versions_are_dated_by_the_manifest(
+    run: Run, matrix: Path, ext: Callable[[Build], bytes], tmp_path: Path
+) -> None:
     """A nightly built before midnight (UTC) and validated after it: the expected versions carry
     the build's date from the manifest, not the day validation runs."""
     version = "1.0.0.dev20260101+cpu"

@@ -10,6 +10,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,7 +56,7 @@ def released(
     else:
         s3: S3 = request.getfixturevalue("s3")
         client = s3.client()
-        client.create_bucket(Bucket=f"{s3.bucket}-backup")  # type: ignore[attr-defined]
+        client.create_bucket(Bucket=f"{s3.bucket}-backup")
         publishing = textwrap.dedent(f"""\
             publishing:
               store: s3://{s3.bucket}/dl
@@ -86,15 +87,13 @@ def released(
     )
 
 
-def verify(
-    run: Callable[..., Result], r: Released, *extra: str
-) -> tuple[Result, dict[str, object]]:
+def verify(run: Callable[..., Result], r: Released, *extra: str) -> tuple[Result, dict[str, Any]]:
     result = run("verify", str(r.matrix), "--channel", "release", "--format", "json", *extra)
     assert result.out.strip(), result.err
     return result, json.loads(result.out)
 
 
-def kinds(report: dict[str, object]) -> set[tuple[str, str]]:
+def kinds(report: dict[str, Any]) -> set[tuple[str, str]]:
     findings = report["findings"]
     assert isinstance(findings, list)
     return {(f["kind"], f["key"]) for f in findings}
@@ -140,7 +139,7 @@ def test_every_tampering_is_named_and_repaired_from_verified_sources(
         ("page", "whl/cu128/rfdemo/index.json"),  # links the missing wheel
     } <= found
     assert {k for k, _ in found} == {"missing", "extra", "drifted", "sidecar", "page"}
-    findings = {(f["kind"], f["key"]): f for f in report["findings"]}  # type: ignore[union-attr]
+    findings = {(f["kind"], f["key"]): f for f in report["findings"]}
     drifted = findings[("drifted", CPU_LINUX)]
     if released.kind == "local":  # the edit kept inode, size and mtime: the hash cache is fooled
         recorded = LocalStore(released.matrix.parent / ".relforge" / "store").sha256(CPU_LINUX)
@@ -182,7 +181,7 @@ def test_every_tampering_is_named_and_repaired_from_verified_sources(
 
     done, after = verify(run, released, "--repair", "--execute")
     assert done.code == 0, done.out + done.err
-    assert after["after"]["clean"] is True  # type: ignore[index]
+    assert after["after"]["clean"] is True
     again, report = verify(run, released)
     assert again.code == 0 and report["clean"] is True
     # nothing is lost: the replaced bytes and the unvouched file sit in quarantine
@@ -204,7 +203,7 @@ def test_a_tampered_backup_is_never_a_source(
     # the backup is bad, the test channel still holds the validated bytes: that is used
     dry, plan = verify(run, released, "--repair")
     assert dry.code == 4
-    (action,) = [a for a in plan["repair"]["actions"] if a["key"] == CPU_LINUX]  # type: ignore[index]
+    (action,) = [a for a in plan["repair"]["actions"] if a["key"] == CPU_LINUX]
     assert action["source"] == "test channel"
 
     # the attacker changed the test channel too: no verified source is left
@@ -213,12 +212,12 @@ def test_a_tampered_backup_is_never_a_source(
     before = released.everything()
     refused, plan = verify(run, released, "--repair", "--execute")
     assert refused.code == 4, refused.out + refused.err
-    bad = plan["repair"]["unrepairable"]  # type: ignore[index]
+    bad = plan["repair"]["unrepairable"]
     assert (bad[0]["kind"], bad[0]["key"]) == ("drifted", CPU_LINUX)
     assert "no verified source" in bad[0]["reason"] and "backup" in bad[0]["reason"]
     assert released.everything() == before  # the drifted folder's pages were not re-blessed
     page = json.loads(s.read("whl/cpu/rfdemo/index.json"))
-    assert all(f["hashes"]["sha256"] != plan["findings"][0]["found_sha256"] for f in page["files"])  # type: ignore[index]
+    assert all(f["hashes"]["sha256"] != plan["findings"][0]["found_sha256"] for f in page["files"])
 
 
 def test_pruned_nightlies_are_no_finding_but_a_kept_one_deleted_is(

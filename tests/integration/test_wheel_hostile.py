@@ -9,9 +9,11 @@ import subprocess
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.conftest import Run
 from tests.wheelfactory import Build, compile_extension, record_hash
 
 TAG = "cp311-cp311-manylinux_2_28_x86_64"
@@ -61,20 +63,20 @@ def craft(
     return path
 
 
-def inspect(run, path: Path) -> tuple[int, dict[str, object], str]:
+def inspect(run: Run, path: Path) -> tuple[int, dict[str, Any], str]:
     result = run("wheel", "inspect", str(path), "--format", "json")
     assert "Traceback" not in result.err and "internal error" not in result.err, result.err
     return result.code, json.loads(result.out), result.err
 
 
-def verdict(found: dict[str, object], check: str) -> dict[str, str]:
+def verdict(found: dict[str, Any], check: str) -> dict[str, str]:
     verdicts = found["verdicts"]
     assert isinstance(verdicts, list)
     [one] = [v for v in verdicts if v["check"] == check]
     return dict(one)
 
 
-def failed(found: dict[str, object]) -> set[str]:
+def failed(found: dict[str, Any]) -> set[str]:
     verdicts = found["verdicts"]
     assert isinstance(verdicts, list)
     return {v["check"] for v in verdicts if v["status"] == "fail"}
@@ -88,7 +90,7 @@ def ext(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 # -- 1: metadata encodings --------------------------------------------------------------------
 
 
-def test_non_ascii_requires_dist_is_read_as_utf8(run, tmp_path):
+def test_non_ascii_requires_dist_is_read_as_utf8(run: Run, tmp_path: Path) -> None:
     wheel = craft(
         tmp_path,
         {"hostile/__init__.py": b""},
@@ -100,7 +102,7 @@ def test_non_ascii_requires_dist_is_read_as_utf8(run, tmp_path):
     assert verdict(found, "RF-V010")["status"] == "pass"
 
 
-def test_non_utf8_metadata_fails_readable_without_crashing(run, tmp_path):
+def test_non_utf8_metadata_fails_readable_without_crashing(run: Run, tmp_path: Path) -> None:
     wheel = craft(
         tmp_path,
         {"hostile/__init__.py": b""},
@@ -114,7 +116,7 @@ def test_non_utf8_metadata_fails_readable_without_crashing(run, tmp_path):
     assert "RF-V010" in err
 
 
-def test_a_requirement_that_is_not_pep508_is_a_verdict(run, tmp_path):
+def test_a_requirement_that_is_not_pep508_is_a_verdict(run: Run, tmp_path: Path) -> None:
     wheel = craft(
         tmp_path, {"x.py": b""}, tag="py3-none-any", metadata="Requires-Dist: ñ >= 1\n".encode()
     )
@@ -125,7 +127,7 @@ def test_a_requirement_that_is_not_pep508_is_a_verdict(run, tmp_path):
 # -- 7: JSON errors ---------------------------------------------------------------------------
 
 
-def test_json_error_object_for_an_unreadable_wheel(run, tmp_path):
+def test_json_error_object_for_an_unreadable_wheel(run: Run, tmp_path: Path) -> None:
     junk = tmp_path / "junk-1.0-py3-none-any.whl"
     junk.write_bytes(b"PK\x03\x04 not really a zip")
     code, found, err = inspect(run, junk)
@@ -145,7 +147,7 @@ def test_json_error_object_for_an_unreadable_wheel(run, tmp_path):
     with zipfile.ZipFile(no_dist_info, "w") as zf:
         zf.writestr("bare.py", "")
     code, found, _ = inspect(run, no_dist_info)
-    assert code == 4 and "expected one .dist-info" in found["error"]["message"]  # type: ignore[index]
+    assert code == 4 and "expected one .dist-info" in found["error"]["message"]
 
 
 # -- 3: unsafe members ------------------------------------------------------------------------
@@ -163,14 +165,16 @@ SO = "demo_ext/_core.cpython-311-x86_64-linux-gnu.so"
         ("hostile\\..\\..\\escape.py", "climbs out with '..'"),
     ],
 )
-def test_member_paths_outside_the_wheel_fail(run, tmp_path, member, why):
+def test_member_paths_outside_the_wheel_fail(
+    run: Run, tmp_path: Path, member: str, why: str
+) -> None:
     wheel = craft(tmp_path, {"hostile/__init__.py": b"", member: b"x = 1\n"}, tag="py3-none-any")
     code, found, err = inspect(run, wheel)
     assert code == 4 and failed(found) == {"RF-V032"}
     assert why in verdict(found, "RF-V032")["message"] and "RF-V032" in err
 
 
-def test_a_member_listed_twice_fails(run, tmp_path):
+def test_a_member_listed_twice_fails(run: Run, tmp_path: Path) -> None:
     wheel = craft(tmp_path, {"hostile/__init__.py": b""}, tag="py3-none-any")
     with pytest.warns(UserWarning), zipfile.ZipFile(wheel, "a") as zf:
         zf.writestr("hostile/__init__.py", b"import os; os.system('true')\n")
@@ -187,7 +191,9 @@ def test_a_member_listed_twice_fails(run, tmp_path):
         ("hostile/up", "../../../../etc/shadow"),
     ],
 )
-def test_symlink_members_fail(run, tmp_path, ext, member, target):
+def test_symlink_members_fail(
+    run: Run, tmp_path: Path, ext: bytes, member: str, target: str
+) -> None:
     wheel = craft(tmp_path, {SO: ext}, symlinks={member: target})
     code, found, _ = inspect(run, wheel)
     assert code == 4 and failed(found) == {"RF-V033"}, found["verdicts"]
@@ -196,7 +202,9 @@ def test_symlink_members_fail(run, tmp_path, ext, member, target):
     assert isinstance(elves, list) and [e["path"] for e in elves] == [SO]
 
 
-def test_a_shared_object_that_is_not_elf_fails_in_a_platform_wheel(run, tmp_path, ext):
+def test_a_shared_object_that_is_not_elf_fails_in_a_platform_wheel(
+    run: Run, tmp_path: Path, ext: bytes
+) -> None:
     fakes = {"hostile/libfake.so.1": b"#!/bin/sh\necho not a library\n", "hostile/tiny.so": b"x"}
     wheel = craft(tmp_path / "platform", {SO: ext, **fakes})
     code, found, _ = inspect(run, wheel)
@@ -222,7 +230,7 @@ def _linked(workdir: Path, library: str, rpath: str | None = None) -> tuple[byte
     return ext, (workdir / library).read_bytes()
 
 
-def test_multi_tag_wheels_are_held_to_the_strictest_tag(run, tmp_path):
+def test_multi_tag_wheels_are_held_to_the_strictest_tag(run: Run, tmp_path: Path) -> None:
     (tmp_path / "m.c").write_text("int f(void) { return 0; }\n")
     subprocess.run(
         ["gcc", "-shared", "-fPIC", str(tmp_path / "m.c"), "-o", str(tmp_path / "m.so"),
@@ -232,7 +240,7 @@ def test_multi_tag_wheels_are_held_to_the_strictest_tag(run, tmp_path):
     ext = (tmp_path / "m.so").read_bytes()
     newer = craft(tmp_path / "newer", {SO: ext}, tag="cp311-cp311-manylinux_2_28_x86_64")
     code, found, _ = inspect(run, newer)
-    assert code == 0 and found["external_libraries"]["libmvec.so.1"]["status"] == "allowed"  # type: ignore[index]
+    assert code == 0 and found["external_libraries"]["libmvec.so.1"]["status"] == "allowed"
 
     both = craft(
         tmp_path / "both", {SO: ext}, tag="cp311-cp311-manylinux_2_17_x86_64.manylinux_2_28_x86_64"
@@ -242,7 +250,7 @@ def test_multi_tag_wheels_are_held_to_the_strictest_tag(run, tmp_path):
     assert "libmvec.so.1" in verdict(found, "RF-V041")["message"]
 
 
-def test_an_elf_must_match_every_tags_architecture(run, tmp_path, ext):
+def test_an_elf_must_match_every_tags_architecture(run: Run, tmp_path: Path, ext: bytes) -> None:
     wheel = craft(
         tmp_path, {SO: ext}, tag="cp311-cp311-manylinux_2_28_x86_64.manylinux_2_28_aarch64"
     )
@@ -254,12 +262,12 @@ def test_an_elf_must_match_every_tags_architecture(run, tmp_path, ext):
 # -- 5: bundled means reachable ---------------------------------------------------------------
 
 
-def test_a_bundled_library_counts_only_where_the_loader_looks(run, tmp_path):
+def test_a_bundled_library_counts_only_where_the_loader_looks(run: Run, tmp_path: Path) -> None:
     ext, stub = _linked(tmp_path / "build", "libstub.so.1", rpath="$ORIGIN/.libs")
     reached = craft(tmp_path / "reached", {SO: ext, "demo_ext/.libs/libstub.so.1": stub})
     code, found, _ = inspect(run, reached)
     assert code == 0, found["verdicts"]
-    assert "libstub.so.1" not in found["external_libraries"]  # type: ignore[operator]
+    assert "libstub.so.1" not in found["external_libraries"]
 
     elsewhere = craft(tmp_path / "elsewhere", {SO: ext, "demo_ext.libs/libstub.so.1": stub})
     code, found, _ = inspect(run, elsewhere)
@@ -277,7 +285,7 @@ def test_a_bundled_library_counts_only_where_the_loader_looks(run, tmp_path):
     )
 
 
-def test_rpath_of_the_loading_file_is_searched_too(run, tmp_path):
+def test_rpath_of_the_loading_file_is_searched_too(run: Run, tmp_path: Path) -> None:
     """DT_RPATH (not RUNPATH) of the file that loaded a library also serves its needs."""
     build = tmp_path / "build"
     # `-Wl,-rpath,X,--disable-new-dtags`: DT_RPATH, as old toolchains and auditwheel write it
@@ -315,7 +323,7 @@ def test_rpath_of_the_loading_file_is_searched_too(run, tmp_path):
 # -- 6: providers -----------------------------------------------------------------------------
 
 
-def test_dependency_wheels_provide_libraries(run, tmp_path):
+def test_dependency_wheels_provide_libraries(run: Run, tmp_path: Path) -> None:
     ext, stub = _linked(tmp_path / "build", "libprov.so.1", rpath="$ORIGIN/../provider/lib")
     provider = craft(tmp_path / "prov", {"provider/lib/libprov.so.1": stub}, name="provider")
     declared = craft(tmp_path / "c1", {SO: ext}, metadata=b"Requires-Dist: provider>=1\n")
@@ -338,12 +346,12 @@ def test_dependency_wheels_provide_libraries(run, tmp_path):
     assert broken.code == 2 and "--with" in broken.err
 
 
-def test_a_dependency_wheel_at_hand_overrides_the_catalogue(run, tmp_path):
+def test_a_dependency_wheel_at_hand_overrides_the_catalogue(run: Run, tmp_path: Path) -> None:
     ext, stub = _linked(tmp_path / "build", "libc10.so")
     consumer = craft(tmp_path / "c", {SO: ext}, metadata=b"Requires-Dist: torch==2.14.1\n")
     code, found, _ = inspect(run, consumer)
     assert code == 0
-    assert found["external_libraries"]["libc10.so"]["status"] == "declared by torch==2.14.1"  # type: ignore[index]
+    assert found["external_libraries"]["libc10.so"]["status"] == "declared by torch==2.14.1"
 
     fake_torch = craft(tmp_path / "t", {"torch/lib/libother.so": stub}, name="torch")
     result = run("wheel", "inspect", str(consumer), "--with", str(fake_torch), "--format", "json")
@@ -362,13 +370,13 @@ def test_a_dependency_wheel_at_hand_overrides_the_catalogue(run, tmp_path):
         ("libboost_python311.so.1.90.0", "cmeel-boost"),
     ],
 )
-def test_the_catalogue_knows_common_providers(library, requirement):
+def test_the_catalogue_knows_common_providers(library: str, requirement: str) -> None:
     from relforge.validate.policy import providers_of
 
     assert requirement in providers_of(library)
 
 
-def test_a_marker_that_cannot_be_evaluated_is_not_a_crash(run, tmp_path):
+def test_a_marker_that_cannot_be_evaluated_is_not_a_crash(run: Run, tmp_path: Path) -> None:
     ext, _ = _linked(tmp_path / "build", "libc10.so")
     wheel = craft(
         tmp_path / "w", {SO: ext}, metadata=b"Requires-Dist: torch; python_version ~= 'abc'\n"
@@ -380,7 +388,9 @@ def test_a_marker_that_cannot_be_evaluated_is_not_a_crash(run, tmp_path):
     assert result.code == 4 and "Traceback" not in result.err
 
 
-def test_a_record_with_a_nul_byte_and_a_truncated_header_are_verdicts(run, tmp_path):
+def test_a_record_with_a_nul_byte_and_a_truncated_header_are_verdicts(
+    run: Run, tmp_path: Path
+) -> None:
     wheel = craft(tmp_path / "nul", {"hostile/__init__.py": b""}, tag="py3-none-any")
     with zipfile.ZipFile(wheel) as zf:
         members = {i.filename: zf.read(i) for i in zf.infolist()}
@@ -392,16 +402,18 @@ def test_a_record_with_a_nul_byte_and_a_truncated_header_are_verdicts(run, tmp_p
     assert code == 4 and found["status"] == "error" and "NUL byte" in err
 
     truncated = craft(tmp_path / "cut", {"hostile/__init__.py": b""}, tag="py3-none-any")
-    data = bytearray(truncated.read_bytes())
-    at = data.rfind(b"PK\x01\x02")  # the last central directory entry: RECORD
-    data[at + 42 : at + 46] = (len(data) - 10).to_bytes(4, "little")  # its local header offset
-    data[len(data) - 10 : len(data) - 6] = b"PK\x03\x04"
-    truncated.write_bytes(bytes(data))
+    raw = bytearray(truncated.read_bytes())
+    at = raw.rfind(b"PK\x01\x02")  # the last central directory entry: RECORD
+    raw[at + 42 : at + 46] = (len(raw) - 10).to_bytes(4, "little")  # its local header offset
+    raw[len(raw) - 10 : len(raw) - 6] = b"PK\x03\x04"
+    truncated.write_bytes(bytes(raw))
     code, found, err = inspect(run, truncated)
     assert code == 4 and "Traceback" not in err
 
 
-def test_a_with_wheel_brought_in_by_a_declared_meta_package_is_not_undeclared(run, tmp_path):
+def test_a_with_wheel_brought_in_by_a_declared_meta_package_is_not_undeclared(
+    run: Run, tmp_path: Path
+) -> None:
     """torch 2.14 requires cuda-toolkit[cupti], which brings nvidia-cuda-cupti: a --with wheel
     of nvidia-cuda-cupti ships libcupti.so.13 without torch naming it."""
     ext, stub = _linked(tmp_path / "build", "libcupti.so.13")

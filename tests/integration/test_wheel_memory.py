@@ -10,6 +10,7 @@ import subprocess
 import sys
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -132,12 +133,12 @@ print(json.dumps({
 """
 
 
-def measured(wheel: Path) -> dict[str, object]:
+def measured(wheel: Path) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-c", MEASURE, str(wheel)], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    result: dict[str, object] = json.loads(done.stdout)
+    result: dict[str, Any] = json.loads(done.stdout)
     return result
 
 
@@ -155,20 +156,22 @@ def measured(wheel: Path) -> dict[str, object]:
         ("strsz-3GiB", _elf_header(shoff=0, shnum=0, dynamic_at=4096, strsz=3 * GIB)),
     ],
 )
-def test_a_4gib_member_is_inspected_in_bounded_memory(tmp_path, case, head):
+def test_a_4gib_member_is_inspected_in_bounded_memory(
+    tmp_path: Path, case: str, head: bytes
+) -> None:
     wheel = hostile_wheel(tmp_path, head)
     assert wheel.stat().st_size < 5_000_000
     result = measured(wheel)
     assert result["error"] is None
-    assert result["maxrss"] <= BOUND + wheel.stat().st_size, result  # type: ignore[operator]
-    [(path, error)] = result["elves"]  # type: ignore[misc]
+    assert result["maxrss"] <= BOUND + wheel.stat().st_size, result
+    [(path, error)] = result["elves"]
     assert path.endswith("_big.cpython-311-x86_64-linux-gnu.so")
     if case == "strsz-3GiB":
-        assert "too large to inspect" in error and "RF-V044" in result["failed"]  # type: ignore[operator]
+        assert "too large to inspect" in error and "RF-V044" in result["failed"]
 
 
 @pytest.mark.slow
-def test_a_huge_metadata_member_is_a_clear_verdict(tmp_path):
+def test_a_huge_metadata_member_is_a_clear_verdict(tmp_path: Path) -> None:
     """METADATA declared (and inflating) to 1 GiB: refused whole, in bounded memory."""
     big, crc = _deflate_zeros_after(b"Metadata-Version: 2.1\n", GIB)
     directory = tmp_path / "w"
@@ -184,4 +187,4 @@ def test_a_huge_metadata_member_is_a_clear_verdict(tmp_path):
     )
     result = measured(path)
     assert "METADATA: too large to inspect" in str(result["error"])
-    assert result["maxrss"] <= BOUND + path.stat().st_size  # type: ignore[operator]
+    assert result["maxrss"] <= BOUND + path.stat().st_size

@@ -64,7 +64,8 @@ def test_windows_archives_get_release_and_debug(write: Callable[[str], Path]) ->
         matrix, "1.0", "libtorch-windows-x86_64-cu128-shared-with-deps-release"
     )
     assert "not built for cu128 on windows-x86_64" in explained.summary
-    assert explained.reasons[0].where.line == line_of(
+    where = explained.reasons[0].where
+    assert where is not None and where.line == line_of(
         with_section(LIBTORCH, ARCHIVES), "windows-x86_64: {configs"
     )
 

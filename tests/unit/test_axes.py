@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,9 @@ from relforge.matrix.expand import candidates, expand_cells
 from relforge.matrix.explain import explain_cell
 from relforge.matrix.lint import lint_matrix
 from relforge.matrix.load import load_matrix
+from relforge.matrix.schema import Matrix
 from relforge.matrix.selector import parse_selector
+from tests.conftest import Run, Write
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,11 +58,11 @@ releases:
 """
 
 
-def flash(write: Callable[[str], Path], text: str = FLASH) -> object:
+def flash(write: Write, text: str = FLASH) -> Matrix:
     return load_matrix(write(text))
 
 
-def test_axes_multiply_cells_with_readable_ids(write: Callable[[str], Path]) -> None:
+def test_axes_multiply_cells_with_readable_ids(write: Write) -> None:
     matrix = load_matrix(write(FLASH))
     ids = [c.id for c in expand_cells(matrix, "2.8")]
     assert ids == [
@@ -73,7 +74,7 @@ def test_axes_multiply_cells_with_readable_ids(write: Callable[[str], Path]) -> 
     assert [c.cell.id for c in excluded] == ["wheel-linux-x86_64-py3.11-cu128-torch2.8"]
 
 
-def test_axis_cell_carries_its_dependency(write: Callable[[str], Path]) -> None:
+def test_axis_cell_carries_its_dependency(write: Write) -> None:
     matrix = load_matrix(write(FLASH))
     cell = expand_cells(matrix, "2.8", channel="test")[-1]
     assert cell.axes == {"torch": "2.9"}
@@ -92,7 +93,7 @@ def test_axis_cell_carries_its_dependency(write: Callable[[str], Path]) -> None:
     json.dumps(data)
 
 
-def test_flash_attn_label_names_every_wheel_apart(write: Callable[[str], Path]) -> None:
+def test_flash_attn_label_names_every_wheel_apart(write: Write) -> None:
     matrix = load_matrix(write(FLASH))
     cells = expand_cells(matrix, "2.8", channel="release")
     assert [c.version for c in cells] == [
@@ -105,16 +106,16 @@ def test_flash_attn_label_names_every_wheel_apart(write: Callable[[str], Path]) 
         assert Version(cell.version or "").local == cell.local_version
 
 
-def test_matrices_without_axes_keep_their_json(write: Callable[[str], Path]) -> None:
+def test_matrices_without_axes_keep_their_json(write: Write) -> None:
     golden = json.loads((ROOT / "tests/golden/example-1.0.json").read_text())
     matrix = load_matrix(ROOT / "matrix/example.yaml")
     assert [c.to_json() for c in expand_cells(matrix, "1.0")] == golden
     assert all(not set(AXIS_FIELDS) & set(cell) for cell in golden)
 
 
-def test_selectors_and_rules_see_axes(write: Callable[[str], Path]) -> None:
+def test_selectors_and_rules_see_axes(write: Write) -> None:
     matrix = load_matrix(write(FLASH))
-    axes = tuple(matrix.release("2.8").axes)  # type: ignore[attr-defined]
+    axes = tuple(matrix.release("2.8").axes)
     picked = expand_cells(matrix, "2.8", selectors=[parse_selector("torch=2.9", axes)])
     assert [c.id for c in picked] == [
         "wheel-linux-x86_64-py3.11-cu128-torch2.9",
@@ -128,15 +129,15 @@ def test_selectors_and_rules_see_axes(write: Callable[[str], Path]) -> None:
         parse_selector("torch=2.9")  # a release without that axis
 
 
-def test_cli_selects_by_axis(write: Callable[[str], Path], run: Callable[..., object]) -> None:
+def test_cli_selects_by_axis(write: Write, run: Run) -> None:
     path = write(FLASH)
     result = run("matrix", "list", str(path), "--release", "2.8", "--select", "torch=2.8")
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
-    assert "py3.12-cu128-torch2.8" in result.out  # type: ignore[attr-defined]
-    assert "torch2.9" not in result.out  # type: ignore[attr-defined]
+    assert result.code == 0, result.err
+    assert "py3.12-cu128-torch2.8" in result.out
+    assert "torch2.9" not in result.out
 
 
-def test_empty_label_gives_one_folder_per_axis_value(write: Callable[[str], Path]) -> None:
+def test_empty_label_gives_one_folder_per_axis_value(write: Write) -> None:
     text = FLASH.replace(
         'local_label: "+cu{cuda_major}torch{torch_minor}cxx11abi{cxx11_abi}"', 'local_label: ""'
     )
@@ -153,7 +154,7 @@ def test_empty_label_gives_one_folder_per_axis_value(write: Callable[[str], Path
     assert len(names) == 3
 
 
-def test_nightly_without_label_has_no_plus(write: Callable[[str], Path]) -> None:
+def test_nightly_without_label_has_no_plus(write: Write) -> None:
     text = FLASH.replace(
         'local_label: "+cu{cuda_major}torch{torch_minor}cxx11abi{cxx11_abi}"', 'local_label: ""'
     )
@@ -247,7 +248,7 @@ def line_of(text: str, snippet: str) -> int:
     ],
 )
 def test_bad_axes_are_load_errors(
-    write: Callable[[str], Path], old: str, new: str, words: list[str], snippet: str | None
+    write: Write, old: str, new: str, words: list[str], snippet: str | None
 ) -> None:
     assert old in FLASH
     text = FLASH.replace(old, new, 1)
@@ -262,7 +263,7 @@ def test_bad_axes_are_load_errors(
         assert f"{path}:{line_of(text, snippet)}:" in message, message
 
 
-def test_explain_diff_docs_lint_show_axes(write: Callable[[str], Path]) -> None:
+def test_explain_diff_docs_lint_show_axes(write: Write) -> None:
     matrix = load_matrix(write(FLASH))
     why = explain_cell(matrix, "2.8", "wheel-linux-x86_64-py3.12-cu128-torch2.8")
     texts = [r.text for r in why.reasons]
@@ -276,23 +277,23 @@ def test_explain_diff_docs_lint_show_axes(write: Callable[[str], Path]) -> None:
             FLASH.replace('requires: ["torch==2.9.*"]', 'requires: ["torch>=2.9,<2.10"]'), "b.yaml"
         )
     )
-    diff = diff_releases(matrix, "2.8", newer, "2.8")  # type: ignore[arg-type]
+    diff = diff_releases(matrix, "2.8", newer, "2.8")
     assert not diff.empty
     assert (
         "- torch 2.9: installs torch==2.9.*, requires torch==2.9.* → installs torch==2.9.*, "
         "requires torch>=2.9,<2.10." in render_markdown(diff)
     )
-    assert diff_releases(matrix, "2.8", matrix, "2.8").empty  # type: ignore[arg-type]
-    docs = render_docs(matrix)  # type: ignore[arg-type]
+    assert diff_releases(matrix, "2.8", matrix, "2.8").empty
+    docs = render_docs(matrix)
     assert "built against each torch: 2.8: built with torch==2.8.*, requires torch==2.8.*" in docs
     bad = load_matrix(
         write(FLASH.replace('requires: ["torch==2.8.*"]', 'requires: ["torch>=2.9"]'), "c.yaml")
     )
-    found = {f.rule.id for f in lint_matrix(bad)}  # type: ignore[arg-type]
+    found = {f.rule.id for f in lint_matrix(bad)}
     assert "RF-L021" in found
-    assert "RF-L021" not in {f.rule.id for f in lint_matrix(matrix)}  # type: ignore[arg-type]
+    assert "RF-L021" not in {f.rule.id for f in lint_matrix(matrix)}
     bare = load_matrix(write(FLASH.replace('\n          requires: ["torch==2.8.*"]', ""), "d.yaml"))
-    assert "RF-L020" in {f.rule.id for f in lint_matrix(bare)}  # type: ignore[arg-type]
+    assert "RF-L020" in {f.rule.id for f in lint_matrix(bare)}
 
 
 def test_validation_refuses_a_wheel_declaring_another_axis_value(tmp_path: Path) -> None:
@@ -336,7 +337,7 @@ def test_validation_refuses_a_wheel_declaring_another_axis_value(tmp_path: Path)
 
 
 def test_generated_workflows_build_every_axis_cell(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Callable[..., object]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Run
 ) -> None:
     from tests.workflows_support import load_workflows, scratch_repo
 
@@ -346,7 +347,7 @@ def test_generated_workflows_build_every_axis_cell(
     result = run(
         "workflows", "generate", "matrix/numpy-abi.yaml", "--release", "1.0", "--out", "wf"
     )
-    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    assert result.code == 0, result.err
     flows = load_workflows(root / "wf")
     built = sorted(
         entry["id"]

@@ -7,6 +7,7 @@ import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -21,13 +22,14 @@ def test_cells_starting_together_share_one_scratch_folder(
     made = []
     mkdtemp = tempfile.mkdtemp
 
-    def slow_mkdtemp(**kw: object) -> str:
+    def slow_mkdtemp(**kw: Any) -> str:
         time.sleep(0.05)  # widen the window between the check and the assignment
-        path = mkdtemp(**kw)  # type: ignore[call-overload]
+        path: str = mkdtemp(**kw)
         made.append(path)
         return path
 
-    monkeypatch.setattr(executor.tempfile, "mkdtemp", slow_mkdtemp)
+    monkeypatch.setattr(tempfile, "mkdtemp", slow_mkdtemp)  # the module executor uses
+    # scratch() reads only plan.state and never reports: a stand-in plan and no reporter.
     run = executor._Run(SimpleNamespace(state=tmp_path), {}, None)  # type: ignore[arg-type]
     got: list[Path] = []
     threads = [threading.Thread(target=lambda: got.append(run.scratch())) for _ in range(4)]

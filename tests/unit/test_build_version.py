@@ -48,9 +48,9 @@ def repo(tmp_path: Path) -> Path:
     return repo
 
 
-def stamp(matrix: Matrix, channel: str, base: str, local: str = "cu130") -> str:
+def stamp(matrix: Matrix, channel: BuildChannel, base: str, local: str = "cu130") -> str:
     return stamp_version(
-        channel,  # type: ignore[arg-type]
+        channel,
         matrix=matrix,
         release=matrix.release("1.0"),
         base=Version(base),

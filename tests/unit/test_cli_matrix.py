@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE, PYTORCH, REPO, SMALL, Result
+from tests.conftest import EXAMPLE, PYTORCH, REPO, SMALL, Result, Write
 
 Run = Callable[..., Result]
 
@@ -85,7 +85,7 @@ def test_unknown_release(run: Run) -> None:
     assert "release '9.9' is not in" in result.err and "releases: 1.0" in result.err
 
 
-def test_bad_file_is_one_paragraph(run: Run, write: Callable[[str], Path]) -> None:
+def test_bad_file_is_one_paragraph(run: Run, write: Write) -> None:
     path = write(SMALL.replace("kind: cuda", "kind: gpu"))
     result = run("matrix", "list", str(path), "-r", "1.0", "--format", "json")
     assert result.code == 2
@@ -151,9 +151,7 @@ def test_diff_between_git_revisions(
     assert result.code == 2 and "git cannot show it" in result.err
 
 
-def test_docs_out_and_no_partial_output(
-    run: Run, tmp_path: Path, write: Callable[..., Path]
-) -> None:
+def test_docs_out_and_no_partial_output(run: Run, tmp_path: Path, write: Write) -> None:
     out = tmp_path / "COMPAT.md"
     result = run("matrix", "docs", str(PYTORCH), "--out", str(out))
     assert result.code == 0 and out.read_text().startswith("# PyTorch compatibility matrix")
@@ -163,7 +161,7 @@ def test_docs_out_and_no_partial_output(
     assert result.code == 2 and not other.exists()
 
 
-def test_lint_exit_codes(run: Run, write: Callable[[str], Path]) -> None:
+def test_lint_exit_codes(run: Run, write: Write) -> None:
     assert run("matrix", "lint", str(EXAMPLE)).code == 0
     warn = run("matrix", "lint", str(PYTORCH))
     assert warn.code == 0 and "RF-L007" in warn.out
@@ -278,9 +276,7 @@ def test_rev_path_that_is_a_directory_or_not_utf8(
     assert "internal error" not in result.err
 
 
-def test_list_of_a_release_whose_rules_exclude_everything(
-    run: Run, write: Callable[[str], Path]
-) -> None:
+def test_list_of_a_release_whose_rules_exclude_everything(run: Run, write: Write) -> None:
     rule = '- match: {platform: windows-x86_64, python: "3.13t"}'
     assert rule in SMALL
     path = write(SMALL.replace(rule, '- match: {package_type: "*"}'))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from relforge.errors import Span
 from relforge.matrix.diff import diff_releases, render_markdown
 from relforge.matrix.docs import render_docs
 from relforge.matrix.explain import explain_cell
@@ -127,9 +128,9 @@ def test_docs_install_commands(pytorch: Matrix) -> None:
     assert "https://download.pytorch.org/whl/cu126_full" in text27
 
 
-def _line(where: object) -> str:
+def _line(where: Span | None) -> str:
     assert where is not None
-    return PYTORCH.read_text().splitlines()[where.line - 1]  # type: ignore[attr-defined]
+    return PYTORCH.read_text().splitlines()[where.line - 1]
 
 
 def test_explain_points_each_reason_at_the_line_that_sets_it(pytorch: Matrix) -> None:

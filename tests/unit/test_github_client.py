@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from relforge.forges.github import GitHubClient, GitHubError, Permission, RateLimited
@@ -10,11 +12,16 @@ from tests.fakegithub import TOKEN, FakeGitHub
 REPO = "acme/widget"
 
 
-def client(fake: FakeGitHub, **kw: object) -> GitHubClient:
-    waits: list[float] = []
-    c = GitHubClient(REPO, sleep=waits.append, **kw)  # type: ignore[arg-type]
-    c.waits = waits  # type: ignore[attr-defined]
-    return c
+class Client(GitHubClient):
+    """The real client, its pauses recorded in `waits` instead of slept."""
+
+    def __init__(self, **kw: Any) -> None:
+        self.waits: list[float] = []
+        super().__init__(REPO, sleep=self.waits.append, **kw)
+
+
+def client(fake: FakeGitHub, **kw: Any) -> Client:
+    return Client(**kw)
 
 
 def test_pulls_issues_comments_permission(fake_github: FakeGitHub) -> None:
@@ -56,7 +63,7 @@ def test_rate_limits_are_retried(fake_github: FakeGitHub) -> None:
     fake_github.fail_next(502)
     gh = client(fake_github)
     assert gh.issue(number).title == "x"
-    assert gh.waits == [7.0, 120.0, 240.0, 8.0]  # type: ignore[attr-defined]
+    assert gh.waits == [7.0, 120.0, 240.0, 8.0]
 
 
 def test_errors_are_reported_without_the_token(fake_github: FakeGitHub) -> None:
@@ -99,14 +106,14 @@ def test_a_far_rate_limit_reset_fails_fast_naming_the_time(fake_github: FakeGitH
     gh = client(fake_github)
     with pytest.raises(RateLimited) as info:
         gh.issue(number)
-    assert gh.waits == []  # type: ignore[attr-defined]
+    assert gh.waits == []
     assert info.value.exit_code == 6 and info.value.reset is not None
     assert int(info.value.reset.timestamp()) == reset
     assert "resets at" in info.value.message and "re-run the job after" in (info.value.hint or "")
     # Within the budget: waited for, once, then served.
     fake_github.exhaust_rate_limit(20)
     assert gh.issue(number).title == "x"
-    assert len(gh.waits) == 1 and 15 <= gh.waits[0] <= 21  # type: ignore[attr-defined]
+    assert len(gh.waits) == 1 and 15 <= gh.waits[0] <= 21
 
 
 def test_secondary_limits_stop_at_the_waiting_budget(fake_github: FakeGitHub) -> None:
@@ -116,7 +123,7 @@ def test_secondary_limits_stop_at_the_waiting_budget(fake_github: FakeGitHub) ->
     gh = client(fake_github, max_wait=600)
     with pytest.raises(RateLimited):
         gh.issue(number)
-    assert sum(gh.waits) <= 600  # type: ignore[attr-defined]
+    assert sum(gh.waits) <= 600
 
 
 def test_a_post_saved_before_a_5xx_is_found_not_sent_again(fake_github: FakeGitHub) -> None:
@@ -165,7 +172,7 @@ def test_custom_roles_are_served_by_their_base_permission(fake_github: FakeGitHu
 
 
 def test_pull_commits_follow_pagination(fake_github: FakeGitHub) -> None:
-    commits = [
+    commits: list[dict[str, Any]] = [
         {
             "sha": f"{i:040x}",
             "commit": {"message": f"c{i}", "author": None, "committer": None},
@@ -190,7 +197,7 @@ def test_the_waiting_budget_spans_every_call_of_a_run(fake_github: FakeGitHub) -
     fake_github.fail_next(429, {"Retry-After": "400"})
     with pytest.raises(RateLimited):  # 800 s in all would outlast the job
         gh.issue(number)
-    assert gh.waits == [400.0]  # type: ignore[attr-defined]
+    assert gh.waits == [400.0]
 
 
 @pytest.mark.parametrize("reset", ["past", "not-a-number", ""])
@@ -211,7 +218,7 @@ def test_a_rate_limit_whose_reset_is_past_or_unreadable_is_not_hammered(
     with pytest.raises(RateLimited) as info:
         gh.issue(number)
     assert info.value.exit_code == 6 and "rate limited" in info.value.message
-    waits = gh.waits  # type: ignore[attr-defined]
+    waits = gh.waits
     assert waits and all(w >= 1 for w in waits) and sum(waits) <= 600
 
 

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,19 +17,19 @@ from relforge.manifest import (
 )
 
 
-def entry(cell_id: str = "wheel-linux-x86_64-py3.12-cpu", **kw: object) -> ManifestEntry:
-    base: dict[str, object] = {
-        "cell_id": cell_id,
-        "file": f"dist/{cell_id}.whl",
-        "size": 10,
-        "sha256": "ab" * 32,
-        "version": "1.0.0+cpu",
-        "package_type": "wheel",
-        "variant": "cpu",
-        "upload_subfolder": "cpu",
-        "build": {"builder": "host", "seconds": 1.5},
-    }
-    return ManifestEntry(**{**base, **kw})  # type: ignore[arg-type]
+def entry(cell_id: str = "wheel-linux-x86_64-py3.12-cpu", **kw: Any) -> ManifestEntry:
+    base = ManifestEntry(
+        cell_id=cell_id,
+        file=f"dist/{cell_id}.whl",
+        size=10,
+        sha256="ab" * 32,
+        version="1.0.0+cpu",
+        package_type="wheel",
+        variant="cpu",
+        upload_subfolder="cpu",
+        build={"builder": "host", "seconds": 1.5},
+    )
+    return dataclasses.replace(base, **kw)
 
 
 def test_round_trip_and_atomic_save(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ transient (relforge.promote.s3_faults), on botocore's own exception classes."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 from botocore.exceptions import (
@@ -31,10 +32,10 @@ def _client_error(code: str, status: int) -> ClientError:
         "Error": {"Code": code, "Message": f"{code} happened"},
         "ResponseMetadata": {"HTTPStatusCode": status},
     }
-    return ClientError(response, "PutObject")  # type: ignore[arg-type]
+    return ClientError(response, "PutObject")
 
 
-def _failing(times: int, exc: Exception) -> tuple[list[int], object]:
+def _failing(times: int, exc: Exception) -> tuple[list[int], Callable[[], str]]:
     calls: list[int] = []
 
     def call() -> str:
@@ -52,7 +53,7 @@ def test_transient_failures_are_retried_counted_and_paused_with_jitter() -> None
     pauses: list[float] = []
     policy = RetryPolicy(attempts=5, base=0.1, cap=0.3)
     got = call_with_retries(
-        call,  # type: ignore[arg-type]
+        call,
         transient=lambda exc: isinstance(exc, TransientFault),
         policy=policy,
         counter=counter,
@@ -71,7 +72,7 @@ def test_retries_are_bounded_and_the_last_failure_is_raised() -> None:
     counter = RetryCounter()
     with pytest.raises(TransientFault, match="still cut"):
         call_with_retries(
-            call,  # type: ignore[arg-type]
+            call,
             transient=lambda exc: True,
             policy=RetryPolicy(attempts=4),
             counter=counter,
@@ -85,7 +86,7 @@ def test_a_failure_that_is_not_transient_is_never_retried() -> None:
     counter = RetryCounter()
     with pytest.raises(ValueError):
         call_with_retries(
-            call,  # type: ignore[arg-type]
+            call,
             transient=is_transient,
             policy=RetryPolicy(),
             counter=counter,

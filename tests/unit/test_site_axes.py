@@ -4,7 +4,6 @@ them, and every such combination's command is the one `matrix docs` prints."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
 from relforge.site import build_site
 from relforge.site.versions import folder_label
+from tests.conftest import Write
 from tests.site_oracle import docs_rows, expected_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ URL = "https://dl.example.org"
 LABEL = 'local_label: "+{variant}.numpy{numpy_major}"'
 
 
-def numpy_matrix(write: Callable[[str], Path], label: str) -> Path:
+def numpy_matrix(write: Write, label: str) -> Path:
     text = NUMPY.read_text().replace("../examples/numpy-abi", str(ROOT / "examples/numpy-abi"))
     assert LABEL in text
     return write(text.replace(LABEL, label))
@@ -38,7 +38,7 @@ def site_entry(path: Path, out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 @pytest.mark.parametrize("label", [LABEL, 'local_label: ""'])
 def test_every_axis_combination_matches_matrix_docs(
-    tmp_path: Path, write: Callable[[str], Path], label: str
+    tmp_path: Path, write: Write, label: str
 ) -> None:
     path = numpy_matrix(write, label)
     data, entry = site_entry(path, tmp_path / "site")
@@ -74,7 +74,7 @@ def test_every_axis_combination_matches_matrix_docs(
 
 
 def test_the_page_offers_the_axis_and_says_what_each_wheel_is_built_for(
-    tmp_path: Path, write: Callable[[str], Path]
+    tmp_path: Path, write: Write
 ) -> None:
     out = tmp_path / "site"
     site_entry(numpy_matrix(write, LABEL), out)
@@ -83,7 +83,7 @@ def test_the_page_offers_the_axis_and_says_what_each_wheel_is_built_for(
 
 
 def test_an_axis_named_like_a_selector_choice_is_a_usage_error(
-    tmp_path: Path, write: Callable[[str], Path]
+    tmp_path: Path, write: Write
 ) -> None:
     text = numpy_matrix(write, LABEL).read_text()
     text = text.replace("    axes:\n      numpy:", "    axes:\n      installer:")

@@ -26,7 +26,7 @@ def test_the_site_job_is_a_dry_run_unless_a_release_tag_is_pushed(
     monkeypatch.chdir(tmp_path)
     assert _generate(tmp_path, run, PYTORCH.read_text()).code == 0
     workflow = load_workflows(tmp_path / OUT)["relforge-site.yml"]
-    on = workflow[True] if True in workflow else workflow["on"]
+    on = workflow["on"]  # load_workflows files YAML 1.1's `on: → True` key under "on"
     assert on["push"] == {
         "tags": ["v[0-9]+.[0-9]+.[0-9]+-rc[0-9]+", "v[0-9]+.[0-9]+.[0-9]+"]
     }  # no branch push, no pull request ever uploads

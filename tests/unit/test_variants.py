@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from relforge.variants import format as fmt
 from relforge.variants.check import check_variant_folder, check_variant_wheel
 from relforge.variants.publish import apply_variants, plan_variants
 from relforge.variants.stage import stage_variant_wheel, variant_name
+from tests.conftest import Write
 from tests.wheelfactory import WheelSpec, write_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -207,9 +207,7 @@ def test_unvalidated_wheels_and_changed_meanings_are_refused(tmp_path: Path) -> 
         ("match: {variant: cu130}", "match: {variant: cu130, numpy: '2'}", "unknown cell field"),
     ],
 )
-def test_bad_variants_are_load_errors(
-    write: Callable[[str], Path], old: str, new: str, words: str
-) -> None:
+def test_bad_variants_are_load_errors(write: Write, old: str, new: str, words: str) -> None:
     text = EXAMPLE.read_text()
     assert old in text
     path = write(text.replace(old, new))
@@ -219,7 +217,7 @@ def test_bad_variants_are_load_errors(
 
 
 def test_axis_values_sharing_a_variant_label_are_a_load_error(
-    write: Callable[[str], Path],
+    write: Write,
 ) -> None:
     """numpy 1.26 and 2.x wheels of one Python would both be `…-null.whl`."""
     text = (ROOT / "matrix" / "numpy-abi.yaml").read_text()

@@ -3,7 +3,6 @@ pages parse too, and every way a page can lie about a file is named."""
 
 from __future__ import annotations
 
-from relforge.promote.index import IndexedFile, project_html, project_json, root_html, root_json
 from relforge.promote.pagecheck import (
     Want,
     check_links,
@@ -12,6 +11,7 @@ from relforge.promote.pagecheck import (
     json_links,
     json_projects,
 )
+from relforge.promote.pages import IndexedFile, project_html, project_json, root_html, root_json
 
 A = "demo-1.0+cpu-py3-none-any.whl"
 B = "demo-1.1+cpu-py3-none-any.whl"

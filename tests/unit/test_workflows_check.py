@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -194,11 +195,12 @@ def test_a_failed_write_leaves_every_file_as_it_was(
     real = tempfile.mkstemp
     calls = {"n": 0}
 
-    def full_disk(*args: object, **kwargs: object) -> tuple[int, str]:
+    def full_disk(*args: Any, **kwargs: Any) -> tuple[int, str]:
         calls["n"] += 1
         if calls["n"] == 2:
             raise OSError(28, "No space left on device", str(repo / OUT / "x.tmp"))
-        return real(*args, **kwargs)  # type: ignore[call-overload, no-any-return]
+        made: tuple[int, str] = real(*args, **kwargs)
+        return made
 
     monkeypatch.setattr(tempfile, "mkstemp", full_disk)
     result = run(*ARGS)

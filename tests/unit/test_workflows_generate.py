@@ -314,7 +314,7 @@ def test_native_archives_are_built_but_never_validated_or_published(
         assert "validate" not in job["with"]  # wheels: the reusable workflow's default, true
     build = rendered["relforge-build.yml"]
     assert build["jobs"]["test"]["if"] == "inputs.validate"
-    trigger = build.get("on", build.get(True))
+    trigger = build["on"]  # load_workflows files YAML 1.1's `on: → True` key under "on"
     assert trigger["workflow_call"]["inputs"]["validate"]["default"] is True
 
 

@@ -7,8 +7,12 @@ import hashlib
 import io
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from relforge.promote.zipcopy import rewrite_zip
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer  # collections.abc.Buffer from Python 3.12
 
 
 class Unseekable(io.RawIOBase):
@@ -20,7 +24,7 @@ class Unseekable(io.RawIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, data: bytes) -> int:  # type: ignore[override]
+    def write(self, data: Buffer) -> int:
         return self.sink.write(data)
 
 
