@@ -132,6 +132,7 @@ def test_json_plan(tmp_path: Path, run: Run) -> None:
         ".github/workflows/build.yml",
         ".github/workflows/relforge-bot.yml",
         ".github/workflows/relforge-build.yml",
+        ".github/workflows/relforge-linux-libtorch.yml",
         ".github/workflows/relforge-linux-wheel.yml",
         "matrix/example.yaml",
     ]

@@ -1,5 +1,5 @@
 """Memory stays bounded on any input: a 4 MB wheel declaring a 4 GiB member whose headers point
-far into it.  Peak RSS is measured in a fresh process (resource.getrusage) — memory is
+far into it.  Peak RSS is measured in a fresh process (VmHWM of /proc/self/status) — memory is
 behaviour, not timing."""
 
 from __future__ import annotations
@@ -119,13 +119,18 @@ def hostile_wheel(directory: Path, head: bytes, size: int = 4 * GIB) -> Path:
     return path
 
 
+# The peak is read from /proc/self/status (VmHWM: this process image's high-water mark since
+# exec).  getrusage's ru_maxrss is not: Linux carries it across fork and exec, so it reports the
+# launching pytest worker's own peak when that is the larger.
 MEASURE = """
-import json, resource, sys
+import json, sys
 from pathlib import Path
 from relforge.validate.inspect import inspect_wheel
 found = inspect_wheel(Path(sys.argv[1]))
+status = Path("/proc/self/status").read_text()
+hwm = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
 print(json.dumps({
-    "maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    "maxrss": int(hwm.split()[1]) * 1024,
     "error": found.facts.error,
     "elves": [[e.path, e.error] for e in found.facts.elves],
     "failed": sorted(v.check for v in found.verdicts if v.status == "fail"),

@@ -15,7 +15,7 @@ from botocore.exceptions import (
     ResponseStreamingError,
 )
 
-from relforge.errors import ConfigError, EnvironmentFault, RelforgeError
+from relforge.errors import ConfigError, EnvironmentFault
 from relforge.promote.retry import (
     RetryCounter,
     RetryPolicy,
@@ -130,7 +130,8 @@ def test_what_a_user_sees_when_the_tries_are_spent() -> None:
     missing = translate(_client_error("NoSuchBucket", 404), store, "list", "whl/")
     assert isinstance(missing, ConfigError) and missing.exit_code == 2
     odd = translate(_client_error("BadDigest", 400), store, "put", "k")
-    assert type(odd) is RelforgeError
+    # an S3 error the service gave for a request it would not take: the service's answer
+    assert isinstance(odd, EnvironmentFault) and "refused the request" in str(odd)
     down = translate(EndpointConnectionError(endpoint_url="http://127.0.0.1:1"), store, "head", "k")
     assert isinstance(down, EnvironmentFault) and "cannot reach http://127.0.0.1:1" in str(down)
     assert down.key == "publishing.s3_endpoint_url"

@@ -147,6 +147,14 @@ def translate(exc: BaseException, store: _Store, action: str, key: str) -> BaseE
                 hint="the service is overloaded or down; rerun later (a rerun finishes the work)",
             )
         return _refused_request(exc, store, where, message, network_key)
+    if _redirect_loop(exc):
+        return EnvironmentFault(
+            f"{where}: {_endpoint(store)} answers with a redirect that leads nowhere else "
+            "(botocore followed it without end)",
+            key=network_key,
+            hint=f"check {network_key}: the S3 API endpoint itself (https:// when the service "
+            "redirects http:// to it), not a website in front of the bucket",
+        )
     if is_transient(exc):
         cause = str(getattr(exc, "kwargs", {}).get("error", "") or exc)
         if "NameResolutionError" in cause or "Failed to resolve" in cause:
@@ -163,14 +171,6 @@ def translate(exc: BaseException, store: _Store, action: str, key: str) -> BaseE
         )
     if isinstance(exc, BotoCoreError):
         return RelforgeError(f"{where}: {exc}")
-    if isinstance(exc, RecursionError) and _redirected(exc):
-        return EnvironmentFault(
-            f"{where}: {_endpoint(store)} answers with a redirect that leads nowhere else "
-            "(botocore followed it without end)",
-            key=network_key,
-            hint=f"check {network_key}: the S3 API endpoint itself (https:// when the service "
-            "redirects http:// to it), not a website in front of the bucket",
-        )
     if isinstance(exc, OSError) and is_environment_fault(exc):  # the local side of a transfer
         return environment_fault(exc, f"{where}: cannot write the local copy")
     return exc
@@ -212,13 +212,17 @@ def _refused_request(
     )
 
 
-def _redirected(exc: RecursionError) -> bool:
-    """botocore's S3 redirect handler recursed: the endpoint keeps redirecting (1.44.5)."""
+def _redirect_loop(exc: BaseException) -> bool:
+    """botocore's S3 redirect handler recursed: the endpoint keeps redirecting (1.44.5).  How
+    deep the stack already was decides where the recursion limit strikes: in the handler (a
+    RecursionError) or inside urllib3, which wraps it in a connection error."""
     import traceback
 
-    return any(
-        frame.name == "redirect_from_error" for frame in traceback.extract_tb(exc.__traceback__)
-    )
+    if isinstance(exc, RecursionError):
+        return any(
+            frame.name == "redirect_from_error" for frame in traceback.extract_tb(exc.__traceback__)
+        )
+    return "maximum recursion depth exceeded" in str(exc)
 
 
 def _is_connect(exc: BaseException) -> bool:
