@@ -21,6 +21,12 @@ if TYPE_CHECKING:
 _EXECUTE = click.option(
     "--execute", is_flag=True, help="Apply the plan (the default is a dry run that writes nothing)."
 )
+_PARTIAL = click.option(
+    "--partial",
+    is_flag=True,
+    help="Advertise a version before every cell the matrix expects of it is in the channel "
+    "(reported loudly; the default leaves it off the pages until it is whole).",
+)
 _WORKERS = click.option(
     "--workers",
     type=click.IntRange(1, 256),
@@ -50,8 +56,23 @@ def _run_plan(plan: object, execute: bool) -> None:
     if outcome.created == 0 and outcome.deleted == 0 and not outcome.indexed:
         summary += " — everything was already in place"
     summary += f"; retries: {_retries(plan)}"
+    lines = _whole_releases(plan.vouchers)
     click.echo(summary)
-    append_step_summary(f"### relforge {plan.command}\n\n{summary}")
+    for line in lines:
+        click.echo(line)
+    append_step_summary(
+        f"### relforge {plan.command}\n\n{summary}" + "".join(f"\n\n{line}" for line in lines)
+    )
+
+
+def _whole_releases(vouchers: object) -> list[str]:
+    """What the run's index left off the pages (or put there with --partial), one line each."""
+    from relforge.promote.completeness import report
+    from relforge.promote.vouch import Vouchers
+
+    if not isinstance(vouchers, Vouchers):
+        return []
+    return report(vouchers.gate).lines()
 
 
 def _retries(plan: object) -> int:
@@ -89,17 +110,25 @@ def _warn_serving(download_url: str, store: ObjectStore, folders: Sequence[str])
     help="Artifact manifest (relforge-manifest.json) whose validated files are published.",
 )
 @_EXECUTE
+@_PARTIAL
 @_WORKERS
 def publish(
-    file: str, channel: ChannelName | None, manifest_path: Path, execute: bool, workers: int
+    file: str,
+    channel: ChannelName | None,
+    manifest_path: Path,
+    execute: bool,
+    partial: bool,
+    workers: int,
 ) -> None:
     """Upload a manifest's validated artifacts (with PEP 658 sidecars) to a channel, store the
-    manifest there, prune old nightlies, and re-index.  FILE is the matrix file."""
+    manifest there, prune old nightlies, and re-index.  A version appears on the pages only
+    once every cell the matrix expects of it is there (--partial: at once).  FILE is the
+    matrix file."""
     from relforge.promote.publish import plan_publish
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
-    plan = plan_publish(matrix, manifest_path, chosen, workers=workers)
+    plan = plan_publish(matrix, manifest_path, chosen, workers=workers, partial=partial)
     _run_plan(plan, execute)
     if execute:
         _warn_serving(matrix.project.download_url, plan.store, plan.index_folders)
@@ -113,10 +142,14 @@ def publish(
     help="Channel whose wheel folders are indexed (default: the matrix's channels.default).",
 )
 @_EXECUTE
+@_PARTIAL
 @_WORKERS
-def index(file: str, channel: ChannelName | None, execute: bool, workers: int) -> None:
+def index(
+    file: str, channel: ChannelName | None, execute: bool, partial: bool, workers: int
+) -> None:
     """(Re)build the PEP 503/691 index of every wheel folder of a channel; only projects whose
-    files changed are rebuilt.  FILE is the matrix file."""
+    files changed are rebuilt, and only whole versions are advertised (--partial: every
+    version).  FILE is the matrix file."""
     from relforge.promote.channel import main_store, trust, wheel_folders
     from relforge.promote.index import apply_folder, plan_folder, refuse_drift
     from relforge.promote.plan import describe_index
@@ -125,7 +158,9 @@ def index(file: str, channel: ChannelName | None, execute: bool, workers: int) -
     matrix = load_matrix(file)
     channel = matrix.channels.pick(channel)
     store = main_store(matrix)
-    vouchers = channel_vouchers(matrix, store, channel, trust(matrix), workers=min(workers, 16))
+    vouchers = channel_vouchers(
+        matrix, store, channel, trust(matrix), workers=min(workers, 16), partial=partial
+    )
     plans = [
         plan_folder(store, f, vouchers, workers=workers) for f in wheel_folders(matrix, channel)
     ]
@@ -133,6 +168,9 @@ def index(file: str, channel: ChannelName | None, execute: bool, workers: int) -
     describe_index(plans, click.echo)
     refuse_drift(plans, store)
     changed = [p for p in plans if p.changed]
+    lines = _whole_releases(vouchers)
+    for line in lines:
+        click.echo(line)
     if not execute:
         click.echo("dry run: nothing was written; add --execute to apply")
         return
@@ -140,9 +178,13 @@ def index(file: str, channel: ChannelName | None, execute: bool, workers: int) -
         apply_folder(store, plan, workers=workers)
     from relforge.promote.retry import total_retries
 
-    click.echo(
+    summary = (
         f"{len(changed)} folder(s) written, {len(plans) - len(changed)} up to date; "
         f"retries: {total_retries([store])}"
+    )
+    click.echo(summary)
+    append_step_summary(
+        f"### relforge index\n\n{summary}" + "".join(f"\n\n{line}" for line in lines)
     )
     _warn_serving(matrix.project.download_url, store, [p.folder for p in plans])
 
@@ -171,6 +213,7 @@ def index(file: str, channel: ChannelName | None, execute: bool, workers: int) -
     "approved on); anything else is refused.",
 )
 @_EXECUTE
+@_PARTIAL
 @_WORKERS
 def promote(
     file: str,
@@ -180,6 +223,7 @@ def promote(
     manifest_path: Path | None,
     manifest_digest: str | None,
     execute: bool,
+    partial: bool,
     workers: int,
 ) -> None:
     """Copy the exact validated objects of one version between channels (server-side, each
@@ -195,5 +239,6 @@ def promote(
         manifest_path,
         manifest_digest=manifest_digest,
         workers=workers,
+        partial=partial,
     )
     _run_plan(plan, execute)

@@ -174,7 +174,7 @@ def apply_yank(plan: YankPlan, *, workers: int = 16) -> tuple[int, int]:
 def channel_vouchers_fresh(plan: YankPlan, channel: ChannelName) -> Vouchers:
     """The channel's vouchers with the yank record read again (it was just written)."""
     old = plan.vouchers[channel]
-    return Vouchers(
+    fresh = Vouchers(
         old.store,
         channel=old.channel,
         project=old.project,
@@ -182,3 +182,5 @@ def channel_vouchers_fresh(plan: YankPlan, channel: ChannelName) -> Vouchers:
         trust=old.trust,
         workers=old.workers,
     )
+    fresh.gate = old.gate  # whole releases only, as judged for the plan
+    return fresh
