@@ -111,6 +111,13 @@ def _warn_serving(download_url: str, store: ObjectStore, folders: Sequence[str])
 )
 @_EXECUTE
 @_PARTIAL
+@click.option(
+    "--no-index",
+    "no_index",
+    is_flag=True,
+    help="Upload and store the manifest only; leave the pages to a later `relforge index` "
+    "(the generated workflows: one index job after every per-cell upload).",
+)
 @_WORKERS
 def publish(
     file: str,
@@ -118,6 +125,7 @@ def publish(
     manifest_path: Path,
     execute: bool,
     partial: bool,
+    no_index: bool,
     workers: int,
 ) -> None:
     """Upload a manifest's validated artifacts (with PEP 658 sidecars) to a channel, store the
@@ -128,7 +136,9 @@ def publish(
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
-    plan = plan_publish(matrix, manifest_path, chosen, workers=workers, partial=partial)
+    plan = plan_publish(
+        matrix, manifest_path, chosen, workers=workers, partial=partial, index=not no_index
+    )
     _run_plan(plan, execute)
     if execute:
         _warn_serving(matrix.project.download_url, plan.store, plan.index_folders)

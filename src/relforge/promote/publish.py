@@ -236,6 +236,7 @@ def plan_publish(
     *,
     workers: int = 32,
     partial: bool = False,
+    index: bool = True,
 ) -> Plan:
     if channel == "release":
         raise UsageError(
@@ -305,6 +306,10 @@ def plan_publish(
         notes.append(
             f"nightly keeps the newest {keep} versions per project (publishing.nightly_keep)"
         )
+    if not index:
+        notes.append(
+            "pages: not rebuilt (--no-index); `relforge index` advertises each whole version"
+        )
     return Plan(
         command="publish",
         title=f"publish {manifest.project} {manifest.release} to {channel}",
@@ -312,7 +317,7 @@ def plan_publish(
         store=store,
         mirrors=tuple(m.store for m in mirror_stores(matrix)),
         deletes=tuple(deletes),
-        index_folders=tuple(folders),
+        index_folders=tuple(folders) if index else (),
         vouchers=vouchers,
         notes=tuple(notes),
     )
