@@ -214,11 +214,21 @@ def test_partial_exposes_loudly_and_promotion_copies_whole_releases(
 
     partial = publish(run, local, manifests[LINUX_CU128], "--partial")
     assert "ON THE PAGES ANYWAY (--partial)" in partial.out
-    assert "WARNING: --partial put incomplete version(s) 1.0.0 on the pages" in partial.out
+    assert "WARNING: incomplete version(s) 1.0.0 are on the pages (--partial)" in partial.out
+    assert "recorded the --partial decision: relforge/partial/test/rfdemo/1.0.0.json" in partial.out
+    record = json.loads((store / "relforge/partial/test/rfdemo/1.0.0.json").read_text())
+    assert record["missing"] == {WINDOWS_CPU: "not uploaded"}
     for folder in FOLDERS:
         assert json_versions(read, folder) == {"1.0.0"}
 
-    # without --partial the next index takes it off again: the flag is per run, not sticky
+    # the decision stands: a later run without --partial keeps it on the pages, still reported
+    kept = run("index", str(local), "--channel", "test", "--execute")
+    assert kept.code == 0, kept.out + kept.err
+    assert "ON THE PAGES ANYWAY (--partial, recorded earlier)" in kept.out
+    assert "WARNING: incomplete version(s) 1.0.0" in kept.out
+    assert json_versions(read, "whl/test/cu128") == {"1.0.0"}
+    # deleting the record withdraws it
+    (store / "relforge/partial/test/rfdemo/1.0.0.json").unlink()
     hidden = run("index", str(local), "--channel", "test", "--execute")
     assert hidden.code == 0 and "not on the pages until complete" in hidden.out
     assert "1.0.0" not in page_texts(read)
@@ -227,6 +237,7 @@ def test_partial_exposes_loudly_and_promotion_copies_whole_releases(
     assert promoted.code == 0, promoted.out + promoted.err
     assert "ON THE PAGES ANYWAY (--partial)" in promoted.out
     assert json_versions(read, "whl/cpu") == {"1.0.0"}
+    assert (store / "relforge/partial/release/rfdemo/1.0.0.json").is_file()
 
     # the whole release promotes without --partial once the last cell is in test
     publish(run, local, manifests[WINDOWS_CPU])

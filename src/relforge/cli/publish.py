@@ -56,7 +56,7 @@ def _run_plan(plan: object, execute: bool) -> None:
     if outcome.created == 0 and outcome.deleted == 0 and not outcome.indexed:
         summary += " — everything was already in place"
     summary += f"; retries: {_retries(plan)}"
-    lines = _whole_releases(plan.vouchers)
+    lines = _whole_releases(plan.vouchers, record=True)
     click.echo(summary)
     for line in lines:
         click.echo(line)
@@ -65,14 +65,16 @@ def _run_plan(plan: object, execute: bool) -> None:
     )
 
 
-def _whole_releases(vouchers: object) -> list[str]:
-    """What the run's index left off the pages (or put there with --partial), one line each."""
+def _whole_releases(vouchers: object, *, record: bool = False) -> list[str]:
+    """What the run's index left off the pages (or put there with --partial), one line each;
+    with `record`, the run's --partial decisions are stored so later runs keep them."""
     from relforge.promote.completeness import report
     from relforge.promote.vouch import Vouchers
 
-    if not isinstance(vouchers, Vouchers):
+    if not isinstance(vouchers, Vouchers) or vouchers.gate is None:
         return []
-    return report(vouchers.gate).lines()
+    keys = vouchers.gate.record() if record else []
+    return report(vouchers.gate).lines() + [f"recorded the --partial decision: {k}" for k in keys]
 
 
 def _retries(plan: object) -> int:
@@ -186,6 +188,10 @@ def index(
         return
     for plan in changed:
         apply_folder(store, plan, workers=workers)
+    recorded = [x for x in _whole_releases(vouchers, record=True) if x.startswith("recorded")]
+    for line in recorded:
+        click.echo(line)
+    lines += recorded
     from relforge.promote.retry import total_retries
 
     summary = (

@@ -15,7 +15,8 @@ that is not complete:
 A release the matrix no longer has cannot be judged and stays advertised as before.  Nightly
 versions are judged one by one (each `X.devYYYYMMDD` is its own whole release): yesterday's
 complete nightly stays on the pages while tonight's cells arrive.  `partial` (the `--partial`
-flag) advertises incomplete versions anyway; they are still reported as incomplete.
+flag) advertises incomplete versions anyway, and the run records that decision (partials.py) so
+later runs keep them on the pages; they are still reported as incomplete.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from relforge.errors import RefusedError
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.partials import read_partials, write_partial
 from relforge.promote.store import ObjectStore
 
 if TYPE_CHECKING:
@@ -77,6 +79,7 @@ class VersionState:
     cells: tuple[CellState, ...] = ()
     judged: bool = True  # False: the release is not in the matrix (nothing to compare with)
     exposed: bool = True  # advertised on the pages (complete, unjudged, or --partial)
+    recorded: bool = False  # a run with --partial put it on the pages before (partials.py)
 
     @property
     def missing(self) -> tuple[CellState, ...]:
@@ -102,9 +105,11 @@ class VersionState:
         head = f"{self.version}: {done} of {len(self.cells)} cells uploaded and verified"
         if self.complete:
             return head + "; complete, on the pages"
-        where = (
-            "ON THE PAGES ANYWAY (--partial)" if self.exposed else "not on the pages until complete"
-        )
+        where = "not on the pages until complete"
+        if self.exposed:
+            where = "ON THE PAGES ANYWAY (--partial" + (
+                ", recorded earlier)" if self.recorded else ")"
+            )
         return f"{head}; {where}; missing: {self.missing_text()}"
 
 
@@ -144,6 +149,7 @@ class Completeness:
         self.workers = workers
         self._expected: dict[str, dict[str, Cell]] = {}
         self._states: dict[tuple[str, str], VersionState] = {}
+        self._partials: set[str] | None = None
         self._lock = threading.Lock()
 
     def projected(self, incoming: Mapping[str, Iterable[Incoming]]) -> Completeness:
@@ -239,10 +245,39 @@ class Completeness:
                 CellState(cell=cell_id, key=key, problem=_problem(store, key, sha, arriving))
             )
         state = VersionState(version=version, releases=releases, cells=tuple(states))
-        exposed = state.complete or self.partial
+        recorded = version in self._recorded()
         return VersionState(
-            version=version, releases=releases, cells=tuple(states), exposed=exposed
+            version=version,
+            releases=releases,
+            cells=tuple(states),
+            exposed=state.complete or self.partial or recorded,
+            recorded=recorded,
         )
+
+    def _recorded(self) -> set[str]:
+        """Versions an earlier run put on the pages with --partial (read once)."""
+        with self._lock:
+            if self._partials is None:
+                v = self.vouchers
+                self._partials = read_partials(v.store, v.channel, v.project)
+            return self._partials
+
+    def record(self) -> list[str]:
+        """Record each incomplete version this run advertised with --partial (in the main
+        store, beside the manifests); returns the keys written."""
+        v = self.vouchers
+        return [
+            write_partial(
+                v.store,
+                v.channel,
+                v.project,
+                s.version,
+                verified=[c.cell for c in s.cells if not c.problem],
+                missing={c.cell: c.problem for c in s.missing},
+            )
+            for s in self.states()
+            if s.judged and not s.complete and s.exposed and not s.recorded
+        ]
 
 
 def _problem(store: ObjectStore, key: str, sha256: str, arriving: set[str]) -> str:
@@ -280,7 +315,7 @@ class Report:
         if self.exposed_partial:
             names = ", ".join(s.version for s in self.exposed_partial)
             out.append(
-                f"WARNING: --partial put incomplete version(s) {names} on the pages; "
+                f"WARNING: incomplete version(s) {names} are on the pages (--partial); "
                 "installers can pick a version that lacks their platform's files"
             )
         return out
@@ -295,6 +330,7 @@ class Report:
                     "judged": s.judged,
                     "complete": s.complete,
                     "on_pages": s.exposed,
+                    "partial_recorded": s.recorded,
                     "expected": len(s.cells),
                     "verified": len(s.cells) - len(s.missing),
                     "missing": {c.cell: c.problem for c in s.missing},
