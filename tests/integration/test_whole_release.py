@@ -139,6 +139,10 @@ def test_a_version_appears_only_whole_and_an_older_one_stays(
     # the older complete version is what pip installs meanwhile
     assert pip_install(tmp_path, f"{url}/whl/test/cu128/", "rfdemo") == f"{LINUX_CU128} 1.0.0+cu128"
 
+    # verify agrees: pages that leave out a version that is not whole are right
+    verified = run("verify", str(local), "--channel", "test")
+    assert verified.code == 0, verified.out + verified.err
+
     # an index run does not expose it either, and says why
     indexed = run("index", str(local), "--channel", "test", "--execute")
     assert indexed.code == 0, indexed.err

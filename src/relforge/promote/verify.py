@@ -36,6 +36,7 @@ from relforge.promote.index import SIDECAR, canonical, parse_dist
 from relforge.promote.mirrors import MAIN, NamedStore
 from relforge.promote.pagecheck import Want, check_project_pages, check_root_pages
 from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
+from relforge.promote.vouch import channel_vouchers
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,7 +131,9 @@ def verify_store(
     *,
     workers: int = 32,
     trust_service: bool = False,
+    withheld: frozenset[str] = frozenset(),
 ) -> StoreReport:
+    """`withheld`: versions not whole in the channel, which the pages must not list."""
     store, name = named.store, named.name
     own = canonical(truth.project)
     files: dict[str, ObjectInfo] = {}
@@ -222,7 +225,7 @@ def verify_store(
                     expected_sha256=meta_want,
                     found_sha256=car.sha256,
                 )
-        if v.is_wheel:
+        if v.is_wheel and v.version not in withheld:
             want[v.folder][filename] = Want(sha256=e.sha256, metadata_sha256=meta_want)
 
     ours: dict[str, set[str]] = defaultdict(set)  # folder → our project's files it holds
@@ -326,8 +329,17 @@ def verify_channel(
     trust_service: bool = False,
 ) -> Report:
     reports = []
+    gate = channel_vouchers(matrix, truth.main, truth.channel, trust(matrix)).gate
+    versions = {v.version for v in truth.vouched.values()}
     for named in stores:
-        report = verify_store(truth, named, workers=workers, trust_service=trust_service)
+        exposed = gate.exposed(named.store, versions) if gate else versions
+        report = verify_store(
+            truth,
+            named,
+            workers=workers,
+            trust_service=trust_service,
+            withheld=frozenset(versions - exposed),
+        )
         if named.name != MAIN:
             extra = tuple(parity(truth, named))
             report = StoreReport(
