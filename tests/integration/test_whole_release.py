@@ -150,6 +150,23 @@ def test_a_version_appears_only_whole_and_an_older_one_stays(
         f"missing: {WINDOWS_CPU}" in indexed.out  # fmt: skip
     assert "1.0.1" not in page_texts(read)
 
+    as_json = run("index", str(local), "--channel", "test", "--format", "json")
+    assert as_json.code == 0, as_json.err
+    states = {v["version"]: v for v in json.loads(as_json.out)["whole_releases"]["versions"]}
+    assert states["1.0.0"]["complete"] and states["1.0.0"]["on_pages"]
+    assert states["1.0.1"] == {
+        "version": "1.0.1",
+        "releases": ["1.0"],
+        "judged": True,
+        "complete": False,
+        "on_pages": False,
+        "partial_recorded": False,
+        "expected": 3,
+        "verified": 2,
+        "missing": {WINDOWS_CPU: "not uploaded"},
+    }
+    assert "not on the pages until complete" in as_json.err  # the progress goes to stderr
+
     # the last cell completes it: every page lists it, pip installs it
     last = publish(run, local, new[WINDOWS_CPU])
     assert "after this upload: 1.0.1: 3 of 3 cells uploaded and verified; complete" in last.out

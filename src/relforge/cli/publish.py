@@ -153,20 +153,35 @@ def publish(
     type=click.Choice(["nightly", "test", "release"]),
     help="Channel whose wheel folders are indexed (default: the matrix's channels.default).",
 )
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: the outcome on stdout (whole releases: each version's cells, what is missing, "
+    "whether it is on the pages), the progress on stderr.",
+)
 @_EXECUTE
 @_PARTIAL
 @_WORKERS
 def index(
-    file: str, channel: ChannelName | None, execute: bool, partial: bool, workers: int
+    file: str, channel: ChannelName | None, fmt: str, execute: bool, partial: bool, workers: int
 ) -> None:
     """(Re)build the PEP 503/691 index of every wheel folder of a channel; only projects whose
     files changed are rebuilt, and only whole versions are advertised (--partial: every
     version).  FILE is the matrix file."""
+    from functools import partial as bind
+
+    from relforge.cli.output import print_json
     from relforge.promote.channel import main_store, trust, wheel_folders
+    from relforge.promote.completeness import report
     from relforge.promote.index import apply_folder, plan_folder, refuse_drift
     from relforge.promote.plan import describe_index
+    from relforge.promote.retry import total_retries
     from relforge.promote.vouch import channel_vouchers
 
+    say = bind(click.echo, err=fmt == "json")
     matrix = load_matrix(file)
     channel = matrix.channels.pick(channel)
     store = main_store(matrix)
@@ -176,33 +191,44 @@ def index(
     plans = [
         plan_folder(store, f, vouchers, workers=workers) for f in wheel_folders(matrix, channel)
     ]
-    click.echo(f"index of the {channel} channel in {store.url}: {len(plans)} folder(s)")
-    describe_index(plans, click.echo)
+    say(f"index of the {channel} channel in {store.url}: {len(plans)} folder(s)")
+    describe_index(plans, say)
     refuse_drift(plans, store)
     changed = [p for p in plans if p.changed]
     lines = _whole_releases(vouchers)
     for line in lines:
-        click.echo(line)
+        say(line)
+    recorded: list[str] = []
     if not execute:
-        click.echo("dry run: nothing was written; add --execute to apply")
-        return
-    for plan in changed:
-        apply_folder(store, plan, workers=workers)
-    recorded = [x for x in _whole_releases(vouchers, record=True) if x.startswith("recorded")]
-    for line in recorded:
-        click.echo(line)
-    lines += recorded
-    from relforge.promote.retry import total_retries
-
-    summary = (
-        f"{len(changed)} folder(s) written, {len(plans) - len(changed)} up to date; "
-        f"retries: {total_retries([store])}"
-    )
-    click.echo(summary)
-    append_step_summary(
-        f"### relforge index\n\n{summary}" + "".join(f"\n\n{line}" for line in lines)
-    )
-    _warn_serving(matrix.project.download_url, store, [p.folder for p in plans])
+        say("dry run: nothing was written; add --execute to apply")
+    else:
+        for plan in changed:
+            apply_folder(store, plan, workers=workers)
+        recorded = [x for x in _whole_releases(vouchers, record=True) if x.startswith("recorded")]
+        for line in recorded:
+            say(line)
+        summary = (
+            f"{len(changed)} folder(s) written, {len(plans) - len(changed)} up to date; "
+            f"retries: {total_retries([store])}"
+        )
+        say(summary)
+        append_step_summary(
+            f"### relforge index\n\n{summary}"
+            + "".join(f"\n\n{line}" for line in [*lines, *recorded])
+        )
+        _warn_serving(matrix.project.download_url, store, [p.folder for p in plans])
+    if fmt == "json":
+        print_json(
+            {
+                "channel": channel,
+                "store": store.url,
+                "executed": execute,
+                "folders": len(plans),
+                "folders_changed": len(changed),
+                "whole_releases": report(vouchers.gate).to_json(),
+                "partial_records": [x.rsplit(": ", 1)[1] for x in recorded],
+            }
+        )
 
 
 @click.command()
