@@ -150,6 +150,15 @@ def test_a_version_appears_only_whole_and_an_older_one_stays(
         f"missing: {WINDOWS_CPU}" in indexed.out  # fmt: skip
     assert "1.0.1" not in page_texts(read)
 
+    # the missing wheel put into the store by hand, no manifest naming it: it does not count
+    windows = "rfdemo-1.0.1+cpu-py3-none-win_amd64.whl"
+    job = new[WINDOWS_CPU].parent
+    (store / "whl/test/cpu" / windows).write_bytes((job / windows).read_bytes())
+    by_hand = run("index", str(local), "--channel", "test", "--execute")
+    assert by_hand.code == 0, by_hand.out + by_hand.err
+    assert f"missing: {WINDOWS_CPU}" in by_hand.out
+    assert "1.0.1" not in page_texts(read)
+
     as_json = run("index", str(local), "--channel", "test", "--format", "json")
     assert as_json.code == 0, as_json.err
     states = {v["version"]: v for v in json.loads(as_json.out)["whole_releases"]["versions"]}
@@ -160,7 +169,7 @@ def test_a_version_appears_only_whole_and_an_older_one_stays(
         "judged": True,
         "complete": False,
         "on_pages": False,
-        "partial_recorded": False,
+        "recorded": None,
         "expected": 3,
         "verified": 2,
         "missing": {WINDOWS_CPU: "not uploaded"},
@@ -236,9 +245,9 @@ def test_partial_exposes_loudly_and_promotion_copies_whole_releases(
     partial = publish(run, local, manifests[LINUX_CU128], "--partial")
     assert "ON THE PAGES ANYWAY (--partial)" in partial.out
     assert "WARNING: incomplete version(s) 1.0.0 are on the pages (--partial)" in partial.out
-    assert "recorded the --partial decision: relforge/partial/test/rfdemo/1.0.0.json" in partial.out
-    record = json.loads((store / "relforge/partial/test/rfdemo/1.0.0.json").read_text())
-    assert record["missing"] == {WINDOWS_CPU: "not uploaded"}
+    assert "recorded: relforge/advertised/test/rfdemo/1.0.0.json (PARTIAL)" in partial.out
+    record = json.loads((store / "relforge/advertised/test/rfdemo/1.0.0.json").read_text())
+    assert record["missing"] == {WINDOWS_CPU: "not uploaded"} and record["whole"] is False
     for folder in FOLDERS:
         assert json_versions(read, folder) == {"1.0.0"}
 
@@ -249,7 +258,7 @@ def test_partial_exposes_loudly_and_promotion_copies_whole_releases(
     assert "WARNING: incomplete version(s) 1.0.0" in kept.out
     assert json_versions(read, "whl/test/cu128") == {"1.0.0"}
     # deleting the record withdraws it
-    (store / "relforge/partial/test/rfdemo/1.0.0.json").unlink()
+    (store / "relforge/advertised/test/rfdemo/1.0.0.json").unlink()
     hidden = run("index", str(local), "--channel", "test", "--execute")
     assert hidden.code == 0 and "not on the pages until complete" in hidden.out
     assert "1.0.0" not in page_texts(read)
@@ -258,7 +267,7 @@ def test_partial_exposes_loudly_and_promotion_copies_whole_releases(
     assert promoted.code == 0, promoted.out + promoted.err
     assert "ON THE PAGES ANYWAY (--partial)" in promoted.out
     assert json_versions(read, "whl/cpu") == {"1.0.0"}
-    assert (store / "relforge/partial/release/rfdemo/1.0.0.json").is_file()
+    assert (store / "relforge/advertised/release/rfdemo/1.0.0.json").is_file()
 
     # the whole release promotes without --partial once the last cell is in test
     publish(run, local, manifests[WINDOWS_CPU])
@@ -351,3 +360,27 @@ def test_on_s3_a_partial_version_is_on_no_page(
         assert json_versions(read, folder) == {"1.0.0"}
     again = publish(run, matrix, manifests[LINUX_CU128])
     assert "everything was already in place" in again.out
+
+
+def test_a_shipped_version_stays_when_the_matrix_grows(
+    tmp_path: Path, run: Callable[..., Result], local: Path
+) -> None:
+    store = tmp_path / ".relforge" / "store"
+    read = local_reader(store)
+    for manifest in cell_manifests(tmp_path, "1.0.0").values():
+        publish(run, local, manifest)
+    record = json.loads((store / "relforge/advertised/test/rfdemo/1.0.0.json").read_text())
+    assert record["whole"] is True and record["missing"] == {}
+    # a Python added to the release later: 1.0.0 never had those cells, and it shipped
+    local.write_text(
+        matrix_text().replace('python: ["3.11"]', 'python: ["3.11", "3.12"]'), encoding="utf-8"
+    )
+    (store / "whl/test/cpu/.relforge-pages.json").unlink()  # every page rebuilt
+    grown = run("index", str(local), "--channel", "test", "--execute")
+    assert grown.code == 0, grown.out + grown.err
+    assert "3 of 6 cells uploaded and verified; on the pages (it was whole when first " in (
+        grown.out
+    )
+    assert "WARNING" not in grown.out
+    for folder in FOLDERS:
+        assert json_versions(read, folder) == {"1.0.0"}

@@ -73,8 +73,10 @@ def _whole_releases(vouchers: object, *, record: bool = False) -> list[str]:
 
     if not isinstance(vouchers, Vouchers) or vouchers.gate is None:
         return []
-    keys = vouchers.gate.record() if record else []
-    return report(vouchers.gate).lines() + [f"recorded the --partial decision: {k}" for k in keys]
+    written = vouchers.gate.record() if record else []
+    return report(vouchers.gate).lines() + [
+        f"recorded: {key} ({'whole' if whole else 'PARTIAL'})" for key, whole in written
+    ]
 
 
 def _retries(plan: object) -> int:
@@ -226,7 +228,7 @@ def index(
                 "folders": len(plans),
                 "folders_changed": len(changed),
                 "whole_releases": report(vouchers.gate).to_json(),
-                "partial_records": [x.rsplit(": ", 1)[1] for x in recorded],
+                "recorded": [x.split(" ")[1] for x in recorded],
             }
         )
 

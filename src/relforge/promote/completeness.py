@@ -15,8 +15,9 @@ that is not complete:
 A release the matrix no longer has cannot be judged and stays advertised as before.  Nightly
 versions are judged one by one (each `X.devYYYYMMDD` is its own whole release): yesterday's
 complete nightly stays on the pages while tonight's cells arrive.  `partial` (the `--partial`
-flag) advertises incomplete versions anyway, and the run records that decision (partials.py) so
-later runs keep them on the pages; they are still reported as incomplete.
+flag) advertises incomplete versions anyway.  A version once advertised stays advertised
+(advertised.py): a matrix that grows later does not hide a shipped version, and a `--partial`
+decision holds (still reported as incomplete) until its record is deleted.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from relforge.errors import RefusedError
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
-from relforge.promote.partials import read_partials, write_partial
+from relforge.promote.advertised import read_advertised, write_advertised
 from relforge.promote.store import ObjectStore
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ class VersionState:
     cells: tuple[CellState, ...] = ()
     judged: bool = True  # False: the release is not in the matrix (nothing to compare with)
     exposed: bool = True  # advertised on the pages (complete, unjudged, or --partial)
-    recorded: bool = False  # a run with --partial put it on the pages before (partials.py)
+    recorded: str = ""  # "whole" / "partial": an earlier run advertised it (advertised.py)
 
     @property
     def missing(self) -> tuple[CellState, ...]:
@@ -106,7 +107,9 @@ class VersionState:
         if self.complete:
             return head + "; complete, on the pages"
         where = "not on the pages until complete"
-        if self.exposed:
+        if self.recorded == "whole":
+            where = "on the pages (it was whole when first advertised)"
+        elif self.exposed:
             where = "ON THE PAGES ANYWAY (--partial" + (
                 ", recorded earlier)" if self.recorded else ")"
             )
@@ -149,7 +152,7 @@ class Completeness:
         self.workers = workers
         self._expected: dict[str, dict[str, Cell]] = {}
         self._states: dict[tuple[str, str], VersionState] = {}
-        self._partials: set[str] | None = None
+        self._advertised: dict[str, str] | None = None
         self._lock = threading.Lock()
 
     def projected(self, incoming: Mapping[str, Iterable[Incoming]]) -> Completeness:
@@ -245,38 +248,42 @@ class Completeness:
                 CellState(cell=cell_id, key=key, problem=_problem(store, key, sha, arriving))
             )
         state = VersionState(version=version, releases=releases, cells=tuple(states))
-        recorded = version in self._recorded()
+        recorded = self._recorded().get(version, "")
         return VersionState(
             version=version,
             releases=releases,
             cells=tuple(states),
-            exposed=state.complete or self.partial or recorded,
+            exposed=state.complete or self.partial or bool(recorded),
             recorded=recorded,
         )
 
-    def _recorded(self) -> set[str]:
-        """Versions an earlier run put on the pages with --partial (read once)."""
+    def _recorded(self) -> dict[str, str]:
+        """Versions an earlier run advertised, whole or partial (read once)."""
         with self._lock:
-            if self._partials is None:
+            if self._advertised is None:
                 v = self.vouchers
-                self._partials = read_partials(v.store, v.channel, v.project)
-            return self._partials
+                self._advertised = read_advertised(v.store, v.channel, v.project)
+            return self._advertised
 
-    def record(self) -> list[str]:
-        """Record each incomplete version this run advertised with --partial (in the main
-        store, beside the manifests); returns the keys written."""
+    def record(self) -> list[tuple[str, bool]]:
+        """Record each version this run advertised for the first time (in the main store,
+        beside the manifests); returns (key, whole) of each record written."""
         v = self.vouchers
         return [
-            write_partial(
-                v.store,
-                v.channel,
-                v.project,
-                s.version,
-                verified=[c.cell for c in s.cells if not c.problem],
-                missing={c.cell: c.problem for c in s.missing},
+            (
+                write_advertised(
+                    v.store,
+                    v.channel,
+                    v.project,
+                    s.version,
+                    whole=s.complete,
+                    verified=[c.cell for c in s.cells if not c.problem],
+                    missing={c.cell: c.problem for c in s.missing},
+                ),
+                s.complete,
             )
             for s in self.states()
-            if s.judged and not s.complete and s.exposed and not s.recorded
+            if s.judged and s.cells and s.exposed and not s.recorded
         ]
 
 
@@ -308,7 +315,7 @@ class Report:
 
     @property
     def exposed_partial(self) -> tuple[VersionState, ...]:
-        return tuple(s for s in self.incomplete if s.exposed)
+        return tuple(s for s in self.incomplete if s.exposed and s.recorded != "whole")
 
     def lines(self) -> list[str]:
         out = [s.line() for s in self.states if not s.complete or not s.judged]
@@ -330,7 +337,7 @@ class Report:
                     "judged": s.judged,
                     "complete": s.complete,
                     "on_pages": s.exposed,
-                    "partial_recorded": s.recorded,
+                    "recorded": s.recorded or None,
                     "expected": len(s.cells),
                     "verified": len(s.cells) - len(s.missing),
                     "missing": {c.cell: c.problem for c in s.missing},

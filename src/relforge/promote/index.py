@@ -6,9 +6,11 @@ are checked against the manifest (S3: the service-computed SHA-256 from one HEAD
 store: its hash record, or the bytes): when they differ the object has *drifted*, and the
 folder is refused (exit 5) with nothing written.  An object that no manifest vouches for
 (a dependency mirrored by another tool, a file put there by hand) is left off the pages and
-reported.  Re-indexing rebuilds only projects whose files (listing: key, size, ETag, sidecar
-ETag) or manifests changed, and carries each unchanged file over from the project's previous
-page when that page is the one the marker committed.  Pages commit as one unit (pageset).
+reported.  Only whole versions are advertised: the vouchers' gate (completeness.py) leaves
+out every version of which the channel lacks an expected cell.  Re-indexing rebuilds only
+projects whose files (listing: key, size, ETag, sidecar ETag) or manifests changed, and carries
+each unchanged file over from the project's previous page when that page is the one the marker
+committed.  Pages commit as one unit (pageset).
 """
 
 from __future__ import annotations
