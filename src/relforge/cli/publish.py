@@ -48,6 +48,7 @@ def _run_plan(plan: object, execute: bool) -> None:
         click.echo("dry run: nothing was written; add --execute to apply")
         return
     outcome = apply(plan, click.echo)
+    lines = _whole_releases(plan.vouchers, record=True, mirrors=plan.mirrors)
     rebuilt = sum(len(f.rebuild) for f in outcome.indexed)
     summary = (
         f"{plan.title}: {outcome.created} object(s) written, {outcome.deleted} deleted, "
@@ -56,24 +57,25 @@ def _run_plan(plan: object, execute: bool) -> None:
     if outcome.created == 0 and outcome.deleted == 0 and not outcome.indexed:
         summary += " — everything was already in place"
     summary += f"; retries: {_retries(plan)}"
-    lines = _whole_releases(plan.vouchers, record=True)
-    click.echo(summary)
     for line in lines:
         click.echo(line)
+    click.echo(summary)  # last: scripts read the retries from the last line
     append_step_summary(
         f"### relforge {plan.command}\n\n{summary}" + "".join(f"\n\n{line}" for line in lines)
     )
 
 
-def _whole_releases(vouchers: object, *, record: bool = False) -> list[str]:
+def _whole_releases(
+    vouchers: object, *, record: bool = False, mirrors: Sequence[ObjectStore] = ()
+) -> list[str]:
     """What the run's index left off the pages (or put there with --partial), one line each;
-    with `record`, the run's --partial decisions are stored so later runs keep them."""
+    with `record`, the versions it advertised first are recorded (main store and mirrors)."""
     from relforge.promote.completeness import report
     from relforge.promote.vouch import Vouchers
 
     if not isinstance(vouchers, Vouchers) or vouchers.gate is None:
         return []
-    written = vouchers.gate.record() if record else []
+    written = vouchers.gate.record(mirrors) if record else []
     return report(vouchers.gate).lines() + [
         f"recorded: {key} ({'whole' if whole else 'PARTIAL'})" for key, whole in written
     ]

@@ -265,26 +265,26 @@ class Completeness:
                 self._advertised = read_advertised(v.store, v.channel, v.project)
             return self._advertised
 
-    def record(self) -> list[tuple[str, bool]]:
+    def record(self, mirrors: Iterable[ObjectStore] = ()) -> list[tuple[str, bool]]:
         """Record each version this run advertised for the first time (in the main store,
-        beside the manifests); returns (key, whole) of each record written."""
+        beside the manifests, and in each mirror); returns (key, whole) of each record."""
         v = self.vouchers
-        return [
-            (
-                write_advertised(
-                    v.store,
+        out = []
+        for s in self.states():
+            if not s.judged or not s.cells or not s.exposed or s.recorded:
+                continue
+            for store in (v.store, *mirrors):
+                key = write_advertised(
+                    store,
                     v.channel,
                     v.project,
                     s.version,
                     whole=s.complete,
                     verified=[c.cell for c in s.cells if not c.problem],
                     missing={c.cell: c.problem for c in s.missing},
-                ),
-                s.complete,
-            )
-            for s in self.states()
-            if s.judged and s.cells and s.exposed and not s.recorded
-        ]
+                )
+            out.append((key, s.complete))
+        return out
 
 
 def _problem(store: ObjectStore, key: str, sha256: str, arriving: set[str]) -> str:
