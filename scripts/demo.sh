@@ -46,7 +46,9 @@ step "5. Publish to the test channel of the local store (the plan first, then --
 rm -rf .relforge/store                 # the demo's own store: start empty every run
 relforge publish "$MATRIX" --channel test --manifest "$DIST/relforge-manifest.json"
 relforge publish "$MATRIX" --channel test --manifest "$DIST/relforge-manifest.json" --execute
-step "   …a rerun changes nothing"
+step "   …only whole releases reach the pages: the demo built 2 of 8 cells, so it says --partial"
+relforge index "$MATRIX" --channel test --partial --execute
+step "   …a rerun changes nothing (the --partial decision is recorded)"
 relforge publish "$MATRIX" --channel test --manifest "$DIST/relforge-manifest.json" --execute
 
 step "6. pip installs the RC from the generated index (served over HTTP on 127.0.0.1)"
@@ -69,7 +71,7 @@ step "   …or from the channel root whl/test/, which lists every variant folder
 "$DEMO/venv/bin/python" -c "import hello_native; print(hello_native.build_info())"
 
 step "7. Promote the validated bytes test → release (server-side copies, hashes verified)"
-relforge promote "$MATRIX" --version 1.0.0 --from test --to release --execute
+relforge promote "$MATRIX" --version 1.0.0 --from test --to release --partial --execute
 step "   …and verify it: every object hashed against its stored manifest, every page read back"
 relforge verify "$MATRIX" --channel release
 
@@ -174,7 +176,7 @@ relforge build "$NUMPY_MATRIX" --release 1.0 --channel test --tag v1.0.0-rc1 --b
 relforge validate "$NUMPY_MATRIX" --release 1.0 --channel test --select python=3.12 \
   --manifest "$NUMPY_DIST/relforge-manifest.json"
 relforge publish "$NUMPY_MATRIX" --channel test --manifest "$NUMPY_DIST/relforge-manifest.json" \
-  --execute
+  --partial --execute
 step "   …one index folder, and pip picks the wheel that fits the environment's numpy"
 for numpy in "numpy==1.26.*" "numpy>=2,<3"; do
   venv="$DEMO/venv-$(echo "$numpy" | tr -c 'a-z0-9\n' '_')"

@@ -51,7 +51,11 @@ def rendered(repo: Path, run: Run) -> dict[str, dict[str, Any]]:
 
 
 def _cell_jobs(workflow: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
-    return [job for job_id, job in workflow["jobs"].items() if job_id.startswith(prefix)]
+    return [
+        job
+        for job_id, job in workflow["jobs"].items()
+        if job_id.startswith(prefix) and "strategy" in job
+    ]
 
 
 def test_pytorch_29_renders_every_cell_once(rendered: dict[str, dict[str, Any]]) -> None:
@@ -150,8 +154,12 @@ def test_jobs_run_exactly_the_relforge_commands(rendered: dict[str, dict[str, An
     )
     assert runs[("relforge-build.yml", "upload")] == (
         f'relforge publish {m} --channel "$CHANNEL" '
-        "--manifest dist/relforge-manifest.json --execute"
+        "--manifest dist/relforge-manifest.json --no-index --execute"
     )
+    # whole releases only: the cells upload, one job per wheel workflow indexes after all
+    for name in ("relforge-linux-wheel.yml", "relforge-windows-wheel.yml"):
+        assert runs[(name, "index")] == f'relforge index {m} --channel "$CHANNEL" --execute'
+    assert not any(job == "index" for name, job in runs if "libtorch" in name)
     bot = runs[("relforge-bot.yml", "handle")]
     assert bot == 'relforge bot handle "$GITHUB_EVENT_PATH" --execute'
     assert runs[("relforge-validate-binaries.yml", "test-1")] == (
@@ -168,6 +176,28 @@ def test_jobs_run_exactly_the_relforge_commands(rendered: dict[str, dict[str, An
     assert checkout["with"]["ref"] == "${{ github.event.repository.default_branch }}"
     validate = rendered["relforge-validate-binaries.yml"]
     assert "schedule" in validate["on"] and "workflow_dispatch" in validate["on"]
+
+
+def test_one_index_job_waits_for_every_upload_of_its_workflow(
+    rendered: dict[str, dict[str, Any]],
+) -> None:
+    for name, workflow in rendered.items():
+        if not name.endswith("-wheel.yml"):
+            continue
+        jobs = workflow["jobs"]
+        index = jobs["index"]
+        assert index["needs"] == sorted(j for j in jobs if j.startswith("build-"))
+        # it runs when a cell failed too (the complete versions still get their pages), only
+        # where the cells upload, and one at a time per channel across workflows
+        assert index["if"].startswith("${{ !cancelled() && github.event_name == 'push'")
+        upload = jobs["build-1"]["with"]["upload"].removeprefix("${{ ").removesuffix(" }}")
+        assert upload in index["if"]
+        assert index["concurrency"]["cancel-in-progress"] is False
+        assert (
+            jobs["build-1"]["with"]["channel"].removeprefix("${{ ").removesuffix(" }}")
+            in (index["concurrency"]["group"])
+        )
+        assert index["permissions"] == {"contents": "read"}  # a local store: no OIDC
 
 
 def test_runners_come_from_the_matrix(rendered: dict[str, dict[str, Any]]) -> None:
@@ -284,6 +314,12 @@ def test_s3_store_gets_oidc_credentials_step(repo: Path, run: Run) -> None:
     upload = yaml.safe_load((repo / OUT / "relforge-build.yml").read_text())["jobs"]["upload"]
     uses = [s["uses"].split("@")[0] for s in upload["steps"] if "uses" in s]
     assert "aws-actions/configure-aws-credentials" in uses
+    wheel = yaml.safe_load((repo / OUT / "relforge-linux-wheel.yml").read_text())
+    index = wheel["jobs"]["index"]
+    assert index["permissions"] == {"contents": "read", "id-token": "write"}
+    assert "aws-actions/configure-aws-credentials" in [
+        s["uses"].split("@")[0] for s in index["steps"] if "uses" in s
+    ]
 
 
 def test_no_validate_binaries_without_a_download_url(

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from relforge.cli.options import execute_option, stop_for_dry_run, workers_option
+from relforge.cli.options import (
+    dry_run_note,
+    execute_option,
+    format_option,
+    stop_for_dry_run,
+    workers_option,
+)
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import ChannelName
 from relforge.output import append_step_summary
@@ -20,6 +26,12 @@ if TYPE_CHECKING:
     from relforge.promote.store import ObjectStore
 
 _EXECUTE = execute_option()
+_PARTIAL = click.option(
+    "--partial",
+    is_flag=True,
+    help="Advertise a version before every cell the matrix expects of it is in the channel "
+    "(reported loudly; the default leaves it off the pages until it is whole).",
+)
 _WORKERS = workers_option()
 
 
@@ -34,6 +46,7 @@ def _run_plan(plan: object, execute: bool) -> None:
     if stop_for_dry_run(execute):
         return
     outcome = apply(plan, click.echo)
+    lines = _whole_releases(plan.vouchers, record=True, mirrors=plan.mirrors)
     rebuilt = sum(len(f.rebuild) for f in outcome.indexed)
     summary = (
         f"{plan.title}: {outcome.created} object(s) written, {outcome.deleted} deleted, "
@@ -42,8 +55,28 @@ def _run_plan(plan: object, execute: bool) -> None:
     if outcome.created == 0 and outcome.deleted == 0 and not outcome.indexed:
         summary += " — everything was already in place"
     summary += f"; retries: {_retries(plan)}"
-    click.echo(summary)
-    append_step_summary(f"### relforge {plan.command}\n\n{summary}")
+    for line in lines:
+        click.echo(line)
+    click.echo(summary)  # last: scripts read the retries from the last line
+    append_step_summary(
+        f"### relforge {plan.command}\n\n{summary}" + "".join(f"\n\n{line}" for line in lines)
+    )
+
+
+def _whole_releases(
+    vouchers: object, *, record: bool = False, mirrors: Sequence[ObjectStore] = ()
+) -> list[str]:
+    """What the run's index left off the pages (or put there with --partial), one line each;
+    with `record`, the versions it advertised first are recorded (main store and mirrors)."""
+    from relforge.promote.completeness import report
+    from relforge.promote.vouch import Vouchers
+
+    if not isinstance(vouchers, Vouchers) or vouchers.gate is None:
+        return []
+    written = vouchers.gate.record(mirrors) if record else []
+    return report(vouchers.gate).lines() + [
+        f"recorded: {key} ({'whole' if whole else 'PARTIAL'})" for key, whole in written
+    ]
 
 
 def _retries(plan: object) -> int:
@@ -81,17 +114,35 @@ def _warn_serving(download_url: str, store: ObjectStore, folders: Sequence[str])
     help="Artifact manifest (relforge-manifest.json) whose validated files are published.",
 )
 @_EXECUTE
+@_PARTIAL
+@click.option(
+    "--no-index",
+    "no_index",
+    is_flag=True,
+    help="Upload and store the manifest only; leave the pages to a later `relforge index` "
+    "(the generated workflows: one index job after every per-cell upload).",
+)
 @_WORKERS
 def publish(
-    file: str, channel: ChannelName | None, manifest_path: Path, execute: bool, workers: int
+    file: str,
+    channel: ChannelName | None,
+    manifest_path: Path,
+    execute: bool,
+    partial: bool,
+    no_index: bool,
+    workers: int,
 ) -> None:
     """Upload a manifest's validated artifacts (with PEP 658 sidecars) to a channel, store the
-    manifest there, prune old nightlies, and re-index.  FILE is the matrix file."""
+    manifest there, prune old nightlies, and re-index.  A version appears on the pages only
+    once every cell the matrix expects of it is there (--partial: at once).  FILE is the
+    matrix file."""
     from relforge.promote.publish import plan_publish
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
-    plan = plan_publish(matrix, manifest_path, chosen, workers=workers)
+    plan = plan_publish(
+        matrix, manifest_path, chosen, workers=workers, partial=partial, index=not no_index
+    )
     _run_plan(plan, execute)
     if execute:
         _warn_serving(matrix.project.download_url, plan.store, plan.index_folders)
@@ -104,46 +155,86 @@ def publish(
     type=click.Choice(["nightly", "test", "release"]),
     help="Channel whose wheel folders are indexed (default: the matrix's channels.default).",
 )
+@format_option(
+    "text",
+    "json",
+    help="json: the outcome on stdout (whole releases: each version's cells, what is missing, "
+    "whether it is on the pages), the progress on stderr.",
+)
 @_EXECUTE
+@_PARTIAL
 @_WORKERS
-def index(file: str, channel: ChannelName | None, execute: bool, workers: int) -> None:
+def index(
+    file: str, channel: ChannelName | None, fmt: str, execute: bool, partial: bool, workers: int
+) -> None:
     """(Re)build the PEP 503/691 index of every wheel folder of a channel; only projects whose
-    files changed are rebuilt.  FILE is the matrix file."""
+    files changed are rebuilt, and only whole versions are advertised (--partial: every
+    version).  FILE is the matrix file."""
+    from functools import partial as bind
+
+    from relforge.output import print_json
     from relforge.promote.channel import main_store, trust, wheel_folders
+    from relforge.promote.completeness import report
     from relforge.promote.index import apply_folder, plan_folder, refuse_drift
     from relforge.promote.plan import describe_index
+    from relforge.promote.retry import total_retries
+    from relforge.promote.rootpages import refresh_root
     from relforge.promote.vouch import channel_vouchers
 
+    say = bind(click.echo, err=fmt == "json")
     matrix = load_matrix(file)
     channel = matrix.channels.pick(channel)
     store = main_store(matrix)
-    vouchers = channel_vouchers(matrix, store, channel, trust(matrix), workers=min(workers, 16))
+    vouchers = channel_vouchers(
+        matrix, store, channel, trust(matrix), workers=min(workers, 16), partial=partial
+    )
     plans = [
         plan_folder(store, f, vouchers, workers=workers) for f in wheel_folders(matrix, channel)
     ]
-    click.echo(f"index of the {channel} channel in {store.url}: {len(plans)} folder(s)")
-    describe_index(plans, click.echo)
+    say(f"index of the {channel} channel in {store.url}: {len(plans)} folder(s)")
+    describe_index(plans, say)
     refuse_drift(plans, store)
     changed = [p for p in plans if p.changed]
-    if not execute and vouchers.root is not None:
-        what = "rebuilt" if vouchers.root.enabled else "removed (root_index is false)"
-        click.echo(f"  {vouchers.root.prefix}/: channel-root pages {what} after the folders")
-    if stop_for_dry_run(execute):
-        return
-    for plan in changed:
-        apply_folder(store, plan, workers=workers)
-    from relforge.promote.retry import total_retries
-    from relforge.promote.rootpages import refresh_root
-
-    root = refresh_root(store, vouchers.root, workers=workers)
-    if root is not None:
-        click.echo(root.describe())
-
-    click.echo(
-        f"{len(changed)} folder(s) written, {len(plans) - len(changed)} up to date; "
-        f"retries: {total_retries([store])}"
-    )
-    _warn_serving(matrix.project.download_url, store, [p.folder for p in plans])
+    lines = _whole_releases(vouchers)
+    for line in lines:
+        say(line)
+    recorded: list[str] = []
+    if not execute:
+        if vouchers.root is not None:
+            what = "rebuilt" if vouchers.root.enabled else "removed (root_index is false)"
+            say(f"  {vouchers.root.prefix}/: channel-root pages {what} after the folders")
+        say(dry_run_note())
+    else:
+        for plan in changed:
+            apply_folder(store, plan, workers=workers)
+        root = refresh_root(store, vouchers.root, workers=workers)
+        if root is not None:
+            say(root.describe())
+        recorded = [x for x in _whole_releases(vouchers, record=True) if x.startswith("recorded")]
+        for line in recorded:
+            say(line)
+        summary = (
+            f"{len(changed)} folder(s) written, {len(plans) - len(changed)} up to date; "
+            f"retries: {total_retries([store])}"
+        )
+        say(summary)
+        append_step_summary(
+            f"### relforge index\n\n{summary}"
+            + "".join(f"\n\n{line}" for line in [*lines, *recorded])
+        )
+        _warn_serving(matrix.project.download_url, store, [p.folder for p in plans])
+    if fmt == "json":
+        print_json(
+            {
+                "channel": channel,
+                "store": store.url,
+                "executed": execute,
+                "folders": len(plans),
+                "folders_changed": len(changed),
+                "whole_releases": report(vouchers.gate).to_json(),
+                "recorded": [x.split(" ")[1] for x in recorded],
+            }
+        )
 
 
 @click.command()
@@ -170,6 +261,7 @@ def index(file: str, channel: ChannelName | None, execute: bool, workers: int) -
     "approved on); anything else is refused.",
 )
 @_EXECUTE
+@_PARTIAL
 @_WORKERS
 def promote(
     file: str,
@@ -179,6 +271,7 @@ def promote(
     manifest_path: Path | None,
     manifest_digest: str | None,
     execute: bool,
+    partial: bool,
     workers: int,
 ) -> None:
     """Copy the exact validated objects of one version between channels (server-side, each
@@ -194,5 +287,6 @@ def promote(
         manifest_path,
         manifest_digest=manifest_digest,
         workers=workers,
+        partial=partial,
     )
     _run_plan(plan, execute)

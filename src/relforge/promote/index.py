@@ -6,9 +6,11 @@ are checked against the manifest (S3: the service-computed SHA-256 from one HEAD
 store: its hash record, or the bytes): when they differ the object has *drifted*, and the
 folder is refused (exit 5) with nothing written.  An object that no manifest vouches for
 (a dependency mirrored by another tool, a file put there by hand) is left off the pages and
-reported.  Re-indexing rebuilds only projects whose files (listing: key, size, ETag, sidecar
-ETag) or manifests changed, and carries each unchanged file over from the project's previous
-page when that page is the one the marker committed.  Pages commit as one unit (pageset).
+reported.  Only whole versions are advertised: the vouchers' gate (completeness.py) leaves
+out every version of which the channel lacks an expected cell.  Re-indexing rebuilds only
+projects whose files (listing: key, size, ETag, sidecar ETag) or manifests changed, and carries
+each unchanged file over from the project's previous page when that page is the one the marker
+committed.  Pages commit as one unit (pageset).
 """
 
 from __future__ import annotations
@@ -72,9 +74,15 @@ class FolderListing:
         return {self.version_of[info.key] for info in self.projects.get(project, ())}
 
     def fingerprint(
-        self, project: str, manifests: Sequence[str], yanked: Mapping[str, str] | None = None
+        self,
+        project: str,
+        manifests: Sequence[str],
+        yanked: Mapping[str, str] | None = None,
+        withheld: Sequence[str] = (),
     ) -> str:
         parts: list[object] = [FORMAT, list(manifests)]
+        if withheld:  # versions left off until complete: completing one makes the page stale
+            parts.append(["withheld", sorted(withheld)])
         for info in self.projects.get(project, ()):
             car = self.sidecars.get(info.key + SIDECAR)
             part: list[object] = [info.key, info.size, info.etag, car.etag if car else ""]
@@ -115,6 +123,7 @@ class FolderPlan:
     records: dict[str, PageRecord] = field(default_factory=dict)  # every project, for the marker
     drift: tuple[str, ...] = ()  # one line per object whose bytes are not its manifest's
     unvouched: tuple[str, ...] = ()  # keys no manifest vouches for (not advertised)
+    withheld: tuple[str, ...] = ()  # keys of versions not complete (not advertised)
     verified: int = 0  # files checked against their manifest
     carried: int = 0  # files carried over from the previous page
     marker_stale: bool = False
@@ -141,8 +150,14 @@ def plan_folder(
         manifests.result()
     names = sorted(listing.projects)
     yanked = vouchers.yanked()
+    held = _withheld_versions(store, listing, vouchers)
     fingerprints = {
-        p: listing.fingerprint(p, vouchers.manifest_keys(listing.versions(p)), yanked)
+        p: listing.fingerprint(
+            p,
+            vouchers.manifest_keys(listing.versions(p)),
+            yanked,
+            sorted(listing.versions(p) & held),
+        )
         for p in names
     }
     stale = []
@@ -160,12 +175,14 @@ def plan_folder(
     counts = [0, 0]
     with ThreadPoolExecutor(workers) as pool:
         for p in stale:
-            built = _project_files(store, listing, p, marker, vouchers, pool)
+            built = _project_files(store, listing, p, marker, vouchers, pool, held)
             files[p] = built.files
             drift += built.drift
             unvouched += built.unvouched
             counts[0] += built.verified
             counts[1] += built.carried
+    seen = {line.split(" ", 1)[0] for line in drift}
+    drift += [g for g in _gate_drift(store, listing, vouchers) if g.split(" ", 1)[0] not in seen]
     records: dict[str, PageRecord] = {}
     for p in names:
         if p in files:
@@ -198,10 +215,33 @@ def plan_folder(
         records=records,
         drift=tuple(sorted(drift)),
         unvouched=tuple(sorted(unvouched)),
+        withheld=tuple(
+            sorted(
+                info.key
+                for infos in listing.projects.values()
+                for info in infos
+                if listing.version_of[info.key] in held
+            )
+        ),
         verified=counts[0],
         carried=counts[1],
         marker_stale=bool(stale) or marker is None or set(marker.projects) != set(names),
     )
+
+
+def _gate_drift(store: ObjectStore, listing: FolderListing, vouchers: Vouchers) -> list[str]:
+    """Drifted objects of the folder's versions, wherever in the channel they are."""
+    if vouchers.gate is None:
+        return []
+    return vouchers.gate.drift(store, set(listing.version_of.values()))
+
+
+def _withheld_versions(store: ObjectStore, listing: FolderListing, vouchers: Vouchers) -> set[str]:
+    """Versions in the folder that are not advertised: not whole in the channel (completeness)."""
+    if vouchers.gate is None:
+        return set()
+    versions = set(listing.version_of.values())
+    return versions - vouchers.gate.exposed(store, versions)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -242,11 +282,14 @@ def _project_files(
     marker: Marker | None,
     vouchers: Vouchers,
     pool: ThreadPoolExecutor,
+    withheld: set[str],
 ) -> _Built:
     previous = _previous(store, listing, project, marker)
     todo: list[ObjectInfo] = []
     kept: list[IndexedFile] = []
     for info in listing.projects[project]:
+        if listing.version_of[info.key] in withheld:
+            continue  # an incomplete version is not advertised (see completeness)
         old = previous.get(info.key.rsplit("/", 1)[1])
         car = listing.sidecars.get(info.key + SIDECAR)
         if (
@@ -362,7 +405,7 @@ def _sidecar(
 
 def refuse_drift(plans: Sequence[FolderPlan], store: ObjectStore) -> None:
     """Drifted objects are never advertised: refuse before any page is written."""
-    lines = [line for p in plans for line in p.drift]
+    lines = sorted({line for p in plans for line in p.drift})  # a version spans folders
     if lines:
         raise RefusedError(
             f"{len(lines)} object(s) in {store.url} are not the bytes their manifest vouches "

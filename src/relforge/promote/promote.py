@@ -22,14 +22,15 @@ from relforge.promote.channel import (
     stored_manifests,
 )
 from relforge.promote.channel import trust as channel_trust
+from relforge.promote.completeness import VersionState, release_folders
 from relforge.promote.index import SIDECAR
 from relforge.promote.mirrors import mirror_batches, mirror_stores
 from relforge.promote.plan import Plan
-from relforge.promote.publish import refuse_unvalidated, stored_manifest_transfers
+from relforge.promote.publish import incoming, refuse_unvalidated, stored_manifest_transfers
 from relforge.promote.signing import Trust, require_signer
 from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
 from relforge.promote.transfer import Transfer, plan_batch
-from relforge.promote.vouch import channel_vouchers
+from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.wheelformat import core_metadata, requires_python
 
 
@@ -172,6 +173,25 @@ def refuse_changed_sources(
         )
 
 
+def refuse_partial(
+    vouchers: Vouchers, dst: list[Placed], version: str, source: str, partial: bool
+) -> VersionState:
+    """Whole releases only: what the target channel holds of `version` once the promotion is
+    done; refused (nothing copied) when a cell the matrix expects is missing, unless `partial`."""
+    assert vouchers.gate is not None
+    state = vouchers.gate.projected(incoming(dst)).state(vouchers.store, version)
+    if not state.complete and not partial:
+        raise RefusedError(
+            f"{version} is not a whole release: after promotion the {vouchers.channel} channel "
+            f"would hold {len(state.cells) - len(state.missing)} of the {len(state.cells)} cells "
+            f"the matrix expects; nothing was copied; missing: {state.missing_text()}",
+            key="--version",
+            hint=f"publish the missing cells to {source} first (a per-cell CI job may have "
+            "failed), or pass --partial to promote what there is (reported, and loudly)",
+        )
+    return state
+
+
 def plan_promote(
     matrix: Matrix,
     version: str,
@@ -181,6 +201,7 @@ def plan_promote(
     *,
     manifest_digest: str | None = None,
     workers: int = 32,
+    partial: bool = False,
 ) -> Plan:
     """The plan copying the validated artifacts of `version` from channel `source` to `target`
     (server-side, never overwriting), with their backups, the promoted manifest and the mirrors;
@@ -199,6 +220,10 @@ def plan_promote(
     src = place(matrix, selected, source, where)
     dst = place(matrix, selected, target, where)
     refuse_unvalidated(src, where)
+    vouchers = channel_vouchers(
+        matrix, store, target, trust, workers=min(workers, 16), partial=partial
+    )
+    whole = refuse_partial(vouchers, dst, version, source, partial)
     present = _present_in_source(store, src, source)
     refuse_changed_sources(store, src, source, workers)
     src = sidecar_digests(store, src, present, source)
@@ -230,9 +255,15 @@ def plan_promote(
         ),
         store=store,
         mirrors=tuple(m.store for m in mirrors),
-        index_folders=tuple(sorted({p.folder for p in dst if p.cell.package_type == "wheel"})),
-        vouchers=channel_vouchers(matrix, store, target, trust, workers=min(workers, 16)),
+        index_folders=tuple(
+            sorted(
+                {p.folder for p in dst if p.cell.package_type == "wheel"}
+                | release_folders(matrix, {p.cell.release for p in dst}, target)
+            )
+        ),
+        vouchers=vouchers,
         notes=(
+            f"after this promotion: {whole.line()}",
             f"store: {store.url}",
             f"backup: {backup.url}",
             *(f"mirror {m.name}: {m.store.url}" for m in mirrors),

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from packaging.version import Version
 
 from relforge.errors import ConfigError, NothingToDoError, RefusedError, UsageError
 from relforge.manifest import ArtifactManifest, load_manifest, sha256_file
@@ -21,6 +24,7 @@ from relforge.promote.channel import (
     public_version,
 )
 from relforge.promote.channel import trust as channel_trust
+from relforge.promote.completeness import PUBLISHED_TYPES, Incoming, release_folders
 from relforge.promote.index import SIDECAR, list_folder, parse_dist
 from relforge.promote.mirrors import mirror_batches, mirror_stores
 from relforge.promote.plan import Plan
@@ -87,6 +91,19 @@ def with_sidecar(p: Placed, path: Path) -> tuple[Placed, bytes | None]:
         p.entry, metadata_sha256=sha, metadata_size=len(meta), requires_python=requires_python(meta)
     )
     return dataclasses.replace(p, entry=entry), meta
+
+
+def incoming(placed: list[Placed]) -> dict[str, list[Incoming]]:
+    """The objects a plan writes, by public version, for the completeness projection."""
+    out: dict[str, list[Incoming]] = defaultdict(list)
+    for p in placed:
+        if p.cell.package_type in PUBLISHED_TYPES:
+            out[public_version(p.entry.version)].append(
+                Incoming(
+                    cell=p.entry.cell_id, key=p.key, sha256=p.entry.sha256, release=p.cell.release
+                )
+            )
+    return out
 
 
 def artifact_transfers(
@@ -161,16 +178,21 @@ def manifest_transfers(
 
 
 def nightly_prune(
-    store: ObjectStore, folders: list[str], new_keys: set[str], keep: int
+    store: ObjectStore,
+    folders: list[str],
+    new_keys: set[str],
+    keep: int,
+    complete: Callable[[str], bool] = lambda version: True,
 ) -> list[str]:
-    """Keys of nightly files older than the newest `keep` versions of their project (with
-    their sidecars); files being published now are never pruned, and only the projects being
+    """Keys of nightly files older than the newest `keep` complete versions of their project
+    (with their sidecars); files being published now are never pruned, nor a version newer
+    than the oldest kept complete one (a nightly still arriving), and only the projects being
     published are pruned (a folder may also serve dependencies that are not ours)."""
     doomed = []
     for folder in folders:
         listing = list_folder(store, folder)
-        versions: dict[str, set[object]] = defaultdict(set)
-        files: dict[str, list[tuple[object, str]]] = defaultdict(list)
+        versions: dict[str, set[Version]] = defaultdict(set)
+        files: dict[str, list[tuple[Version, str]]] = defaultdict(list)
         ours = {
             parsed[0]
             for key in new_keys
@@ -187,8 +209,8 @@ def nightly_prune(
             if key.rsplit("/", 1)[0] == folder and (parsed := parse_dist(key.rsplit("/", 1)[1])):
                 files[parsed[0]].append((parsed[1], key))
         for project, found in files.items():
-            ordered = sorted({v for v, _ in found}, reverse=True)  # type: ignore[type-var]
-            versions[project] = set(ordered[:keep])
+            ordered = sorted({v for v, _ in found}, reverse=True)
+            versions[project] = kept_versions(ordered, keep, complete)
             for version, key in found:
                 if version not in versions[project] and key not in new_keys:
                     doomed.append(key)
@@ -197,8 +219,25 @@ def nightly_prune(
     return sorted(set(doomed))
 
 
+def kept_versions(
+    ordered: list[Version], keep: int, complete: Callable[[str], bool]
+) -> set[Version]:
+    """Of versions newest first: the newest `keep` complete ones and every version newer than
+    the oldest of those (all of them while fewer than `keep` are complete)."""
+    done = [v for v in ordered if complete(v.public)][:keep]
+    if len(done) < keep:
+        return set(ordered)
+    return {v for v in ordered if v >= done[-1]}
+
+
 def plan_publish(
-    matrix: Matrix, manifest_path: Path, channel: ChannelName, *, workers: int = 32
+    matrix: Matrix,
+    manifest_path: Path,
+    channel: ChannelName,
+    *,
+    workers: int = 32,
+    partial: bool = False,
+    index: bool = True,
 ) -> Plan:
     """The create-if-absent uploads of a build manifest's validated artifacts (with their
     PEP 658 metadata sidecars and the manifest record) to `channel` of the matrix's store and
@@ -245,18 +284,38 @@ def plan_publish(
     artifacts = plan_batch(store, files, label="artifacts", workers=workers)
     stored = plan_batch(store, records, label="manifest", workers=workers)
     mirrored = mirror_batches(matrix, [*files, *records], label="artifacts", workers=workers)
-    folders = sorted({p.folder for p in placed if p.cell.package_type == "wheel"})
+    folders = sorted(
+        {p.folder for p in placed if p.cell.package_type == "wheel"}
+        | release_folders(matrix, {p.cell.release for p in placed}, channel)
+    )
     deletes: list[str] = []
     notes = [
         f"store: {store.url}",
         f"channel: {channel} ({len(placed)} artifacts from {manifest_path})",
     ]
+    vouchers = channel_vouchers(
+        matrix, store, channel, trust, workers=min(workers, 16), partial=partial
+    )
+    assert vouchers.gate is not None
+    projected = vouchers.gate.projected(incoming(placed))
+    versions = sorted({public_version(p.entry.version) for p in placed})
+    notes += [f"after this upload: {projected.state(store, v).line()}" for v in versions]
     if channel == "nightly":
         keep = matrix.publishing.nightly_keep
-        deletes = nightly_prune(store, folders, {p.key for p in placed}, keep)
+        deletes = nightly_prune(
+            store,
+            folders,
+            {p.key for p in placed},
+            keep,
+            lambda v: projected.state(store, v).exposed,
+        )
         deletes += nightly_archive_prune(matrix, store, placed, keep)
         notes.append(
             f"nightly keeps the newest {keep} versions per project (publishing.nightly_keep)"
+        )
+    if not index:
+        notes.append(
+            "pages: not rebuilt (--no-index); `relforge index` advertises each whole version"
         )
     return Plan(
         command="publish",
@@ -265,7 +324,7 @@ def plan_publish(
         store=store,
         mirrors=tuple(m.store for m in mirror_stores(matrix)),
         deletes=tuple(deletes),
-        index_folders=tuple(folders),
-        vouchers=channel_vouchers(matrix, store, channel, trust, workers=min(workers, 16)),
+        index_folders=tuple(folders) if index else (),
+        vouchers=vouchers,
         notes=tuple(notes),
     )

@@ -40,6 +40,7 @@ from relforge.promote.pagecheck import Want, check_project_pages, check_root_pag
 from relforge.promote.rootcheck import check_channel_root
 from relforge.promote.rootpages import RootSpec, root_spec
 from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
+from relforge.promote.vouch import channel_vouchers
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,9 +142,11 @@ def verify_store(
     *,
     workers: int = 32,
     trust_service: bool = False,
+    withheld: frozenset[str] = frozenset(),
 ) -> StoreReport:
     """Check one store's copy of a channel against what the stored manifests vouch for: every
-    vouched object and sidecar hashed, every file of the project vouched for, every page right."""
+    vouched object and sidecar hashed, every file of the project vouched for, every page right.
+    `withheld`: versions not whole in the channel, which the pages must not list."""
     store, name = named.store, named.name
     own = canonical(truth.project)
     files: dict[str, ObjectInfo] = {}
@@ -153,7 +156,7 @@ def verify_store(
                 files[info.key] = info
     findings = _Findings(store=name)
     observed = _hash_vouched(store, truth, files, workers=workers, trust_service=trust_service)
-    want = _check_vouched(truth, observed, findings)
+    want = _check_vouched(truth, observed, findings, withheld)
     ours = _check_unvouched(store, truth, files, own, findings)
     findings.items.extend(
         archive_findings(truth.vouched, truth.archive_folders, files, store, name, truth.retired)
@@ -220,10 +223,13 @@ def _hash_vouched(
 
 
 def _check_vouched(
-    truth: Truth, observed: dict[str, Content], findings: _Findings
+    truth: Truth,
+    observed: dict[str, Content],
+    findings: _Findings,
+    withheld: frozenset[str] = frozenset(),
 ) -> dict[str, dict[str, Want]]:
     """Missing, drifted and sidecar findings of the vouched objects; returns what the pages of
-    each folder must say (folder → filename → want)."""
+    each folder must say (folder → filename → want), leaving out the `withheld` versions."""
     want: dict[str, dict[str, Want]] = defaultdict(dict)
     for key, v in sorted(truth.vouched.items()):
         e = v.entry
@@ -238,7 +244,7 @@ def _check_vouched(
                     f"{e.cell_id}: the manifest vouches for it, the store does not hold it",
                     expected_sha256=e.sha256,
                 )
-            if v.is_wheel:
+            if v.is_wheel and v.version not in withheld:
                 want[v.folder][filename] = Want(sha256=e.sha256, metadata_sha256=e.metadata_sha256)
             continue
         intact = content.sha256 == e.sha256 and content.size == e.size
@@ -279,7 +285,7 @@ def _check_vouched(
                     expected_sha256=meta_want,
                     found_sha256=car.sha256,
                 )
-        if v.is_wheel:
+        if v.is_wheel and v.version not in withheld:
             want[v.folder][filename] = Want(sha256=e.sha256, metadata_sha256=meta_want)
     return want
 
@@ -416,8 +422,17 @@ def verify_channel(
     trust_service: bool = False,
 ) -> Report:
     reports = []
+    gate = channel_vouchers(matrix, truth.main, truth.channel, trust(matrix)).gate
+    versions = {v.version for v in truth.vouched.values()}
     for named in stores:
-        report = verify_store(truth, named, workers=workers, trust_service=trust_service)
+        exposed = gate.exposed(named.store, versions) if gate else versions
+        report = verify_store(
+            truth,
+            named,
+            workers=workers,
+            trust_service=trust_service,
+            withheld=frozenset(versions - exposed),
+        )
         if named.name != MAIN:
             extra = tuple(parity(truth, named))
             report = StoreReport(

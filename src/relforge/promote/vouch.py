@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
@@ -24,6 +25,9 @@ from relforge.promote.channel import MANIFESTS, StoredManifest, read_manifests
 from relforge.promote.rootpages import RootSpec, root_spec
 from relforge.promote.signing import SIGNATURE_SUFFIX, Trust
 from relforge.promote.store import ObjectStore
+
+if TYPE_CHECKING:
+    from relforge.promote.completeness import Completeness
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,6 +40,7 @@ class Vouch:
     requires_python: str | None
     manifest: str  # the key of the stored manifest that vouches
     cell: str = ""  # the matrix cell the manifest entry was built for
+    release: str = ""  # the release of the manifest that vouches
 
 
 class Vouchers:
@@ -69,6 +74,8 @@ class Vouchers:
         self._dependencies: dict[str, dict[str, Vouch]] = {}
         self._yanked: dict[str, str] | None = None
         self._lock = threading.Lock()
+        # which versions may be advertised (whole releases only); None: every vouched version
+        self.gate: Completeness | None = None
 
     def yanked(self) -> dict[str, str]:
         """Object key → reason of the channel's yanked files (its yank record, read once)."""
@@ -184,6 +191,7 @@ class Vouchers:
                     requires_python=entry.requires_python,
                     manifest=stored.key,
                     cell=entry.cell_id,
+                    release=stored.manifest.release,
                 )
             )
         return out
@@ -223,10 +231,19 @@ def _add(out: dict[str, Vouch], vouch: Vouch, url: str) -> None:
 
 
 def channel_vouchers(
-    matrix: Matrix, store: ObjectStore, channel: ChannelName, trust: Trust, workers: int = 16
+    matrix: Matrix,
+    store: ObjectStore,
+    channel: ChannelName,
+    trust: Trust,
+    workers: int = 16,
+    *,
+    partial: bool = False,
 ) -> Vouchers:
-    """What the manifests stored in `channel` vouch for, for the matrix's project."""
-    return Vouchers(
+    """What the manifests stored in `channel` vouch for, for the matrix's project, gated so
+    that only whole versions are advertised (`partial`: incomplete ones too, reported)."""
+    from relforge.promote.completeness import Completeness
+
+    vouchers = Vouchers(
         store,
         channel=channel,
         project=matrix.project.name,
@@ -235,3 +252,5 @@ def channel_vouchers(
         workers=workers,
         root=root_spec(matrix, channel),
     )
+    vouchers.gate = Completeness(matrix, channel, vouchers, partial=partial, workers=workers)
+    return vouchers

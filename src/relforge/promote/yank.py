@@ -176,7 +176,7 @@ def apply_yank(plan: YankPlan, *, workers: int = 16) -> tuple[int, int]:
 def channel_vouchers_fresh(plan: YankPlan, channel: ChannelName) -> Vouchers:
     """The channel's vouchers with the yank record read again (it was just written)."""
     old = plan.vouchers[channel]
-    return Vouchers(
+    fresh = Vouchers(
         old.store,
         channel=old.channel,
         project=old.project,
@@ -185,3 +185,5 @@ def channel_vouchers_fresh(plan: YankPlan, channel: ChannelName) -> Vouchers:
         workers=old.workers,
         root=old.root,
     )
+    fresh.gate = old.gate  # whole releases only, as judged for the plan
+    return fresh
