@@ -337,17 +337,24 @@ def test_no_validate_binaries_without_a_download_url(
     assert not (tmp_path / OUT / "relforge-validate-binaries.yml").exists()
 
 
-def test_native_archives_are_built_but_never_validated_or_published(
+def test_native_archives_are_validated_and_published_like_wheels(
     rendered: dict[str, dict[str, Any]],
 ) -> None:
-    # relforge validates and publishes wheels only: an archive job that ran `relforge validate`
-    # could only fail, and publish would refuse the unvalidated entry.
+    # archives go through the same reusable workflow: validated (the default) and uploaded on
+    # the nightly branch and RC tags, never on pull requests
+    wheel_upload = {
+        job["with"]["upload"]
+        for job in _cell_jobs(rendered["relforge-linux-wheel.yml"], "")
+        if job["if"] != "github.event_name == 'pull_request'"
+    }
     jobs = _cell_jobs(rendered["relforge-linux-libtorch.yml"], "")
     assert jobs
-    for job in jobs:
-        assert job["with"]["validate"] is False and job["with"]["upload"] is False
-    for job in _cell_jobs(rendered["relforge-linux-wheel.yml"], ""):
-        assert "validate" not in job["with"]  # wheels: the reusable workflow's default, true
+    for job in jobs + _cell_jobs(rendered["relforge-linux-wheel.yml"], ""):
+        assert "validate" not in job["with"]  # the reusable workflow's default, true
+        if job["if"] == "github.event_name == 'pull_request'":
+            assert job["with"]["upload"] is False
+        else:
+            assert job["with"]["upload"] in wheel_upload and "refs/tags/v" in job["with"]["upload"]
     build = rendered["relforge-build.yml"]
     assert build["jobs"]["test"]["if"] == "inputs.validate"
     trigger = build["on"]  # load_workflows files YAML 1.1's `on: → True` key under "on"
