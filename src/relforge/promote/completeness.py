@@ -158,17 +158,7 @@ class Completeness:
     def projected(self, incoming: Mapping[str, Iterable[Incoming]]) -> Completeness:
         """The same gate, with a plan's uploads counted as already there (on its own reading
         of the manifests: the plan's gate must read them after the plan stored its own)."""
-        from relforge.promote.vouch import Vouchers
-
-        old = self.vouchers
-        fresh = Vouchers(
-            old.store,
-            channel=old.channel,
-            project=old.project,
-            prefix=old.prefix,
-            trust=old.trust,
-            workers=old.workers,
-        )
+        fresh = self.vouchers.fresh()
         return Completeness(
             self.matrix,
             self.channel,

@@ -77,6 +77,19 @@ class Vouchers:
         # which versions may be advertised (whole releases only); None: every vouched version
         self.gate: Completeness | None = None
 
+    def fresh(self) -> Vouchers:
+        """The same reading of the same channel, with nothing read yet (a plan's gate must
+        read the manifests after the plan stored its own)."""
+        return Vouchers(
+            self.store,
+            channel=self.channel,
+            project=self.project,
+            prefix=self.prefix,
+            trust=self.trust,
+            workers=self.workers,
+            root=self.root,
+        )
+
     def yanked(self) -> dict[str, str]:
         """Object key → reason of the channel's yanked files (its yank record, read once)."""
         from relforge.promote.yanked import read_yanked
