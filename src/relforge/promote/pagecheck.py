@@ -112,6 +112,30 @@ def html_projects(data: bytes) -> set[str] | None:
     return {unquote((a.get("href") or "").rstrip("/")) for a in anchors}
 
 
+def link_problem(
+    key: str, shown: str, link: Link, wanted: Want | None, *, held: bool
+) -> PageProblem | None:
+    """What is wrong with one link of a page (`shown` names its file in the message): a file
+    the store does not hold, one no manifest vouches for, or a hash other than the manifest's."""
+    if not held:
+        return PageProblem(key=key, message=f"links {shown}, which the store does not hold")
+    if wanted is None:
+        return PageProblem(key=key, message=f"advertises {shown}, which no manifest vouches for")
+    if link.sha256 != wanted.sha256:
+        return PageProblem(
+            key=key,
+            message=f"advertises sha256 {link.sha256} for {shown}, the manifest says "
+            f"{wanted.sha256}",
+        )
+    if wanted.metadata_sha256 and link.metadata_sha256 != wanted.metadata_sha256:
+        return PageProblem(
+            key=key,
+            message=f"advertises core-metadata sha256 {link.metadata_sha256} for {shown}, "
+            f"expected {wanted.metadata_sha256}",
+        )
+    return None
+
+
 def check_links(
     key: str, links: Mapping[str, Link], want: Mapping[str, Want], present: Set[str]
 ) -> list[PageProblem]:
@@ -119,29 +143,9 @@ def check_links(
     hash other than the manifest's, or leaves out a vouched file the store holds."""
     out = []
     for name, link in sorted(links.items()):
-        wanted = want.get(name)
-        if name not in present:
-            out.append(PageProblem(key=key, message=f"links {name}, which the store does not hold"))
-        elif wanted is None:
-            out.append(
-                PageProblem(key=key, message=f"advertises {name}, which no manifest vouches for")
-            )
-        elif link.sha256 != wanted.sha256:
-            out.append(
-                PageProblem(
-                    key=key,
-                    message=f"advertises sha256 {link.sha256} for {name}, the manifest says "
-                    f"{wanted.sha256}",
-                )
-            )
-        elif wanted.metadata_sha256 and link.metadata_sha256 != wanted.metadata_sha256:
-            out.append(
-                PageProblem(
-                    key=key,
-                    message=f"advertises core-metadata sha256 {link.metadata_sha256} for {name}, "
-                    f"expected {wanted.metadata_sha256}",
-                )
-            )
+        problem = link_problem(key, name, link, want.get(name), held=name in present)
+        if problem is not None:
+            out.append(problem)
     for name in sorted(set(want) & set(present) - set(links)):
         out.append(PageProblem(key=key, message=f"does not list {name}"))
     return out

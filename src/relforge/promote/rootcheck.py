@@ -16,6 +16,7 @@ from relforge.promote.pagecheck import (
     Want,
     check_root_pages,
     json_links,
+    link_problem,
     read_page,
 )
 from relforge.promote.rootpages import RootSpec
@@ -117,28 +118,10 @@ def _check(
             )
             continue
         wanted = want.get(folder, {}).get(name)
-        if name not in present.get(folder, set()):
-            out.append(PageProblem(key=key, message=f"links {url}, which the store does not hold"))
-        elif wanted is None:
-            out.append(
-                PageProblem(key=key, message=f"advertises {url}, which no manifest vouches for")
-            )
-        elif link.sha256 != wanted.sha256:
-            out.append(
-                PageProblem(
-                    key=key,
-                    message=f"advertises sha256 {link.sha256} for {url}, the manifest says "
-                    f"{wanted.sha256}",
-                )
-            )
-        elif wanted.metadata_sha256 and link.metadata_sha256 != wanted.metadata_sha256:
-            out.append(
-                PageProblem(
-                    key=key,
-                    message=f"advertises core-metadata sha256 {link.metadata_sha256} for {url}, "
-                    f"expected {wanted.metadata_sha256}",
-                )
-            )
+        held = name in present.get(folder, set())
+        problem = link_problem(key, url, link, wanted, held=held)
+        if problem is not None:
+            out.append(problem)
         if name in seen:
             out.append(PageProblem(key=key, message=f"lists {name} more than once"))
         seen.add(name)
