@@ -8,7 +8,6 @@ wheel's is.  Its .dist-info methods do not apply and are never called on it.
 
 from __future__ import annotations
 
-import mmap
 import struct
 import zipfile
 import zlib
@@ -27,38 +26,7 @@ class NativeArchive(WheelArchive):
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        try:
-            self._fh = path.open("rb")
-        except OSError as exc:
-            raise ArchiveError(f"{path}: {exc.strerror}") from None
-        try:
-            self._map = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
-            with zipfile.ZipFile(self._fh) as zf:
-                infos = zf.infolist()
-        except (OSError, ValueError, zipfile.BadZipFile) as exc:
-            self._fh.close()
-            raise ArchiveError(f"{path.name}: not a zip archive ({exc})") from None
-        self._view = memoryview(self._map)
-        self.members: dict[str, Member] = {}
-        self.duplicates: list[str] = []
-        self.directories: list[str] = []
-        self.crcs: dict[str, int] = {}  # CRC-32 the zip declares for each member
-        for info in infos:
-            if info.is_dir():
-                self.directories.append(info.filename)
-                continue
-            if info.filename in self.members:
-                self.duplicates.append(info.filename)
-            self.members[info.filename] = Member(
-                info.filename,
-                info.file_size,
-                info.compress_size,
-                info.compress_type,
-                info.header_offset,
-                info.external_attr >> 16,
-            )
-            self.crcs[info.filename] = info.CRC
-        self.size = path.stat().st_size
+        self._read_zip(path, ArchiveError)
 
     def intact(self, member: Member) -> str | None:
         """Why the member's bytes are not what its entry declares (size, CRC-32), if they are

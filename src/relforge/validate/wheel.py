@@ -15,7 +15,7 @@ import stat
 import struct
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from email.message import Message
 from pathlib import Path
@@ -100,21 +100,28 @@ class WheelArchive:
             self.name, self.version, self.build, self.tags = parse_wheel_filename(path.name)
         except InvalidWheelFilename as exc:
             raise WheelError(f"{path.name}: not a wheel file name ({exc})") from None
+        self._read_zip(path, WheelError)
+
+    def _read_zip(self, path: Path, error: Callable[[str], Exception]) -> None:
+        """Map the file and read its central directory: the members (by name, last entry wins),
+        the names listed twice, the directory entries and each member's declared CRC-32;
+        `error` makes the exception for a file that cannot be opened or is not a zip."""
         try:
             self._fh = path.open("rb")
         except OSError as exc:
-            raise WheelError(f"{path}: {exc.strerror}") from None
+            raise error(f"{path}: {exc.strerror}") from None
         try:
             self._map = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
             with zipfile.ZipFile(self._fh) as zf:
                 infos = zf.infolist()
         except (OSError, ValueError, zipfile.BadZipFile) as exc:
             self._fh.close()
-            raise WheelError(f"{path.name}: not a zip archive ({exc})") from None
+            raise error(f"{path.name}: not a zip archive ({exc})") from None
         self._view = memoryview(self._map)
         self.members: dict[str, Member] = {}
         self.duplicates: list[str] = []  # names the central directory lists more than once
         self.directories: list[str] = []
+        self.crcs: dict[str, int] = {}  # CRC-32 the zip declares for each member
         for info in infos:
             if info.is_dir():
                 self.directories.append(info.filename)
@@ -129,6 +136,7 @@ class WheelArchive:
                 info.header_offset,
                 info.external_attr >> 16,
             )
+            self.crcs[info.filename] = info.CRC
         self.size = path.stat().st_size
 
     def __enter__(self) -> WheelArchive:
