@@ -278,6 +278,30 @@ def test_partial_exposes_loudly_and_promotion_copies_whole_releases(
     )
 
 
+def test_an_index_partial_killed_before_its_pages_is_finished_by_the_next_run(
+    tmp_path: Path, run: Callable[..., Result], local: Path
+) -> None:
+    # `index --partial` records its decision before it writes a page; a run killed right after
+    # the record (the state it leaves is made here in-process: record written, no page) is
+    # finished by a plain `index`, which advertises what the killed run began to
+    from relforge.matrix.load import load_matrix
+    from relforge.promote.channelindex import plan_channel_index
+
+    store = tmp_path / ".relforge" / "store"
+    read = local_reader(store)
+    manifests = cell_manifests(tmp_path, "1.0.0")
+    publish(run, local, manifests[LINUX_CPU])
+    planned = plan_channel_index(load_matrix(str(local)), "test", partial=True)
+    assert planned.vouchers.gate is not None
+    assert [whole for _, whole in planned.vouchers.gate.record()] == [False]
+    assert json_versions(read, "whl/test/cpu") == set()  # killed: no page yet
+
+    finished = run("index", str(local), "--channel", "test", "--execute")
+    assert finished.code == 0, finished.out + finished.err
+    assert "ON THE PAGES ANYWAY (--partial, recorded earlier)" in finished.out
+    assert json_versions(read, "whl/test/cpu") == {"1.0.0"}
+
+
 def test_a_yanked_cell_still_counts(
     tmp_path: Path, run: Callable[..., Result], local: Path
 ) -> None:

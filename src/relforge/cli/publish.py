@@ -46,7 +46,7 @@ def _run_plan(plan: object, execute: bool) -> None:
     if stop_for_dry_run(execute):
         return
     outcome = apply(plan, click.echo)
-    lines = _whole_releases(plan.vouchers, record=True, mirrors=plan.mirrors)
+    lines = _whole_release_lines(plan) + _recorded_lines(outcome.recorded)
     rebuilt = sum(len(f.rebuild) for f in outcome.indexed)
     summary = (
         f"{plan.title}: {outcome.created} object(s) written, {outcome.deleted} deleted, "
@@ -63,20 +63,17 @@ def _run_plan(plan: object, execute: bool) -> None:
     )
 
 
-def _whole_releases(
-    vouchers: object, *, record: bool = False, mirrors: Sequence[ObjectStore] = ()
-) -> list[str]:
-    """What the run's index left off the pages (or put there with --partial), one line each;
-    with `record`, the versions it advertised first are recorded (main store and mirrors)."""
+def _whole_release_lines(plan: object) -> list[str]:
+    """What the plan's index left off the pages (or put there with --partial), one line each."""
     from relforge.promote.completeness import report
-    from relforge.promote.vouch import Vouchers
+    from relforge.promote.plan import Plan
 
-    if not isinstance(vouchers, Vouchers) or vouchers.gate is None:
-        return []
-    written = vouchers.gate.record(mirrors) if record else []
-    return report(vouchers.gate).lines() + [
-        f"recorded: {key} ({'whole' if whole else 'PARTIAL'})" for key, whole in written
-    ]
+    assert isinstance(plan, Plan)
+    return report(plan.vouchers.gate if plan.vouchers is not None else None).lines()
+
+
+def _recorded_lines(recorded: Sequence[tuple[str, bool]]) -> list[str]:
+    return [f"recorded: {key} ({'whole' if whole else 'PARTIAL'})" for key, whole in recorded]
 
 
 def _retries(plan: object) -> int:
@@ -173,29 +170,19 @@ def index(
     from functools import partial as bind
 
     from relforge.output import print_json
-    from relforge.promote.channel import main_store, trust, wheel_folders
+    from relforge.promote.channelindex import apply_channel_index, plan_channel_index
     from relforge.promote.completeness import report
-    from relforge.promote.index import apply_folder, plan_folder, refuse_drift
     from relforge.promote.plan import describe_index
-    from relforge.promote.retry import total_retries
-    from relforge.promote.rootpages import refresh_root
-    from relforge.promote.vouch import channel_vouchers
 
     say = bind(click.echo, err=fmt == "json")
     matrix = load_matrix(file)
-    channel = matrix.channels.pick(channel)
-    store = main_store(matrix)
-    vouchers = channel_vouchers(
-        matrix, store, channel, trust(matrix), workers=min(workers, 16), partial=partial
-    )
-    plans = [
-        plan_folder(store, f, vouchers, workers=workers) for f in wheel_folders(matrix, channel)
-    ]
-    say(f"index of the {channel} channel in {store.url}: {len(plans)} folder(s)")
+    chosen = matrix.channels.pick(channel)
+    planned = plan_channel_index(matrix, chosen, partial=partial, workers=workers)
+    store, vouchers, plans = planned.store, planned.vouchers, planned.plans
+    say(f"index of the {chosen} channel in {store.url}: {len(plans)} folder(s)")
     describe_index(plans, say)
-    refuse_drift(plans, store)
-    changed = [p for p in plans if p.changed]
-    lines = _whole_releases(vouchers)
+    changed = planned.changed
+    lines = report(vouchers.gate).lines()
     for line in lines:
         say(line)
     recorded: list[str] = []
@@ -205,17 +192,15 @@ def index(
             say(f"  {vouchers.root.prefix}/: channel-root pages {what} after the folders")
         say(dry_run_note())
     else:
-        for plan in changed:
-            apply_folder(store, plan, workers=workers)
-        root = refresh_root(store, vouchers.root, workers=workers)
-        if root is not None:
-            say(root.describe())
-        recorded = [x for x in _whole_releases(vouchers, record=True) if x.startswith("recorded")]
+        outcome = apply_channel_index(planned, workers=workers)
+        if outcome.root is not None:
+            say(outcome.root)
+        recorded = _recorded_lines(outcome.recorded)
         for line in recorded:
             say(line)
         summary = (
             f"{len(changed)} folder(s) written, {len(plans) - len(changed)} up to date; "
-            f"retries: {total_retries([store])}"
+            f"retries: {outcome.retries}"
         )
         say(summary)
         append_step_summary(
@@ -226,7 +211,7 @@ def index(
     if fmt == "json":
         print_json(
             {
-                "channel": channel,
+                "channel": chosen,
                 "store": store.url,
                 "executed": execute,
                 "folders": len(plans),

@@ -92,6 +92,7 @@ class Outcome:
     deleted: int
     indexed: tuple[FolderPlan, ...]
     resumed_from: int
+    recorded: tuple[tuple[str, bool], ...] = ()  # advertised records written: (key, whole)
 
 
 def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
@@ -107,6 +108,7 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
         for batch in plan.batches:
             created += apply_batch(batch, journal, workers=workers)
         indexed: list[FolderPlan] = []
+        recorded: list[tuple[str, bool]] = []
         for store in (plan.store, *plan.mirrors):
             where = "" if store is plan.store else f" in {store.url}"
             for key in plan.deletes:
@@ -122,6 +124,11 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
                     for folder in plan.index_folders
                 ]
                 refuse_drift(folder_plans, store)
+                if store is plan.store and plan.vouchers.gate is not None:
+                    # intent before effect: a version is recorded as advertised before any
+                    # page lists it, so a run killed between the pages is finished by the
+                    # next one (which keeps advertising what this one began to)
+                    recorded = plan.vouchers.gate.record(plan.mirrors)
             for folder_plan in folder_plans:
                 if folder_plan.changed:
                     apply_folder(store, folder_plan, workers=workers)
@@ -141,6 +148,7 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
         deleted=len(plan.deletes),
         indexed=tuple(indexed),
         resumed_from=resumed_from,
+        recorded=tuple(recorded),
     )
 
 

@@ -1,0 +1,71 @@
+"""`relforge index`: rebuild the pages of every wheel folder of one channel, then its channel-root
+pages, advertising only whole versions (relforge.promote.completeness) unless `partial`.
+
+`plan_channel_index` reads the store and plans every folder (nothing written; drift refused);
+`apply_channel_index` records the versions advertised for the first time, then writes the
+changed folders' pages and the root pages.  The record comes first: a run killed between page
+writes leaves the decision behind, and the next run finishes it the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.channel import main_store, trust, wheel_folders
+from relforge.promote.index import FolderPlan, apply_folder, plan_folder, refuse_drift
+from relforge.promote.retry import total_retries
+from relforge.promote.rootpages import refresh_root
+from relforge.promote.store import ObjectStore
+from relforge.promote.vouch import Vouchers, channel_vouchers
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChannelIndex:
+    """The planned index of one channel in the main store."""
+
+    channel: ChannelName
+    store: ObjectStore
+    vouchers: Vouchers
+    plans: tuple[FolderPlan, ...]
+
+    @property
+    def changed(self) -> list[FolderPlan]:
+        return [p for p in self.plans if p.changed]
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndexOutcome:
+    recorded: tuple[tuple[str, bool], ...]  # advertised records written: (key, whole)
+    root: str | None  # what happened to the channel-root pages (None: the channel has none)
+    retries: int
+
+
+def plan_channel_index(
+    matrix: Matrix, channel: ChannelName, *, partial: bool = False, workers: int = 32
+) -> ChannelIndex:
+    """Every wheel folder of `channel` planned against the stored manifests; refuses (exit 5)
+    when an object's bytes differ from its manifest's.  Reads only."""
+    store = main_store(matrix)
+    vouchers = channel_vouchers(
+        matrix, store, channel, trust(matrix), workers=min(workers, 16), partial=partial
+    )
+    plans = tuple(
+        plan_folder(store, f, vouchers, workers=workers) for f in wheel_folders(matrix, channel)
+    )
+    refuse_drift(list(plans), store)
+    return ChannelIndex(channel=channel, store=store, vouchers=vouchers, plans=plans)
+
+
+def apply_channel_index(index: ChannelIndex, *, workers: int = 32) -> IndexOutcome:
+    """Record what becomes advertised, then write the changed folders and the root pages."""
+    gate = index.vouchers.gate
+    recorded = tuple(gate.record()) if gate is not None else ()
+    for plan in index.changed:
+        apply_folder(index.store, plan, workers=workers)
+    root = refresh_root(index.store, index.vouchers.root, workers=workers)
+    return IndexOutcome(
+        recorded=recorded,
+        root=root.describe() if root is not None else None,
+        retries=total_retries([index.store]),
+    )
