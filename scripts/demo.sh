@@ -70,6 +70,10 @@ step "   …or from the channel root whl/test/, which lists every variant folder
   --index-url "http://127.0.0.1:$port/whl/test/" "hello-native==1.0.0+cpu"
 "$DEMO/venv/bin/python" -c "import hello_native; print(hello_native.build_info())"
 
+step "   …serving: here any static server on the store; on S3, \`store policy\` prints the least bucket policy"
+sed 's|^  store: file://.relforge/store.*|  store: s3://demo-downloads/dl|' "$MATRIX" >"$DEMO/s3-example.yaml"
+relforge store policy "$DEMO/s3-example.yaml"   # public read of whl/ and libtorch/ only; backups stay private
+
 step "7. Promote the validated bytes test → release (server-side copies, hashes verified)"
 relforge promote "$MATRIX" --version 1.0.0 --from test --to release --partial --execute
 step "   …and verify it: every object hashed against its stored manifest, every page read back"
@@ -177,15 +181,41 @@ relforge validate "$NUMPY_MATRIX" --release 1.0 --channel test --select python=3
   --manifest "$NUMPY_DIST/relforge-manifest.json"
 relforge publish "$NUMPY_MATRIX" --channel test --manifest "$NUMPY_DIST/relforge-manifest.json" \
   --partial --execute
-step "   …one index folder, and pip picks the wheel that fits the environment's numpy"
+step "   …and its dependency closure: numpy 1.26 for the numpy1 wheel, 2.x for numpy2, from PyPI"
+if relforge deps check "$NUMPY_MATRIX" --channel test --select python=3.12; then
+  echo "expected deps check to fail before the mirror (numpy is not in the channel)" >&2; exit 1
+fi
+relforge deps mirror "$NUMPY_MATRIX" --channel test --select python=3.12 \
+  --upstream-index https://pypi.org/simple/ --execute
+relforge deps check "$NUMPY_MATRIX" --channel test --select python=3.12
+step "   …one index folder, and pip picks the wheel that fits the numpy asked for"
 for numpy in "numpy==1.26.*" "numpy>=2,<3"; do
   venv="$DEMO/venv-$(echo "$numpy" | tr -c 'a-z0-9\n' '_')"
   rm -rf "$venv" && "$py312" -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check "$numpy"   # the user's numpy
+  # from the channel alone (its closure is mirrored); naming the numpy keeps pip from taking
+  # the highest label, numpy2, and upgrading numpy to fit it
   "$venv/bin/pip" --isolated install --quiet --disable-pip-version-check --no-cache-dir \
-    --index-url "http://127.0.0.1:$port/whl/test/cpu/" numpy-abi
+    --index-url "http://127.0.0.1:$port/whl/test/cpu/" numpy-abi "$numpy"
   "$venv/bin/python" -c "import numpy, numpy_abi as m; print(f'numpy {numpy.__version__}: numpy-abi {m.__version__}, built with numpy {m.built_with()}, total={m.total([1, 2, 3.5])}')"
 done
+
+step "12. A project of your own: \`relforge init\` writes a starter matrix, and its CI lints clean"
+scratch="$DEMO/new-project"
+rm -rf "$scratch" && mkdir -p "$scratch/src/hello_ext"
+cat >"$scratch/pyproject.toml" <<'TOML'
+[project]
+name = "hello-ext"
+version = "0.3.0"
+requires-python = ">=3.10"
+TOML
+(
+  cd "$scratch"
+  git init -q -b main
+  relforge init
+  relforge workflows generate matrix/hello-ext.yaml --release 0.3 --out .github/workflows
+  relforge workflows generate matrix/hello-ext.yaml --release 0.3 --out .github/workflows --check
+  actionlint -no-color && echo "actionlint: no findings (runner labels from .github/actionlint.yaml)"
+)
 
 step "The cherry-pick bot runs from the generated .github/workflows/relforge-bot.yml"
 grep -n "relforge bot handle" .github/workflows/relforge-bot.yml

@@ -167,3 +167,28 @@ def test_policy_keeps_a_backup_prefix_of_the_same_bucket_private(tmp_path: Path)
         bucket_policy(matrix)  # the release channel's whl/ would serve the backups
     path.write_text(matrix_text(publishing.replace("s3://b/whl", "s3://other/whl")))
     assert private_prefixes(load_matrix(path)) == ["pypi-staging", "relforge"]
+
+
+def test_each_cell_of_a_dependency_axis_gets_its_own_wheel_not_the_newest(tmp_path: Path) -> None:
+    """numpy-abi's two cells share a folder and a platform; the numpy1 cell's closure comes from
+    its own wheel (numpy<2), not from the numpy2 wheel that sorts higher."""
+    from tests.conftest import REPO
+
+    matrix = load_matrix(REPO / "matrix" / "numpy-abi.yaml")
+    targets = {t.cell.id: t for t in wheel_targets(matrix, "test")}
+    one = targets["wheel-linux-x86_64-py3.12-cpu-numpy1.26"]
+    two = targets["wheel-linux-x86_64-py3.12-cpu-numpy2.x"]
+    assert one.folder == two.folder
+    files = [
+        ObjectInfo(key=f"{one.folder}/{name}", size=1, etag="x")
+        for name in (
+            "numpy_abi-1.0.0+cpu.numpy1-cp312-cp312-manylinux_2_28_x86_64.whl",
+            "numpy_abi-1.0.0+cpu.numpy2-cp312-cp312-manylinux_2_28_x86_64.whl",
+            "numpy_abi-1.0.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl",  # no axis label: no cell's
+        )
+    ]
+    got_one = cell_wheel(matrix, one, files, None)
+    got_two = cell_wheel(matrix, two, files, "1.0.0")
+    assert got_one is not None and "+cpu.numpy1-" in got_one.key
+    assert got_two is not None and "+cpu.numpy2-" in got_two.key
+    assert cell_wheel(matrix, one, files[1:], None) is None  # its own wheel is not published

@@ -92,10 +92,13 @@ def wheel_targets(
 def cell_wheel(
     matrix: Matrix, target: Target, files: list[ObjectInfo], version: str | None
 ) -> ObjectInfo | None:
-    """The newest wheel of the project in the folder that installs on the target and belongs
-    to the cell's release (and to `version`, a public version, when given)."""
+    """The newest wheel of the project in the folder that installs on the target, belongs to
+    the cell's release (and to `version`, a public version, when given) and carries the cell's
+    own local label: cells of a dependency axis share a folder and a platform (numpy-abi's
+    `+cpu.numpy1` and `+cpu.numpy2`), and each has its own requirements, so its own closure."""
     project = canonicalize_name(matrix.project.name)
     base = matrix.release(target.cell.release).full_version.base_version
+    label = _local(target.cell.local_version)
     best: tuple[Version, ObjectInfo] | None = None
     for info in files:
         filename = info.key.rsplit("/", 1)[1]
@@ -104,8 +107,15 @@ def cell_wheel(
         name, found, _, _ = parse_wheel_filename(filename)
         if name != project or found.base_version != base or not target.installs(filename):
             continue
+        if found.local != label:
+            continue
         if version is not None and found.public != Version(version).public:
             continue
         if best is None or found > best[0]:
             best = (found, info)
     return best[1] if best else None
+
+
+def _local(label: str) -> str | None:
+    """A local version label as `Version.local` normalizes it (None for no label)."""
+    return Version(f"0+{label}").local if label else None
