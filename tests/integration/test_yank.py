@@ -207,3 +207,44 @@ def test_yank_on_s3_marks_the_pages_including_the_directory_page(
         assert body(key).count('data-yanked="bad"') == 2
     assert all(f["yanked"] == "bad" for f in json.loads(body("index.json"))["files"])
     assert "dl/relforge/yanked/test.json" in objects(s3)
+
+
+def test_verify_finds_a_page_whose_yank_marks_differ_from_the_record_and_repair_restores_them(
+    tmp_path: Path, run: Callable[..., Result], published: Path
+) -> None:
+    """A yank lives in the record; a page that drops a mark (installers would take the bad file
+    again), invents one or changes its reason lies, on a variant page or the channel root."""
+    matrix = str(published)
+    store = tmp_path / ".relforge" / "store"
+    yank = ["--version", "1.0.1", "--cell", CPU, "--reason", "bad ABI", "--execute"]
+    assert run("yank", matrix, *yank).code == 0
+    clean = run("verify", matrix, "--channel", "release")
+    assert clean.code == 0, clean.out + clean.err  # the marks the index wrote agree
+
+    variant_html = store / "whl" / "cpu" / "rfdemo" / "index.html"
+    root_json = store / "whl" / "rfdemo" / "index.json"
+    variant_html.write_text(variant_html.read_text().replace(' data-yanked="bad ABI"', ""))
+    page = json.loads(root_json.read_text())
+    (other,) = [f for f in page["files"] if "cu128" in f["filename"]][:1]
+    for f in page["files"]:
+        if f["filename"] == YANKED:
+            f["yanked"] = "a different reason"
+    other["yanked"] = True  # a file nobody yanked
+    root_json.write_text(json.dumps(page))
+
+    found = run("verify", matrix, "--channel", "release", "--format", "json")
+    assert found.code == 4, found.out + found.err
+    messages = {(f["key"], f["message"]) for f in json.loads(found.out)["findings"]}
+    assert (
+        "whl/cpu/rfdemo/index.html",
+        f"does not mark {YANKED} yanked, the yank record does ('bad ABI')",
+    ) in messages
+    root = {m for k, m in messages if k == "whl/rfdemo/index.json"}
+    changed = "yanked for 'a different reason', the yank record says 'bad ABI'"
+    assert any(changed in m for m in root)
+    assert any(other["url"] in m and "yanked (''), the yank record does not" in m for m in root)
+
+    repaired = run("verify", matrix, "--channel", "release", "--repair", "--execute")
+    assert repaired.code == 0, repaired.out + repaired.err
+    assert 'data-yanked="bad ABI"' in html_line(variant_html.read_text(), YANKED)
+    assert run("verify", matrix, "--channel", "release").code == 0

@@ -21,6 +21,7 @@ class Link:
     filename: str
     sha256: str | None
     metadata_sha256: str | None
+    yanked: str | None = None  # PEP 592: the reason ("" for none) when the page marks it yanked
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,6 +30,7 @@ class Want:
 
     sha256: str
     metadata_sha256: str | None
+    yanked: str | None = None  # the yank record's reason ("" for none); None: not yanked
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,11 +66,26 @@ def json_links(data: bytes) -> dict[str, Link] | None:
             name = f["filename"]
             meta = f.get("core-metadata", f.get("dist-info-metadata"))
             out[name] = Link(
-                filename=name, sha256=_hash_of(f.get("hashes")), metadata_sha256=_hash_of(meta)
+                filename=name,
+                sha256=_hash_of(f.get("hashes")),
+                metadata_sha256=_hash_of(meta),
+                yanked=json_yanked(f.get("yanked")),
             )
         return out
     except (ValueError, KeyError, TypeError):
         return None
+
+
+def json_yanked(value: object) -> str | None:
+    """PEP 691's `yanked` (false, true or a reason) as a reason, None when not yanked."""
+    if value is None or value is False:
+        return None
+    return "" if value is True else str(value)
+
+
+def html_yanked(anchor: Mapping[str, str | None]) -> str | None:
+    """PEP 592's `data-yanked` (present, perhaps with a reason) as a reason, None when absent."""
+    return (anchor["data-yanked"] or "") if "data-yanked" in anchor else None
 
 
 def json_projects(data: bytes) -> set[str] | None:
@@ -101,7 +118,12 @@ def html_links(data: bytes) -> dict[str, Link] | None:
         url, _, fragment = href.partition("#")
         name = unquote(url.rsplit("/", 1)[-1])
         meta = a.get("data-core-metadata") or a.get("data-dist-info-metadata")
-        out[name] = Link(filename=name, sha256=_sha_attr(fragment), metadata_sha256=_sha_attr(meta))
+        out[name] = Link(
+            filename=name,
+            sha256=_sha_attr(fragment),
+            metadata_sha256=_sha_attr(meta),
+            yanked=html_yanked(a),
+        )
     return out
 
 
@@ -133,7 +155,18 @@ def link_problem(
             message=f"advertises core-metadata sha256 {link.metadata_sha256} for {shown}, "
             f"expected {wanted.metadata_sha256}",
         )
+    if link.yanked != wanted.yanked:
+        return PageProblem(key=key, message=_yank_message(shown, link.yanked, wanted.yanked))
     return None
+
+
+def _yank_message(shown: str, marked: str | None, recorded: str | None) -> str:
+    """How a page's yank mark (PEP 592) differs from the channel's yank record."""
+    if recorded is None:
+        return f"marks {shown} yanked ({marked!r}), the yank record does not"
+    if marked is None:
+        return f"does not mark {shown} yanked, the yank record does ({recorded!r})"
+    return f"marks {shown} yanked for {marked!r}, the yank record says {recorded!r}"
 
 
 def check_links(

@@ -15,6 +15,7 @@ from relforge.promote.pagecheck import (
     PageProblem,
     Want,
     check_root_pages,
+    html_yanked,
     json_links,
     link_problem,
     read_page,
@@ -49,6 +50,7 @@ def _html_targets(data: bytes) -> dict[str, Link] | None:
             filename=unquote(url.rsplit("/", 1)[-1]),
             sha256=fragment.removeprefix("sha256=") if fragment.startswith("sha256=") else None,
             metadata_sha256=meta.removeprefix("sha256=") if meta else None,
+            yanked=html_yanked(a),
         )
     return out
 

@@ -20,7 +20,7 @@ an older vouched version may be absent without a finding.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +41,7 @@ from relforge.promote.rootcheck import check_channel_root
 from relforge.promote.rootpages import RootSpec, root_spec
 from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
 from relforge.promote.vouch import channel_vouchers
+from relforge.promote.yanked import read_yanked
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,6 +76,7 @@ class Truth:
     manifest_keys: tuple[str, ...]
     root: RootSpec | None = None  # the channel-root pages (relforge.promote.rootpages)
     archive_folders: tuple[str, ...] = ()  # native archives: no index pages there
+    yanked: Mapping[str, str] = field(default_factory=dict)  # key → reason (the yank record)
 
 
 def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Truth:
@@ -117,6 +119,7 @@ def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Tr
         manifest_keys=tuple(info.key for info in listed),
         root=root_spec(matrix, channel),
         archive_folders=tuple(archives),
+        yanked=read_yanked(main, channel),
     )
 
 
@@ -245,7 +248,11 @@ def _check_vouched(
                     expected_sha256=e.sha256,
                 )
             if v.is_wheel and v.version not in withheld:
-                want[v.folder][filename] = Want(sha256=e.sha256, metadata_sha256=e.metadata_sha256)
+                want[v.folder][filename] = Want(
+                    sha256=e.sha256,
+                    metadata_sha256=e.metadata_sha256,
+                    yanked=truth.yanked.get(key),
+                )
             continue
         intact = content.sha256 == e.sha256 and content.size == e.size
         if not intact:
@@ -286,7 +293,9 @@ def _check_vouched(
                     found_sha256=car.sha256,
                 )
         if v.is_wheel and v.version not in withheld:
-            want[v.folder][filename] = Want(sha256=e.sha256, metadata_sha256=meta_want)
+            want[v.folder][filename] = Want(
+                sha256=e.sha256, metadata_sha256=meta_want, yanked=truth.yanked.get(key)
+            )
     return want
 
 
