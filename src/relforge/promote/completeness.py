@@ -39,7 +39,10 @@ if TYPE_CHECKING:
     from relforge.promote.vouch import Vouchers
 
 # The package types whose files a version must have in a channel before it is advertised.
-# Native archives join by adding "libtorch" here once they are published and vouched for.
+# Native archives are published and vouched for, but no index page lists them (they are
+# downloaded by URL), and the generated CI uploads them from their own workflow, whose timing
+# the wheel workflow's index job does not wait for: a version's pip pages do not wait for its
+# zips either.  Add "libtorch" here to make them gate, once an index run follows their upload.
 PUBLISHED_TYPES = frozenset({"wheel"})
 
 
