@@ -4,7 +4,7 @@ the manifests vouch for and the store holds, for `relforge verify`."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Set
+from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -195,10 +195,29 @@ def check_project_pages(
 ) -> list[PageProblem]:
     """The JSON and HTML pages of one project in one folder (and the folder object plain S3
     serves for the URL `folder/project/`); a missing page is a problem when `required`."""
-    base = f"{folder}/{project}/"
+
+    def links_of(name: str, key: str, data: bytes) -> list[PageProblem]:
+        links = (json_links if name == "index.json" else html_links)(data)
+        if links is None:
+            return [PageProblem(key=key, message="the page cannot be read")]
+        return check_links(key, links, want, present)
+
+    return check_page_pair(store, f"{folder}/{project}/", links_of, required=required)
+
+
+def check_page_pair(
+    store: ObjectStore,
+    base: str,
+    check: Callable[[str, str, bytes], list[PageProblem]],
+    *,
+    required: bool = True,
+) -> list[PageProblem]:
+    """Read `base`'s index.json and index.html and `check(name, key, bytes)` each; a missing
+    page is a problem when `required`; on a store that serves folders as objects, the folder's
+    own object must be the HTML page."""
     out: list[PageProblem] = []
     html_page = None
-    for name, parse in (("index.json", json_links), ("index.html", html_links)):
+    for name in ("index.json", "index.html"):
         key = base + name
         data = read_page(store, key)
         if data is None:
@@ -207,11 +226,7 @@ def check_project_pages(
             continue
         if name == "index.html":
             html_page = data
-        links = parse(data)
-        if links is None:
-            out.append(PageProblem(key=key, message="the page cannot be read"))
-            continue
-        out += check_links(key, links, want, present)
+        out += check(name, key, data)
     if store.directory_pages and html_page is not None and read_page(store, base) != html_page:
         out.append(PageProblem(key=base, message="the folder object differs from index.html"))
     return out
@@ -219,20 +234,11 @@ def check_project_pages(
 
 def check_root_pages(store: ObjectStore, folder: str, project: str) -> list[PageProblem]:
     """The folder's own pages must list the project."""
-    base = f"{folder}/"
-    out: list[PageProblem] = []
-    html_page = None
-    for name, parse in (("index.json", json_projects), ("index.html", html_projects)):
-        key = base + name
-        data = read_page(store, key)
-        if data is None:
-            out.append(PageProblem(key=key, message="the page is missing"))
-            continue
-        if name == "index.html":
-            html_page = data
-        projects = parse(data)
+
+    def lists_project(name: str, key: str, data: bytes) -> list[PageProblem]:
+        projects = (json_projects if name == "index.json" else html_projects)(data)
         if projects is None or project not in projects:
-            out.append(PageProblem(key=key, message=f"does not list {project}"))
-    if store.directory_pages and html_page is not None and read_page(store, base) != html_page:
-        out.append(PageProblem(key=base, message="the folder object differs from index.html"))
-    return out
+            return [PageProblem(key=key, message=f"does not list {project}")]
+        return []
+
+    return check_page_pair(store, f"{folder}/", lists_project)

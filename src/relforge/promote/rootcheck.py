@@ -14,6 +14,7 @@ from relforge.promote.pagecheck import (
     Link,
     PageProblem,
     Want,
+    check_page_pair,
     check_root_pages,
     html_yanked,
     json_links,
@@ -76,23 +77,14 @@ def check_channel_root(
     }
     if not listed_anywhere:
         return []
-    out: list[PageProblem] = []
-    html_page = None
-    for name, parse in (("index.json", _json_targets), ("index.html", _html_targets)):
-        key = base + name
-        data = read_page(store, key)
-        if data is None:
-            out.append(PageProblem(key=key, message="the page is missing"))
-            continue
-        if name == "index.html":
-            html_page = data
-        links = parse(data)
+
+    def targets_of(name: str, key: str, data: bytes) -> list[PageProblem]:
+        links = (_json_targets if name == "index.json" else _html_targets)(data)
         if links is None:
-            out.append(PageProblem(key=key, message="the page cannot be read"))
-            continue
-        out += _check(key, base, spec, links, want, present, listed_anywhere)
-    if store.directory_pages and html_page is not None and read_page(store, base) != html_page:
-        out.append(PageProblem(key=base, message="the folder object differs from index.html"))
+            return [PageProblem(key=key, message="the page cannot be read")]
+        return _check(key, base, spec, links, want, present, listed_anywhere)
+
+    out = check_page_pair(store, base, targets_of)
     out += check_root_pages(store, spec.prefix, project)
     return out
 
