@@ -69,8 +69,8 @@ SMALL = textwrap.dedent("""\
         include:
           - match: {platform: linux-x86_64, python: "3.12", variant: cu128}
             suffix: full
-            set: {bundle_libraries: true, upload_subfolder: "{variant}_full"}
-            reason: a wheel that bundles its CUDA libraries
+            set: {bundle_libraries: true, upload_subfolder: "{variant}_full", root_index: false}
+            reason: a wheel that bundles its CUDA libraries (the variant's file name)
       "1.1":
         extends: "1.0"
         date: 2025-12-01

@@ -336,3 +336,63 @@ def test_a_project_gone_from_every_folder_leaves_the_root(tmp_path: Path) -> Non
     assert top["projects"] == [{"name": "alpha"}]
     marker = json.loads((tmp_path / "whl" / ROOT_MARKER).read_text())
     assert marker["projects"] == ["alpha"]
+
+
+def test_folders_whose_wheels_share_file_names_are_a_config_error_before_any_upload(
+    tmp_path: Path,
+) -> None:
+    """Without a local label, each numpy axis value gets its own folder and the same file name;
+    the root page lists files by name, so the matrix is refused with file:line:key."""
+    from tests.conftest import REPO
+
+    text = (REPO / "matrix" / "numpy-abi.yaml").read_text(encoding="utf-8")
+    text = text.replace("../examples/numpy-abi", str(REPO / "examples" / "numpy-abi"))
+    unlabelled = text.replace('local_label: "+{variant}.numpy{numpy_major}"', 'local_label: ""')
+    path = tmp_path / "m.yaml"
+    path.write_text(unlabelled, encoding="utf-8")
+    matrix = load_matrix(str(path))  # the matrix itself is fine: one folder per axis value
+    with pytest.raises(ConfigError) as caught:
+        root_spec(matrix, "test")
+    err = caught.value
+    assert err.key == "channels.test.root_index"
+    assert "whl/test/cpu-numpy1.26/" in str(err) and "whl/test/cpu-numpy2.x/" in str(err)
+    assert err.where is not None and err.where.line == 1 + unlabelled[
+        : unlabelled.index('local_label: ""')
+    ].count("\n")  # no root_index key: the label is what to change
+    opted_out = unlabelled.replace(
+        "test: {version_scheme: final, prefix: whl/test}",
+        "test: {version_scheme: final, prefix: whl/test, root_index: false}",
+    )
+    path.write_text(opted_out, encoding="utf-8")
+    assert root_spec(load_matrix(str(path)), "test").enabled is False
+    with pytest.raises(ConfigError, match="release channel"):
+        root_spec(load_matrix(str(path)), "release")  # only the test channel opted out
+    path.write_text(text, encoding="utf-8")  # the label tells the two wheels apart
+    assert root_spec(load_matrix(str(path)), "test").enabled
+
+
+def test_pytorch_27_full_wheel_folder_is_left_off_the_root_pages() -> None:
+    """2.7's cu126_full copy has the cu126 wheel's file name; its include rule keeps the folder
+    off the channel root, which lists every other variant folder."""
+    from tests.conftest import PYTORCH
+
+    matrix = load_matrix(str(PYTORCH))
+    for channel in ("nightly", "test", "release"):
+        spec = root_spec(matrix, channel)
+        assert spec.enabled and not any(f.endswith("_full") for f in spec.folders)
+        assert any(f.endswith("/cu126") for f in spec.folders)
+
+
+def test_an_include_kept_off_the_root_needs_its_own_folder(tmp_path: Path) -> None:
+    from tests.conftest import PYTORCH
+
+    text = PYTORCH.read_text(encoding="utf-8")
+    old = 'set: {bundle_libraries: true, upload_subfolder: "{variant}_full", root_index: false}'
+    assert old in text
+    path = tmp_path / "pytorch.yaml"
+    path.write_text(text.replace(old, "set: {bundle_libraries: true, root_index: false}"))
+    with pytest.raises(ConfigError) as caught:
+        load_matrix(str(path))
+    assert caught.value.key == "releases.2.7.include[0].set.root_index"
+    assert caught.value.where is not None
+    assert caught.value.where.line == 1 + text[: text.index(old)].count("\n")

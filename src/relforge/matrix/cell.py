@@ -50,6 +50,10 @@ class Cell:
     extra_of: str | None = field(
         default=None, metadata={"doc": "id of the cell an include rule copied"}
     )
+    off_root_index: bool = field(
+        default=False,
+        metadata={"omit_empty": True, "doc": "its folder is left off the channel-root pages"},
+    )
     env: Mapping[str, str] = field(default_factory=dict)
     channel: ChannelName | None = None
     version: str | None = None
@@ -58,18 +62,27 @@ class Cell:
     # Dependency axes (relforge.matrix.axes); left out of to_json() when the release has none,
     # so the JSON of matrices without axes stays as it was.
     axes: Mapping[str, str] = field(
-        default_factory=dict, metadata={"omit_empty": True, "doc": "axis name → value"}
+        default_factory=dict,
+        metadata={"omit_empty": True, "axis": True, "doc": "axis name → value"},
     )
     axis_install: Mapping[str, tuple[str, ...]] = field(
         default_factory=dict,
-        metadata={"omit_empty": True, "doc": "axis → requirements the build installs"},
+        metadata={
+            "omit_empty": True,
+            "axis": True,
+            "doc": "axis → requirements the build installs",
+        },
     )
     axis_index: Mapping[str, str] = field(
         default_factory=dict,
-        metadata={"omit_empty": True, "doc": "axis → index they come from ('' = pip's own)"},
+        metadata={
+            "omit_empty": True,
+            "axis": True,
+            "doc": "axis → index they come from ('' = pip's own)",
+        },
     )
     axis_requires: tuple[str, ...] = field(
-        default=(), metadata={"omit_empty": True, "doc": "Requires-Dist the axes add"}
+        default=(), metadata={"omit_empty": True, "axis": True, "doc": "Requires-Dist the axes add"}
     )
 
     def to_json(self) -> dict[str, Any]:
@@ -94,5 +107,7 @@ CELL_FIELDS: tuple[str, ...] = tuple(
 )
 """The keys of every cell's JSON; a release with dependency axes adds AXIS_FIELDS."""
 AXIS_FIELDS: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(Cell) if f.metadata.get("omit_empty")
+    f.name for f in dataclasses.fields(Cell) if f.metadata.get("axis")
 )
+ALL_FIELDS: frozenset[str] = frozenset(f.name for f in dataclasses.fields(Cell))
+"""Every key a cell's JSON can have (the optional ones only when set)."""

@@ -16,7 +16,7 @@ from packaging.version import InvalidVersion, Version
 from relforge.errors import ConfigError
 from relforge.matrix.archives import check_file_name
 from relforge.matrix.axes import check_axes, same_channel_needs_url
-from relforge.matrix.cell import AXIS_FIELDS, CELL_FIELDS
+from relforge.matrix.cell import ALL_FIELDS
 from relforge.matrix.schema import CHANNEL_NAMES, Located, Matrix, Publishing, Release, Variant
 from relforge.matrix.selector import SELECTABLE, selector_from_match
 from relforge.matrix.values import (
@@ -171,7 +171,7 @@ def _check_release(release: Release) -> None:
         )
     _check_pythons(release, path)
     _check_env(release.env, release, path)
-    check_axes(release, frozenset((*SELECTABLE, *CELL_FIELDS, *AXIS_FIELDS)))
+    check_axes(release, frozenset((*SELECTABLE, *ALL_FIELDS)))
     check_wheel_variants(release)
     _check_platforms(release, path)
     if not release.accelerators:
@@ -286,6 +286,15 @@ def _check_rules(release: Release, path: str) -> None:
                 "upload_subfolder",
                 f"{rpath}.set",
                 hint="e.g. {variant}_full",
+            )
+        if inc.set.root_index is False and not subfolder:
+            raise _fail(
+                "root_index: false needs the copies' own upload_subfolder (a folder the "
+                "variant's cells share stays on the channel-root pages)",
+                inc.set,
+                "root_index",
+                f"{rpath}.set",
+                hint="e.g. upload_subfolder: {variant}_full",
             )
         _check_env(inc.set.env, inc.set, f"{rpath}.set")
 

@@ -296,6 +296,7 @@ def _extra_cell(cell: Cell, rule: IncludeRule) -> Cell:
         else cell.upload_subfolder,
         image=settings.image or cell.image,
         extra_of=cell.id,
+        off_root_index=settings.root_index is False,
         pypi_default=False,  # a one-off copy never replaces the variant's PyPI upload
         env=env,
     )

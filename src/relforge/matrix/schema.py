@@ -344,6 +344,13 @@ class ExcludeRule(Rule):
 class ExtraCellSettings(Located):
     bundle_libraries: bool | None = None
     upload_subfolder: str = field(default="", metadata={"doc": "may use {variant}"})
+    root_index: bool | None = field(
+        default=None,
+        metadata={
+            "doc": "false keeps the copies' folder off the channel-root pages (for copies whose "
+            "wheels have the variant's file names; needs upload_subfolder)"
+        },
+    )
     image: str = ""
     env: Mapping[str, str] = field(default_factory=dict)
 

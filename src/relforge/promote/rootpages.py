@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from relforge.errors import ConfigError, RefusedError, Span
+from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix
 from relforge.promote.pages import (
@@ -74,12 +75,19 @@ def root_spec(matrix: Matrix, channel: ChannelName) -> RootSpec:
     folders: set[str] = set()
     reserved: dict[str, str] = {}
     where: dict[str, Span] = {}
+    names: dict[tuple[str, str, str, str], Cell] = {}  # a wheel file name's parts → its cell
     for name, release in matrix.releases.items():
         for cell in expand_cells(matrix, name, channel=channel):
             if cell.package_type != "wheel" or not cell.upload_prefix:
                 continue
             folder = cell.upload_prefix.rstrip("/")
-            folders.add(folder)
+            if not cell.off_root_index:
+                folders.add(folder)
+            if chan.root_index and not cell.off_root_index:
+                parts = (name, cell.local_version, cell.abi_tag or "", cell.platform_tag or "")
+                first_cell = names.setdefault(parts, cell)
+                if first_cell.upload_prefix != cell.upload_prefix:
+                    raise _one_name_twice(matrix, channel, first_cell, cell)
             first = canonical(folder[len(prefix) + 1 :].split("/", 1)[0])
             if first in reserved:
                 continue
@@ -108,6 +116,25 @@ def root_spec(matrix: Matrix, channel: ChannelName) -> RootSpec:
     if spec.enabled:
         check_name(spec, canonical(matrix.project.name))
     return spec
+
+
+def _one_name_twice(matrix: Matrix, channel: ChannelName, one: Cell, two: Cell) -> ConfigError:
+    """Two folders of the channel hold wheels of one name (a release without a local label
+    that tells its variant folders apart): the root page, which lists every folder's files by
+    name, cannot hold both.  Caught from the matrix, before anything is uploaded."""
+    chan = matrix.channels.get(channel)
+    release = matrix.release(two.release)
+    label = f"+{two.local_version}" if two.local_version else "no local label"
+    return ConfigError(
+        f"cells {one.id} and {two.id} make wheels of one file name ({label}, {two.abi_tag}, "
+        f"{two.platform_tag}) in {one.upload_prefix} and {two.upload_prefix}: the root index "
+        f"of the {channel} channel lists every variant folder's files by name and cannot hold "
+        "both",
+        where=chan.at("root_index") if "root_index" in chan.spans else release.at("local_label"),
+        key=f"channels.{channel}.root_index",
+        hint=f"set channels.{channel}.root_index: false, or put what tells the folders apart "
+        f"in releases.{release.name}.local_label",
+    )
 
 
 def check_name(spec: RootSpec, project: str) -> None:
