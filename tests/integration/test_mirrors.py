@@ -163,6 +163,16 @@ def test_publish_promote_fill_mirrors_and_verify_checks_parity(
     assert "← store r2" in fixed.out
     assert main.read(CPU_LINUX) == good
 
+    # a yank marks every store's pages from the main store's record, so all stay clean
+    yank = ("yank", str(matrix), "--version", "1.0.0", "--channel", "release")
+    done = run(*yank, "--cell", "wheel-linux-x86_64-py3.11-cpu", "--reason", "bad", "--execute")
+    assert done.code == 0, done.out + done.err
+    for raw in (r2, disk):
+        page = raw.read("whl/cpu/rfdemo/index.html").decode()
+        assert 'data-yanked="bad"' in page
+    after = run("verify", str(matrix), "--channel", "release")
+    assert after.code == 0, after.out + after.err
+
 
 def test_a_conflicting_object_on_a_mirror_refuses_the_whole_publish(
     tmp_path: Path,
@@ -182,13 +192,3 @@ def test_a_conflicting_object_on_a_mirror_refuses_the_whole_publish(
     assert "never overwritten" in refused.err and squatter in refused.err
     assert main.snapshot() == {} and disk.snapshot() == {}
     assert list(r2.snapshot()) == [f"dl/{squatter}"]
-
-    # a yank marks every store's pages from the main store's record, so all stay clean
-    yank = ("yank", str(matrix), "--version", "1.0.0", "--channel", "release")
-    done = run(*yank, "--cell", "wheel-linux-x86_64-py3.11-cpu", "--reason", "bad", "--execute")
-    assert done.code == 0, done.out + done.err
-    for raw in (r2, disk):
-        page = raw.read("whl/cpu/rfdemo/index.html").decode()
-        assert 'data-yanked="bad"' in page
-    after = run("verify", str(matrix), "--channel", "release")
-    assert after.code == 0, after.out + after.err
