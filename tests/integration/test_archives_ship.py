@@ -137,10 +137,13 @@ def _setup(kind: str, tmp_path: Path, s3: S3 | None) -> Setup:
     raw: Raw
     backup: Raw
     if s3 is not None:
+        # two tries per request: bytes changed in the store are read once more, then refused
+        # (the default 8 tries only wait longer; retries: test_s3_transient_faults)
         publishing = textwrap.dedent(f"""\
             publishing:
               store: s3://{s3.bucket}/dl
               s3_endpoint_url: {s3.endpoint}
+              s3_attempts: 2
               backup_store: s3://{s3.bucket}-backup/tags
             """)
         client: Any = s3.client()

@@ -161,12 +161,13 @@ def test_an_unwritable_working_directory_is_an_environment_fault(
     assert not (tmp_path / "store").exists()  # nothing was written before the journal
 
 
-def _s3_matrix(tmp_path: Path, bucket: str, endpoint: str) -> Path:
+def _s3_matrix(tmp_path: Path, bucket: str, endpoint: str, extra: str = "") -> Path:
     publishing = textwrap.dedent(f"""\
         publishing:
           store: s3://{bucket}/dl
           s3_endpoint_url: {endpoint}
         """)
+    publishing += extra
     path = tmp_path / "s3.yaml"
     path.write_text(matrix_text(publishing), encoding="utf-8")
     return path
@@ -183,13 +184,18 @@ def _s3_matrix(tmp_path: Path, bucket: str, endpoint: str) -> Path:
 def test_an_endpoint_that_cannot_be_reached(
     tmp_path: Path, manifest: Path, run: Run, s3: S3, endpoint: str, needle: str
 ) -> None:
-    matrix = _s3_matrix(tmp_path, s3.bucket, endpoint)
+    # publishing.s3_attempts: two tries each (the default 8: the failing service below)
+    matrix = _s3_matrix(tmp_path, s3.bucket, endpoint, "  s3_attempts: 2\n")
     for extra in ((), ("--execute",)):
         failed = run(
             "publish", str(matrix), "--channel", "test", "--manifest", str(manifest), *extra
         )
         _one_paragraph(
-            failed, needle, "publishing.s3_endpoint_url", f"s3://{s3.bucket}/dl", "attempts"
+            failed,
+            needle,
+            "publishing.s3_endpoint_url",
+            f"s3://{s3.bucket}/dl",
+            "after 2 attempts",
         )
     assert not (tmp_path / ".relforge" / "journal").exists() or not list(
         (tmp_path / ".relforge" / "journal").iterdir()

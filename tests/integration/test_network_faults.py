@@ -130,11 +130,18 @@ def test_an_s3_endpoint_that_fails_is_an_environment_fault(
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     with _endpoint(kind) as endpoint:
         matrix = tmp_path / "s3.yaml"
-        publishing = f"publishing:\n  store: s3://{BUCKET}/dl\n  s3_endpoint_url: {endpoint}\n"
-        matrix.write_text(matrix_text(textwrap.dedent(publishing)), encoding="utf-8")
+        # two tries: a retry, then the fault (the default 8 tries: test_environment_faults)
+        publishing = textwrap.dedent(f"""\
+            publishing:
+              store: s3://{BUCKET}/dl
+              s3_endpoint_url: {endpoint}
+              s3_attempts: 2
+            """)
+        matrix.write_text(matrix_text(publishing), encoding="utf-8")
         failed = run(*COMMANDS[command](matrix, manifest))
     host = endpoint.removeprefix("http://")
-    _one_paragraph(failed, ENDPOINTS[kind][1], host, f"s3://{BUCKET}/dl")
+    tries = ("after 2 attempts",) if kind in ("closed-port", "dns") else ()
+    _one_paragraph(failed, ENDPOINTS[kind][1], host, f"s3://{BUCKET}/dl", *tries)
     assert not list((tmp_path / ".relforge").glob("journal/*"))
 
 

@@ -9,6 +9,7 @@ import hashlib
 import re
 import textwrap
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,20 +68,65 @@ def _pages(s3: S3, bucket: str) -> dict[str, object]:
     return page_files(s3, bucket)
 
 
-@pytest.fixture
-def manifest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    path = tmp_path / "work" / "relforge-manifest.json"
-    write_manifest(path, release_wheels(tmp_path / "work"))
+@pytest.fixture(scope="module")
+def manifest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One release for every test of the module: the fault-free baseline is made from it once."""
+    work = tmp_path_factory.mktemp("work")
+    path = work / "relforge-manifest.json"
+    write_manifest(path, release_wheels(work))
     return path
+
+
+@pytest.fixture(autouse=True)
+def _workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # each test's journal (.relforge/) is its own
+
+
+@dataclass(frozen=True, kw_only=True)
+class Clean:
+    """What the fault-free flow leaves: the store without its pages, the files each page lists,
+    and the backup store."""
+
+    objects: dict[str, tuple[str, str]]
+    pages: dict[str, object]
+    backup: dict[str, tuple[str, str]]
+
+
+class Baseline:
+    """The fault-free flow of the module's release, run once (by the first test that asks, on
+    its own bucket and with its own `run`) and compared with by every faulted flow."""
+
+    def __init__(self) -> None:
+        self._clean: Clean | None = None
+
+    def get(self, run: Callable[..., Result], tmp_path: Path, s3: S3, manifest: Path) -> Clean:
+        if self._clean is None:
+            bucket = f"{s3.bucket}-clean"
+            matrix = _matrix(tmp_path, s3, bucket, s3.endpoint)
+            assert _flow(run, matrix, manifest)[0] == 0  # no proxy, no fault, no retry
+            self._clean = Clean(
+                objects=without_pages(objects(s3, bucket)),
+                pages=_pages(s3, bucket),
+                backup=objects(s3, f"{bucket}-backup"),
+            )
+        return self._clean
+
+
+@pytest.fixture(scope="module")
+def baseline() -> Baseline:
+    return Baseline()
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_ten_percent_faults_complete_with_nothing_lost(
-    seed: int, tmp_path: Path, s3: S3, manifest: Path, run: Callable[..., Result]
+    seed: int,
+    tmp_path: Path,
+    s3: S3,
+    manifest: Path,
+    baseline: Baseline,
+    run: Callable[..., Result],
 ) -> None:
-    clean = _matrix(tmp_path, s3, f"{s3.bucket}-clean", s3.endpoint)
-    assert _flow(run, clean, manifest)[0] == 0  # no proxy, no fault, no retry
+    clean = baseline.get(run, tmp_path, s3, manifest)
     with FaultProxy(upstream=s3.endpoint, seed=seed, rate=RATE) as proxy:
         faulted = _matrix(tmp_path, s3, f"{s3.bucket}-faulted", proxy.url)
         retries, _lines = _flow(run, faulted, manifest)
@@ -93,22 +139,20 @@ def test_ten_percent_faults_complete_with_nothing_lost(
         assert "everything was already in place" in again[1]
     # the same objects; the pages list the same files (each page set has its own generation)
     faulted_objects = objects(s3, f"{s3.bucket}-faulted")
-    assert without_pages(faulted_objects) == without_pages(objects(s3, f"{s3.bucket}-clean"))
-    assert _pages(s3, f"{s3.bucket}-faulted") == _pages(s3, f"{s3.bucket}-clean")
-    assert objects(s3, f"{s3.bucket}-faulted-backup") == objects(s3, f"{s3.bucket}-clean-backup")
+    assert without_pages(faulted_objects) == clean.objects
+    assert _pages(s3, f"{s3.bucket}-faulted") == clean.pages
+    assert objects(s3, f"{s3.bucket}-faulted-backup") == clean.backup
     assert len(faulted_objects) > 20
 
 
 def test_every_fault_kind_is_survived_on_its_own(
-    tmp_path: Path, s3: S3, manifest: Path, run: Callable[..., Result]
+    tmp_path: Path, s3: S3, manifest: Path, baseline: Baseline, run: Callable[..., Result]
 ) -> None:
     """One kind at a time, at twice the rate (20%), so some requests fail several times in a row."""
     from tests.faultproxy import KINDS
 
-    clean = _matrix(tmp_path, s3, f"{s3.bucket}-clean", s3.endpoint)
-    _flow(run, clean, manifest)
-    expected = without_pages(objects(s3, f"{s3.bucket}-clean"))
-    expected_pages = _pages(s3, f"{s3.bucket}-clean")
+    clean = baseline.get(run, tmp_path, s3, manifest)
+    expected, expected_pages = clean.objects, clean.pages
     for number, kind in enumerate(KINDS):
         bucket = f"{s3.bucket}-k{number}"
         with FaultProxy(upstream=s3.endpoint, seed=7, rate=0.2, kinds=(kind,)) as proxy:

@@ -239,6 +239,13 @@ CASES = [
         "publishing",
     ),
     (
+        "no-s3-attempt",
+        "download_url: https://example.org",
+        "download_url: https://example.org\npublishing:\n  s3_attempts: 0",
+        ["must be at least 1", "publishing.s3_attempts"],
+        "s3_attempts: 0",
+    ),
+    (
         "bad-placeholder",
         'upload_subfolder: "{variant}_full"',
         'upload_subfolder: "{cuda}_full"',

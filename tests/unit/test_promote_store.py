@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from relforge.errors import ConfigError, RefusedError
 from relforge.promote.local import LocalStore
 from relforge.promote.registry import STORES, StoreOptions, open_store
+from tests.promote_kit import matrix_text
 
 
 def sha(data: bytes) -> str:
@@ -68,6 +70,28 @@ def test_store_urls(tmp_path: Path) -> None:
     for bad in ("ftp://x", "bucket/prefix", "s3://", "file://"):
         with pytest.raises(ConfigError, match=r"publishing\.store"):
             open_store(bad)
+
+
+def test_publishing_s3_attempts_reaches_every_s3_store_of_the_matrix(tmp_path: Path) -> None:
+    from relforge.matrix.load import load_matrix
+    from relforge.promote.channel import backup_store, main_store
+    from relforge.promote.mirrors import mirror_stores
+    from relforge.promote.s3 import S3Store
+
+    publishing = textwrap.dedent("""\
+        publishing:
+          store: s3://bucket/dl
+          backup_store: s3://bucket-backup/tags
+          mirrors: [{name: r2, url: s3://mirror/dl}]
+        """)
+    path = tmp_path / "matrix.yaml"
+    for text, attempts in ((publishing, 8), (publishing + "  s3_attempts: 3\n", 3)):
+        path.write_text(matrix_text(text), encoding="utf-8")
+        matrix = load_matrix(path)
+        stores = [main_store(matrix), backup_store(matrix)]
+        stores += [named.store for named in mirror_stores(matrix)]
+        for store in stores:
+            assert isinstance(store, S3Store) and store.policy.attempts == attempts, store.url
 
 
 @pytest.mark.parametrize("endpoint", ["not-a-url", "http://[::1"])

@@ -118,6 +118,10 @@ def check_matrix(matrix: Matrix) -> None:
         )
     if matrix.publishing.nightly_keep < 1:
         raise _fail("must be at least 1", matrix.publishing, "nightly_keep", "publishing")
+    if matrix.publishing.s3_attempts < 1:
+        raise _fail(
+            "must be at least 1 (one try, no retry)", matrix.publishing, "s3_attempts", "publishing"
+        )
     _check_mirrors(matrix.publishing)
     if matrix.channels.default == "release":
         raise _fail(

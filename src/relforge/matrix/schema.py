@@ -187,6 +187,13 @@ class Publishing(Located):
         default="", metadata={"doc": "file://PATH or s3://bucket/prefix; empty: .relforge/store"}
     )
     s3_endpoint_url: str = ""
+    s3_attempts: int = field(
+        default=8,
+        metadata={
+            "doc": "tries per S3 request (1 = no retry) before a transient fault (5xx, "
+            "throttling, a reset or unreachable endpoint) ends the command (exit 6)"
+        },
+    )
     backup_store: str = ""
     pypi_repository_url: str = ""
     nightly_keep: int = field(default=30, metadata={"doc": "nightly versions kept per package"})

@@ -56,7 +56,9 @@ def main_store(matrix: Matrix) -> ObjectStore:
     pub = matrix.publishing
     return open_store(
         pub.store or DEFAULT_STORE,
-        StoreOptions(s3_endpoint_url=pub.s3_endpoint_url, key="publishing.store"),
+        StoreOptions(
+            s3_endpoint_url=pub.s3_endpoint_url, key="publishing.store", s3_attempts=pub.s3_attempts
+        ),
     )
 
 
@@ -64,9 +66,12 @@ def backup_store(matrix: Matrix) -> ObjectStore:
     """`publishing.backup_store`, or the `backup/` prefix of the main store."""
     pub = matrix.publishing
     url = pub.backup_store or (pub.store or DEFAULT_STORE).rstrip("/") + "/backup"
-    return open_store(
-        url, StoreOptions(s3_endpoint_url=pub.s3_endpoint_url, key="publishing.backup_store")
+    options = StoreOptions(
+        s3_endpoint_url=pub.s3_endpoint_url,
+        key="publishing.backup_store",
+        s3_attempts=pub.s3_attempts,
     )
+    return open_store(url, options)
 
 
 def trust(matrix: Matrix) -> Trust:

@@ -31,7 +31,9 @@ def mirror_stores(matrix: Matrix) -> list[NamedStore]:
     out = []
     for i, mirror in enumerate(matrix.publishing.mirrors):
         options = StoreOptions(
-            s3_endpoint_url=mirror.endpoint_url, key=f"publishing.mirrors[{i}].url"
+            s3_endpoint_url=mirror.endpoint_url,
+            key=f"publishing.mirrors[{i}].url",
+            s3_attempts=matrix.publishing.s3_attempts,
         )
         out.append(NamedStore(name=mirror.name, store=open_store(mirror.url, options)))
     return out

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from relforge.errors import ConfigError
+from relforge.promote.retry import RetryPolicy
 from relforge.promote.store import ObjectStore
 
 
@@ -18,6 +19,7 @@ from relforge.promote.store import ObjectStore
 class StoreOptions:
     s3_endpoint_url: str = ""
     key: str = "publishing.store"  # the matrix key the URL came from, for error messages
+    s3_attempts: int = RetryPolicy.attempts  # publishing.s3_attempts: tries per S3 request
 
 
 def _open_local(url: str, options: StoreOptions) -> ObjectStore:
@@ -39,6 +41,7 @@ def _open_s3(url: str, options: StoreOptions) -> ObjectStore:
         prefix=prefix.strip("/"),
         endpoint_url=options.s3_endpoint_url,
         config_key=options.key,
+        policy=RetryPolicy(attempts=options.s3_attempts),
     )
 
 
