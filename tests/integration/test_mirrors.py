@@ -167,8 +167,8 @@ def test_publish_promote_fill_mirrors_and_verify_checks_parity(
     yank = ("yank", str(matrix), "--version", "1.0.0", "--channel", "release")
     done = run(*yank, "--cell", "wheel-linux-x86_64-py3.11-cpu", "--reason", "bad", "--execute")
     assert done.code == 0, done.out + done.err
-    for raw in (r2, disk):
-        page = raw.read("whl/cpu/rfdemo/index.html").decode()
+    for copy in (r2, disk):
+        page = copy.read("whl/cpu/rfdemo/index.html").decode()
         assert 'data-yanked="bad"' in page
     after = run("verify", str(matrix), "--channel", "release")
     assert after.code == 0, after.out + after.err
