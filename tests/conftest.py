@@ -144,33 +144,3 @@ def fake_github(monkeypatch: pytest.MonkeyPatch) -> Iterator[fakegithub.FakeGitH
         server.server_close()
         thread.join(timeout=5)
 
-
-# `make test` hands whole files to 2 workers (pytest-xdist --dist loadfile) in collection
-# order, so the longest files go first (longest-processing-time first: no worker is left
-# alone with a long file at the end) and the second Docker file last (the Docker files take
-# turns on one engine; a worker waiting on the other's would idle).  Order within a file stays.
-LONGEST_FIRST = (
-    "test_s3_transient_faults.py",
-    "test_build_docker.py",
-    "test_site_browser.py",
-    "test_archives_ship.py",
-    "test_numpy_abi.py",
-    "test_verify.py",
-    "test_deps_closure.py",
-    "test_mirrors.py",
-    "test_build_host.py",
-    "test_workflows_lint.py",
-    "test_index_pagesets.py",
-    "test_whole_release.py",
-)
-LAST = ("test_numpy_abi_docker.py",)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    def rank(item: pytest.Item) -> int:
-        name = item.path.name
-        if name in LONGEST_FIRST:
-            return LONGEST_FIRST.index(name)
-        return len(LONGEST_FIRST) + (1 if name in LAST else 0)
-
-    items.sort(key=rank)  # stable: each file keeps its own order
