@@ -143,4 +143,3 @@ def fake_github(monkeypatch: pytest.MonkeyPatch) -> Iterator[fakegithub.FakeGitH
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
-
