@@ -207,3 +207,25 @@ def test_cells_the_host_cannot_build_are_skipped_with_the_reason(run: Run, workd
     assert reasons["wheel-linux-x86_64-py3.12-cu129"].startswith("no nvcc for CUDA 12.9")
     assert "13.0" in reasons["wheel-linux-x86_64-py3.12-cu129"]  # what the host does have
     assert not (workdir / "dist" / "relforge-manifest.json").exists()  # no empty manifest
+
+
+def test_a_run_that_stopped_on_an_error_does_not_leave_later_runs_interrupted(
+    run: Run, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that stops on an exception cancels its other builds; the next run in the same
+    process (the bot, a library user, a test) must not find itself interrupted."""
+    import errno
+
+    from relforge.builders import cancel, executor
+
+    matrix = example_matrix(workdir)
+
+    def disk_full(self: object, cell: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(executor._Run, "cell", disk_full)
+        failed = run("build", str(matrix), "--release", "1.0", "--builder", "host")
+    assert failed.code == 6, failed.out + failed.err  # an environment fault, no traceback
+    assert "Traceback" not in failed.err
+    assert not cancel.requested()

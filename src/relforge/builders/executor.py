@@ -81,6 +81,7 @@ def run_build(
     finally:
         pool.shutdown(wait=True)
         run.cleanup()
+        cancel.reset()  # every build thread has stopped: the interrupt ends with this run
 
 
 def _writable(folder: Path, key: str) -> None:
