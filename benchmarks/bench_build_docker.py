@@ -63,9 +63,11 @@ def relforge(workdir: Path, builder: str, env: dict[str, str]) -> tuple[float, d
 
 
 def statuses(run: dict[str, object]) -> dict[str, list[str]]:
+    """Which cells the run built (the example's 8 wheels and its native archive), how, where."""
     cells = run["cells"]
     assert isinstance(cells, list)
     return {
+        "cells": sorted(str(c["cell"]) for c in cells),
         "status": sorted({str(c["status"]) for c in cells}),
         "builder": sorted({str(c["builder"]) for c in cells}),
     }
