@@ -74,3 +74,62 @@ def test_nightly_on_the_local_store_installs_prunes_and_reindexes_incrementally(
     again = run("index", str(matrix), "--channel", "nightly", "--execute")
     assert "0 folder(s) written" in again.out
     assert {p: p.stat().st_mtime_ns for p in store.rglob("index.*")} == before
+
+
+def test_no_page_links_a_pruned_file_while_it_is_deleted_and_a_kill_there_is_finished(
+    tmp_path: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nightly pruning deletes a file only once the pages (variant and channel root) no longer
+    list it: every delete is checked against the pages of that moment; a run killed at the
+    first delete leaves pages that link only files the store holds, and the rerun deletes."""
+    from relforge.promote.local import LocalStore
+
+    monkeypatch.chdir(tmp_path)
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(matrix_text("publishing:\n  nightly_keep: 1\n"), encoding="utf-8")
+    store = tmp_path / ".relforge" / "store"
+    old = "rfdemo-1.0.0.dev20260101+cpu-py3-none-manylinux_2_28_x86_64.whl"
+
+    def publish(day: str) -> Result:
+        work = tmp_path / f"build-{day}"
+        wheel = build_wheel(
+            work, version=f"1.0.0.dev{day}+cpu", plat="manylinux_2_28_x86_64", payload=day
+        )
+        manifest = work / "relforge-manifest.json"
+        write_manifest(manifest, {CPU: wheel}, channel="nightly")
+        argv = ["publish", str(matrix), "--channel", "nightly", "--manifest", str(manifest)]
+        return run(*argv, "--partial", "--execute")
+
+    def listed() -> str:
+        pages = [
+            store / "whl/nightly/cpu/rfdemo/index.json",
+            store / "whl/nightly/rfdemo/index.json",
+        ]
+        return "".join(p.read_text() for p in pages if p.exists())
+
+    assert publish("20260101").code == 0
+    assert old in listed()
+    real_delete = LocalStore.delete
+    seen: list[str] = []
+
+    def killed_at_first_delete(self: LocalStore, key: str) -> None:
+        assert key.rsplit("/", 1)[-1].removesuffix(".metadata") not in listed(), key
+        seen.append(key)
+        raise KeyboardInterrupt  # the run is killed here
+
+    with monkeypatch.context() as patch:
+        patch.setattr(LocalStore, "delete", killed_at_first_delete)
+        killed = publish("20260102")
+    assert seen and killed.code == 130, killed.out + killed.err  # interrupted
+    assert old not in listed() and (store / "whl/nightly/cpu" / old).exists()
+
+    def checked(self: LocalStore, key: str) -> None:
+        assert key.rsplit("/", 1)[-1].removesuffix(".metadata") not in listed(), key
+        real_delete(self, key)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(LocalStore, "delete", checked)
+        rerun = publish("20260102")
+    assert rerun.code == 0, rerun.out + rerun.err
+    assert not (store / "whl/nightly/cpu" / old).exists()
+    assert run("verify", str(matrix), "--channel", "nightly").code == 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -92,11 +92,14 @@ class FolderListing:
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
-def list_folder(store: ObjectStore, folder: str) -> FolderListing:
+def list_folder(store: ObjectStore, folder: str, absent: Set[str] = frozenset()) -> FolderListing:
+    """The folder as the store lists it, without the `absent` keys (about to be deleted)."""
     listing = FolderListing(folder=folder.rstrip("/"))
     base = listing.folder + "/"
     marker = None
     for info in store.list(base):
+        if info.key in absent:
+            continue
         rest = info.key[len(base) :]
         if rest == MARKER:
             marker = info
@@ -139,13 +142,19 @@ def _pages_complete(listing: FolderListing, project: str, store: ObjectStore) ->
 
 
 def plan_folder(
-    store: ObjectStore, folder: str, vouchers: Vouchers, *, workers: int = 16
+    store: ObjectStore,
+    folder: str,
+    vouchers: Vouchers,
+    *,
+    workers: int = 16,
+    absent: Set[str] = frozenset(),
 ) -> FolderPlan:
     """What a folder's pages should be (read-only): which projects to rebuild, each file
-    checked against the manifest that vouches for it or carried from the committed page."""
+    checked against the manifest that vouches for it or carried from the committed page.
+    `absent`: keys about to be deleted (pruned), which no page may list."""
     with ThreadPoolExecutor(1) as side:  # the manifests are listed while the folder is
         manifests = side.submit(vouchers.manifest_keys, ())
-        listing = list_folder(store, folder)
+        listing = list_folder(store, folder, absent)
         marker = read_marker(store, listing.folder) if listing.marker else None
         manifests.result()
     names = sorted(listing.projects)

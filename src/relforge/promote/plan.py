@@ -58,10 +58,6 @@ def render(plan: Plan, echo: Echo) -> None:
         )
         for step in batch.steps:
             echo("  " + _step_line(step, batch))
-    if plan.deletes:
-        echo(f"prune ({len(plan.deletes)} objects) in {plan.store.url}:")
-        for key in plan.deletes:
-            echo(f"  delete    {key}")
     if plan.index_folders:
         echo(f"then re-index {len(plan.index_folders)} folder(s) in {plan.store.url}:")
         for folder in plan.index_folders:
@@ -70,6 +66,11 @@ def render(plan: Plan, echo: Echo) -> None:
         if root is not None:
             what = "index" if root.enabled else "remove"
             echo(f"  {what:<9} {root.prefix}/ (channel-root pages over every variant folder)")
+    if plan.deletes:
+        after = "once no page lists them" if plan.index_folders else "(pages not rebuilt)"
+        echo(f"prune ({len(plan.deletes)} objects) in {plan.store.url}, {after}:")
+        for key in plan.deletes:
+            echo(f"  delete    {key}")
     for mirror in plan.mirrors:
         echo(f"mirror {mirror.url}: the same prune and re-index")
 
@@ -96,7 +97,8 @@ class Outcome:
 
 
 def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
-    """Apply the plan: refuse on any conflict first; then transfers, deletions, indexes (last)."""
+    """Apply the plan: refuse on any conflict first; then transfers, the pages (without the
+    files being pruned), and the deletions last."""
     refuse_conflicts(plan.batches)
     journal = Journal(plan.command, plan.digest())
     resumed_from = len(journal.done) if journal.resumed else 0
@@ -109,18 +111,17 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
             created += apply_batch(batch, journal, workers=workers)
         indexed: list[FolderPlan] = []
         recorded: list[tuple[str, bool]] = []
+        pruned = frozenset(plan.deletes)
         for store in (plan.store, *plan.mirrors):
             where = "" if store is plan.store else f" in {store.url}"
-            for key in plan.deletes:
-                store.delete(key)
-                journal.record(f"delete {key}{where}")
             folder_plans: list[FolderPlan] = []
             if plan.index_folders:
                 assert plan.vouchers is not None
                 # every store's pages come from the main store's manifests, checked against
-                # that store's own bytes
+                # that store's own bytes; the pruned files are left off them, and deleted
+                # only once no page lists them (never a link to a deleted file)
                 folder_plans = [
-                    plan_folder(store, folder, plan.vouchers, workers=workers)
+                    plan_folder(store, folder, plan.vouchers, workers=workers, absent=pruned)
                     for folder in plan.index_folders
                 ]
                 refuse_drift(folder_plans, store)
@@ -140,6 +141,9 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
             if plan.index_folders and plan.vouchers is not None:
                 # the channel-root pages, from the variant pages just committed
                 refresh_root(store, plan.vouchers.root, workers=workers)
+            for key in plan.deletes:
+                store.delete(key)
+                journal.record(f"delete {key}{where}")
         journal.finish()
     finally:
         journal.close()
