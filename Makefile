@@ -14,10 +14,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
-# Every test, on all cores: each test file stays on one worker (its module-scoped fixtures run
-# once) and the Docker tests take turns (tests/integration/dockerd.py); DEVELOPERS.md has timings.
+# Every test, on 4 workers: each test file stays on one worker (its module-scoped fixtures run
+# once) and the Docker tests take turns (tests/integration/dockerd.py).  Many tests wait on
+# servers and subprocesses, so 4 workers beat one per core even on 2 cores (DEVELOPERS.md).
+TEST_WORKERS ?= 4
 test: lint
-	$(BIN)/python -m pytest -n auto --dist loadfile
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts

@@ -145,24 +145,6 @@ def test_ten_percent_faults_complete_with_nothing_lost(
     assert len(faulted_objects) > 20
 
 
-def test_every_fault_kind_is_survived_on_its_own(
-    tmp_path: Path, s3: S3, manifest: Path, baseline: Baseline, run: Callable[..., Result]
-) -> None:
-    """One kind at a time, at twice the rate (20%), so some requests fail several times in a row."""
-    from tests.faultproxy import KINDS
-
-    clean = baseline.get(run, tmp_path, s3, manifest)
-    expected, expected_pages = clean.objects, clean.pages
-    for number, kind in enumerate(KINDS):
-        bucket = f"{s3.bucket}-k{number}"
-        with FaultProxy(upstream=s3.endpoint, seed=7, rate=0.2, kinds=(kind,)) as proxy:
-            retries, _lines = _flow(run, _matrix(tmp_path, s3, bucket, proxy.url), manifest)
-        assert proxy.injected[kind] > 0, kind
-        assert retries == proxy.total, (kind, retries, proxy.injected)
-        assert without_pages(objects(s3, bucket)) == expected, kind
-        assert _pages(s3, bucket) == expected_pages, kind
-
-
 def test_bytes_that_never_match_their_stored_sha256_are_refused_not_retried_forever(
     s3: S3, tmp_path: Path
 ) -> None:
