@@ -108,23 +108,30 @@ def _sha_attr(value: str | None) -> str | None:
     return value.removeprefix("sha256=")
 
 
-def html_links(data: bytes) -> dict[str, Link] | None:
+def html_targets(data: bytes) -> dict[str, Link] | None:
+    """href (without its fragment) → what an HTML page says of the file it links."""
     anchors = _anchors(data)
     if anchors is None:
         return None
     out = {}
     for a in anchors:
-        href = a.get("href") or ""
-        url, _, fragment = href.partition("#")
-        name = unquote(url.rsplit("/", 1)[-1])
+        url, _, fragment = (a.get("href") or "").partition("#")
         meta = a.get("data-core-metadata") or a.get("data-dist-info-metadata")
-        out[name] = Link(
-            filename=name,
+        out[url] = Link(
+            filename=unquote(url.rsplit("/", 1)[-1]),
             sha256=_sha_attr(fragment),
             metadata_sha256=_sha_attr(meta),
             yanked=html_yanked(a),
         )
     return out
+
+
+def html_links(data: bytes) -> dict[str, Link] | None:
+    """File name → what an HTML page says of it."""
+    targets = html_targets(data)
+    if targets is None:
+        return None
+    return {link.filename: link for link in targets.values()}
 
 
 def html_projects(data: bytes) -> set[str] | None:

@@ -16,14 +16,13 @@ from relforge.promote.pagecheck import (
     Want,
     check_page_pair,
     check_root_pages,
-    html_yanked,
+    html_targets,
     json_links,
     link_problem,
     read_page,
 )
 from relforge.promote.rootpages import RootSpec
 from relforge.promote.store import ObjectStore
-from relforge.simplepages import anchors as page_anchors
 
 
 def _json_targets(data: bytes) -> dict[str, Link] | None:
@@ -36,24 +35,6 @@ def _json_targets(data: bytes) -> dict[str, Link] | None:
     except (ValueError, KeyError, TypeError):
         return None
     return {urls.get(name, name): link for name, link in links.items()}
-
-
-def _html_targets(data: bytes) -> dict[str, Link] | None:
-    try:
-        anchors = page_anchors(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        return None
-    out = {}
-    for a in anchors:
-        url, _, fragment = (a.get("href") or "").partition("#")
-        meta = a.get("data-core-metadata") or a.get("data-dist-info-metadata")
-        out[url] = Link(
-            filename=unquote(url.rsplit("/", 1)[-1]),
-            sha256=fragment.removeprefix("sha256=") if fragment.startswith("sha256=") else None,
-            metadata_sha256=meta.removeprefix("sha256=") if meta else None,
-            yanked=html_yanked(a),
-        )
-    return out
 
 
 def check_channel_root(
@@ -79,7 +60,7 @@ def check_channel_root(
         return []
 
     def targets_of(name: str, key: str, data: bytes) -> list[PageProblem]:
-        links = (_json_targets if name == "index.json" else _html_targets)(data)
+        links = (_json_targets if name == "index.json" else html_targets)(data)
         if links is None:
             return [PageProblem(key=key, message="the page cannot be read")]
         return _check(key, base, spec, links, want, present, listed_anywhere)

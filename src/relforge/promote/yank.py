@@ -176,14 +176,6 @@ def apply_yank(plan: YankPlan, *, workers: int = 16) -> tuple[int, int]:
 def channel_vouchers_fresh(plan: YankPlan, channel: ChannelName) -> Vouchers:
     """The channel's vouchers with the yank record read again (it was just written)."""
     old = plan.vouchers[channel]
-    fresh = Vouchers(
-        old.store,
-        channel=old.channel,
-        project=old.project,
-        prefix=old.prefix,
-        trust=old.trust,
-        workers=old.workers,
-        root=old.root,
-    )
+    fresh = old.fresh()
     fresh.gate = old.gate  # whole releases only, as judged for the plan
     return fresh
