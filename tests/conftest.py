@@ -143,3 +143,40 @@ def fake_github(monkeypatch: pytest.MonkeyPatch) -> Iterator[fakegithub.FakeGitH
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+# `make test` hands whole files to its workers (pytest-xdist --dist loadfile) in collection
+# order (the Makefile turns off xdist's own reordering, which puts the files with the most tests
+# first and so left the longest single-test files for the end, one worker busy while the others
+# idled).  The longest files go first — longest-processing-time first — the Docker file ahead of
+# all (its engine and image make it the longest); order within a file stays.  Seconds measured
+# under `make test` (benchmarks/results/test_suite.json); a file missing here only runs later.
+LONGEST_FIRST = (
+    "test_build_docker.py",  # ~95 s
+    "test_s3_fault_kinds.py",  # ~60 s
+    "test_s3_transient_faults.py",
+    "test_archives_ship.py",
+    "test_verify.py",
+    "test_whole_release.py",
+    "test_wheel_memory.py",
+    "test_deps_closure.py",
+    "test_mirrors.py",
+    "test_bot_attacks.py",
+    "test_numpy_abi.py",
+    "test_workflows_lint.py",
+    "test_build_host.py",
+    "test_bot_handler.py",
+    "test_root_index.py",
+    "test_network_faults.py",
+    "test_promote_resume.py",
+    "test_site_browser.py",
+    "test_yank.py",
+    "test_index_pagesets.py",
+    "test_workflows_generate.py",
+    "test_promote_flow.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable within a file

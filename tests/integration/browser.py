@@ -87,8 +87,10 @@ def screenshot(driver: WebDriver, name: str) -> Path:
     return path
 
 
-# Reads what the page shows now: the command, or the "not available" text.
-READ_ANSWER = """
+# The selector's answer as a user sees it: the checked choice of each group (value and label),
+# the command or the reason there is none.  A function body: READ_ANSWER runs it once,
+# SWEEP after each combination it clicks.
+_ANSWER = """
 const command = document.getElementById("command");
 const unavailable = document.getElementById("unavailable");
 const checked = {};
@@ -102,6 +104,30 @@ return {
   checked: checked,
 };
 """
+READ_ANSWER = _ANSWER
+
+# Every combination (arguments[1]: lists of values, in the order of the groups in arguments[0])
+# clicked from inside the page — input.click() fires the click, input and change events a
+# user's click does — and the answer read after each: one round trip for all of them instead of
+# four per combination.
+SWEEP = (
+    "const answer = () => {" + _ANSWER + "};\n"
+    """
+const [groups, combinations] = arguments;
+const answers = [];
+let before = null;
+for (const values of combinations) {
+  groups.forEach((group, n) => {  // only the groups whose value changes, as _click_through
+    if (before !== null && before[n] === values[n]) return;
+    const input = document.querySelector(`input[name='${group}'][value='${values[n]}']`);
+    if (!input.checked) input.click();
+  });
+  before = values;
+  answers.push(answer());
+}
+return answers;
+"""
+)
 
 
 def choices(driver: WebDriver, name: str) -> list[str]:

@@ -1,5 +1,6 @@
-"""A private Docker engine for tests: its own socket, data and exec roots under /tmp, no bridge
-and no iptables (as DEVELOPERS.md describes), stopped and cleaned up afterwards."""
+"""A private Docker engine for tests: its own socket, data and exec roots in the temporary
+directory, no bridge and no iptables (as DEVELOPERS.md describes), stopped and cleaned up
+afterwards."""
 
 from __future__ import annotations
 
@@ -42,8 +43,16 @@ def _one_engine_at_a_time() -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def _engine_parent() -> str:
+    """The temporary directory (`make test` puts it in memory: the image build copies a
+    gigabyte several times), unless its path leaves too little of the 108 bytes a unix socket
+    path may take."""
+    parent = tempfile.gettempdir()
+    return parent if len(parent) <= 48 else "/tmp"
+
+
 def _running_dockerd(dockerd: str, prefix: str) -> Iterator[str]:
-    root = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir=_engine_parent()))
     sock = root / "docker.sock"
     argv = [
         dockerd,

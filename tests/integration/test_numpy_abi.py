@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -43,14 +44,25 @@ def requires_dist(wheel: Path) -> list[str]:
     ]
 
 
+def pip_for(python: Path) -> list[str]:
+    """Real pip (this environment's) installing into the venv of `python`: a venv made
+    --without-pip skips ensurepip, seconds of CPU each."""
+    return [
+        sys.executable, "-m", "pip", "--python", str(python), "--isolated",
+        "--disable-pip-version-check",
+    ]  # fmt: skip
+
+
 def numpy_env(venv: Path, numpy_wheels: list[Path], python: str = "3.12") -> Path:
     """A venv holding one numpy, installed offline from the build's axis cache."""
     found = find_interpreter(python)
     assert found is not None
-    subprocess.run([found.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([found.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     links = [a for folder in numpy_wheels for a in ("--find-links", str(folder))]
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "--isolated", "--disable-pip-version-check"]
-    subprocess.run([*pip, "install", "--quiet", "--no-index", *links, "numpy"], check=True)
+    pip = pip_for(venv / "bin" / "python")
+    subprocess.run(
+        [*pip, "install", "--quiet", "--no-compile", "--no-index", *links, "numpy"], check=True
+    )
     return venv / "bin" / "python"
 
 
@@ -103,7 +115,7 @@ def test_numpy_axis_end_to_end(run: Run, tmp_path: Path, monkeypatch: pytest.Mon
         python = numpy_env(tmp_path / f"venv-{label}", cached_folders(cells[cell_id]))
         for channel in ("test/cpu", "cpu"):  # the test channel and, after promotion, release
             index = (store / "whl" / channel).as_uri() + "/"
-            pip = [str(python), "-m", "pip", "--isolated", "--disable-pip-version-check"]
+            pip = pip_for(python)
             # only our index: pip must settle on the wheel the installed numpy satisfies
             subprocess.run(
                 [*pip, "install", "--quiet", "--index-url", index, "numpy-abi"], check=True

@@ -25,6 +25,7 @@ from tests.integration.browser import (
     ARTIFACTS,
     READ_ANSWER,
     REPO,
+    SWEEP,
     choices,
     chromium,
     pick,
@@ -52,9 +53,11 @@ def _site(tmp_path: Path, matrix: Path, releases: list[str], url: str | None) ->
 
 
 def _click_through(
-    driver: WebDriver, matrix: Path, release: str, url: str | None
+    driver: WebDriver, matrix: Path, release: str, url: str | None, *, in_page: bool = False
 ) -> tuple[int, int]:
-    """Visit every combination of one release; returns (commands, unavailable) seen."""
+    """Visit every combination of one release; returns (commands, unavailable) seen.  Each
+    control is clicked through WebDriver as a user would, or with `in_page` from a script in
+    the page (browser.SWEEP: the same events, one round trip for a sweep of hundreds)."""
     loaded = load_matrix(str(matrix))
     if url is not None:
         loaded = with_download_url(loaded, url)
@@ -66,15 +69,22 @@ def _click_through(
     )
     assert groups[:4] == ["channel", "platform", "installer", "accelerator"]  # then the axes
     shown = unavailable = 0
+    combinations = list(itertools.product(*(choices(driver, g) for g in groups)))
+    answers: Iterator[dict[str, Any]] = iter(
+        driver.execute_script(SWEEP, groups, combinations) if in_page else ()
+    )
     before: tuple[str, ...] = ()
-    for values in itertools.product(*(choices(driver, g) for g in groups)):
-        # click only the groups whose value changes (mostly the last): the answer read below
-        # shows every group still holding its value
-        for n, (group, value) in enumerate(zip(groups, values, strict=True)):
-            if not before or before[n] != value:
-                pick(driver, group, value)
-        before = values
-        answer: dict[str, Any] = driver.execute_script(READ_ANSWER)
+    for values in combinations:
+        if in_page:
+            answer = next(answers)
+        else:
+            # click only the groups whose value changes (mostly the last): the answer read
+            # below shows every group still holding its value
+            for n, (group, value) in enumerate(zip(groups, values, strict=True)):
+                if not before or before[n] != value:
+                    pick(driver, group, value)
+            before = values
+            answer = driver.execute_script(READ_ANSWER)
         checked = answer["checked"]
         assert {g: checked[g][0] for g in groups} == dict(zip(groups, values, strict=True))
         want = expected_command(
@@ -152,7 +162,7 @@ def test_every_pytorch_29_combination_over_http(
     origin = static_server(site)
     requested_urls(browser)
     browser.get(f"{origin}/index.html")
-    shown, unavailable = _click_through(browser, PYTORCH, "2.9", None)
+    shown, unavailable = _click_through(browser, PYTORCH, "2.9", None, in_page=True)
     assert (shown, unavailable) == (114, 138)  # 252 combinations
     # the last one visited: Windows arm64 × XPU is not built, and the page says why
     assert browser.find_element("id", "unavailable").text == (

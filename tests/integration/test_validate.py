@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -593,6 +594,7 @@ def test_an_elf_read_that_fails_from_a_tail_is_read_again_exactly(
         def __init__(self, inner: ByteSource) -> None:
             self.inner = inner
             self.size = inner.size
+            self.guessed = True  # as a source that served bytes from a tail
 
         def set_interest(self, spans: Sequence[tuple[int, int]]) -> None:
             self.inner.set_interest(spans)
@@ -610,6 +612,33 @@ def test_an_elf_read_that_fails_from_a_tail_is_read_again_exactly(
     found = inspect_wheel(good)
     [elf] = found.facts.elves
     assert elf.error is None and elf.info is not None and elf.info.cxx.cxx11_defined
+
+
+def test_a_malformed_elf_read_exactly_is_not_read_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exact re-read is for bytes that came from a searched tail: an ELF file whose bytes
+    were all read exactly is malformed as it stands (re-reading a 3 GiB member costs seconds)."""
+    from relforge.validate import wheel as wheel_module
+    from relforge.validate.inspect import inspect_wheel
+    from relforge.validate.streams import ByteSource
+    from relforge.validate.wheel import Member, WheelArchive
+
+    header = struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, 1 << 20, 0, 0, 64, 56, 1, 64, 0, 0)
+    broken = b"\x7fELF\x02\x01\x01" + bytes(9) + header + bytes(200)  # phdrs past the end
+    wheel = _write_wheel(WheelSpec(version="1.0.0+cpu", extension=broken), tmp_path)
+    exact_source = wheel_module.WheelArchive.source
+    asked: list[bool] = []
+
+    def source(self: WheelArchive, member: Member, *, exact: bool = False) -> ByteSource:
+        if member.name.endswith(".so"):
+            asked.append(exact)
+        return exact_source(self, member, exact=exact)
+
+    monkeypatch.setattr(wheel_module.WheelArchive, "source", source)
+    [elf] = inspect_wheel(wheel).facts.elves
+    assert elf.error is not None and elf.info is None
+    assert asked == [False]
 
 
 def test_nightly_versions_are_dated_by_the_manifest(

@@ -36,6 +36,10 @@ def fake_prefix(root: Path, version: str = "3.12.1") -> HostPython:
     (prefix / "bin" / "pip3").write_text(f"#!{prefix}/bin/python{minor}\n")
     (prefix / "bin" / f"python{minor}-config").write_text("#!/bin/sh\n")
     (prefix / "lib" / f"libpython{minor}.so.1.0").write_bytes(b"lib")
+    config = stdlib / f"config-{minor}-x86_64-linux-gnu"
+    config.mkdir(parents=True)
+    (config / f"libpython{minor}.a").write_bytes(b"!<arch>\n")
+    (config / "Makefile").write_text("# sysconfig's\n")
     (stdlib / "os.py").write_text("# os\n")
     (stdlib / "test" / "test_os.py").write_text("# a test\n")
     (stdlib / "site-packages" / "boto3" / "__init__.py").write_text("# host package\n")
@@ -117,6 +121,8 @@ def test_the_image_root_is_laid_out_like_manylinux(tmp_path: Path) -> None:
         if "/test/" in name or "boto3" in name or "_sandboxing" in name or "pip3" in name
     ]
     assert leaked == []  # the test suite, the host's packages and their scripts stay behind
+    assert f"{home}/lib/python3.12/config-3.12-x86_64-linux-gnu/Makefile" in entries
+    assert not any(name.endswith(".a") for name in entries)  # static libpython, as manylinux
     assert not any(name.endswith((".complete", "/bin/pip")) for name in entries)
 
 

@@ -124,8 +124,10 @@ class HostBuilder:
 def install_axis_wheels(
     python: Path, deps: DependencyWheels, env: Mapping[str, str], log: Path, deadline: float
 ) -> None:
-    """Install the dependency axes' requirements into the build venv, from the local folder."""
+    """Install the dependency axes' requirements into the build venv, from the local folder
+    (not byte-compiled: the venv lives for one build)."""
     argv = [str(python), "-m", "pip", "--isolated", "install", "--disable-pip-version-check"]
+    argv += ["--no-compile"]
     argv += ["--no-index", "--find-links", str(deps.folder), "-r", str(deps.folder / REQUIREMENTS)]
     clean = {k: v for k, v in env.items() if not k.startswith("PIP_")}
     run_logged(

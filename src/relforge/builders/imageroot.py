@@ -1,6 +1,8 @@
 """What a multi-Python builder image adds to its base, as entries of a `docker build` context:
 each host CPython manylinux-style (a relocated copy at /opt/_internal/cpython-X.Y.Z[t] without its
-test suite and the host's site-packages, pip/setuptools/wheel from relforge's wheelhouse, and a
+test suite, its static libraries (libpython*.a: extension modules never link libpython, and the
+manylinux images delete them too) and the host's site-packages, pip/setuptools/wheel from
+relforge's wheelhouse, and a
 link /opt/python/cpXY-cpXY[t] to it), CUDA toolkits at /usr/local/cuda-X.Y; and the digest of
 all of it (paths, sizes, modes, mtimes) that names the image."""
 
@@ -15,7 +17,7 @@ from pathlib import Path
 
 from relforge.builders.pythons import HostPython
 
-RECIPE = 1  # bump when the image layout changes, so cached images are not reused
+RECIPE = 2  # bump when the image layout changes, so cached images are not reused
 _KEPT_BIN = ("python",)  # bin/ entries kept: python* (pip, idle, pydoc scripts name the host)
 
 
@@ -85,6 +87,8 @@ def python_entries(python: HostPython, layer: Path | None) -> Iterator[Entry]:
     for entry in _tree(prefix, home, skip=skip):
         rel = entry.arcname.removeprefix(f"rootfs/{home}/")
         if rel.startswith("bin/") and not rel[4:].startswith(_KEPT_BIN):
+            continue
+        if rel.endswith(".a") and entry.link is None:  # libpython3.X.a: ~60 MB, never linked
             continue
         if entry.source is not None and entry.source == exe:
             entry = Entry(source=exe, arcname=entry.arcname, patch_rpath="$ORIGIN/../lib")

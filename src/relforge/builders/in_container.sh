@@ -63,9 +63,10 @@ if [ -n "$PY" ]; then
 fi
 export PATH="/tmp/relforge/bin:$PATH" HOME=/tmp/relforge/home
 # The wheels of the cell's dependency axes (fetched on the host): installed into a private
-# folder on PYTHONPATH, so the image's own Python stays untouched.
+# folder on PYTHONPATH, so the image's own Python stays untouched (not byte-compiled: the
+# folder lives for this one build).
 if [ -f /relforge/deps/requirements.txt ]; then
-    python -m pip install --disable-pip-version-check --no-input --no-index \
+    python -m pip install --disable-pip-version-check --no-input --no-index --no-compile \
         --find-links /relforge/deps --target /tmp/relforge/axes -r /relforge/deps/requirements.txt
     export PYTHONPATH="/tmp/relforge/axes${PYTHONPATH:+:$PYTHONPATH}"
 fi

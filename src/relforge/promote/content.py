@@ -32,6 +32,7 @@ from relforge.errors import ConfigError, RelforgeError
 from relforge.promote.local import LocalStore
 from relforge.promote.s3 import S3Store, _hex
 from relforge.promote.s3_faults import MISSING, code
+from relforge.promote.s3client import s3_client
 from relforge.promote.store import ObjectStore
 from relforge.wheelformat import core_metadata
 
@@ -117,12 +118,10 @@ def _reader(store: S3Store) -> Any:
     with _READERS_LOCK:
         client = _READERS.get(store)
         if client is None:
-            import boto3
             from botocore.config import Config
 
             base = store.client
-            client = boto3.session.Session().client(
-                "s3",
+            client = s3_client(
                 endpoint_url=base.meta.endpoint_url,
                 region_name=base.meta.region_name,
                 config=base.meta.config.merge(Config(response_checksum_validation="when_required")),

@@ -42,6 +42,7 @@ from relforge.promote.s3_faults import (
     not_s3,
     translate,
 )
+from relforge.promote.s3client import s3_client
 from relforge.promote.store import OCTET_STREAM, ObjectInfo, ObjectStore
 
 T = TypeVar("T")
@@ -93,7 +94,6 @@ class S3Store:
     def client(self) -> Any:
         with self._lock:
             if self._client is None:
-                import boto3
                 from botocore.config import Config
 
                 config = Config(
@@ -104,9 +104,7 @@ class S3Store:
                     s3={"addressing_style": "path"} if self.endpoint_url else {},
                 )
                 try:
-                    self._client = boto3.session.Session().client(
-                        "s3", endpoint_url=self.endpoint_url or None, config=config
-                    )
+                    self._client = s3_client(endpoint_url=self.endpoint_url or None, config=config)
                 except ValueError as exc:  # botocore's "Invalid endpoint", urllib's bad IPv6
                     raise ConfigError(
                         f"{self.endpoint_url!r} is not an endpoint URL ({exc})",

@@ -214,14 +214,18 @@ def _headers(message: Message, name: str) -> tuple[str, ...]:
 
 
 def _read_elf(archive: WheelArchive, member: Member, symbols: bool) -> ElfInfo:
+    source = archive.source(member)
     try:
-        return read_elf(archive.source(member), symbols=symbols)
+        return read_elf(source, symbols=symbols)
     except MemberTooLarge:
         raise
     except (ElfError, MemberError, struct.error):
         # A tail read from a searched deflate boundary is checked by reaching the exact end of
         # the member; read once more from the start before calling the file malformed (offsets
-        # from a wrong tail may also point past the end of the member).
+        # from a wrong tail may also point past the end of the member).  Bytes that were all
+        # read exactly would read the same again: the file is malformed as it stands.
+        if not source.guessed:
+            raise
         return read_elf(archive.source(member, exact=True), symbols=symbols)
 
 

@@ -119,6 +119,7 @@ class DeflateSource:
         self._tail_failures = 2 if exact else 0
         self._misses = 0
         self.inflated = 0  # bytes produced, for benchmarks
+        self.guessed = False  # whether a read was served from a tail (a searched boundary)
 
     @property
     def size(self) -> int:
@@ -138,6 +139,7 @@ class DeflateSource:
         for tail in self._tails:
             got = tail.get(offset, length)
             if got is not None:
+                self.guessed = True
                 return got
         for start, data in self._streamed:
             if start <= offset and end <= start + len(data):
@@ -150,6 +152,7 @@ class DeflateSource:
             for tail in self._tails:
                 got = tail.get(offset, length)
                 if got is not None:
+                    self.guessed = True
                     return got
         if end > PREFIX_LIMIT:
             return self._stream(offset, length)

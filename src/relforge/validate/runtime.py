@@ -74,9 +74,11 @@ def run_runtime(req: RuntimeRequest) -> list[Verdict]:
     venv_python = venv / "bin" / "python"
     if made.returncode != 0:
         return _install_failed(f"venv with {python}: {_tail(made)}")
+    # --no-compile: the venv lives for one smoke test; byte-compiling every module of the wheel
+    # and its dependencies up front (thousands for torch) only costs CPU
     install = [
         sys.executable, "-m", "pip", "--python", str(venv_python), "--isolated",
-        "--disable-pip-version-check", "--no-input", "install", "--no-cache-dir",
+        "--disable-pip-version-check", "--no-input", "install", "--no-cache-dir", "--no-compile",
     ]  # fmt: skip
     if req.index_url:
         install += [

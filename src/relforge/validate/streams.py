@@ -97,6 +97,12 @@ class ByteSource(Protocol):
 
     def set_interest(self, spans: Sequence[tuple[int, int]]) -> None: ...
 
+    @property
+    def guessed(self) -> bool:
+        """Whether a read was served from bytes inflated after a searched deflate boundary
+        (an exact read from the start could differ); False for bytes read exactly."""
+        ...
+
 
 class BytesSource:
     """A file already in memory (also: a stored, uncompressed zip member)."""
@@ -113,6 +119,10 @@ class BytesSource:
             raise MemberError(f"read of {length} bytes at {offset} is past the end ({self.size})")
         check_length(length)
         return bytes(self._data[offset : offset + length])
+
+    @property
+    def guessed(self) -> bool:
+        return False  # every byte is read exactly
 
     def set_interest(self, spans: Sequence[tuple[int, int]]) -> None:
         """Nothing to do: every byte is at hand."""
