@@ -1,9 +1,12 @@
 """How long `make test` takes, phase by phase (ruff, ruff format, mypy, pytest), with pytest's
-slowest tests and modules, for the serial run (`pytest`) and the parallel one `make test` makes
-(`pytest -n auto --dist loadgroup`).  Run by hand, one mode at a time (each is a full suite run):
+slowest tests and modules, for the serial run (`pytest`), the parallel one `make test` makes
+(`make`: 4 workers, files longest first, temporary files in /dev/shm when it has 8 GiB free) and
+that one with temporary files on disk (`make-disk`).  Run by hand, one mode at a time (each is a
+full suite run):
 
     .venv/bin/python benchmarks/bench_test_suite.py --mode serial
-    .venv/bin/python benchmarks/bench_test_suite.py --mode xdist
+    .venv/bin/python benchmarks/bench_test_suite.py --mode make
+    .venv/bin/python benchmarks/bench_test_suite.py --mode make-disk
 
 Each run replaces its own entry in benchmarks/results/test_suite.json (--out: another file; test
 paths after the options: only those, to try the script itself).  CPU seconds are those of
@@ -30,7 +33,20 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 RESULT = ROOT / "benchmarks" / "results" / "test_suite.json"
-PYTEST = {"serial": [], "xdist": ["-n", "auto", "--dist", "loadgroup"]}
+MAKE = ["-n", "4", "--dist", "loadfile", "--no-loadscope-reorder"]  # as the Makefile's test
+PYTEST = {"serial": [], "make": MAKE, "make-disk": MAKE}
+SHM = Path("/dev/shm")
+
+
+def _tmpdir(mode: str) -> str | None:
+    """The TMPDIR the Makefile picks: /dev/shm/relforge-tests when /dev/shm has 8 GiB free."""
+    if mode != "make" or not SHM.is_dir():
+        return None
+    stat = os.statvfs(SHM)
+    if stat.f_bavail * stat.f_frsize < 8 << 30:
+        return None
+    (SHM / "relforge-tests").mkdir(exist_ok=True)
+    return str(SHM / "relforge-tests")
 
 
 def _children_cpu() -> float:
@@ -91,9 +107,12 @@ def main() -> int:
     junit.parent.mkdir(exist_ok=True)
     argv = [sys.executable, "-m", "pytest", "-q", *PYTEST[args.mode], f"--junitxml={junit}"]
     argv += args.tests
-    phases["pytest"] = timed(argv, stdout=subprocess.DEVNULL)
+    tmpdir = _tmpdir(args.mode)
+    env = {**os.environ, **({"TMPDIR": tmpdir} if tmpdir else {})}
+    phases["pytest"] = timed(argv, stdout=subprocess.DEVNULL, env=env)
     entry = {
         "command": " ".join(["pytest", *PYTEST[args.mode], *args.tests]),
+        "tmpdir": tmpdir or os.environ.get("TMPDIR", "/tmp"),
         "phases": phases,
         "total_wall_s": round(sum(p["wall_s"] for p in phases.values()), 1),
         "total_cpu_s": round(sum(p["cpu_s"] for p in phases.values()), 1),
