@@ -15,6 +15,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.remote.command import Command
 from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.wait import WebDriverWait
 
 REPO = Path(__file__).resolve().parents[2]
 # Screenshots of every page a test opens land here (and stay after the run): a CI artifact.
@@ -68,6 +69,19 @@ def requested_urls(driver: WebDriver) -> list[str]:
         if message.get("method") == "Network.requestWillBeSent":
             urls.append(str(message["params"]["request"]["url"]))
     return urls
+
+
+def open_page(driver: WebDriver, url: str, timeout: float = 30.0) -> None:
+    """Go to `url` and wait until its document has loaded: on a loaded machine chromedriver
+    has answered a `get` while the new document was not there yet (its page source read as
+    empty, though the server had sent the page)."""
+    driver.get(url)
+    WebDriverWait(driver, timeout).until(
+        lambda d: d.execute_script(
+            "return document.readyState === 'complete' && document.documentElement !== null"
+            " && document.documentElement.outerHTML.length > 100"
+        )
+    )
 
 
 def screenshot(driver: WebDriver, name: str) -> Path:

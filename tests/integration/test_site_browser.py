@@ -28,6 +28,7 @@ from tests.integration.browser import (
     SWEEP,
     choices,
     chromium,
+    open_page,
     pick,
     requested_urls,
     screenshot,
@@ -121,7 +122,7 @@ def test_every_example_combination_over_http(
     site = _site(tmp_path, EXAMPLE, [], EXAMPLE_URL)
     origin = static_server(site)
     requested_urls(browser)  # drop what earlier tests left in the log
-    browser.get(f"{origin}/index.html")
+    open_page(browser, f"{origin}/index.html")
     assert browser.title == "Install hello-native"
     assert _click_through(browser, EXAMPLE, "1.0", EXAMPLE_URL) == (12, 0)
     pick(browser, "channel", "release")
@@ -129,10 +130,10 @@ def test_every_example_combination_over_http(
     pick(browser, "accelerator", "cpu")
     assert browser.find_element("id", "command").text == "pip3 install hello-native"
     screenshot(browser, "example-index.png")
-    browser.get(f"{origin}/compatibility.html")
+    open_page(browser, f"{origin}/compatibility.html")
     assert "hello-native 1.0 · Linux x86_64" in browser.page_source
     screenshot(browser, "example-compatibility.png")
-    browser.get(f"{origin}/published_versions.json")
+    open_page(browser, f"{origin}/published_versions.json")
     urls = _same_origin_only(browser, origin)
     assert f"{origin}/index.html" in urls and f"{origin}/compatibility.html" in urls
 
@@ -142,7 +143,7 @@ def test_every_numpy_abi_combination_with_its_axis_over_http(
 ) -> None:
     site = _site(tmp_path, NUMPY_ABI, [], EXAMPLE_URL)
     origin = static_server(site)
-    browser.get(f"{origin}/index.html")
+    open_page(browser, f"{origin}/index.html")
     assert _click_through(browser, NUMPY_ABI, "1.0", EXAMPLE_URL) == (12, 0)
     pick(browser, "channel", "release")
     pick(browser, "installer", "pip")
@@ -161,7 +162,7 @@ def test_every_pytorch_29_combination_over_http(
     site = _site(tmp_path, PYTORCH, ["2.9"], None)
     origin = static_server(site)
     requested_urls(browser)
-    browser.get(f"{origin}/index.html")
+    open_page(browser, f"{origin}/index.html")
     shown, unavailable = _click_through(browser, PYTORCH, "2.9", None, in_page=True)
     assert (shown, unavailable) == (114, 138)  # 252 combinations
     # the last one visited: Windows arm64 × XPU is not built, and the page says why
@@ -194,7 +195,7 @@ def test_every_pytorch_29_combination_over_http(
     if os.environ.get("RELFORGE_UPDATE_DOCS") == "1":  # `make screenshot`; never a dirty tree
         (REPO / "docs").mkdir(exist_ok=True)
         shutil.copyfile(shot, REPO / "docs" / "site-selector.png")
-    browser.get(f"{origin}/compatibility.html")
+    open_page(browser, f"{origin}/compatibility.html")
     assert "What changed from 2.8 to 2.9" in browser.page_source
     screenshot(browser, "pytorch-2.9-compatibility.png")
     _same_origin_only(browser, origin)
@@ -205,7 +206,7 @@ def test_works_from_file_urls_with_no_request_beyond_its_files(
 ) -> None:
     site = _site(tmp_path, PYTORCH, ["2.8", "2.9"], None)
     requested_urls(browser)
-    browser.get((site / "index.html").as_uri())
+    open_page(browser, (site / "index.html").as_uri())
     assert browser.find_element("id", "command").text == (
         "pip3 install torch --index-url https://download.pytorch.org/whl/cpu"
     )
@@ -224,7 +225,7 @@ def test_keyboard_alone_drives_the_selector(
     browser: WebDriver, tmp_path: Path, static_server: Callable[[Path], str]
 ) -> None:
     site = _site(tmp_path, EXAMPLE, [], EXAMPLE_URL)
-    browser.get(f"{static_server(site)}/index.html")
+    open_page(browser, f"{static_server(site)}/index.html")
     body = browser.find_element("tag name", "body")
     body.click()
 
@@ -280,7 +281,7 @@ def test_readable_at_phone_width(
         {"width": 375, "height": 812, "deviceScaleFactor": 2, "mobile": True},
     )
     try:
-        browser.get(url)
+        open_page(browser, url)
         if page == "index.html":
             pick(browser, "channel", "nightly")
             pick(browser, "platform", "windows-x86_64")

@@ -16,7 +16,7 @@ import pytest
 
 from relforge.interpreters import find_interpreter
 from tests.conftest import Result
-from tests.integration.browser import chromium, pick, screenshot
+from tests.integration.browser import chromium, open_page, pick, screenshot
 from tests.integration.conftest import BIN, PyPIServer
 from tests.integration.example_project import example_matrix
 
@@ -28,7 +28,7 @@ UV = (str(BIN / "uv"), "pip", "install")
 
 def _shown(site: Path, **selection: str) -> str:
     with chromium() as driver:
-        driver.get((site / "index.html").as_uri())
+        open_page(driver, (site / "index.html").as_uri())
         for group, value in selection.items():
             pick(driver, group, value)
         command = driver.find_element("id", "command")

@@ -208,3 +208,27 @@ def test_a_tail_keeps_only_its_ends_and_refills_the_middle(
     assert src.read(at, 1000) == data[at : at + 1000]
     kept = sum(len(d) for t in src._tails for _, d in t.segments)
     assert kept <= 4 * (256 << 10) + 2 * inflate.OUT_STEP
+
+
+def test_a_join_is_checked_however_well_the_member_compresses(
+    eager_tail: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs of zeros inflate a thousandfold: checking the join to a later tail must stop after
+    the bytes it compares, not at the end of a MiB of input (a GiB of output), which pushed
+    those bytes out of what the tail keeps — the chain was refused and the read inflated all
+    the member before it.  (A hostile 4 GiB wheel took 16 s of CPU to inspect, 8 s now.)"""
+    monkeypatch.setattr(inflate, "TAIL_KEEP", 4 << 20)
+    mib = 1 << 20
+    data = bytearray()
+    pieces = []
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    for n in range(256):  # each MiB marked, then flushed: block boundaries every MiB
+        chunk = n.to_bytes(4, "little") * 16 + bytes(mib - 64)
+        data += chunk
+        pieces.append(deflate.compress(chunk) + deflate.flush(zlib.Z_FULL_FLUSH))
+    pieces.append(deflate.flush())
+    src = DeflateSource(memoryview(b"".join(pieces)), len(data))
+    at = 128 * mib + 4096  # the first tail starts late, past it: a second is chained to that
+    assert src.read(at, 64) == data[at : at + 64]
+    assert len(src._tails) == 2 and src._tails[1].start <= at < src._tails[0].start
+    assert src.guessed  # served from the chained tail, not from inflating the first 128 MiB

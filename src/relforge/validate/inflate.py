@@ -360,10 +360,11 @@ class DeflateSource:
             while state["back"] - len(back[0][1]) >= TAIL_KEEP:
                 state["back"] -= len(back.popleft()[1])
 
-        def feed(piece: bytes | memoryview) -> None:
+        def feed(piece: bytes | memoryview, until: int | None = None) -> None:
+            """Inflate `piece` (all of it, or until `until` bytes were produced in all)."""
             nonlocal one
             data = piece
-            while True:
+            while until is None or state["total"] < until:
                 total = state["total"]
                 out = zero.decompress(data, OUT_STEP)
                 rest = zero.unconsumed_tail
@@ -394,11 +395,13 @@ class DeflateSource:
                 if not zero.eof or zero.unused_data:
                     return None
             else:
-                # past the join: far enough to compare, and past what the later tail missed
+                # past the join: far enough to compare, and past what the later tail missed —
+                # and no further: a MiB of well-compressed input can inflate to a GiB, past the
+                # output kept to compare (TAIL_KEEP)
                 need = max(VERIFY_OUTPUT, max((e for _, e in stop.unknown), default=0) - stop.start)
                 pos, step = end, WINDOW
                 while state["total"] - produced < need + WINDOW and pos < len(self._comp):
-                    feed(self._comp[pos : pos + step])
+                    feed(self._comp[pos : pos + step], until=produced + need + WINDOW)
                     pos += step
                     step = min(step * 2, 1 << 20)
         except zlib.error:
