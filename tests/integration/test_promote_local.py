@@ -133,3 +133,79 @@ def test_no_page_links_a_pruned_file_while_it_is_deleted_and_a_kill_there_is_fin
     assert rerun.code == 0, rerun.out + rerun.err
     assert not (store / "whl/nightly/cpu" / old).exists()
     assert run("verify", str(matrix), "--channel", "nightly").code == 0
+
+
+def test_the_index_job_prunes_what_no_index_uploads_leave_and_no_page_links_it(
+    tmp_path: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The generated workflows upload each cell with `publish --no-index` and then run
+    `relforge index`: the upload deletes no wheel (the pages it does not rebuild still list the
+    older nightlies), the index job leaves them off the pages and deletes them after; every
+    delete is checked against the pages of that moment, and a kill at the first delete is
+    finished by the rerun."""
+    from relforge.promote.local import LocalStore
+
+    monkeypatch.chdir(tmp_path)
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(matrix_text("publishing:\n  nightly_keep: 1\n"), encoding="utf-8")
+    store = tmp_path / ".relforge" / "store"
+    folder = store / "whl" / "nightly" / "cpu"
+    old = "rfdemo-1.0.0.dev20260101+cpu-py3-none-manylinux_2_28_x86_64.whl"
+    new = "rfdemo-1.0.0.dev20260102+cpu-py3-none-manylinux_2_28_x86_64.whl"
+    index = ("index", str(matrix), "--channel", "nightly", "--partial")
+
+    def upload(day: str) -> Result:
+        work = tmp_path / f"build-{day}"
+        wheel = build_wheel(
+            work, version=f"1.0.0.dev{day}+cpu", plat="manylinux_2_28_x86_64", payload=day
+        )
+        manifest = work / "relforge-manifest.json"
+        write_manifest(manifest, {CPU: wheel}, channel="nightly")
+        argv = ["publish", str(matrix), "--channel", "nightly", "--manifest", str(manifest)]
+        return run(*argv, "--partial", "--no-index", "--execute")
+
+    def listed() -> str:
+        pages = [folder / "rfdemo" / "index.json", store / "whl/nightly/rfdemo/index.json"]
+        return "".join(p.read_text() for p in pages if p.exists())
+
+    assert upload("20260101").code == 0
+    assert run(*index, "--execute").code == 0
+    uploaded = upload("20260102")
+    assert uploaded.code == 0, uploaded.out + uploaded.err
+    assert "delete    " not in uploaded.out and ", 0 deleted," in uploaded.out
+    assert "relforge index` prunes" in uploaded.out
+    assert (folder / old).exists() and old in listed()  # what the pages link is still there
+
+    dry = run(*index)
+    assert dry.code == 0, dry.out + dry.err
+    assert f"delete    whl/nightly/cpu/{old}" in dry.out and (folder / old).exists()
+
+    real_delete = LocalStore.delete
+    seen: list[str] = []
+
+    def killed_at_first_delete(self: LocalStore, key: str) -> None:
+        assert key.rsplit("/", 1)[-1].removesuffix(".metadata") not in listed(), key
+        seen.append(key)
+        raise KeyboardInterrupt  # the index job is killed here
+
+    with monkeypatch.context() as patch:
+        patch.setattr(LocalStore, "delete", killed_at_first_delete)
+        killed = run(*index, "--execute")
+    assert seen and killed.code == 130, killed.out + killed.err
+    assert old not in listed() and new in listed() and (folder / old).exists()
+
+    def checked(self: LocalStore, key: str) -> None:
+        assert key.rsplit("/", 1)[-1].removesuffix(".metadata") not in listed(), key
+        real_delete(self, key)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(LocalStore, "delete", checked)
+        rerun = run(*index, "--execute", "--format", "json")
+    assert rerun.code == 0, rerun.out + rerun.err
+    assert json.loads(rerun.out)["pruned"] == [
+        f"whl/nightly/cpu/{old}",
+        f"whl/nightly/cpu/{old}.metadata",
+    ]
+    assert sorted(p.name for p in folder.glob("*.whl")) == [new]
+    assert run(*index, "--execute").code == 0  # nothing left to prune: a no-op
+    assert run("verify", str(matrix), "--channel", "nightly").code == 0

@@ -116,8 +116,9 @@ def _warn_serving(download_url: str, store: ObjectStore, folders: Sequence[str])
     "--no-index",
     "no_index",
     is_flag=True,
-    help="Upload and store the manifest only; leave the pages to a later `relforge index` "
-    "(the generated workflows: one index job after every per-cell upload).",
+    help="Upload and store the manifest only; leave the pages (and the pruning of older "
+    "nightly wheels) to a later `relforge index` (the generated workflows: one index job after "
+    "every per-cell upload).",
 )
 @_WORKERS
 def publish(
@@ -166,7 +167,8 @@ def index(
 ) -> None:
     """(Re)build the PEP 503/691 index of every wheel folder of a channel; only projects whose
     files changed are rebuilt, and only whole versions are advertised (--partial: every
-    version).  FILE is the matrix file."""
+    version).  Of the nightly channel, the wheels beyond publishing.nightly_keep whole
+    nightlies are left off the pages and then deleted.  FILE is the matrix file."""
     from functools import partial as bind
 
     from relforge.output import print_json
@@ -186,6 +188,10 @@ def index(
     for line in lines:
         say(line)
     recorded: list[str] = []
+    if planned.deletes:
+        say(f"prune ({len(planned.deletes)} objects) in {store.url}, after the pages:")
+        for key in planned.deletes:
+            say(f"  delete    {key}")
     if not execute:
         if vouchers.root is not None:
             what = "rebuilt" if vouchers.root.enabled else "removed (root_index is false)"
@@ -198,8 +204,9 @@ def index(
         recorded = _recorded_lines(outcome.recorded)
         for line in recorded:
             say(line)
+        pruned = f", {outcome.deleted} object(s) pruned" if outcome.deleted else ""
         summary = (
-            f"{len(changed)} folder(s) written, {len(plans) - len(changed)} up to date; "
+            f"{len(changed)} folder(s) written, {len(plans) - len(changed)} up to date{pruned}; "
             f"retries: {outcome.retries}"
         )
         say(summary)
@@ -216,6 +223,7 @@ def index(
                 "executed": execute,
                 "folders": len(plans),
                 "folders_changed": len(changed),
+                "pruned": list(planned.deletes),
                 "whole_releases": report(vouchers.gate).to_json(),
                 "recorded": [x.split(" ")[1] for x in recorded],
             }

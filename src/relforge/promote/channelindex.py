@@ -5,6 +5,10 @@ pages, advertising only whole versions (relforge.promote.completeness) unless `p
 `apply_channel_index` records the versions advertised for the first time, then writes the
 changed folders' pages and the root pages.  The record comes first: a run killed between page
 writes leaves the decision behind, and the next run finishes it the same way.
+
+Of the nightly channel it also prunes (relforge.promote.prune: `publish --no-index` leaves that
+to this command): the pruned wheels are left off the pages and deleted after all of them are
+written, so no page links a deleted file; a run killed before the deletes plans them again.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import main_store, trust, wheel_folders
 from relforge.promote.index import FolderPlan, apply_folder, plan_folder, refuse_drift
+from relforge.promote.prune import channel_prune
 from relforge.promote.retry import total_retries
 from relforge.promote.rootpages import refresh_root
 from relforge.promote.store import ObjectStore
@@ -28,6 +33,7 @@ class ChannelIndex:
     store: ObjectStore
     vouchers: Vouchers
     plans: tuple[FolderPlan, ...]
+    deletes: tuple[str, ...] = ()  # nightly wheels pruned once the pages no longer list them
 
     @property
     def changed(self) -> list[FolderPlan]:
@@ -39,6 +45,7 @@ class IndexOutcome:
     recorded: tuple[tuple[str, bool], ...]  # advertised records written: (key, whole)
     root: str | None  # what happened to the channel-root pages (None: the channel has none)
     retries: int
+    deleted: int = 0
 
 
 def plan_channel_index(
@@ -50,11 +57,14 @@ def plan_channel_index(
     vouchers = channel_vouchers(
         matrix, store, channel, trust(matrix), workers=min(workers, 16), partial=partial
     )
-    plans = tuple(
-        plan_folder(store, f, vouchers, workers=workers) for f in wheel_folders(matrix, channel)
-    )
+    folders = wheel_folders(matrix, channel)
+    deletes = channel_prune(matrix, store, vouchers, folders) if channel == "nightly" else ()
+    absent = frozenset(deletes)
+    plans = tuple(plan_folder(store, f, vouchers, workers=workers, absent=absent) for f in folders)
     refuse_drift(list(plans), store)
-    return ChannelIndex(channel=channel, store=store, vouchers=vouchers, plans=plans)
+    return ChannelIndex(
+        channel=channel, store=store, vouchers=vouchers, plans=plans, deletes=deletes
+    )
 
 
 def apply_channel_index(index: ChannelIndex, *, workers: int = 32) -> IndexOutcome:
@@ -64,8 +74,11 @@ def apply_channel_index(index: ChannelIndex, *, workers: int = 32) -> IndexOutco
     for plan in index.changed:
         apply_folder(index.store, plan, workers=workers)
     root = refresh_root(index.store, index.vouchers.root, workers=workers)
+    for key in index.deletes:  # no page lists them any more
+        index.store.delete(key)
     return IndexOutcome(
         recorded=recorded,
         root=root.describe() if root is not None else None,
         retries=total_retries([index.store]),
+        deleted=len(index.deletes),
     )

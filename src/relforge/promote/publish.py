@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-from packaging.version import Version
 
 from relforge.errors import ConfigError, NothingToDoError, RefusedError, UsageError
 from relforge.manifest import ArtifactManifest, load_manifest, sha256_file
@@ -25,11 +22,12 @@ from relforge.promote.channel import (
 )
 from relforge.promote.channel import trust as channel_trust
 from relforge.promote.completeness import PUBLISHED_TYPES, Incoming, release_folders
-from relforge.promote.index import SIDECAR, list_folder, parse_dist
+from relforge.promote.index import SIDECAR
 from relforge.promote.mirrors import mirror_batches, mirror_stores
 from relforge.promote.plan import Plan
+from relforge.promote.prune import nightly_prune
 from relforge.promote.signing import SIGNATURE_SUFFIX, Trust, require_signer
-from relforge.promote.store import ObjectStore, sha256_bytes
+from relforge.promote.store import sha256_bytes
 from relforge.promote.transfer import Transfer, plan_batch
 from relforge.promote.vouch import channel_vouchers
 from relforge.wheelformat import core_metadata, requires_python
@@ -177,59 +175,6 @@ def manifest_transfers(
     return out
 
 
-def nightly_prune(
-    store: ObjectStore,
-    folders: list[str],
-    new_keys: set[str],
-    keep: int,
-    complete: Callable[[str], bool] = lambda version: True,
-) -> list[str]:
-    """Keys of nightly files older than the newest `keep` complete versions of their project
-    (with their sidecars); files being published now are never pruned, nor a version newer
-    than the oldest kept complete one (a nightly still arriving), and only the projects being
-    published are pruned (a folder may also serve dependencies that are not ours)."""
-    doomed = []
-    for folder in folders:
-        listing = list_folder(store, folder)
-        versions: dict[str, set[Version]] = defaultdict(set)
-        files: dict[str, list[tuple[Version, str]]] = defaultdict(list)
-        ours = {
-            parsed[0]
-            for key in new_keys
-            if key.rsplit("/", 1)[0] == folder and (parsed := parse_dist(key.rsplit("/", 1)[1]))
-        }
-        for project, infos in listing.projects.items():
-            if project not in ours:
-                continue
-            for info in infos:
-                parsed = parse_dist(info.key.rsplit("/", 1)[1])
-                assert parsed is not None
-                files[project].append((parsed[1], info.key))
-        for key in new_keys:
-            if key.rsplit("/", 1)[0] == folder and (parsed := parse_dist(key.rsplit("/", 1)[1])):
-                files[parsed[0]].append((parsed[1], key))
-        for project, found in files.items():
-            ordered = sorted({v for v, _ in found}, reverse=True)
-            versions[project] = kept_versions(ordered, keep, complete)
-            for version, key in found:
-                if version not in versions[project] and key not in new_keys:
-                    doomed.append(key)
-                    if key + SIDECAR in listing.sidecars:
-                        doomed.append(key + SIDECAR)
-    return sorted(set(doomed))
-
-
-def kept_versions(
-    ordered: list[Version], keep: int, complete: Callable[[str], bool]
-) -> set[Version]:
-    """Of versions newest first: the newest `keep` complete ones and every version newer than
-    the oldest of those (all of them while fewer than `keep` are complete)."""
-    done = [v for v in ordered if complete(v.public)][:keep]
-    if len(done) < keep:
-        return set(ordered)
-    return {v for v in ordered if v >= done[-1]}
-
-
 def plan_publish(
     matrix: Matrix,
     manifest_path: Path,
@@ -302,16 +247,18 @@ def plan_publish(
     notes += [f"after this upload: {projected.state(store, v).line()}" for v in versions]
     if channel == "nightly":
         keep = matrix.publishing.nightly_keep
-        deletes = nightly_prune(
-            store,
-            folders,
-            {p.key for p in placed},
-            keep,
-            lambda v: projected.state(store, v).exposed,
-        )
-        deletes += nightly_archive_prune(matrix, store, placed, keep)
+        if index:
+            deletes = nightly_prune(
+                store,
+                folders,
+                {p.key for p in placed},
+                keep,
+                lambda v: projected.state(store, v).exposed,
+            )
+        deletes += nightly_archive_prune(matrix, store, placed, keep)  # archives: on no page
         notes.append(
             f"nightly keeps the newest {keep} versions per project (publishing.nightly_keep)"
+            + ("" if index else "; `relforge index` prunes the older wheels, after the pages")
         )
     if not index:
         notes.append(
