@@ -17,6 +17,20 @@ pytestmark = pytest.mark.slow
 CPU = "wheel-linux-x86_64-py3.11-cpu"
 
 
+def publish_nightly(
+    run: Callable[..., Result], tmp_path: Path, matrix: Path, day: str, *extra: str
+) -> Result:
+    """`publish --partial --execute` of the cpu cell's wheel of nightly 1.0.0.dev<day>."""
+    work = tmp_path / f"build-{day}"
+    wheel = build_wheel(
+        work, version=f"1.0.0.dev{day}+cpu", plat="manylinux_2_28_x86_64", payload=day
+    )
+    manifest = work / "relforge-manifest.json"
+    write_manifest(manifest, {CPU: wheel}, channel="nightly")
+    argv = ["publish", str(matrix), "--channel", "nightly", "--manifest", str(manifest)]
+    return run(*argv, "--partial", *extra, "--execute")
+
+
 def test_nightly_on_the_local_store_installs_prunes_and_reindexes_incrementally(
     tmp_path: Path,
     run: Callable[..., Result],
@@ -91,14 +105,7 @@ def test_no_page_links_a_pruned_file_while_it_is_deleted_and_a_kill_there_is_fin
     old = "rfdemo-1.0.0.dev20260101+cpu-py3-none-manylinux_2_28_x86_64.whl"
 
     def publish(day: str) -> Result:
-        work = tmp_path / f"build-{day}"
-        wheel = build_wheel(
-            work, version=f"1.0.0.dev{day}+cpu", plat="manylinux_2_28_x86_64", payload=day
-        )
-        manifest = work / "relforge-manifest.json"
-        write_manifest(manifest, {CPU: wheel}, channel="nightly")
-        argv = ["publish", str(matrix), "--channel", "nightly", "--manifest", str(manifest)]
-        return run(*argv, "--partial", "--execute")
+        return publish_nightly(run, tmp_path, matrix, day)
 
     def listed() -> str:
         pages = [
@@ -155,14 +162,7 @@ def test_the_index_job_prunes_what_no_index_uploads_leave_and_no_page_links_it(
     index = ("index", str(matrix), "--channel", "nightly", "--partial")
 
     def upload(day: str) -> Result:
-        work = tmp_path / f"build-{day}"
-        wheel = build_wheel(
-            work, version=f"1.0.0.dev{day}+cpu", plat="manylinux_2_28_x86_64", payload=day
-        )
-        manifest = work / "relforge-manifest.json"
-        write_manifest(manifest, {CPU: wheel}, channel="nightly")
-        argv = ["publish", str(matrix), "--channel", "nightly", "--manifest", str(manifest)]
-        return run(*argv, "--partial", "--no-index", "--execute")
+        return publish_nightly(run, tmp_path, matrix, day, "--no-index")
 
     def listed() -> str:
         pages = [folder / "rfdemo" / "index.json", store / "whl/nightly/rfdemo/index.json"]
