@@ -86,5 +86,8 @@ def channel_prune(
     assert gate is not None
     project = frozenset({canonicalize_name(matrix.project.name)})
     keep = matrix.publishing.nightly_keep
-    exposed: Callable[[str], bool] = lambda v: gate.state(store, v).exposed  # noqa: E731
+
+    def exposed(version: str) -> bool:
+        return gate.state(store, version).exposed
+
     return tuple(nightly_prune(store, folders, set(), keep, exposed, projects=project))
