@@ -39,6 +39,7 @@ def fake_prefix(root: Path, version: str = "3.12.1") -> HostPython:
     config = stdlib / f"config-{minor}-x86_64-linux-gnu"
     config.mkdir(parents=True)
     (config / f"libpython{minor}.a").write_bytes(b"!<arch>\n")
+    (prefix / "lib" / f"libpython{minor}.a").symlink_to(config / f"libpython{minor}.a")
     (config / "Makefile").write_text("# sysconfig's\n")
     (stdlib / "os.py").write_text("# os\n")
     (stdlib / "test" / "test_os.py").write_text("# a test\n")

@@ -2,9 +2,9 @@
 each host CPython manylinux-style (a relocated copy at /opt/_internal/cpython-X.Y.Z[t] without its
 test suite, its static libraries (libpython*.a: extension modules never link libpython, and the
 manylinux images delete them too) and the host's site-packages, pip/setuptools/wheel from
-relforge's wheelhouse, and a
-link /opt/python/cpXY-cpXY[t] to it), CUDA toolkits at /usr/local/cuda-X.Y; and the digest of
-all of it (paths, sizes, modes, mtimes) that names the image."""
+relforge's wheelhouse, and a link /opt/python/cpXY-cpXY[t] to it), CUDA toolkits at
+/usr/local/cuda-X.Y; and the digest of all of it (paths, sizes, modes, mtimes) that names the
+image."""
 
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def python_entries(python: HostPython, layer: Path | None) -> Iterator[Entry]:
         rel = entry.arcname.removeprefix(f"rootfs/{home}/")
         if rel.startswith("bin/") and not rel[4:].startswith(_KEPT_BIN):
             continue
-        if rel.endswith(".a") and entry.link is None:  # libpython3.X.a: ~60 MB, never linked
+        if rel.endswith(".a"):  # libpython3.X.a (or a link to it): ~60 MB, never linked
             continue
         if entry.source is not None and entry.source == exe:
             entry = Entry(source=exe, arcname=entry.arcname, patch_rpath="$ORIGIN/../lib")

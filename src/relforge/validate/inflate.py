@@ -136,11 +136,9 @@ class DeflateSource:
         check_length(length)
         if end <= len(self._prefix):
             return bytes(self._prefix[offset:end])
-        for tail in self._tails:
-            got = tail.get(offset, length)
-            if got is not None:
-                self.guessed = True
-                return got
+        got = self._from_tails(offset, length)
+        if got is not None:
+            return got
         for start, data in self._streamed:
             if start <= offset and end <= start + len(data):
                 return data[offset - start : end - start]
@@ -149,15 +147,22 @@ class DeflateSource:
         elif end - len(self._prefix) > self._size - offset + TAIL_OVERHEAD and self._tail_pass(
             offset, length
         ):
-            for tail in self._tails:
-                got = tail.get(offset, length)
-                if got is not None:
-                    self.guessed = True
-                    return got
+            got = self._from_tails(offset, length)
+            if got is not None:
+                return got
         if end > PREFIX_LIMIT:
             return self._stream(offset, length)
         self._extend_prefix(end)
         return bytes(self._prefix[offset:end])
+
+    def _from_tails(self, offset: int, length: int) -> bytes | None:
+        """The bytes from a tail that holds them (then guessed: not read exactly)."""
+        for tail in self._tails:
+            got = tail.get(offset, length)
+            if got is not None:
+                self.guessed = True
+                return got
+        return None
 
     # -- exact prefix -------------------------------------------------------------------------
 
@@ -232,9 +237,7 @@ class DeflateSource:
             self._tails.append(tail)
             self._anchors.append((tail.position, tail.start))
             self._forget_old_tails()
-            if tail.get(offset, length) is not None or any(
-                t.get(offset, length) is not None for t in self._tails
-            ):
+            if any(t.get(offset, length) is not None for t in self._tails):  # this one too
                 return True
             if self._refill(tail, offset, length):
                 return True
