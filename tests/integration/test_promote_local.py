@@ -4,11 +4,12 @@ static site, installed from with real pip; nightly pruning; incremental re-index
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from relforge.promote.store import ObjectInfo
 from tests.conftest import Result
 from tests.integration.conftest import pip_install
 from tests.promote_kit import build_wheel, matrix_text, write_manifest
@@ -176,8 +177,19 @@ def test_the_index_job_prunes_what_no_index_uploads_leave_and_no_page_links_it(
     assert "relforge index` prunes" in uploaded.out
     assert (folder / old).exists() and old in listed()  # what the pages link is still there
 
-    dry = run(*index)
+    real_list = LocalStore.list
+    listed_prefixes: list[str] = []
+
+    def counted(self: LocalStore, prefix: str = "") -> Iterator[ObjectInfo]:
+        listed_prefixes.append(prefix)
+        return real_list(self, prefix)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(LocalStore, "list", counted)
+        dry = run(*index)
     assert dry.code == 0, dry.out + dry.err
+    folders = [p for p in listed_prefixes if p.startswith("whl/nightly/") and p.count("/") == 3]
+    assert folders and len(folders) == len(set(folders))  # pruning and pages: one listing
     assert f"delete    whl/nightly/cpu/{old}" in dry.out and (folder / old).exists()
 
     real_delete = LocalStore.delete

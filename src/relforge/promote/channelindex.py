@@ -17,11 +17,17 @@ from dataclasses import dataclass
 
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import main_store, trust, wheel_folders
-from relforge.promote.index import FolderPlan, apply_folder, plan_folder, refuse_drift
+from relforge.promote.index import (
+    FolderPlan,
+    apply_folder,
+    plan_folder,
+    read_folder,
+    refuse_drift,
+)
 from relforge.promote.prune import channel_prune
 from relforge.promote.retry import total_retries
 from relforge.promote.rootpages import refresh_root
-from relforge.promote.store import ObjectStore
+from relforge.promote.store import ObjectInfo, ObjectStore
 from relforge.promote.vouch import Vouchers, channel_vouchers
 
 
@@ -58,9 +64,16 @@ def plan_channel_index(
         matrix, store, channel, trust(matrix), workers=min(workers, 16), partial=partial
     )
     folders = wheel_folders(matrix, channel)
-    deletes = channel_prune(matrix, store, vouchers, folders) if channel == "nightly" else ()
+    deletes: tuple[str, ...] = ()
+    infos: dict[str, list[ObjectInfo]] = {}
+    if channel == "nightly":  # one listing of each folder for the pruning and the pages
+        infos = {f: read_folder(store, f) for f in folders}
+        deletes = channel_prune(matrix, store, vouchers, infos)
     absent = frozenset(deletes)
-    plans = tuple(plan_folder(store, f, vouchers, workers=workers, absent=absent) for f in folders)
+    plans = tuple(
+        plan_folder(store, f, vouchers, workers=workers, absent=absent, infos=infos.get(f))
+        for f in folders
+    )
     refuse_drift(list(plans), store)
     return ChannelIndex(
         channel=channel, store=store, vouchers=vouchers, plans=plans, deletes=deletes

@@ -92,12 +92,24 @@ class FolderListing:
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
-def list_folder(store: ObjectStore, folder: str, absent: Set[str] = frozenset()) -> FolderListing:
-    """The folder as the store lists it, without the `absent` keys (about to be deleted)."""
+def read_folder(store: ObjectStore, folder: str) -> list[ObjectInfo]:
+    """Every object of a folder, as the store lists it (one listing, for several readers)."""
+    return list(store.list(folder.rstrip("/") + "/"))
+
+
+def list_folder(
+    store: ObjectStore,
+    folder: str,
+    absent: Set[str] = frozenset(),
+    *,
+    infos: Sequence[ObjectInfo] | None = None,
+) -> FolderListing:
+    """The folder as the store lists it (or as `infos` from `read_folder` say), without the
+    `absent` keys (about to be deleted)."""
     listing = FolderListing(folder=folder.rstrip("/"))
     base = listing.folder + "/"
     marker = None
-    for info in store.list(base):
+    for info in read_folder(store, folder) if infos is None else infos:
         if info.key in absent:
             continue
         rest = info.key[len(base) :]
@@ -148,13 +160,15 @@ def plan_folder(
     *,
     workers: int = 16,
     absent: Set[str] = frozenset(),
+    infos: Sequence[ObjectInfo] | None = None,
 ) -> FolderPlan:
     """What a folder's pages should be (read-only): which projects to rebuild, each file
     checked against the manifest that vouches for it or carried from the committed page.
-    `absent`: keys about to be deleted (pruned), which no page may list."""
+    `absent`: keys about to be deleted (pruned), which no page may list; `infos`: the folder
+    as `read_folder` already listed it."""
     with ThreadPoolExecutor(1) as side:  # the manifests are listed while the folder is
         manifests = side.submit(vouchers.manifest_keys, ())
-        listing = list_folder(store, folder, absent)
+        listing = list_folder(store, folder, absent, infos=infos)
         marker = read_marker(store, listing.folder) if listing.marker else None
         manifests.result()
     names = sorted(listing.projects)

@@ -10,14 +10,14 @@ job rebuilds them.  Either way the files are left off the pages first and delete
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from relforge.matrix.schema import Matrix
 from relforge.promote.index import SIDECAR, list_folder, parse_dist
-from relforge.promote.store import ObjectStore
+from relforge.promote.store import ObjectInfo, ObjectStore
 from relforge.promote.vouch import Vouchers
 
 
@@ -29,15 +29,16 @@ def nightly_prune(
     complete: Callable[[str], bool] = lambda version: True,
     *,
     projects: Set[str] = frozenset(),
+    infos: Mapping[str, Sequence[ObjectInfo]] | None = None,
 ) -> list[str]:
     """Keys of nightly files older than the newest `keep` complete versions of their project
     (with their sidecars); files being published now are never pruned, nor a version newer
     than the oldest kept complete one (a nightly still arriving), and only the projects being
     published (or named in `projects`) are pruned (a folder may also serve dependencies that
-    are not ours)."""
+    are not ours).  `infos`: folders already listed (`index.read_folder`)."""
     doomed = []
     for folder in folders:
-        listing = list_folder(store, folder)
+        listing = list_folder(store, folder, infos=(infos or {}).get(folder))
         versions: dict[str, set[Version]] = defaultdict(set)
         files: dict[str, list[tuple[Version, str]]] = defaultdict(list)
         ours = set(projects) | {
@@ -45,10 +46,10 @@ def nightly_prune(
             for key in new_keys
             if key.rsplit("/", 1)[0] == folder and (parsed := parse_dist(key.rsplit("/", 1)[1]))
         }
-        for project, infos in listing.projects.items():
+        for project, listed in listing.projects.items():
             if project not in ours:
                 continue
-            for info in infos:
+            for info in listed:
                 parsed = parse_dist(info.key.rsplit("/", 1)[1])
                 assert parsed is not None
                 files[project].append((parsed[1], info.key))
@@ -78,10 +79,14 @@ def kept_versions(
 
 
 def channel_prune(
-    matrix: Matrix, store: ObjectStore, vouchers: Vouchers, folders: list[str]
+    matrix: Matrix,
+    store: ObjectStore,
+    vouchers: Vouchers,
+    infos: Mapping[str, Sequence[ObjectInfo]],
 ) -> tuple[str, ...]:
     """What `relforge index` of the nightly channel prunes: the matrix's own project's older
-    nightlies in `folders`, judged whole by the channel's gate (as the pages are)."""
+    nightlies in the folders `infos` lists, judged whole by the channel's gate (as the pages
+    are)."""
     gate = vouchers.gate
     assert gate is not None
     project = frozenset({canonicalize_name(matrix.project.name)})
@@ -90,4 +95,5 @@ def channel_prune(
     def exposed(version: str) -> bool:
         return gate.state(store, version).exposed
 
-    return tuple(nightly_prune(store, folders, set(), keep, exposed, projects=project))
+    found = nightly_prune(store, list(infos), set(), keep, exposed, projects=project, infos=infos)
+    return tuple(found)
