@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format bench golden screenshot clean
+.PHONY: demo test test-tmpdir lint format bench golden screenshot clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ TEST_TMPDIR ?= $(shell [ "$$(df -k --output=avail /dev/shm 2>/dev/null | tail -n
 test: lint
 	$(if $(TEST_TMPDIR),mkdir -p $(TEST_TMPDIR) && TMPDIR=$(TEST_TMPDIR)) \
 	  $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+
+# Where `make test` puts temporary files (empty: $$TMPDIR); benchmarks/bench_test_suite.py asks.
+test-tmpdir:
+	@echo $(TEST_TMPDIR)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts

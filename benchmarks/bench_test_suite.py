@@ -35,18 +35,23 @@ BIN = Path(sys.executable).parent
 RESULT = ROOT / "benchmarks" / "results" / "test_suite.json"
 MAKE = ["-n", "4", "--dist", "loadfile", "--no-loadscope-reorder"]  # as the Makefile's test
 PYTEST = {"serial": [], "make": MAKE, "make-disk": MAKE}
-SHM = Path("/dev/shm")
 
 
 def _tmpdir(mode: str) -> str | None:
-    """The TMPDIR the Makefile picks: /dev/shm/relforge-tests when /dev/shm has 8 GiB free."""
-    if mode != "make" or not SHM.is_dir():
+    """The TMPDIR `make test` picks (the Makefile decides: `make test-tmpdir` prints it)."""
+    if mode != "make":
         return None
-    stat = os.statvfs(SHM)
-    if stat.f_bavail * stat.f_frsize < 8 << 30:
-        return None
-    (SHM / "relforge-tests").mkdir(exist_ok=True)
-    return str(SHM / "relforge-tests")
+    done = subprocess.run(
+        ["make", "-s", "--no-print-directory", "test-tmpdir"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    tmpdir = done.stdout.strip()
+    if tmpdir:
+        Path(tmpdir).mkdir(parents=True, exist_ok=True)
+    return tmpdir or None
 
 
 def _children_cpu() -> float:
