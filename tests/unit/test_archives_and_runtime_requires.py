@@ -150,6 +150,13 @@ CASES = [
         "triton=3.5",
     ),
     (
+        "requirement-with-a-control-character",  # YAML's \x1f: U+001F, which str.strip() drops
+        "    exclude:\n",
+        RULE.replace(TRITON, "triton==3.5.0\\x1f") + "    exclude:\n",
+        ["is not a PEP 508 requirement", "runtime_requires[0].add[0]"],
+        "triton==3.5.0",
+    ),
+    (
         "rule-without-reason",
         "    exclude:\n",
         RULE.replace("        reason: CUDA wheels use Triton\n", "") + "    exclude:\n",

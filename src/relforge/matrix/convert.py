@@ -39,8 +39,11 @@ def _specifier(text: str) -> SpecifierSet:
 
 
 def _requirement(text: str) -> schema.Requirement508:
-    parse_requirement(text.strip())
-    return schema.Requirement508(text.strip())
+    # spaces and tabs around it only: str.strip() also drops control characters such as
+    # U+001F ("0\x1f" would have become the requirement "0")
+    text = text.strip(" \t")
+    parse_requirement(text)
+    return schema.Requirement508(text)
 
 
 def _platform_tag(text: str) -> schema.PlatformTag:
