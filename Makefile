@@ -62,7 +62,7 @@ golden: $(STAMP)
 	    > tests/golden/pytorch-$$r.json || exit 1; done
 	$(BIN)/relforge matrix list matrix/example.yaml --release 1.0 --format json \
 	  > tests/golden/example-1.0.json
-	$(BIN)/relforge workflows generate matrix/example.yaml --release 1.0 --out .github/workflows
+	$(BIN)/relforge workflows generate matrix/example.yaml --release 1.0 --out .github/workflows --no-upload
 
 # Refresh the README's picture of the install selector (docs/site-selector.png) from the browser test.
 screenshot: $(STAMP)

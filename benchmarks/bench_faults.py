@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.faultproxy import FaultProxy  # noqa: E402
-from tests.integration.conftest import BIN, _start, _stop, free_port  # noqa: E402
+from tests.integration.conftest import BIN, free_port, start_server, stop_server  # noqa: E402
 from tests.promote_kit import matrix_text, release_wheels, write_manifest  # noqa: E402
 
 
@@ -113,7 +113,7 @@ def main() -> int:
         work = Path(tmp)
         port = free_port()
         upstream = f"http://127.0.0.1:{port}"
-        moto = _start([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+        moto = start_server([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
                       upstream, work / "moto.log")  # fmt: skip
         try:
             client = boto3.client("s3", endpoint_url=upstream)
@@ -152,7 +152,7 @@ def main() -> int:
                     )
                     print(label, json.dumps(out[-1]))
         finally:
-            _stop(moto)
+            stop_server(moto)
     kinds: Counter[str] = Counter()
     for run in runs:
         kinds.update(run["injected"])

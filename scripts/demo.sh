@@ -20,14 +20,14 @@ relforge matrix explain matrix/pytorch.yaml --release 2.8 wheel-linux-aarch64-py
 relforge matrix diff matrix/pytorch.yaml --from 2.8 --to 2.9
 
 step "2. Generated CI: the committed workflows are current, and a hand edit is caught"
-relforge workflows generate "$MATRIX" --release 1.0 --out .github/workflows --check
+relforge workflows generate "$MATRIX" --release 1.0 --out .github/workflows --no-upload --check
 scratch="$DEMO/ci"
 rm -rf "$scratch" && mkdir -p "$scratch/matrix" && cp "$MATRIX" "$scratch/matrix/"
 (cd "$scratch" && relforge workflows generate matrix/example.yaml --release 1.0 \
-  --out .github/workflows)
+  --out .github/workflows --no-upload)
 sed -i 's/timeout-minutes: 360/timeout-minutes: 30/' "$scratch/.github/workflows/relforge-build.yml"
 if (cd "$scratch" && relforge workflows generate matrix/example.yaml --release 1.0 \
-  --out .github/workflows --check); then
+  --out .github/workflows --no-upload --check); then
   echo "expected --check to fail" >&2; exit 1
 fi
 
@@ -212,8 +212,8 @@ TOML
   cd "$scratch"
   git init -q -b main
   relforge init
-  relforge workflows generate matrix/hello-ext.yaml --release 0.3 --out .github/workflows
-  relforge workflows generate matrix/hello-ext.yaml --release 0.3 --out .github/workflows --check
+  relforge workflows generate matrix/hello-ext.yaml --release 0.3 --out .github/workflows --no-upload
+  relforge workflows generate matrix/hello-ext.yaml --release 0.3 --out .github/workflows --no-upload --check
   actionlint -no-color && echo "actionlint: no findings (runner labels from .github/actionlint.yaml)"
 )
 

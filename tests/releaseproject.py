@@ -39,7 +39,7 @@ GENERATED_WHEELS = ".github/workflows/relforge-linux-wheel.yml"
 
 def generated_workflows(matrix_text: str = MATRIX, ref: str = "main") -> dict[str, str]:
     """What `relforge workflows generate matrix/example.yaml --release 1.0 --out
-    .github/workflows --ref REF` writes for this project."""
+    .github/workflows --ref REF --no-upload` writes for this project (its store is a folder)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "matrix").mkdir()
@@ -51,6 +51,7 @@ def generated_workflows(matrix_text: str = MATRIX, ref: str = "main") -> dict[st
                 out_dir=root / ".github" / "workflows",
                 ref=ref,
                 root=root,
+                upload=False,
             )
         )
     return {f".github/workflows/{f.name}": f.text for f in rendered.files}

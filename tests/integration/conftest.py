@@ -27,7 +27,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start(
+def start_server(
     argv: list[str], url: str, log: Path, cwd: Path | None = None
 ) -> subprocess.Popen[bytes]:
     out = log.open("wb")
@@ -45,7 +45,7 @@ def _start(
     raise RuntimeError(f"{argv[0]} did not answer on {url}")
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
     proc.terminate()
     try:
         proc.wait(10)
@@ -59,9 +59,9 @@ def moto_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = tmp_path_factory.mktemp("moto") / "moto.log"
-    proc = _start([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)], url, log)
+    proc = start_server([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)], url, log)
     yield url
-    _stop(proc)
+    stop_server(proc)
 
 
 @dataclass(frozen=True)
@@ -143,9 +143,9 @@ def pypiserver(tmp_path: Path) -> Iterator[PyPIServer]:
         "--disable-fallback",
         str(packages),
     ]
-    proc = _start(argv, url, tmp_path / "pypiserver.log")
+    proc = start_server(argv, url, tmp_path / "pypiserver.log")
     yield PyPIServer(url, "releng", "s3cret-pass", packages)
-    _stop(proc)
+    stop_server(proc)
 
 
 @pytest.fixture
@@ -157,12 +157,12 @@ def static_server() -> Iterator[Callable[[Path], str]]:
         port = free_port()
         url = f"http://127.0.0.1:{port}"
         argv = [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)]
-        procs.append(_start(argv, url, root.parent / f"http-{port}.log", cwd=root))
+        procs.append(start_server(argv, url, root.parent / f"http-{port}.log", cwd=root))
         return url
 
     yield serve
     for proc in procs:
-        _stop(proc)
+        stop_server(proc)
 
 
 def pip_install(tmp_path: Path, index_url: str, requirement: str) -> str:

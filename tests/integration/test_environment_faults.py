@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Result
-from tests.integration.conftest import BIN, S3, _start, _stop, free_port
+from tests.integration.conftest import BIN, S3, free_port, start_server, stop_server
 from tests.integration.test_promote_flow import objects
 from tests.promote_kit import matrix_text, release_wheels, write_manifest
 
@@ -212,12 +212,12 @@ def strict_moto(tmp_path: Path) -> Iterator[str]:
     old = os.environ.copy()
     os.environ.update(env)
     try:
-        proc = _start(argv, url, tmp_path / "strict-moto.log")
+        proc = start_server(argv, url, tmp_path / "strict-moto.log")
     finally:
         os.environ.clear()
         os.environ.update(old)
     yield url
-    _stop(proc)
+    stop_server(proc)
 
 
 def test_refused_credentials(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Result
-from tests.integration.conftest import BIN, S3, _start, _stop, free_port, pip_install
+from tests.integration.conftest import BIN, S3, free_port, pip_install, start_server, stop_server
 from tests.integration.test_promote_flow import is_page
 from tests.integration.verify_kit import LocalRaw, S3Raw, flip
 from tests.promote_kit import matrix_text, release_wheels, write_manifest
@@ -30,9 +30,9 @@ def second_moto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = tmp_path_factory.mktemp("moto2") / "moto.log"
-    proc = _start([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)], url, log)
+    proc = start_server([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)], url, log)
     yield url
-    _stop(proc)
+    stop_server(proc)
 
 
 def setup(tmp_path: Path, s3: S3, second_moto: str) -> tuple[Path, S3Raw, S3Raw, LocalRaw, Path]:

@@ -345,7 +345,7 @@ def test_generated_workflows_build_every_axis_cell(
     scratch_repo(root, (ROOT / "matrix/numpy-abi.yaml").read_text(), "matrix/numpy-abi.yaml")
     monkeypatch.chdir(root)
     result = run(
-        "workflows", "generate", "matrix/numpy-abi.yaml", "--release", "1.0", "--out", "wf"
+        "workflows", "generate", "matrix/numpy-abi.yaml", "-r", "1.0", "--out", "wf", "--no-upload"
     )
     assert result.code == 0, result.err
     flows = load_workflows(root / "wf")

@@ -21,10 +21,12 @@ from relforge.promote.prune import kept_versions
 EXAMPLE = Path(__file__).parents[2] / "matrix" / "example.yaml"
 
 
-def test_the_example_release_expects_its_eight_wheel_cells_in_two_folders() -> None:
+def test_the_example_release_expects_its_eight_wheels_and_its_archive() -> None:
     matrix = load_matrix(str(EXAMPLE))
     cells = expected_cells(matrix, "1.0", "test")
-    assert len(cells) == 8 and {c.package_type for c in cells} == {"wheel"}
+    assert len(cells) == 9
+    assert sorted(c.package_type for c in cells) == ["libtorch"] + ["wheel"] * 8
+    cells = [c for c in cells if c.package_type == "wheel"]
     assert {c.upload_prefix for c in cells} == {"whl/test/cpu/", "whl/test/cu130/"}
     assert release_folders(matrix, ["1.0"], "release") == {"whl/cpu", "whl/cu130"}
     assert release_folders(matrix, ["0.1-not-a-release"], "test") == set()

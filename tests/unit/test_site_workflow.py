@@ -32,7 +32,8 @@ def test_the_site_job_is_a_dry_run_unless_a_release_tag_is_pushed(
     }  # no branch push, no pull request ever uploads
     assert on["workflow_dispatch"]["inputs"]["execute"]["default"] is False
     job = workflow["jobs"]["site"]
-    assert job["permissions"] == {"contents": "read"}  # a file:// store needs no credentials
+    # the S3 store's credentials: an OIDC role when the repository sets one
+    assert job["permissions"] == {"contents": "read", "id-token": "write"}
     steps = {s["name"]: s for s in job["steps"]}
     render = steps["Render the site"]["run"]
     assert render == "relforge site matrix/pytorch.yaml --release 2.9 --out .relforge/site"

@@ -17,7 +17,9 @@ from tests.workflows_support import scratch_repo
 
 Run = Callable[..., Result]
 OUT = ".github/workflows"
-ARGS = ("workflows", "generate", "matrix/example.yaml", "--release", "1.0", "--out", OUT)
+ARGS = (
+    "workflows", "generate", "matrix/example.yaml", "--release", "1.0", "--out", OUT, "--no-upload"
+)  # fmt: skip
 
 
 @pytest.fixture
@@ -164,7 +166,7 @@ def test_hand_written_ci_uses_the_same_pins_as_the_generated_workflows() -> None
     for action, sha, tag in used:
         assert (pins[action].sha, pins[action].tag) == (sha, tag), action
     assert "relforge workflows generate matrix/example.yaml --release 1.0" in ci
-    assert "--out .github/workflows --check" in ci and "make test" in ci
+    assert "--out .github/workflows --no-upload --check" in ci and "make test" in ci
 
 
 def test_an_out_dir_that_cannot_be_created_is_a_usage_error(repo: Path, run: Run) -> None:
@@ -176,6 +178,7 @@ def test_an_out_dir_that_cannot_be_created_is_a_usage_error(repo: Path, run: Run
         "1.0",
         "--out",
         "matrix/example.yaml/wf",
+        "--no-upload",
     )
     assert result.code == 2, result.err
     assert "--out" in result.err and "matrix/example.yaml/wf" in result.err

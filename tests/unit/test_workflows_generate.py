@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
@@ -27,6 +26,8 @@ PYTORCH_FILES = [
     "relforge-linux-wheel.yml",
     "relforge-macos-libtorch.yml",
     "relforge-macos-wheel.yml",
+    "relforge-promote.yml",
+    "relforge-pypi.yml",
     "relforge-site.yml",
     "relforge-validate-binaries.yml",
     "relforge-windows-libtorch.yml",
@@ -142,11 +143,12 @@ def test_jobs_run_exactly_the_relforge_commands(rendered: dict[str, dict[str, An
         (name, job): step["run"]
         for name, workflow in rendered.items()
         for job, step in steps(workflow)
-        if "run" in step and "relforge " in step["run"]
+        if "run" in step and "relforge " in step["run"] and "relforge-venv" not in step["run"]
     }
     m = "matrix/pytorch.yaml"
-    assert runs[("relforge-build.yml", "build")] == (
-        f'relforge build {m} --release 2.9 --channel "$CHANNEL" --cell "$CELL_ID" --out dist'
+    assert runs[("relforge-build.yml", "build")].splitlines()[-1] == (
+        f'relforge build {m} --release 2.9 --channel "$CHANNEL" --cell "$CELL_ID" '
+        '--builder "$BUILDER" --out dist "$@"'
     )
     assert runs[("relforge-build.yml", "test")] == (
         f'relforge validate {m} --release 2.9 --channel "$CHANNEL" '
@@ -156,15 +158,30 @@ def test_jobs_run_exactly_the_relforge_commands(rendered: dict[str, dict[str, An
         f'relforge publish {m} --channel "$CHANNEL" '
         "--manifest dist/relforge-manifest.json --no-index --execute"
     )
-    # whole releases only: the cells upload, one job per wheel workflow indexes after all
-    for name in ("relforge-linux-wheel.yml", "relforge-windows-wheel.yml"):
-        assert runs[(name, "index")] == f'relforge index {m} --channel "$CHANNEL" --execute'
-    assert not any(job == "index" for name, job in runs if "libtorch" in name)
-    bot = runs[("relforge-bot.yml", "handle")]
-    assert bot == 'relforge bot handle "$GITHUB_EVENT_PATH" --execute'
+    # whole releases only: the cells upload, one job per workflow (wheels and archives alike)
+    # indexes after all of them
+    for name in rendered:
+        if name.endswith(("-wheel.yml", "-libtorch.yml")):
+            assert runs[(name, "index")] == f'relforge index {m} --channel "$CHANNEL" --execute'
+    (bot,) = [
+        s["run"]
+        for _job, s in steps(rendered["relforge-bot.yml"])
+        if "bot handle" in s.get("run", "")
+    ]
+    assert (
+        bot.strip()
+        == '"$RUNNER_TEMP/relforge-bin/relforge" bot handle "$GITHUB_EVENT_PATH" --execute'
+    )
     assert runs[("relforge-validate-binaries.yml", "test-1")] == (
         f'relforge validate {m} --release 2.9 --channel test --index "$INDEX_URL" '
         '--select "$CELL_ID" --runtime'
+    )
+    assert (
+        runs[("relforge-promote.yml", "promote")].splitlines()[-1] == f'relforge promote {m} "$@"'
+    )
+    assert runs[("relforge-pypi.yml", "stage")].splitlines()[-1] == f'relforge pypi stage {m} "$@"'
+    assert (
+        runs[("relforge-pypi.yml", "upload")].splitlines()[-1] == f'relforge pypi upload {m} "$@"'
     )
     bot = rendered["relforge-bot.yml"]
     assert bot["on"] == {
@@ -181,9 +198,11 @@ def test_jobs_run_exactly_the_relforge_commands(rendered: dict[str, dict[str, An
 def test_one_index_job_waits_for_every_upload_of_its_workflow(
     rendered: dict[str, dict[str, Any]],
 ) -> None:
+    indexed = 0
     for name, workflow in rendered.items():
-        if not name.endswith("-wheel.yml"):
+        if not name.endswith(("-wheel.yml", "-libtorch.yml")):
             continue
+        indexed += 1
         jobs = workflow["jobs"]
         index = jobs["index"]
         assert index["needs"] == sorted(j for j in jobs if j.startswith("build-"))
@@ -197,7 +216,9 @@ def test_one_index_job_waits_for_every_upload_of_its_workflow(
             jobs["build-1"]["with"]["channel"].removeprefix("${{ ").removesuffix(" }}")
             in (index["concurrency"]["group"])
         )
-        assert index["permissions"] == {"contents": "read"}  # a local store: no OIDC
+        # the S3 store's credentials: an OIDC role when configured
+        assert index["permissions"] == {"contents": "read", "id-token": "write"}
+    assert indexed == 6  # linux, macOS and Windows wheels and archives
 
 
 def test_runners_come_from_the_matrix(rendered: dict[str, dict[str, Any]]) -> None:
@@ -232,13 +253,23 @@ def test_every_action_is_pinned_by_commit(rendered: dict[str, dict[str, Any]], r
                 assert pins[action].sha == sha
                 used.add(action)
         for job in workflow["jobs"].values():
-            if "uses" in job:
-                assert job["uses"] == "$/.github/workflows/relforge-build.yml"
-    assert used == set(pins) - {"aws-actions/configure-aws-credentials"}  # no S3 store here
+            if "uses" in job:  # the documented form that act and GitHub Enterprise Server run
+                assert job["uses"] == "./.github/workflows/relforge-build.yml"
+    assert used == set(pins)
     for path in (repo / OUT).iterdir():  # each pin carries its tag as a comment
         for line in path.read_text().splitlines():
             if re.search(r"uses: \S+@[0-9a-f]{40}", line):
                 assert re.search(r"@[0-9a-f]{40} # v\d", line), line
+
+
+# Jobs that hold an OIDC token: the ones that reach the S3 store (its role) or sign provenance.
+OIDC_JOBS = {
+    ("relforge-build.yml", "upload"),
+    ("relforge-promote.yml", "promote"),
+    ("relforge-pypi.yml", "stage"),
+    ("relforge-pypi.yml", "upload"),  # and PyPI's trusted publishing
+    ("relforge-site.yml", "site"),
+}
 
 
 def test_permissions_are_least_privilege(rendered: dict[str, dict[str, Any]]) -> None:
@@ -247,9 +278,11 @@ def test_permissions_are_least_privilege(rendered: dict[str, dict[str, Any]]) ->
         for job_id, job in workflow["jobs"].items():
             assert "permissions" in job, f"{name}:{job_id} has no permissions"
             grants = job["permissions"]
-            if "id-token" in grants or "attestations" in grants:
+            if "attestations" in grants:
                 # only the upload job, and the caller jobs that grant it its ceiling
                 assert (name, job_id) == ("relforge-build.yml", "upload") or "uses" in job
+            if "id-token" in grants:
+                assert (name, job_id) in OIDC_JOBS or job_id == "index" or "uses" in job
     build = rendered["relforge-build.yml"]["jobs"]
     assert build["build"]["permissions"] == {"contents": "read"}
     assert build["test"]["permissions"] == {"contents": "read"}
@@ -258,6 +291,11 @@ def test_permissions_are_least_privilege(rendered: dict[str, dict[str, Any]]) ->
         "id-token": "write",
         "attestations": "write",
     }
+    for name, job_id in OIDC_JOBS - {("relforge-build.yml", "upload")}:
+        assert rendered[name]["jobs"][job_id]["permissions"] == {
+            "contents": "read",
+            "id-token": "write",
+        }, (name, job_id)
     bot = rendered["relforge-bot.yml"]["jobs"]["handle"]["permissions"]
     assert bot == {"contents": "write", "pull-requests": "write", "issues": "write"}
 
@@ -307,19 +345,29 @@ def test_ref_needs_the_project_repository(repo: Path, run: Run) -> None:
     assert "Traceback" not in result.err
 
 
-def test_s3_store_gets_oidc_credentials_step(repo: Path, run: Run) -> None:
-    matrix = repo / "matrix" / "pytorch.yaml"
-    matrix.write_text(matrix.read_text() + "publishing:\n  store: s3://bucket/whl\n")
-    assert run("workflows", "generate", "matrix/pytorch.yaml", "-r", "2.9", "--out", OUT).code == 0
-    upload = yaml.safe_load((repo / OUT / "relforge-build.yml").read_text())["jobs"]["upload"]
-    uses = [s["uses"].split("@")[0] for s in upload["steps"] if "uses" in s]
-    assert "aws-actions/configure-aws-credentials" in uses
-    wheel = yaml.safe_load((repo / OUT / "relforge-linux-wheel.yml").read_text())
-    index = wheel["jobs"]["index"]
-    assert index["permissions"] == {"contents": "read", "id-token": "write"}
-    assert "aws-actions/configure-aws-credentials" in [
-        s["uses"].split("@")[0] for s in index["steps"] if "uses" in s
+def test_s3_credentials_are_an_oidc_role_when_set_else_the_runners_own(
+    rendered: dict[str, dict[str, Any]],
+) -> None:
+    credential_steps = [
+        (name, job, step)
+        for name, workflow in rendered.items()
+        for job, step in steps(workflow)
+        if step.get("uses", "").startswith("aws-actions/configure-aws-credentials@")
     ]
+    assert {(name, job) for name, job, _ in credential_steps} == OIDC_JOBS | {
+        (name, "index") for name in rendered if name.endswith(("-wheel.yml", "-libtorch.yml"))
+    }
+    for _name, _job, step in credential_steps:
+        assert step["if"] == "vars.RELFORGE_AWS_ROLE_ARN != ''"
+        assert step["with"]["role-to-assume"] == "${{ vars.RELFORGE_AWS_ROLE_ARN }}"
+
+
+def test_provenance_is_on_unless_the_repository_turns_it_off(
+    rendered: dict[str, dict[str, Any]],
+) -> None:
+    upload = rendered["relforge-build.yml"]["jobs"]["upload"]["steps"]
+    (attest,) = [s for s in upload if "attest-build-provenance" in s.get("uses", "")]
+    assert attest["if"] == "vars.RELFORGE_ATTEST != 'false'"
 
 
 def test_no_validate_binaries_without_a_download_url(

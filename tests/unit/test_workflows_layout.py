@@ -94,7 +94,8 @@ def test_matrix_entry_is_a_projection_of_the_cell_contract() -> None:
     for cell in cells:
         entry = matrix_entry(cell)
         contract = cell.to_json()
-        assert list(entry) == list(ENTRY_FIELDS)
+        assert list(entry) == [*ENTRY_FIELDS, "builder"]  # + where it builds: its image or not
+        assert entry["builder"] == ("docker" if cell.image else "host")
         for key in ENTRY_FIELDS:
             if key != "test_runner":
                 assert entry[key] == ("" if contract[key] is None else contract[key])

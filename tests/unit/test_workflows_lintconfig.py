@@ -15,7 +15,7 @@ from tests.workflows_support import scratch_repo
 
 Run = Callable[..., Result]
 OUT = ".github/workflows"
-ARGS = ("workflows", "generate", "matrix/m.yaml", "--release", "1.0", "--out", OUT)
+ARGS = ("workflows", "generate", "matrix/m.yaml", "--release", "1.0", "--out", OUT, "--no-upload")
 # The example matrix with a self-hosted GPU runner for CUDA tests.
 GPU = EXAMPLE.read_text().replace("cuda: ubuntu-24.04}", "cuda: linux.gpu.t4}")
 
@@ -125,7 +125,9 @@ def test_an_existing_actionlint_yml_is_the_one_kept(repo: Path, run: Run) -> Non
 
 
 def test_no_config_outside_a_github_workflows_directory(repo: Path, run: Run) -> None:
-    result = run("workflows", "generate", "matrix/m.yaml", "--release", "1.0", "--out", "ci")
+    result = run(
+        "workflows", "generate", "matrix/m.yaml", "-r", "1.0", "--out", "ci", "--no-upload"
+    )
     assert result.code == 0, result.err
     assert "skipped actionlint configuration: ci is not a .github/workflows directory" in (
         result.err

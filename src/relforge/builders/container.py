@@ -12,7 +12,7 @@ import os
 import shlex
 import shutil
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from relforge.builders.engine import connect, image_id, missing_image_hint
 from relforge.builders.images import LABEL_CUDA, LABEL_PYTHONS
 from relforge.builders.locations import user_cache_dir
 from relforge.builders.postbuild import RepairPolicy
+from relforge.builders.pull import PullPolicy, pull, repo_digest, wants_pull
 from relforge.builders.tools import container_tools_dir
 from relforge.errors import ConfigError, RelforgeError
 from relforge.matrix.cell import Cell
@@ -45,8 +46,16 @@ _ARCHES = {"amd64": "x86_64", "arm64": "aarch64"}
 class DockerBuilder:
     name: BuilderName = "docker"
 
-    def __init__(self, *, network: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        network: bool = False,
+        pull: PullPolicy = "never",
+        say: Callable[[str], None] = lambda _text: None,
+    ) -> None:
         self.network = network
+        self.pull = pull
+        self.say = say
         self._client: Any = None
         self._unreachable: ConfigError | None = None
         self._ids: dict[str, str | None] = {}
@@ -100,8 +109,16 @@ class DockerBuilder:
             return False
 
     def check(self, cells: Sequence[Cell]) -> None:
-        self.client()
+        """The engine answers and has every cell's image, pulled first as the policy says."""
+        client = self.client()
         for name in dict.fromkeys(c.image for c in cells if c.image):
+            present = self.image_id(name) is not None
+            if wants_pull(self.pull, present):
+                why = "--pull always" if present else "the engine does not have it"
+                pull(client, name, why, self.say)
+                with self._lock:  # look the pulled image up afresh
+                    self._ids.pop(name, None)
+                    self._labels.pop(name, None)
             if self.image_id(name) is None:
                 raise ConfigError(
                     f"the Docker engine has no image {name}",
@@ -122,7 +139,11 @@ class DockerBuilder:
         return image_lacks(cell, self.labels(cell.image))
 
     def identity(self, cell: Cell) -> Mapping[str, str]:
-        return {"image": cell.image or "", "image_id": self.image_id(cell.image or "") or ""}
+        found = {"image": cell.image or "", "image_id": self.image_id(cell.image or "") or ""}
+        digest = repo_digest(self.client(), cell.image) if cell.image and found["image_id"] else ""
+        if digest:  # a pulled image: the registry's name for exactly these bytes
+            found["image_digest"] = digest
+        return found
 
     def build(self, job: BuildJob) -> None:
         control = job.work / "control"

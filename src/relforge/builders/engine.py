@@ -49,7 +49,7 @@ def image_id(client: Any, name: str) -> str | None:
 def missing_image_hint(name: str) -> str:
     if name.startswith("relforge/builder"):
         return f"make it: relforge builder-image --name {name}  (debootstrap + docker import)"
-    return f"pull it first: docker pull {name}  (relforge never pulls on its own)"
+    return f"pull it: docker pull {name}, or build with --builder docker --pull missing"
 
 
 def _first_line(exc: BaseException) -> str:

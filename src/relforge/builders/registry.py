@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from typing_extensions import assert_never
 
 from relforge.builders.base import Builder, BuilderName
 from relforge.builders.engine import engine_address
+from relforge.builders.pull import PullPolicy
 from relforge.errors import RelforgeError
 from relforge.matrix.cell import Cell
 
@@ -20,12 +21,14 @@ BUILDER_CHOICES: tuple[BuilderChoice, ...] = ("auto", "docker", "host")
 @dataclass(frozen=True, kw_only=True)
 class BuilderOptions:
     network: bool = False  # give containers a network (default: none)
+    pull: PullPolicy = "never"  # relforge.builders.pull; `auto` never pulls
+    say: Callable[[str], None] = field(default=lambda _text: None, compare=False)
 
 
 def _docker(options: BuilderOptions) -> Builder:
     from relforge.builders.container import DockerBuilder  # imports the docker SDK
 
-    return DockerBuilder(network=options.network)
+    return DockerBuilder(network=options.network, pull=options.pull, say=options.say)
 
 
 def _host(options: BuilderOptions) -> Builder:
@@ -62,7 +65,7 @@ def assign_builders(
             return Assignment(builders={c.id: builder for c in cells}, reasons={})
         case "auto":
             host = BUILDERS["host"](options)
-            docker = BUILDERS["docker"](options)
+            docker = BUILDERS["docker"](replace(options, pull="never"))
             builders: dict[str, Builder] = {}
             reasons: dict[str, str] = {}
             for cell in cells:

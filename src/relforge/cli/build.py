@@ -3,12 +3,14 @@ artifact manifest; `relforge builder-image`: make the local builder image."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from relforge.builders.pull import PULL_POLICIES, PullPolicy
 from relforge.builders.registry import (
     BUILDER_CHOICES,
     Assignment,
@@ -67,6 +69,13 @@ if TYPE_CHECKING:
 )
 @click.option("--tag", help="RC tag of a test-channel build (default: the RC tag at HEAD).")
 @click.option("--network", is_flag=True, help="Give Docker builds a network (default: none).")
+@click.option(
+    "--pull",
+    type=click.Choice(PULL_POLICIES),
+    default=None,
+    help="With --builder docker: pull a cell's image when the engine does not have it "
+    "(missing, the default), every time (always), or never.  --builder auto never pulls.",
+)
 @format_option("table", "json")
 def build(
     file: str,
@@ -80,6 +89,7 @@ def build(
     out: Path,
     tag: str | None,
     network: bool,
+    pull: PullPolicy | None,
     fmt: str,
 ) -> None:
     """Build the cells of one release of FILE, each in Docker or on the host.
@@ -110,11 +120,26 @@ def build(
         tag=tag,
         network=network,
     )
-    assignment = assign_builders(plan.cells, builder, BuilderOptions(network=network))
+    options = BuilderOptions(
+        network=network, pull=_pull_policy(builder, pull), say=lambda t: click.echo(t, err=True)
+    )
+    assignment = assign_builders(plan.cells, builder, options)
     results = _run_cells(plan, assignment)
     manifest = write_manifest(plan, results)
     _print_results(plan, assignment, results, len(manifest.entries), fmt)
     _exit_for(results)
+
+
+def _pull_policy(builder: BuilderChoice, pull: PullPolicy | None) -> PullPolicy:
+    if pull is None:
+        return "missing" if builder == "docker" else "never"
+    if builder != "docker":
+        raise UsageError(
+            f"--pull {pull} needs --builder docker",
+            key="--pull",
+            hint="--builder auto uses only images the engine has; --builder host uses none",
+        )
+    return pull
 
 
 def _run_cells(plan: BuildPlan, assignment: Assignment) -> list[CellResult]:
@@ -129,7 +154,7 @@ def _run_cells(plan: BuildPlan, assignment: Assignment) -> list[CellResult]:
         err.print(f"[bold]{key:>8}[/]: {value}", highlight=False)
     for cell_id, why in assignment.reasons.items():
         click.echo(f"  {cell_id} → {builders[cell_id].name}: {why}", err=True)  # unwrapped
-    if err.is_terminal:
+    if err.is_terminal and os.environ.get("GITHUB_ACTIONS") != "true":  # a log, not a screen
         with LiveReporter(len(plan.cells)) as live:
             return run_build(plan, builders, live)
     return run_build(plan, builders, LineReporter(len(plan.cells)))

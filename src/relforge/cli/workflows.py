@@ -50,6 +50,13 @@ def workflows() -> None:
     "(e.g. main, release/2.9).  Default: the caller's own commit.",
 )
 @click.option(
+    "--no-upload",
+    "no_upload",
+    is_flag=True,
+    help="Build and test only: no upload, index, promote or PyPI jobs (needed while "
+    "publishing.store is a file:// store, which no two runners share).",
+)
+@click.option(
     "--check",
     is_flag=True,
     help="Change nothing: exit 1 with a unified diff when a file is edited, missing or stray.",
@@ -60,14 +67,17 @@ def generate(
     out_dir: Path,
     templates_dir: Path | None,
     ref: str | None,
+    no_upload: bool,
     check: bool,
 ) -> None:
     """Render the workflows of one release of FILE into --out.
 
     Writes relforge-build.yml (reusable: build, test and upload one cell),
-    relforge-<os>-<package type>.yml (every cell, sharded into job matrices of at most 256),
-    relforge-bot.yml and relforge-validate-binaries.yml; files relforge generated earlier that
-    are no longer part of the set are removed.  Run it from the repository root.
+    relforge-<os>-<package type>.yml (every cell, sharded into job matrices of at most 256,
+    each ending with an index job), relforge-bot.yml, relforge-validate-binaries.yml,
+    relforge-site.yml and the release-day workflows relforge-promote.yml and relforge-pypi.yml;
+    files relforge generated earlier that are no longer part of the set are removed.  Run it
+    from the repository root.  Uploading jobs need an s3:// store (else --no-upload).
 
     \b
     Templates (Jinja, sandboxed, strict; <{ value }>, <% statement %>, <# comment #>):
@@ -75,7 +85,12 @@ def generate(
       binaries.yml.j2           one per OS and package type (variable `group`)
       bot.yml.j2                the cherry-pick bot
       validate-binaries.yml.j2  install every wheel cell from its index (`channels`)
-      _setup.yml.j2             the steps every job starts with
+      site.yml.j2               the install selector site
+      promote.yml.j2            release day: promote a version between channels
+      pypi.yml.j2               release day: stage and upload the PyPI wheels
+      _setup.yml.j2             the steps every job starts with (checkout + _relforge)
+      _relforge.yml.j2          relforge's Python and the pinned relforge (ci.relforge)
+      _store_credentials.yml.j2 the S3 store's credentials (OIDC role or the runner's)
     Every template sees `ctx` (relforge.workflows.context.RenderContext) and
     `action("owner/repo")`, which returns a pinned `uses:` value.
     """
@@ -85,6 +100,7 @@ def generate(
         out_dir=out_dir,
         templates_dir=templates_dir,
         ref=ref,
+        upload=not no_upload,
     )
     rendered = render_workflows(request)
     shown = _display(out_dir)

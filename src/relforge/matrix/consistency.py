@@ -17,7 +17,15 @@ from relforge.errors import ConfigError
 from relforge.matrix.archives import check_file_name
 from relforge.matrix.axes import check_axes, same_channel_needs_url
 from relforge.matrix.cell import ALL_FIELDS
-from relforge.matrix.schema import CHANNEL_NAMES, Located, Matrix, Publishing, Release, Variant
+from relforge.matrix.schema import (
+    CHANNEL_NAMES,
+    Ci,
+    Located,
+    Matrix,
+    Publishing,
+    Release,
+    Variant,
+)
 from relforge.matrix.selector import SELECTABLE, selector_from_match
 from relforge.matrix.values import (
     base_url_problem,
@@ -33,6 +41,7 @@ from relforge.variants.format import check_wheel_variants
 # Packages whose pin must equal a variant field (nvidia-cudnn-cu12==X ⇔ cudnn: X).
 _PINNED_FIELDS = {"nvidia-cudnn": "cudnn", "nvidia-nccl": "nccl"}
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_RUNNER_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 _SEGMENT = re.compile(r"[A-Za-z0-9._+-]+\Z")  # one folder of a channel's storage prefix
 # The base URL of the channel indexes; it reaches generated workflows, so no quotes, `$`, braces.
 _URL = re.compile(r"(https?://[^/\s\"'`$<>{}\\]+|file://)[^\s\"'`$<>{}\\]*\Z")
@@ -45,6 +54,23 @@ def _store_url(url: str) -> bool:
     return (url.startswith("file://") and len(url) > 7) or (
         url.startswith("s3://") and bool(url[5:].strip("/"))
     )
+
+
+def _check_ci(ci: Ci) -> None:
+    if ci.python.free_threaded or ci.python.version < Version("3.10"):
+        raise _fail(
+            f"relforge runs on CPython 3.10 or newer with the GIL, not {ci.python}",
+            ci,
+            "python",
+            "ci",
+        )
+    if not _RUNNER_LABEL.match(ci.runner):
+        raise _fail(
+            f"runner label {ci.runner!r} may hold only letters, digits, '.', '_' and '-'",
+            ci,
+            "runner",
+            "ci",
+        )
 
 
 def _check_mirrors(publishing: Publishing) -> None:
@@ -123,6 +149,7 @@ def check_matrix(matrix: Matrix) -> None:
             "must be at least 1 (one try, no retry)", matrix.publishing, "s3_attempts", "publishing"
         )
     _check_mirrors(matrix.publishing)
+    _check_ci(matrix.ci)
     if matrix.channels.default == "release":
         raise _fail(
             "the release channel is filled only by promotion; a branch targets nightly or test",

@@ -20,6 +20,7 @@ from packaging.version import InvalidVersion, Version
 
 from relforge.errors import ConfigError
 from relforge.matrix import schema
+from relforge.matrix.relforgepin import parse_pinned_relforge
 from relforge.matrix.source import Map, Node, Scalar, Seq, kind_of
 from relforge.matrix.values import PythonVersion, check_platform_tag, parse_requirement
 
@@ -73,6 +74,7 @@ _TEXT_PARSERS: dict[Any, Callable[[str], Any]] = {
     schema.Requirement508: _requirement,
     schema.PlatformTag: _platform_tag,
     schema.Ed25519Key: _ed25519_key,
+    schema.PinnedRelforge: parse_pinned_relforge,
 }
 
 
@@ -154,8 +156,9 @@ def _parse(node: Node, path: str, parser: Callable[[str], Any], expected: str) -
     text = _scalar_text(node, path, expected)
     try:
         return parser(text)
-    except ValueError as exc:
-        raise ConfigError(str(exc), where=node.span, key=path) from None
+    except ValueError as exc:  # a parser may say how to fix it (`hint`)
+        hint = getattr(exc, "hint", None)
+        raise ConfigError(str(exc), where=node.span, key=path, hint=hint) from None
 
 
 def _wrong_type(node: Node, path: str, expected: str) -> ConfigError:

@@ -39,6 +39,10 @@ class Ed25519Key(str):
     """An Ed25519 public key, checked when loaded and kept as the base64 of its 32 raw bytes."""
 
 
+class PinnedRelforge(str):
+    """`ci.relforge`: `relforge==X.Y.Z` or `relforge @ URL#sha256=…`, checked when loaded."""
+
+
 class Match(dict[str, tuple[str, ...]]):
     """A rule's condition: cell field → accepted values (see relforge.matrix.selector)."""
 
@@ -206,6 +210,30 @@ class Publishing(Located):
     )
     mirrors: tuple[Mirror, ...] = field(
         default=(), metadata={"doc": "extra stores written with the same checks as the store"}
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ci(Located):
+    """What the generated workflows run relforge with (`relforge workflows generate`)."""
+
+    relforge: PinnedRelforge | None = field(
+        default=None,
+        metadata={
+            "doc": "the relforge every job installs: relforge==X.Y.Z, or relforge @ URL#sha256=… "
+            "(hash-checked); default: relforge==<the version that generated the workflows>"
+        },
+    )
+    python: PythonVersion = field(
+        default_factory=lambda: PythonVersion.parse("3.12"),
+        metadata={"doc": "the Python relforge runs on in every job (its own venv)"},
+    )
+    runner: str = field(
+        default="ubuntu-24.04",
+        metadata={
+            "doc": "runner label of relforge's own jobs (upload, index, site, promote, PyPI, "
+            "bot); a self-hosted label where GitHub-hosted runners are not available"
+        },
     )
 
 
@@ -487,6 +515,7 @@ class Matrix(Located):
     project: Project
     channels: Channels = field(default_factory=Channels)
     publishing: Publishing = field(default_factory=Publishing)
+    ci: Ci = field(default_factory=Ci)
     releases: Mapping[str, Release] = field(metadata={"internal": True})
     file: str = field(default="", metadata={"internal": True, "doc": "path it was read from"})
 

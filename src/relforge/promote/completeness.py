@@ -38,12 +38,11 @@ from relforge.promote.store import ObjectStore
 if TYPE_CHECKING:
     from relforge.promote.vouch import Vouchers
 
-# The package types whose files a version must have in a channel before it is advertised.
-# Native archives are published and vouched for, but no index page lists them (they are
-# downloaded by URL), and the generated CI uploads them from their own workflow, whose timing
-# the wheel workflow's index job does not wait for: a version's pip pages do not wait for its
-# zips either.  Add "libtorch" here to make them gate, once an index run follows their upload.
-PUBLISHED_TYPES = frozenset({"wheel"})
+# The package types whose files a version must have in a channel before it is advertised: its
+# wheels and its native archives.  The generated CI uploads them from separate workflows, each
+# ending with an index job (serialized per channel), so whichever finishes last puts the whole
+# version on the pages; a version's pip pages wait for its zips as its zips wait for its wheels.
+PUBLISHED_TYPES = frozenset({"wheel", "libtorch"})
 
 
 def expected_cells(matrix: Matrix, release: str, channel: ChannelName) -> list[Cell]:

@@ -18,6 +18,8 @@ from relforge.errors import ConfigError
 from relforge.workflows.render import GENERATED_MARKER, render_workflows
 from relforge.workflows.render import RenderRequest as WorkflowRequest
 
+_FLAGS = frozenset({"--no-upload"})  # options of `workflows generate` that take no value
+
 
 def is_generated(text: str) -> bool:
     """Files `relforge workflows generate` wrote start with its header line."""
@@ -33,6 +35,7 @@ class Generation:
     out: str
     templates: str | None
     ref: str | None
+    upload: bool = True  # False: rendered with --no-upload
 
 
 def generation_of(path: str, text: str) -> Generation:
@@ -51,7 +54,9 @@ def generation_of(path: str, text: str) -> Generation:
     positional = []
     it = iter(argv)
     for arg in it:
-        if arg.startswith("--"):
+        if arg in _FLAGS:
+            options[arg] = ""
+        elif arg.startswith("--"):
             options[arg] = next(it, "")
         else:
             positional.append(arg)
@@ -63,6 +68,7 @@ def generation_of(path: str, text: str) -> Generation:
         out=options.get("--out", "."),
         templates=options.get("--templates"),
         ref=options.get("--ref"),
+        upload="--no-upload" not in options,
     )
 
 
@@ -96,6 +102,7 @@ def rerender(
                     templates_dir=root / run.templates if run.templates else None,
                     ref=ref if run.ref else None,
                     root=root,
+                    upload=run.upload,
                 )
             )
         prefix = "" if run.out in ("", ".") else run.out.rstrip("/") + "/"

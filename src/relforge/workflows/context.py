@@ -20,7 +20,6 @@ from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix, Release
 from relforge.workflows.layout import MAX_MATRIX_JOBS, Shard, matrix_entry, shards
 
 BUILD_WORKFLOW = "relforge-build.yml"
-_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 _REPOSITORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+\Z")
 _REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*\Z")
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".py", ".ps1", ".bat", ".cmd")
@@ -50,10 +49,24 @@ class RenderContext:
     build_workflow: str = field(metadata={"doc": "`uses:` value that calls relforge-build.yml"})
     pr_paths: tuple[str, ...] = field(metadata={"doc": "paths whose change builds a PR"})
     store_is_s3: bool = False
+    upload: bool = field(
+        default=True, metadata={"doc": "jobs upload and index (false: `--no-upload`)"}
+    )
+    pypi: bool = field(default=False, metadata={"doc": "the release has PyPI-default wheels"})
     relforge_version: str = __version__
-    relforge_requirement: str = f"relforge=={__version__}"
-    python: str = "3.12"
-    hosted_runner: str = "ubuntu-24.04"
+    relforge_requirement: str = field(
+        default=f"relforge=={__version__}",
+        metadata={"doc": "what every job installs (ci.relforge)"},
+    )
+    relforge_pin: str = field(
+        default=f"relforge {__version__} from the runner's index",
+        metadata={"doc": "how that requirement is pinned, for step names"},
+    )
+    python: str = field(default="3.12", metadata={"doc": "relforge's own Python (ci.python)"})
+    hosted_runner: str = field(
+        default="ubuntu-24.04",
+        metadata={"doc": "runner of relforge's own jobs: upload, index, site, bot (ci.runner)"},
+    )
     dist: str = "dist"
     manifest: str = "dist/relforge-manifest.json"
     nightly_branch: str = "nightly"
@@ -75,11 +88,12 @@ class ChannelCells:
 
 
 def build_workflow_ref(matrix: Matrix, out_rel: str | None, ref: str | None) -> str:
-    """`$/…/relforge-build.yml` (GitHub's self-repository form: this repository at the running
-    commit) or `owner/repo/…/relforge-build.yml@ref`."""
+    """`./.github/workflows/relforge-build.yml` (the documented form for a reusable workflow of
+    the same repository, at the running commit; GitHub, GHES, act) or
+    `owner/repo/…/relforge-build.yml@ref`."""
     directory = out_rel or ".github/workflows"
-    if ref is None:
-        return f"$/{directory}/{BUILD_WORKFLOW}"
+    if ref is None:  # GitHub runs it only from .github/workflows (a preview elsewhere is not run)
+        return f"./{directory}/{BUILD_WORKFLOW}"
     if not _REF.match(ref) or ".." in ref or ref.endswith(("/", ".lock")) or "//" in ref:
         raise UsageError(
             f"{ref!r} is not a branch or tag name", key="--ref", hint="e.g. main or release/2.9"
@@ -100,26 +114,6 @@ def build_workflow_ref(matrix: Matrix, out_rel: str | None, ref: str | None) -> 
             key="project.repository",
         )
     return f"{repository}/{directory}/{BUILD_WORKFLOW}@{ref}"
-
-
-def check_runners(release: Release, cells: Sequence[Cell]) -> None:
-    """Every cell needs a build runner; every label must be a plain runner label."""
-    for cell in cells:
-        platform = release.platforms[cell.platform]
-        if not cell.build_runner:
-            raise ConfigError(
-                f"platform {cell.platform} has no build_runner, so {cell.id} cannot be built in CI",
-                where=platform.span,
-                key=f"releases.{release.name}.platforms.{cell.platform}.build_runner",
-                hint="name the runner label its builds run on, e.g. build_runner: ubuntu-24.04",
-            )
-        for key, label in (("build_runner", cell.build_runner), ("test_runners", cell.test_runner)):
-            if label and not _LABEL.match(label):
-                raise ConfigError(
-                    f"runner label {label!r} may hold only letters, digits, '.', '_' and '-'",
-                    where=platform.at(key),
-                    key=f"releases.{release.name}.platforms.{cell.platform}.{key}",
-                )
 
 
 def pr_paths(

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from relforge.matrix.cell import Cell
 from relforge.matrix.values import PythonVersion
+from relforge.workflows.runners import cell_builder
 
 MAX_MATRIX_JOBS = 256  # GitHub Actions: "a matrix can generate a maximum of 256 jobs per run"
 
@@ -62,13 +63,15 @@ class CellGroup:
 
 
 def matrix_entry(cell: Cell, *extra: str) -> dict[str, Any]:
-    """A job-matrix entry: contract fields of the cell.  A cell whose platform names no test
+    """A job-matrix entry: contract fields of the cell, plus where it builds (`builder`: docker
+    in its image, or the runner's host).  A cell whose platform names no test
     runner for its accelerator is tested on its build runner (static checks need no device).
     GitHub's workflow schema allows no null in a matrix, so null (a native archive's python)
     becomes ""."""
     data = cell.to_json()
     entry = {key: "" if data[key] is None else data[key] for key in (*ENTRY_FIELDS, *extra)}
     entry["test_runner"] = cell.test_runner or cell.build_runner or ""
+    entry["builder"] = cell_builder(cell)
     return entry
 
 

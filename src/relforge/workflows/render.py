@@ -23,17 +23,19 @@ from relforge import __version__
 from relforge.errors import ConfigError, NothingToDoError, Span, UsageError
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix, read_text
+from relforge.matrix.relforgepin import relforge_pin
 from relforge.matrix.schema import Matrix
 from relforge.workflows.context import (
     BUILD_WORKFLOW,
     RenderContext,
     build_workflow_ref,
     channel_cells,
-    check_runners,
     pr_paths,
 )
 from relforge.workflows.layout import MAX_MATRIX_JOBS, group_cells, runner_labels
 from relforge.workflows.pins import ActionPin, load_pins
+from relforge.workflows.runners import check_runners
+from relforge.workflows.sharedstore import check_shared_store
 from relforge.workflows.templating import (
     make_environment,
     render_template,
@@ -66,6 +68,9 @@ class RenderRequest:
     ref: str | None = None
     root: Path = field(default_factory=Path.cwd, metadata={"doc": "repository root"})
     max_matrix_jobs: int = MAX_MATRIX_JOBS
+    upload: bool = field(
+        default=True, metadata={"doc": "upload and index jobs (False: `--no-upload`)"}
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,10 +105,13 @@ def render_workflows(request: RenderRequest) -> WorkflowSet:
     if not cells:
         raise NothingToDoError(f"release {request.release} of {matrix_rel} has no cells")
     check_runners(release, cells)
+    if request.upload:
+        check_shared_store(matrix)
     out_rel = _inside(root, request.out_dir, "--out")
     templates_rel = (
         _inside(root, request.templates_dir, "--templates") if request.templates_dir else None
     )
+    pin = relforge_pin(matrix.ci.relforge or f"relforge=={__version__}")
     ctx = RenderContext(
         project=matrix.project.name,
         matrix=matrix_rel,
@@ -112,6 +120,12 @@ def render_workflows(request: RenderRequest) -> WorkflowSet:
         build_workflow=build_workflow_ref(matrix, out_rel, request.ref),
         pr_paths=pr_paths(matrix, matrix_rel, out_rel, templates_rel),
         store_is_s3=matrix.publishing.store.startswith("s3://"),
+        upload=request.upload,
+        pypi=any(c.pypi_default for c in cells),
+        relforge_requirement=pin.requirement,
+        relforge_pin=pin.summary,
+        python=str(matrix.ci.python),
+        hosted_runner=matrix.ci.runner,
     )
     env = make_environment(request.templates_dir)
     pins, pins_text = load_pins(request.templates_dir)
@@ -152,12 +166,29 @@ def render_workflows(request: RenderRequest) -> WorkflowSet:
         files.append(render(site_name, "site.yml.j2", 0))
     else:
         skipped.append((site_name, "project.download_url is not set: the site has no URLs"))
+    files += _release_day(render, ctx, skipped)
     return WorkflowSet(
         files=tuple(files),
         skipped=tuple(skipped),
         regenerate=regenerate,
         runner_labels=tuple(runner_labels(cells)),
     )
+
+
+def _release_day(
+    render: _Renderer, ctx: RenderContext, skipped: list[tuple[str, str]]
+) -> list[RenderedFile]:
+    """The workflows a release engineer dispatches by hand: promote, and the PyPI upload."""
+    if not ctx.upload:
+        why = "generated with --no-upload: nothing is uploaded to promote"
+        skipped += [("relforge-promote.yml", why), ("relforge-pypi.yml", why)]
+        return []
+    files = [render("relforge-promote.yml", "promote.yml.j2", 0)]
+    if ctx.pypi:
+        files.append(render("relforge-pypi.yml", "pypi.yml.j2", 0))
+    else:
+        skipped.append(("relforge-pypi.yml", "no cell of the release is a PyPI default"))
+    return files
 
 
 def _read_matrix(request: RenderRequest, root: Path) -> tuple[str, str, Matrix]:
@@ -245,6 +276,8 @@ def _regenerate_command(
         argv += ["--templates", templates_rel or str(request.templates_dir)]
     if request.ref:
         argv += ["--ref", request.ref]
+    if not request.upload:
+        argv += ["--no-upload"]
     return shlex.join(argv)
 
 

@@ -1,0 +1,296 @@
+"""The world the generated-CI scenarios run in: a project repository with its generated
+workflows, the servers a hosted runner would reach (the runner's package index, the S3 store on
+moto, a registry holding the CUDA builder image, PyPI, GitHub's API), and act set up as a hosted
+ubuntu-24.04 runner (tests/actkit.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.actkit import HostedRunner
+from tests.integration.conftest import free_port, start_server, stop_server
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+EXAMPLE_SOURCE = REPO / "examples" / "hello-native"
+CUDA_TAG = "relforge/builder:cuda13.0"
+AWS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+AWS_REGION = {"AWS_DEFAULT_REGION": "us-east-1"}
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=_git_env()
+    )
+    return done.stdout.strip()
+
+
+def _git_env() -> dict[str, str]:
+    import os
+
+    return {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Rel Eng",
+        "GIT_AUTHOR_EMAIL": "releng@example.org",
+        "GIT_COMMITTER_NAME": "Rel Eng",
+        "GIT_COMMITTER_EMAIL": "releng@example.org",
+    }
+
+
+def relforge_wheel(out: Path) -> Path:
+    """relforge's own wheel, built from this checkout (what a release of it would hold)."""
+    out.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "-q",
+            "--wheel-dir",
+            str(out),
+            str(REPO),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = out.glob("relforge-*.whl")
+    return wheel
+
+
+def wheelhouse(cache: Path, wheel: Path, python: str) -> Path:
+    """relforge's dependencies and the build tools (pip, setuptools, wheel) as wheels for
+    `python`, downloaded once from the configured index into `cache` (keyed by what is asked)."""
+    wanted = ["pip", "setuptools", "wheel", *_requires(wheel)]
+    key = hashlib.sha256(json.dumps([python, sorted(wanted)]).encode()).hexdigest()[:16]
+    folder = cache / f"wheelhouse-{key}"
+    if (folder / ".complete").is_file():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--disable-pip-version-check",
+            "--only-binary=:all:",
+            "--python-version",
+            python,
+            "--dest",
+            str(folder),
+            *wanted,
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (folder / ".complete").touch()
+    return folder
+
+
+def _requires(wheel: Path) -> list[str]:
+    import zipfile
+
+    from packaging.requirements import Requirement
+
+    with zipfile.ZipFile(wheel) as zf:
+        meta = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        lines = zf.read(meta).decode().splitlines()
+    out = []
+    for line in lines:
+        if line.startswith("Requires-Dist:"):
+            req = Requirement(line.split(":", 1)[1].strip())
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                out.append(f"{req.name}{req.specifier}")
+    return out
+
+
+@dataclass(frozen=True)
+class Index:
+    """A PEP 503 index on pypiserver (no fallback to PyPI)."""
+
+    url: str
+    packages: Path
+
+    @property
+    def simple(self) -> str:
+        return f"{self.url}/simple/"
+
+
+@contextmanager
+def pypiserver(root: Path, packages: Path, users: dict[str, str] | None = None) -> Iterator[Index]:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    argv = [str(BIN / "pypi-server"), "run", "-i", "127.0.0.1", "-p", str(port)]
+    if users:
+        from passlib.apache import HtpasswdFile
+
+        htpasswd = root / f"htpasswd-{port}"
+        table = HtpasswdFile(str(htpasswd), new=True)
+        for name, password in users.items():
+            table.set_password(name, password)
+        table.save()
+        argv += ["-P", str(htpasswd), "-a", "update"]
+    else:
+        argv += ["-P", ".", "-a", "."]
+    argv += ["--disable-fallback", str(packages)]
+    proc = start_server(argv, url, root / f"pypiserver-{port}.log")
+    try:
+        yield Index(url, packages)
+    finally:
+        stop_server(proc)
+
+
+@contextmanager
+def registry(root: Path) -> Iterator[str]:
+    """Debian's docker-registry on 127.0.0.1; yields its host:port."""
+    exe = shutil.which("docker-registry")
+    if exe is None:
+        import pytest
+
+        pytest.fail("docker-registry is not installed: apt-get install -y docker-registry")
+    port = free_port()
+    storage = root / "registry"
+    storage.mkdir(parents=True, exist_ok=True)
+    config = root / "registry.yml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "version": 0.1,
+                "log": {"level": "warn"},
+                "storage": {"filesystem": {"rootdirectory": str(storage)}},
+                "http": {"addr": f"127.0.0.1:{port}"},
+            }
+        ),
+        encoding="utf-8",
+    )
+    proc = start_server(
+        [exe, "serve", str(config)], f"http://127.0.0.1:{port}/v2/", root / "reg.log"
+    )
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        stop_server(proc)
+
+
+def push_image(docker_host: str, local: str, remote: str) -> str:
+    """Tag `local` as `remote`, push it, and take the tag off the engine again (so a job that
+    names `remote` must pull it); returns the pushed digest."""
+    import docker
+
+    client = docker.DockerClient(base_url=docker_host, timeout=900)
+    repository, _, tag = remote.rpartition(":")
+    client.images.get(local).tag(repository, tag)
+    digest = ""
+    for event in client.images.push(repository, tag=tag, stream=True, decode=True):
+        if event.get("error"):
+            raise RuntimeError(f"push of {remote} failed: {event['error']}")
+        digest = event.get("aux", {}).get("Digest", digest)
+    forget_image(docker_host, remote)
+    return digest
+
+
+def forget_image(docker_host: str, name: str) -> None:
+    import docker
+    import docker.errors
+
+    client = docker.DockerClient(base_url=docker_host)
+    with suppress(docker.errors.ImageNotFound):
+        client.images.remove(name)
+
+
+def new_bucket(endpoint: str) -> str:
+    """A bucket anyone may read (a download site behind its CDN)."""
+    import boto3
+
+    bucket = f"ci-{uuid.uuid4().hex[:10]}"
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **_keys())
+    client.create_bucket(Bucket=bucket)
+    statement = {
+        "Effect": "Allow",
+        "Principal": "*",
+        "Action": "s3:GetObject",
+        "Resource": f"arn:aws:s3:::{bucket}/*",
+    }
+    policy = {"Version": "2012-10-17", "Statement": [statement]}
+    client.put_bucket_policy(Bucket=bucket, Policy=json.dumps(policy))
+    return bucket
+
+
+def keys_in(endpoint: str, bucket: str, prefix: str = "") -> list[str]:
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **_keys())
+    keys: list[str] = []
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        keys += [o["Key"] for o in page.get("Contents", [])]
+    return sorted(keys)
+
+
+def _keys() -> dict[str, Any]:
+    return {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Project:
+    """A clone (act's working directory) of a bare origin, with the example project at its root
+    and matrix/example.yaml edited for CI as the README says."""
+
+    clone: Path
+    origin: Path
+    matrix: str = "matrix/example.yaml"
+
+
+def example_project(root: Path, edits: dict[str, str]) -> Project:
+    """The example project at a repository root, its matrix with `edits` (old → new text),
+    workflows generated and committed on main, pushed to a bare origin."""
+    origin = root / "origin.git"
+    git(root, "init", "-q", "--bare", "-b", "main", str(origin))
+    clone = root / "project"
+    shutil.copytree(EXAMPLE_SOURCE, clone, ignore=shutil.ignore_patterns("__pycache__", "build"))
+    (clone / "version.txt").write_text("1.0.0a0\n", encoding="utf-8")
+    text = (REPO / "matrix" / "example.yaml").read_text(encoding="utf-8")
+    text = text.replace("source: ../examples/hello-native  # relative to this file", "source: ..")
+    for old, new in edits.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    (clone / "matrix").mkdir()
+    (clone / "matrix" / "example.yaml").write_text(text, encoding="utf-8")
+    (clone / ".gitignore").write_text(".relforge/\ndist/\n", encoding="utf-8")
+    git(clone, "init", "-q", "-b", "main")
+    git(clone, "remote", "add", "origin", str(origin))
+    generate = ("workflows", "generate", "matrix/example.yaml", "--release", "1.0", "--out")
+    relforge(clone, *generate, ".github/workflows")
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "hello-native with relforge's generated CI")
+    git(clone, "push", "-q", "origin", "main")
+    return Project(clone=clone, origin=origin)
+
+
+def relforge(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        [str(BIN / "relforge"), *args], cwd=cwd, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"relforge {' '.join(args)}: {done.stdout}{done.stderr}")
+    return done.stdout
+
+
+def runner(work: Path, trees: Path, **env: str) -> HostedRunner:
+    from tests.actkit import hosted_environment
+
+    return HostedRunner(work=work, env=hosted_environment(**env), trees=trees)
