@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-tmpdir lint format bench golden screenshot clean
+.PHONY: demo demo-ci test test-tmpdir lint format bench golden screenshot clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,6 +13,12 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
+
+# The example's generated workflows on a real Actions runner (act), as a hosted ubuntu-24.04
+# runner would run them: a pull request, then the RC tag (README: "Running the generated CI").
+demo-ci: $(STAMP)
+	RELFORGE_ACT_TRANSCRIPT=1 $(BIN)/python -m pytest -s -q -p no:cacheprovider \
+	  tests/integration/test_generated_ci.py -k "pull_request or rc_tag"
 
 # Every test, on 4 workers: each test file stays on one worker (its module-scoped fixtures run
 # once) and the Docker tests take turns (tests/integration/dockerd.py).  Many tests wait on

@@ -193,7 +193,22 @@ class HostedRunner:
             timeout=timeout,
             check=False,
         )
-        return parse(done.returncode, done.stdout + done.stderr)
+        result = parse(done.returncode, done.stdout + done.stderr)
+        if os.environ.get("RELFORGE_ACT_TRANSCRIPT"):  # `make demo-ci`
+            _transcript(repo, argv, result)
+        return result
+
+
+def _transcript(repo: Path, argv: list[str], run: ActRun) -> None:
+    """What one act run did, for a person: the command line, then each job's steps."""
+    shown = [a for a in argv if not a.startswith(str(REPO.parent / "shared"))]
+    lines = [f"\n$ cd {repo}", "$ " + shlex.join(shown).replace(" --", " \\\n    --")]
+    for job, result in run.jobs.items():
+        lines.append(f"  {'ok  ' if result == 'success' else 'FAIL'} {job}")
+        for (step_job, step), step_result in run.steps.items():
+            if step_job == job and not step.startswith(("Set up job", "Complete job")):
+                lines.append(f"         {step_result:8} {step}")
+    print("\n".join(lines), file=sys.stderr, flush=True)
 
 
 def parse(code: int, log: str) -> ActRun:

@@ -152,6 +152,7 @@ def fake_github(monkeypatch: pytest.MonkeyPatch) -> Iterator[fakegithub.FakeGitH
 # all (its engine and image make it the longest); order within a file stays.  Seconds measured
 # under `make test` (benchmarks/results/test_suite.json); a file missing here only runs later.
 LONGEST_FIRST = (
+    "test_generated_ci.py",  # act runs every generated workflow; the CUDA image is made once
     "test_build_docker.py",  # ~95 s
     "test_s3_fault_kinds.py",  # ~60 s
     "test_s3_transient_faults.py",

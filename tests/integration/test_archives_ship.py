@@ -194,7 +194,11 @@ def publish(run: Run, s: Setup, *extra: str) -> Result:
 
 
 def promote(run: Run, s: Setup, *extra: str) -> Result:
-    return run("promote", str(s.matrix), "--version", "1.0.0", "--from", "test", *extra)
+    """The archive alone: its release's wheels are not in the channel, so the version is not
+    whole (archives and wheels gate it alike) and only --partial moves it."""
+    return run(
+        "promote", str(s.matrix), "--version", "1.0.0", "--from", "test", "--partial", *extra
+    )
 
 
 def verify(run: Run, s: Setup, channel: str, *extra: str) -> Result:
@@ -369,7 +373,7 @@ def test_a_killed_promotion_of_an_archive_finishes_on_rerun(
     assert publish(run, s, "--execute").code == 0
     env = {**os.environ, "RELFORGE_TEST_TRANSFER_DELAY": "0.4"}
     argv = [sys.executable, "-m", "relforge", "promote", str(s.matrix), "--version", "1.0.0"]
-    argv += ["--execute", "--workers", "1"]
+    argv += ["--execute", "--workers", "1", "--partial"]  # the archive alone (see promote())
     proc = subprocess.Popen(
         argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )

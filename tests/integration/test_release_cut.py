@@ -257,6 +257,7 @@ def test_a_matrix_elsewhere_is_found_through_the_generated_workflows(
             release="1.0",
             out_dir=root / ".github" / "workflows",
             root=root,
+            upload=False,
         )
     )
     files = {f".github/workflows/{f.name}": f.text for f in rendered.files}

@@ -53,9 +53,12 @@ def in_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_pytorch_29_has_no_findings(in_repo: Path, run: Run) -> None:
     _render(in_repo, run, PYTORCH.read_text(), "2.9")
-    assert len(list((in_repo / OUT).glob("*.yml"))) == 10  # + site, windows and macOS libtorch
+    # + site, windows and macOS libtorch, promote, PyPI
+    assert len(list((in_repo / OUT).glob("*.yml"))) == 12
     assert run_linters(in_repo) == CLEAN
-    assert _ignores_carry_reasons(in_repo / OUT) == 2  # the bot's triggers, explained in place
+    # the bot's triggers, and each `./.github/workflows/…` call (zizmor prefers `$/…`, which
+    # GitHub Enterprise Server and act do not run), explained in place
+    assert _ignores_carry_reasons(in_repo / OUT) == 2 + 12
 
 
 def test_without_the_generated_config_actionlint_rejects_the_runner_labels(
@@ -85,7 +88,7 @@ def test_without_the_generated_config_actionlint_rejects_the_runner_labels(
 
 
 def test_pytorch_29_on_a_release_branch_with_s3_has_no_findings(in_repo: Path, run: Run) -> None:
-    text = PYTORCH.read_text() + "publishing:\n  store: s3://pytorch-binaries/whl\n"
+    text = PYTORCH.read_text().replace("store: s3://pytorch ", "store: s3://pytorch-binaries/whl ")
     _render(in_repo, run, text, "2.9", "--ref", "release/2.9")
     build = (in_repo / OUT / "relforge-build.yml").read_text()
     assert "aws-actions/configure-aws-credentials@" in build
@@ -96,7 +99,23 @@ def test_pytorch_29_on_a_release_branch_with_s3_has_no_findings(in_repo: Path, r
 
 
 def test_example_project_has_no_findings(in_repo: Path, run: Run) -> None:
-    _render(in_repo, run, EXAMPLE.read_text(), "1.0", name="matrix/example.yaml")
+    _render(in_repo, run, EXAMPLE.read_text(), "1.0", "--no-upload", name="matrix/example.yaml")
+    assert run_linters(in_repo) == CLEAN
+
+
+def test_the_example_with_an_s3_store_has_no_findings(in_repo: Path, run: Run) -> None:
+    """Every workflow, promote and PyPI included, with a pinned relforge by URL."""
+    text = EXAMPLE.read_text().replace(
+        "store: file://.relforge/store",
+        "store: s3://hello/dl\n  s3_endpoint_url: https://r2.example",
+    )
+    pin = "ci:\n  relforge: 'relforge @ https://x.example/relforge-0.2.0-py3-none-any.whl#sha256="
+    text = text.replace("schema_version: 1\n", f"schema_version: 1\n{pin}{'0' * 64}'\n")
+    _render(in_repo, run, text, "1.0", name="matrix/example.yaml")
+    assert {p.name for p in (in_repo / OUT).glob("relforge-*.yml")} >= {
+        "relforge-promote.yml",
+        "relforge-pypi.yml",
+    }
     assert run_linters(in_repo) == CLEAN
 
 
@@ -125,7 +144,7 @@ def test_this_repositorys_workflows_have_no_findings() -> None:
 def test_the_linters_do_find_problems(in_repo: Path, run: Run) -> None:
     """The gate can fail: a workflow with an unpinned action, an expression in a script and an
     unknown runner label gets findings from each linter."""
-    _render(in_repo, run, EXAMPLE.read_text(), "1.0", name="matrix/example.yaml")
+    _render(in_repo, run, EXAMPLE.read_text(), "1.0", "--no-upload", name="matrix/example.yaml")
     (in_repo / OUT / "bad.yml").write_text(
         "name: bad\non: pull_request\njobs:\n  x:\n    runs-on: no-such-runner\n"
         "    timeout: 5\n    steps:\n      - uses: actions/checkout@v4\n"

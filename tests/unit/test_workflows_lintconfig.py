@@ -185,3 +185,29 @@ def test_merge_and_header_round_trip() -> None:
     assert merge_labels({}, [], []) == {"self-hosted-runner": {"labels": []}}
     null = merge_labels({"self-hosted-runner": None, "k": 1}, ["a"], [])
     assert null == {"self-hosted-runner": {"labels": ["a"]}, "k": 1}
+
+
+def test_the_variables_the_workflows_read_join_a_listed_config_variables(
+    repo: Path, run: Run
+) -> None:
+    """actionlint checks `vars.X` against config-variables only when the file lists some: then
+    the generated workflows' variables are added (else actionlint would reject them)."""
+    _config(repo).parent.mkdir(parents=True)
+    _config(repo).write_text("config-variables: [DEFAULT_RUNNER]\n")
+    assert run(*ARGS).code == 0
+    listed = yaml.safe_load(_config(repo).read_text())["config-variables"]
+    assert listed == ["DEFAULT_RUNNER"]  # --no-upload: no provenance, no store credentials
+    s3 = repo / "matrix" / "m.yaml"
+    s3.write_text(s3.read_text().replace("file://.relforge/store", "s3://b/dl"))
+    uploads = [a for a in ARGS if a != "--no-upload"]
+    assert run(*uploads).code == 0
+    assert yaml.safe_load(_config(repo).read_text())["config-variables"] == [
+        "DEFAULT_RUNNER",
+        "RELFORGE_ATTEST",
+        "RELFORGE_AWS_REGION",
+        "RELFORGE_AWS_ROLE_ARN",
+    ]
+    assert run(*uploads, "--check").code == 0
+    _config(repo).write_text("paths: {}\n")  # no list: every variable is accepted, none added
+    assert run(*uploads).code == 0
+    assert "config-variables" not in yaml.safe_load(_config(repo).read_text())

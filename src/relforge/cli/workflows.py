@@ -104,7 +104,7 @@ def generate(
     )
     rendered = render_workflows(request)
     shown = _display(out_dir)
-    config = plan_config(out_dir, rendered.runner_labels)
+    config = plan_config(out_dir, rendered.runner_labels, rendered.variables)
     if check:
         _check(out_dir, shown, rendered, config)
         return
