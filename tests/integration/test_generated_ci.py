@@ -425,6 +425,15 @@ def test_an_issue_comment_makes_the_bot_pick_onto_a_release_branch(
     try:
         bots = make_world(tmp_path, fake)
         number, _sha = bots.land("Fix the answer", {"src/lib.py": "def answer():\n    return 42\n"})
+        # The job checks out the default branch with actions/checkout itself (a ref of its own:
+        # act does not substitute the local tree), from the repository's GitHub URL, which the
+        # runner's git maps to the bare origin on disk.
+        github_url = f"https://github.com/{BOT_REPO}"
+        git(bots.bot_clone, "remote", "set-url", "origin", github_url)
+        home = world.act.work / "home"
+        home.mkdir(parents=True, exist_ok=True)
+        with (home / ".gitconfig").open("a", encoding="utf-8") as fh:
+            fh.write(f'[url "{bots.repos.origin}"]\n\tinsteadOf = {github_url}\n')
         body = "@relforge-bot cherry-pick --onto release/2.9 -c critical"
         payload = comment_event(body, number=number, user="alice")
         payload["repository"]["default_branch"] = "main"

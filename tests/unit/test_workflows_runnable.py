@@ -212,6 +212,18 @@ def test_a_cell_with_an_image_builds_in_it_pulled_when_missing(in_tmp: Path, run
     assert 'if [ "$CHANNEL" = test ] && [ "$REF_TYPE" = tag ]; then set -- --tag' in build["run"]
 
 
+def test_every_job_of_a_pushed_nightly_stamps_one_date(in_tmp: Path, run: Run) -> None:
+    """The commit's date, not the clock's: cells built on either side of midnight UTC (and the
+    test job that checks their version) agree, so the nightly can become whole."""
+    flows = _rendered(in_tmp, run, _matrix())
+    stamped = [
+        (job, step["name"])
+        for job, step in steps(flows["relforge-build.yml"])
+        if 'SOURCE_DATE_EPOCH="$(git log -1 --format=%ct)"' in step.get("run", "")
+    ]
+    assert stamped == [("build", "Build the cell"), ("test", "Validate the artifact")]
+
+
 CU130_IMAGE = (
     "            image: relforge/builder:bookworm\n            platform_tag: manylinux_2_34",
     "            platform_tag: manylinux_2_34",
