@@ -1,0 +1,386 @@
+"""Pins against upstream: every `==` pin of the release's variants and runtime rules compared with
+the Requires-Dist of the upstream wheels they follow (the project's own release on the index, the
+version each axis builds with), mapped to variants by local label or CUDA version; and each pinned
+version looked up on the index (yanked, gone), and newer CUDA minors noted."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.version import Version
+
+from relforge.matrix.consistency import pinned_field
+from relforge.matrix.schema import Release
+from relforge.matrix.source import Map, Scalar
+from relforge.matrix.values import parse_requirement, pinned_version
+from relforge.simplepages import PageFile
+from relforge.upstream.index import UpstreamIndex, UpstreamVersion
+from relforge.upstream.metadata import MetadataUnreadable, WheelMetadata, read_metadata
+from relforge.upstream.model import FieldEdit, Finding, Kind, SetPin, Source
+from relforge.upstream.sites import PinSite, child
+
+_CUDA_LABEL = re.compile(r"cu(\d+)(\d)\Z")  # cu128 → CUDA 12.8, cu130 → 13.0
+_RUNTIME = re.compile(r"nvidia-cuda-runtime(-cu\d+)?\Z")
+# The distributions whose pin says a wheel's CUDA version (torch 2.11 pins cuda-toolkit).
+_TOOLKIT = re.compile(r"(nvidia-cuda-runtime(-cu\d+)?|cuda-toolkit)\Z")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reference:
+    """One upstream wheel whose Requires-Dist pins the release follows."""
+
+    metadata: WheelMetadata
+    variants: frozenset[str]
+    requirements: tuple[tuple[Requirement, str], ...]  # parsed, as written (no extras)
+
+    @property
+    def file(self) -> str:
+        return self.metadata.file.filename
+
+
+@dataclass(frozen=True, kw_only=True)
+class Compared:
+    """What one reference was compared with (for the report)."""
+
+    file: str
+    sha256: str | None
+    via: str
+    variants: tuple[str, ...]
+    pins: int
+    differing: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "file": self.file,
+            "sha256": self.sha256,
+            "via": self.via,
+            "variants": list(self.variants),
+            "pins": self.pins,
+            "differing": self.differing,
+        }
+
+
+def references(
+    release: Release,
+    followed: Iterable[list[UpstreamVersion]],
+    index: UpstreamIndex,
+    sites: list[PinSite],
+) -> tuple[list[Reference], list[Finding]]:
+    """The wheels whose pins the release's pins follow.  `followed`: per dependency, its
+    versions newest first.  A variant follows the newest wheel that stands for it (by local
+    label or CUDA version), so an older version is read only while a pinned variant has none;
+    a dependency whose newest wheel pins none of the release's pins is not read further."""
+    needed = frozenset(v for s in sites for v in s.variants)
+    names = {s.name for s in sites}
+    refs: list[Reference] = []
+    skipped: list[Finding] = []
+    claimed: set[str] = set()
+    for versions in followed:
+        for version in versions:
+            if needed <= claimed:
+                break
+            found = _read(release, version, index, skipped)
+            for ref in found:
+                ref_variants = ref.variants - claimed
+                claimed |= ref_variants
+                if ref_variants:
+                    refs.append(
+                        Reference(
+                            metadata=ref.metadata,
+                            variants=frozenset(ref_variants),
+                            requirements=ref.requirements,
+                        )
+                    )
+            pins_any = any(
+                canonicalize_name(req.name) in names for r in found for req, _ in r.requirements
+            )
+            if not pins_any:
+                break
+    return refs, skipped
+
+
+def _read(
+    release: Release, version: UpstreamVersion, index: UpstreamIndex, skipped: list[Finding]
+) -> list[Reference]:
+    """One wheel per local label of the version, its METADATA read; unreadable ones named."""
+    groups: dict[str, list[tuple[Any, PageFile]]] = {}
+    for file in version.wheels:
+        _, v, build, tags = parse_wheel_filename(file.filename)
+        linux = [t for t in tags if t.platform.startswith(("manylinux", "linux"))]
+        # a PEP 658 file first (one small read), Linux x86_64 (the PyPI default of CUDA
+        # projects), then the newest CPython
+        rank = (
+            file.metadata,
+            any(t.platform.endswith("x86_64") for t in linux),
+            bool(linux),
+            max((_python(t.interpreter) for t in tags), default=(0,)),
+            build,
+        )
+        groups.setdefault(v.local or "", []).append((rank, file))
+    found = []
+    for label, files in sorted(groups.items()):
+        file = max(files, key=lambda item: item[0])[1]
+        try:
+            meta = read_metadata(index, file)
+        except MetadataUnreadable as exc:
+            skipped.append(
+                Finding(
+                    kind="metadata-skipped",
+                    subject=file.filename,
+                    message=f"cannot read the METADATA of {file.filename}: {exc}; its pins are "
+                    "not compared",
+                    due=False,
+                    source=Source(file=file.filename, sha256=file.sha256),
+                )
+            )
+            continue
+        reqs = tuple(_requirements(meta))
+        variants = _variants_of(release, label, reqs)
+        found.append(Reference(metadata=meta, variants=variants, requirements=reqs))
+    return found
+
+
+def _python(interpreter: str) -> tuple[int, ...]:
+    """cp314 → (3, 14); py3 → (3,): what orders wheels by the CPython they are for."""
+    digits = interpreter[2:]
+    return (int(digits[0]), int(digits[1:] or 0)) if digits.isdigit() else (0,)
+
+
+def _requirements(meta: WheelMetadata) -> Iterable[tuple[Requirement, str]]:
+    for line in meta.requires_dist():
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and "extra" in str(req.marker):
+            continue
+        yield req, line
+
+
+def _variants_of(
+    release: Release, label: str, reqs: tuple[tuple[Requirement, str], ...]
+) -> frozenset[str]:
+    """The variants a wheel stands for: the one named like its local label, else the CUDA
+    variants of the CUDA version its label or its nvidia-cuda-runtime pin says."""
+    if label in release.accelerators:
+        return frozenset({label})
+    cuda = ""
+    found = _CUDA_LABEL.match(label)
+    if found:
+        cuda = f"{found.group(1)}.{found.group(2)}"
+    for req, _ in reqs:
+        pinned = pinned_version(str(req))
+        if not cuda and pinned and _TOOLKIT.match(canonicalize_name(req.name)):
+            cuda = f"{pinned.major}.{pinned.minor}"
+    return frozenset(
+        name
+        for name, variant in release.accelerators.items()
+        if cuda and variant.kind == "cuda" and variant.short_version == cuda
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Proposal:
+    version: Version
+    ref: Reference
+    line: str
+
+    @property
+    def source(self) -> Source:
+        meta = self.ref.metadata
+        return Source(file=meta.file.filename, sha256=meta.file.sha256, line=self.line)
+
+
+def compare_pins(
+    release: Release, own: Map | None, sites: list[PinSite], refs: list[Reference]
+) -> tuple[list[Finding], list[Compared]]:
+    """Each pin that differs from what its reference wheels declare, as a change (the pin, and a
+    variant key that follows it), a change left to a person, or a refused contradiction."""
+    findings: list[Finding] = []
+    counts = {id(r): [0, 0] for r in refs}
+    for site in sites:
+        proposals = []
+        for ref in refs:
+            if not ref.variants & site.variants:
+                continue
+            line = _matching(site, ref)
+            if line is None:
+                continue
+            counts[id(ref)][0] += 1
+            pinned = pinned_version(line)
+            if pinned is not None and pinned != site.version:
+                counts[id(ref)][1] += 1
+                proposals.append(_Proposal(version=pinned, ref=ref, line=f"Requires-Dist: {line}"))
+        if proposals:
+            findings.append(_pin_finding(release, own, site, proposals))
+    compared = [
+        Compared(
+            file=r.file,
+            sha256=r.metadata.file.sha256,
+            via=r.metadata.via,
+            variants=tuple(sorted(r.variants)),
+            pins=counts[id(r)][0],
+            differing=counts[id(r)][1],
+        )
+        for r in refs
+    ]
+    return findings, compared
+
+
+def _matching(site: PinSite, ref: Reference) -> str | None:
+    """The reference's requirement line of the pinned distribution (by marker when it has
+    several)."""
+    same = [
+        (req, line) for req, line in ref.requirements if canonicalize_name(req.name) == site.name
+    ]
+    if len(same) > 1:
+        marker = str(parse_requirement(site.text).marker or "")
+        same = [(req, line) for req, line in same if str(req.marker or "") == marker]
+    return same[0][1] if len(same) == 1 else None
+
+
+def _pin_finding(
+    release: Release, own: Map | None, site: PinSite, proposals: list[_Proposal]
+) -> Finding:
+    first = proposals[0]
+
+    def finding(kind: Kind, message: str, **rest: Any) -> Finding:
+        return Finding(
+            kind=kind,
+            subject=site.name,
+            message=message,
+            due=True,
+            where=site.where,
+            current=str(site.version),
+            upstream=str(first.version),
+            source=first.source,
+            **rest,
+        )
+
+    if len({p.version for p in proposals}) > 1:
+        told = "; ".join(f"{p.version} ({p.source.describe()})" for p in proposals)
+        return finding(
+            "pin-conflict",
+            f"{site.text!r} ({site.where}): the upstream wheels it follows disagree: {told}",
+            manual="refused: the upstream wheels it follows pin different versions",
+        )
+    message = (
+        f"{site.name} {site.version} → {first.version} ({site.key}), as {first.source.file} "
+        "declares"
+    )
+    if site.node is None:
+        return finding(
+            "pin-changed",
+            message,
+            manual=f"the pin is written at {site.where}, which release {release.name} inherits; "
+            f"write the list into releases.{release.name} to change it there",
+        )
+    follows = []
+    field = pinned_field(site.name) if ".accelerators." in site.key else None
+    for vname in sorted(site.variants) if field else ():
+        assert field is not None
+        variant = release.accelerators[vname]
+        declared = getattr(variant, field)
+        if declared is None:
+            continue
+        node = child(own, "accelerators", vname, field)
+        if not isinstance(node, Scalar):
+            return finding(
+                "pin-conflict",
+                f"{site.text!r} ({site.where}) would become =={first.version}, which "
+                f"contradicts `{field}: {declared}` ({variant.at(field)}), written in a release "
+                f"that {release.name} extends",
+                manual=f"refused: write `{field}: {first.version}` under "
+                f"releases.{release.name}.accelerators.{vname} with the pin, then rerun",
+            )
+        follows.append(FieldEdit(key=field, node=node, new=str(first.version)))
+    assert site.node is not None
+    change = SetPin(
+        node=site.node, old=site.text, new=repin(site.text, first.version), follows=tuple(follows)
+    )
+    return finding("pin-changed", message, change=change)
+
+
+def repin(text: str, version: Version) -> str:
+    """The requirement with its `==` version replaced, everything else as written."""
+    req = parse_requirement(text)
+    old = next(iter(req.specifier)).version
+    head, sep, marker = text.partition(";")
+    pattern = re.compile(r"(===?\s*)" + re.escape(old) + r"(?![0-9A-Za-z.*+!_-])")
+    new_head, count = pattern.subn(lambda m: m.group(1) + str(version), head, count=1)
+    new = new_head + sep + marker
+    if count != 1 or pinned_version(new) != version:
+        raise ValueError(f"cannot rewrite the version of {text!r}")
+    return new
+
+
+def on_index(sites: list[PinSite], index: UpstreamIndex) -> list[Finding]:
+    """Pinned versions the index yanked or does not have (each distribution version once)."""
+    findings = []
+    seen: set[tuple[str, Version]] = set()
+    for site in sites:
+        if (site.name, site.version) in seen:
+            continue
+        seen.add((site.name, site.version))
+        project = index.project(site.name)
+        found = project.versions.get(site.version) if project else None
+        pin = f"{site.name}=={site.version} ({site.key})"
+        if found is not None and not found.yanked:
+            continue
+        if found is None:
+            what = f"the index has no {'project' if project is None else 'such version'}"
+            kind: Kind = "pin-gone"
+            manual = "pin a version the index offers by hand"
+        else:
+            what = "yanked upstream" + (f": {found.yank_reason}" if found.yank_reason else "")
+            kind = "pin-yanked"
+            manual = "pin another version by hand"
+        findings.append(
+            Finding(
+                kind=kind,
+                subject=site.name,
+                message=f"{pin}: {what}",
+                due=True,
+                where=site.where,
+                current=str(site.version),
+                manual=manual,
+            )
+        )
+    return findings
+
+
+def new_cuda(release: Release, sites: list[PinSite], index: UpstreamIndex) -> list[Finding]:
+    """CUDA minors newer than the release's, read from the nvidia-cuda-runtime pages it pins."""
+    findings = []
+    majors: dict[int, list[Version]] = {}
+    for variant in release.accelerators.values():
+        if variant.kind == "cuda" and variant.version is not None:
+            majors.setdefault(variant.version.major, []).append(variant.version)
+    for major, have in sorted(majors.items()):
+        names = {s.name for s in sites if _RUNTIME.match(s.name) and s.version.major == major}
+        for name in sorted(names):
+            project = index.project(name)
+            top = max(v.release[:2] for v in have)
+            newer = [v for v in (project.available() if project else []) if v.major == major]
+            best = max(newer, default=None)
+            if best is None or best.release[:2] <= top:
+                continue
+            built = ", ".join(sorted({f"{v.major}.{v.minor}" for v in have}))
+            findings.append(
+                Finding(
+                    kind="cuda-new",
+                    subject=name,
+                    message=f"CUDA {best.major}.{best.minor} is on the index ({name} {best}); "
+                    f"the release builds CUDA {built} (a new CUDA variant is a person's "
+                    "decision: RF-L002 keeps at most two stable CUDA minors)",
+                    due=False,
+                    current=built,
+                    upstream=str(best),
+                )
+            )
+    return findings
