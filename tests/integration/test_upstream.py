@@ -15,6 +15,8 @@ import pytest
 from relforge.matrix.lint import lint_matrix
 from relforge.matrix.load import load_matrix
 from tests.conftest import PYTORCH, Result
+from tests.fakegithub import FakeGitHub
+from tests.gitrepos import Repos, git, make_repos
 from tests.integration.conftest import free_port
 from tests.upstream_index import (
     IndexFile,
@@ -471,3 +473,104 @@ def test_pytorch_matrix_matches_pypi_torch_2_9_0(run: Run) -> None:
             "differing": 0,
         }
     ]
+
+
+REPO_NAME = "acme/torchext"
+
+
+def pull_request(run: Run, repos: Repos, index: LocalIndex, *extra: str) -> Result:
+    args = ("upstream", "update", str(repos.clone / "matrix" / "ext.yaml"))
+    args += ("--index-url", index.url, "--date", AFTER, "--pull-request")
+    return run(*args, "--github-repo", REPO_NAME, *extra)
+
+
+def test_pull_request_is_opened_once_and_updated_when_upstream_moves_again(
+    run: Run, tmp_path: Path, index: LocalIndex, fake_github: FakeGitHub
+) -> None:
+    repos = make_repos(tmp_path, {"matrix/ext.yaml": EXT})
+    fake_github.repo(REPO_NAME)
+    head = git(repos.clone, "rev-parse", "HEAD")
+    branch = "relforge/upstream/matrix-ext/0.5"
+    moves(index)
+
+    dry = pull_request(run, repos, index)
+    assert dry.code == 0, dry.err
+    assert f"pull request: push {branch} and open a pull request" in dry.out
+    assert "dry run: nothing was pushed; add --execute to push and open it" in dry.out
+    assert fake_github.writes() == []
+    assert git(repos.origin, "branch", "--list", "relforge/*") == ""
+
+    opened = pull_request(run, repos, index, "--execute")
+    assert opened.code == 0, opened.err
+    pulls = fake_github.repo(REPO_NAME).pulls
+    assert list(pulls) == [1] and "pull request #1:" in opened.out
+    pull = pulls[1]
+    assert pull["head"]["ref"] == branch and pull["base"]["ref"] == "main"
+    assert pull["title"] == (
+        "Follow upstream in matrix/ext.yaml 0.5: torch 2.10.0, 2 pin(s), Python -3.10"
+    )
+    body = pull["body"]
+    nvshmem = (
+        "- **pin-changed** nvidia-nvshmem-cu12 3.3.20 → 3.4.5 "
+        "(releases.0.5.accelerators.cu128.extra_install_requires[1]), as "
+        "torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl declares\n"
+        "  - source: `torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl`, sha256 `"
+        + IndexFile("torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl").sha256
+        + '`, METADATA line `Requires-Dist: nvidia-nvshmem-cu12==3.4.5; platform_system == "Linux" '
+        'and platform_machine == "x86_64"`'
+    )
+    assert nvshmem in body
+    assert "- **axis-new** torch 2.10.0 is out" in body
+    eol = "- **python-eol** Python 3.10 reached end of life on 2026-10-31 (RF-L001 on 2026-11-30)"
+    assert eol + '\n  - source: `python_eol.yaml`, line `"3.10": 2026-10-31`\n' in body
+    new_torch = "  - source: `torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl`, sha256 `"
+    assert new_torch in body  # the axis-new change names the new torch's file
+    assert "### Left for a person" in body and "is yanked: broken wheels" in body
+    # the branch holds the base plus the edit; the clone is untouched
+    pushed = git(repos.origin, "rev-parse", branch)
+    assert git(repos.origin, "rev-parse", f"{branch}~1") == head
+    assert git(repos.origin, "show", f"{branch}:matrix/ext.yaml") + "\n" == edited(EXT, *AFTER_210)
+    assert (repos.clone / "matrix" / "ext.yaml").read_text() == EXT
+    assert git(repos.clone, "rev-parse", "HEAD") == head
+
+    writes = len(fake_github.writes())
+    again = pull_request(run, repos, index, "--execute")
+    assert again.code == 0, again.err
+    assert "pull request #1 is open and holds this update: nothing to do" in again.out
+    assert list(fake_github.repo(REPO_NAME).pulls) == [1]
+    assert len(fake_github.writes()) == writes
+    assert git(repos.origin, "rev-parse", branch) == pushed
+
+    torch_release(index, "2.11.0")  # upstream moved again: a CUDA 13 torch
+    pins(index, "nvidia-cudnn-cu13", "9.19.0.56")
+    pins(index, "nvidia-nccl-cu13", "2.28.9")
+    moved = pull_request(run, repos, index, "--execute")
+    assert moved.code == 0, moved.err
+    assert "push relforge/upstream/matrix-ext/0.5 again and update pull request #1" in moved.out
+    assert list(fake_github.repo(REPO_NAME).pulls) == [1]
+    assert ("PATCH", f"/repos/{REPO_NAME}/pulls/1") in [w[:2] for w in fake_github.writes()]
+    assert (
+        "torch 2.11.0" in pulls[1]["title"]
+        and "nvidia-cudnn-cu13 9.13.0.50 → 9.19.0.56" in pulls[1]["body"]
+    )
+    assert git(repos.origin, "rev-parse", f"{branch}~1") == head  # still one commit on the base
+    assert "nvidia-cudnn-cu13==9.19.0.56" in git(repos.origin, "show", f"{branch}:matrix/ext.yaml")
+
+
+def test_pull_request_refuses_uncommitted_changes_and_a_missing_token(
+    run: Run,
+    tmp_path: Path,
+    index: LocalIndex,
+    fake_github: FakeGitHub,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    repos = make_repos(tmp_path, {"matrix/ext.yaml": EXT})
+    moves(index)
+    (repos.clone / "matrix" / "ext.yaml").write_text(EXT + "# local edit\n")
+    dirty = pull_request(run, repos, index, "--execute")
+    assert dirty.code == 2 and "has uncommitted changes" in dirty.err
+    (repos.clone / "matrix" / "ext.yaml").write_text(EXT)
+    monkeypatch.delenv("GITHUB_TOKEN")
+    tokenless = pull_request(run, repos, index, "--execute")
+    assert tokenless.code == 2 and "GITHUB_TOKEN" in tokenless.err
+    assert fake_github.requests == []

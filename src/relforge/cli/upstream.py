@@ -4,7 +4,6 @@ and CPython releases upstream publishes."""
 from __future__ import annotations
 
 import datetime
-import os
 from pathlib import Path
 
 import click
@@ -17,7 +16,7 @@ from relforge.cli.options import (
     parse_date,
     stop_for_dry_run,
 )
-from relforge.errors import ConfigError, UsageError, ValidationFailed
+from relforge.errors import ValidationFailed
 from relforge.output import append_step_summary, print_json
 from relforge.upstream.index import PYPI
 
@@ -137,45 +136,26 @@ def _pull_request(
     remote: str,
     execute: bool,
 ) -> None:
-    from relforge.forges.github import GitHubClient, repo_from_url
-    from relforge.git import Git
+    from relforge.forges.github import GitHubClient
     from relforge.upstream.check import Loaded, check_upstream
     from relforge.upstream.index import UpstreamIndex
-    from relforge.upstream.pullrequest import apply_pull_request, plan_pull_request
+    from relforge.upstream.pullrequest import (
+        apply_pull_request,
+        github_token,
+        open_checkout,
+        plan_pull_request,
+    )
     from relforge.upstream.report import update_lines
     from relforge.upstream.update import plan_update
 
-    path = Path(file)
-    git = Git(path.resolve().parent)
-    rel = path.resolve().relative_to(git.root).as_posix()
-    base = git.require_branch()
-    head = git.commit_of("HEAD")
-    committed = git.read_file(head, rel) if head else None
-    if committed is None:
-        raise UsageError(f"{file} is not committed on {base}", key="FILE")
-    if path.read_text(encoding="utf-8") != committed:
-        raise UsageError(
-            f"{file} has uncommitted changes; the pull request is made from {base}'s commit",
-            key="FILE",
-            hint="commit or stash them first",
-        )
-    token = os.environ.get("GITHUB_TOKEN")
-    if not token:
-        raise ConfigError("--pull-request needs GITHUB_TOKEN", key="GITHUB_TOKEN")
-    repo = (
-        github_repo or os.environ.get("GITHUB_REPOSITORY") or repo_from_url(git.remote_url(remote))
-    )
-    if not repo:
-        raise ConfigError(
-            f"cannot tell the GitHub repository from remote {remote!r}",
-            key="--github-repo",
-            hint="pass --github-repo OWNER/NAME",
-        )
-    gh = GitHubClient(repo)
-    loaded = Loaded.parse(file, committed)
+    checkout = open_checkout(file, remote=remote, github_repo=github_repo)
+    token = github_token()
+    gh = GitHubClient(checkout.repo)
+    loaded = Loaded.parse(file, checkout.text)
     report = check_upstream(loaded, UpstreamIndex(index_url), release=release, today=today)
     plan = plan_update(loaded, report)
-    pr = plan_pull_request(git, gh, plan, path=rel, remote=remote, base=base)
+    git = checkout.git
+    pr = plan_pull_request(git, gh, plan, path=checkout.path, remote=remote, base=checkout.base)
     click.echo("\n".join(update_lines(plan)))
     click.echo(f"pull request: {pr.describe()}")
     if pr.action in ("current", "nothing"):

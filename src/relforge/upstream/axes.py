@@ -200,9 +200,9 @@ def _new_series(
 
 
 def _source(version: UpstreamVersion) -> Source:
-    """The file a new version is named by: its sdist, else its first wheel."""
-    files = sorted(version.files, key=lambda f: (f.filename.endswith(".whl"), f.filename))
-    return Source(file=files[0].filename, sha256=files[0].sha256)
+    """The file a new version is named by: the wheel that speaks for it, else its first file."""
+    file = version.representative() or sorted(version.files, key=lambda f: f.filename)[0]
+    return Source(file=file.filename, sha256=file.sha256)
 
 
 def _series(version: Version, size: int) -> Series:

@@ -51,6 +51,33 @@ class UpstreamVersion:
     def wheels(self) -> tuple[PageFile, ...]:
         return tuple(f for f in self.files if f.filename.endswith(".whl"))
 
+    def representative(self, label: str = "") -> PageFile | None:
+        """The wheel that speaks for the version's files with this local label (a release's
+        wheels share their Requires-Dist): one with a PEP 658 file (a small read), for Linux
+        x86_64 (the PyPI default of CUDA projects), for the newest CPython, of the highest
+        build number."""
+        ranked = []
+        for file in self.wheels:
+            _, version, build, tags = parse_wheel_filename(file.filename)
+            if (version.local or "") != label:
+                continue
+            linux = [t for t in tags if t.platform.startswith(("manylinux", "linux"))]
+            rank = (
+                file.metadata,
+                any(t.platform.endswith("x86_64") for t in linux),
+                bool(linux),
+                max(_cpython(t.interpreter) for t in tags),
+                build,
+            )
+            ranked.append((rank, file))
+        return max(ranked, key=lambda item: item[0])[1] if ranked else None
+
+
+def _cpython(interpreter: str) -> tuple[int, ...]:
+    """cp314 → (3, 14); py3 → (3, 0): what orders wheels by the CPython they are for."""
+    digits = interpreter[2:]
+    return (int(digits[0]), int(digits[1:] or 0)) if digits.isdigit() else (0,)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Project:

@@ -18,7 +18,6 @@ from relforge.matrix.consistency import pinned_field
 from relforge.matrix.schema import Release
 from relforge.matrix.source import Map, Scalar
 from relforge.matrix.values import parse_requirement, pinned_version
-from relforge.simplepages import PageFile
 from relforge.upstream.index import UpstreamIndex, UpstreamVersion
 from relforge.upstream.metadata import MetadataUnreadable, WheelMetadata, read_metadata
 from relforge.upstream.model import FieldEdit, Finding, Kind, SetPin, Source
@@ -108,23 +107,11 @@ def _read(
     release: Release, version: UpstreamVersion, index: UpstreamIndex, skipped: list[Finding]
 ) -> list[Reference]:
     """One wheel per local label of the version, its METADATA read; unreadable ones named."""
-    groups: dict[str, list[tuple[Any, PageFile]]] = {}
-    for file in version.wheels:
-        _, v, build, tags = parse_wheel_filename(file.filename)
-        linux = [t for t in tags if t.platform.startswith(("manylinux", "linux"))]
-        # a PEP 658 file first (one small read), Linux x86_64 (the PyPI default of CUDA
-        # projects), then the newest CPython
-        rank = (
-            file.metadata,
-            any(t.platform.endswith("x86_64") for t in linux),
-            bool(linux),
-            max((_python(t.interpreter) for t in tags), default=(0,)),
-            build,
-        )
-        groups.setdefault(v.local or "", []).append((rank, file))
     found = []
-    for label, files in sorted(groups.items()):
-        file = max(files, key=lambda item: item[0])[1]
+    for label in sorted({parse_wheel_filename(f.filename)[1].local or "" for f in version.wheels}):
+        file = version.representative(label)
+        if file is None:
+            continue
         try:
             meta = read_metadata(index, file)
         except MetadataUnreadable as exc:
@@ -143,12 +130,6 @@ def _read(
         variants = _variants_of(release, label, reqs)
         found.append(Reference(metadata=meta, variants=variants, requirements=reqs))
     return found
-
-
-def _python(interpreter: str) -> tuple[int, ...]:
-    """cp314 → (3, 14); py3 → (3,): what orders wheels by the CPython they are for."""
-    digits = interpreter[2:]
-    return (int(digits[0]), int(digits[1:] or 0)) if digits.isdigit() else (0,)
 
 
 def _requirements(meta: WheelMetadata) -> Iterable[tuple[Requirement, str]]:
@@ -335,11 +316,11 @@ def on_index(sites: list[PinSite], index: UpstreamIndex) -> list[Finding]:
         if found is None:
             what = f"the index has no {'project' if project is None else 'such version'}"
             kind: Kind = "pin-gone"
-            manual = "pin a version the index offers by hand"
+            manual = "pin a version the index offers"
         else:
             what = "yanked upstream" + (f": {found.yank_reason}" if found.yank_reason else "")
             kind = "pin-yanked"
-            manual = "pin another version by hand"
+            manual = "pin another version"
         findings.append(
             Finding(
                 kind=kind,

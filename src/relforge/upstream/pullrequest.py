@@ -6,16 +6,74 @@ open and holds the same text, nothing happens; when upstream moved again, the br
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
-from relforge.forges.github import GitHubClient, GitHubError, PullRequest
+from relforge.errors import ConfigError, UsageError
+from relforge.forges.github import GitHubClient, GitHubError, PullRequest, repo_from_url
 from relforge.git import Git
 from relforge.upstream.model import Finding
 from relforge.upstream.update import UpdatePlan
 
 Action = Literal["open", "update", "current", "nothing"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Checkout:
+    """The clone the pull request is made from: the matrix as committed on the checked-out
+    branch (the base), and the GitHub repository it belongs to."""
+
+    git: Git
+    path: str  # the matrix file, relative to the repository root
+    base: str
+    text: str
+    repo: str
+
+
+def open_checkout(file: str, *, remote: str, github_repo: str | None) -> Checkout:
+    """Refuses a matrix with uncommitted changes: the pull request holds the base's text plus
+    the update, nothing else."""
+    path = Path(file)
+    git = Git(path.resolve().parent)
+    rel = path.resolve().relative_to(git.root).as_posix()
+    base = git.require_branch()
+    head = git.commit_of("HEAD")
+    committed = git.read_file(head, rel) if head else None
+    if committed is None:
+        raise UsageError(f"{file} is not committed on {base}", key="FILE")
+    if path.read_text(encoding="utf-8") != committed:
+        raise UsageError(
+            f"{file} has uncommitted changes; the pull request is made from {base}'s commit",
+            key="FILE",
+            hint="commit or stash them first",
+        )
+    repo = (
+        github_repo or os.environ.get("GITHUB_REPOSITORY") or repo_from_url(git.remote_url(remote))
+    )
+    if not repo:
+        raise ConfigError(
+            f"cannot tell the GitHub repository from remote {remote!r}",
+            key="--github-repo",
+            hint="pass --github-repo OWNER/NAME",
+        )
+    return Checkout(git=git, path=rel, base=base, text=committed, repo=repo)
+
+
+def github_token() -> str:
+    token = os.environ.get("GITHUB_TOKEN")
+    if not token:
+        raise ConfigError(
+            "--pull-request needs a token in GITHUB_TOKEN",
+            key="GITHUB_TOKEN",
+            hint="in Actions: env: GITHUB_TOKEN: ${{ github.token }} (contents and pull-requests "
+            "write)",
+        )
+    return token
+
+
 IDENTITY = ("relforge-upstream", "relforge-upstream@users.noreply.github.com")
 MARKER = "<!-- relforge upstream update -->"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -152,7 +210,11 @@ def _item(f: Finding) -> list[str]:
         lines.append(
             f"  - source: `{src.file}`"
             + (f", sha256 `{src.sha256}`" if src.sha256 else "")
-            + (f", METADATA line `{src.line}`" if src.line else "")
+            + (
+                f", {'METADATA line' if src.file.endswith('.whl') else 'line'} `{src.line}`"
+                if src.line
+                else ""
+            )
         )
     if f.manual:
         lines.append(f"  - by hand: {f.manual}")

@@ -13,7 +13,7 @@ from packaging.version import Version
 from relforge.matrix.lint import python_release_dates, pythons_past_eol
 from relforge.matrix.schema import Release
 from relforge.upstream.index import UpstreamVersion
-from relforge.upstream.model import Finding, SetPythons
+from relforge.upstream.model import Finding, SetPythons, Source
 
 
 def check_pythons(
@@ -37,6 +37,7 @@ def check_pythons(
                 due=True,
                 where=where,
                 current=listed,
+                source=Source(file="python_eol.yaml", line=f'"{python.version}": {end}'),
                 change=SetPythons(drop=(str(python),)),
             )
         )
@@ -80,6 +81,7 @@ def check_pythons(
                 due=True,
                 where=where,
                 current=listed,
+                source=Source(file="python_releases.yaml", line=f'"{text}": {date}'),
                 change=SetPythons(add=(text,)),
             )
         )
