@@ -5,7 +5,6 @@ a new numpy, a yanked version, a CUDA 13 torch; the edits written in place, refu
 from __future__ import annotations
 
 import json
-import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from tests.fakegithub import FakeGitHub
 from tests.gitrepos import Repos, git, make_repos
 from tests.integration.conftest import free_port
 from tests.upstream_index import (
+    DATA,
     IndexFile,
     LocalIndex,
     numpy_release,
@@ -29,65 +29,7 @@ from tests.upstream_index import (
 )
 
 Run = Callable[..., Result]
-EXT = """# torchext: a CUDA extension built against torch and numpy (the upstream tests' matrix).
-schema_version: 1
-
-project:
-  name: torchext
-
-releases:
-  "0.5":
-    python: ["3.10", "3.11", "3.12", "3.13", "3.14"]   # every CPython torch ships
-    local_label: "+{variant}.torch{torch}.numpy{numpy_major}"
-    platforms:
-      linux-x86_64:
-        os: linux
-        arch: x86_64
-        platform_tag: manylinux_2_28_x86_64
-    accelerators:
-      cpu:
-        kind: cpu
-        platforms: {linux-x86_64: {}}
-      cu128:
-        kind: cuda
-        version: 12.8.1
-        cudnn: 9.10.2.21   # as torch pins it
-        extra_install_requires:
-          # the CUDA libraries our kernels load, at torch's pins
-          - "nvidia-cudnn-cu12==9.10.2.21; platform_system == 'Linux' and platform_machine == 'x86_64'"
-          - "nvidia-nvshmem-cu12==3.3.20; platform_system == 'Linux' and platform_machine == 'x86_64'"
-        platforms: {linux-x86_64: {}}
-      cu130:
-        kind: cuda
-        version: 13.0.0
-        cudnn: 9.13.0.50
-        nccl: 2.27.7
-        extra_install_requires:
-          - "nvidia-cudnn-cu13==9.13.0.50; platform_system == 'Linux'"
-          - "nvidia-nccl-cu13==2.27.7; platform_system == 'Linux'"
-        platforms: {linux-x86_64: {}}
-    runtime_requires:
-      - match: {accelerator: cuda}
-        add: ["triton==3.5.0; platform_system == 'Linux' and platform_machine == 'x86_64'"]
-        reason: the Triton release torch pins
-    axes:
-      torch:
-        "2.8":
-          install: ["torch==2.8.*"]
-          requires: ["torch==2.8.*"]
-        "2.9":
-          install: ["torch==2.9.*"]
-          requires: ["torch==2.9.*"]   # one torch minor per wheel
-      numpy:
-        "1.26":
-          install: ["numpy==1.26.4"]
-          requires: ["numpy>=1.26,<2"]
-        "2.x":
-          install: ["numpy>=2,<3"]
-          requires: ["numpy>=2,<3"]
-    pypi_default:
-      linux-x86_64: cu128
-"""
+EXT = (DATA / "ext.yaml").read_text(encoding="utf-8")
 BEFORE = "2026-06-01"  # no CPython released or past end of life since the matrix was written
 AFTER = "2026-11-30"  # 3.10 past end of life (2026-10-31), 3.15 released (2026-10-01)
 NVIDIA = {
@@ -364,22 +306,20 @@ def test_a_cudnn_key_in_the_same_variant_moves_with_its_pin(
     run: Run, tmp_path: Path, index: LocalIndex
 ) -> None:
     path = tmp_path / "two.yaml"
-    text = TWO_RELEASES.replace(
-        "        extra_install_requires: [\"nvidia-cudnn-cu12==9.8.0.87; platform_system == 'Linux'\"]\n    axes:",
-        "        cudnn: 9.8.0.87  # ours\n"
-        "        extra_install_requires: [\"nvidia-cudnn-cu12==9.8.0.87; platform_system == 'Linux'\"]\n    axes:",
+    own = "      cu128:\n        extra_install_requires:"  # release 0.5's variant
+    text = edited(
+        TWO_RELEASES,
+        (own, "      cu128:\n        cudnn: 9.8.0.87  # ours\n" + own.split("\n", 1)[1]),
     )
     path.write_text(text, encoding="utf-8")
     args = ("upstream", "update", str(path), "--index-url", index.url, "--date", BEFORE)
     assert run(*args, "--execute").code == 0
-    assert path.read_text() == edited(
-        text,
-        ("cudnn: 9.8.0.87  # ours", "cudnn: 9.10.2.21 # ours"),
-        (
-            "        extra_install_requires: [\"nvidia-cudnn-cu12==9.8.0.87; platform_system == 'Linux'\"]\n    axes:",
-            "        extra_install_requires: [\"nvidia-cudnn-cu12==9.10.2.21; platform_system == 'Linux'\"]\n    axes:",
-        ),
+    head, _, tail = text.rpartition("nvidia-cudnn-cu12==9.8.0.87")  # 0.5's pin; 0.4 keeps its own
+    expected = edited(
+        head + "nvidia-cudnn-cu12==9.10.2.21" + tail,
+        ("cudnn: 9.8.0.87  # ours", "cudnn: 9.10.2.21 # ours"),  # the comment keeps its column
     )
+    assert path.read_text() == expected
 
 
 def test_metadata_is_read_by_range_requests_when_the_index_offers_no_file(

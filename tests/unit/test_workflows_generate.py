@@ -28,6 +28,7 @@ PYTORCH_FILES = [
     "relforge-macos-libtorch.yml",
     "relforge-macos-wheel.yml",
     "relforge-site.yml",
+    "relforge-upstream.yml",
     "relforge-validate-binaries.yml",
     "relforge-windows-libtorch.yml",
     "relforge-windows-wheel.yml",
