@@ -419,9 +419,9 @@ REPO_NAME = "acme/torchext"
 
 
 def pull_request(run: Run, repos: Repos, index: LocalIndex, *extra: str) -> Result:
-    args = ("upstream", "update", str(repos.clone / "matrix" / "ext.yaml"))
-    args += ("--index-url", index.url, "--date", AFTER, "--pull-request")
-    return run(*args, "--github-repo", REPO_NAME, *extra)
+    matrix = str(repos.clone / "matrix" / "ext.yaml")
+    args = ("--index-url", index.url, "--date", AFTER, "--pull-request", "--github-repo", REPO_NAME)
+    return run("upstream", "update", matrix, *args, *extra)
 
 
 def test_pull_request_is_opened_once_and_updated_when_upstream_moves_again(

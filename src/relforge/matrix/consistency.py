@@ -33,11 +33,6 @@ from relforge.variants.format import check_wheel_variants
 # Packages whose pin must equal a variant field (nvidia-cudnn-cu12==X ⇔ cudnn: X).
 _PINNED_FIELDS = {"nvidia-cudnn": "cudnn", "nvidia-nccl": "nccl"}
 _CUDA_SUFFIX = re.compile(r"-cu(\d+)\Z")  # nvidia-cudnn-cu12: built for CUDA 12
-
-
-def pinned_field(name: str) -> str | None:
-    """The variant key a pin of this distribution must agree with (nvidia-cudnn-cu12 → cudnn)."""
-    return _PINNED_FIELDS.get(_CUDA_SUFFIX.sub("", canonicalize_name(name)))
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SEGMENT = re.compile(r"[A-Za-z0-9._+-]+\Z")  # one folder of a channel's storage prefix
 # The base URL of the channel indexes; it reaches generated workflows, so no quotes, `$`, braces.
@@ -45,6 +40,11 @@ _URL = re.compile(r"(https?://[^/\s\"'`$<>{}\\]+|file://)[^\s\"'`$<>{}\\]*\Z")
 _ARCH_ENTRY = re.compile(
     r"\d+\.\d+[af]?(\+PTX)?\Z"
 )  # CUDA/ROCm arch list entries: 8.0, 9.0a, 12.0+PTX
+
+
+def pinned_field(name: str) -> str | None:
+    """The variant key a pin of this distribution must agree with (nvidia-cudnn-cu12 → cudnn)."""
+    return _PINNED_FIELDS.get(_CUDA_SUFFIX.sub("", canonicalize_name(name)))
 
 
 def _store_url(url: str) -> bool:

@@ -108,8 +108,7 @@ def _python_eol(matrix: Matrix, release: Release) -> Iterator[tuple[str, Span]]:
         return
     for python, end in pythons_past_eol(release, release.date):
         yield (
-            f"Python {python} reached end of life on {end}, before the release date "
-            f"{release.date}",
+            f"Python {python} reached end of life on {end}, before the release date {release.date}",
             release.at("python"),
         )
 

@@ -21,15 +21,20 @@ def pin_edits(change: SetPin) -> list[Edit]:
     return edits
 
 
-def last_line(node: Node) -> int:
+def last_line(node: Node, lines: Sequence[str]) -> int:
     """The last line of the node's own text (a block collection: its last item's)."""
     if isinstance(node, Map) and not node.flow and node.entries:
-        return last_line(list(node.entries.values())[-1].value)
+        return last_line(list(node.entries.values())[-1].value, lines)
     if isinstance(node, Seq) and not node.flow and node.items:
-        return last_line(node.items[-1])
+        return last_line(node.items[-1], lines)
     end = node.end
-    # a block scalar (`>-`) ends at the start of the line after it
-    return end.line - 1 if end.column == 1 and end.line > node.span.line else end.line
+    if end.column > 1 or end.line <= node.span.line:
+        return end.line
+    # a block scalar (`>-`) ends where the next token starts, after any blank lines
+    line = end.line - 1
+    while line > node.span.line and not lines[line - 1].strip():
+        line -= 1
+    return line
 
 
 def _after_line(lines: Sequence[str], line: int, text: str) -> Edit:
@@ -76,7 +81,7 @@ def axis_edits(
         indent = first.key_span.column - 1 if first else key_col + 2
         out.append(" " * key_col + f"{key}:")
         out += [" " * indent + f"{name}: {text}" for name, text in rendered]
-    return [_after_line(lines, last_line(template), "\n".join(out))]
+    return [_after_line(lines, last_line(template, lines), "\n".join(out))]
 
 
 def python_edits(
@@ -117,7 +122,7 @@ def python_edits(
         replace = added + "\n" if not kept and item is items[-1] and added else ""
         edits.append(Edit(item.span.line, 1, row, replace))
     if kept and added:
-        edits.append(_after_line(lines, last_line(kept[-1]), added))
+        edits.append(_after_line(lines, last_line(kept[-1], lines), added))
     return edits
 
 
