@@ -33,6 +33,7 @@ def recorded(name: str) -> bytes:
 class IndexFile:
     filename: str
     body: bytes | None = None  # None: listed, but its bytes are not served (404)
+    path: Path | None = None  # or served from this file (ranges read from disk)
     metadata: bytes | None = None  # served as <file>.metadata (PEP 658) when set
     yanked: str | None = None  # None: not yanked; else the reason ("" for none)
 
@@ -125,21 +126,21 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, meta.metadata, "text/plain")
             return
         file = index.find(filename)
-        if file is None or file.body is None:
+        if file is None or (file.body is None and file.path is None):
             self._send(404, b"not found", "text/plain")
             return
-        self._file(file.body)
+        self._file(file)
 
-    def _file(self, body: bytes) -> None:
+    def _file(self, file: IndexFile) -> None:
         wanted = self.headers.get("Range", "")
+        size = len(file.body) if file.body is not None else file.path.stat().st_size  # type: ignore[union-attr]  # one of them is set
         if not (self.server.index.ranges and wanted.startswith("bytes=")):
-            self._send(200, body, "application/octet-stream")
+            self._send(200, _read(file, 0, size), "application/octet-stream")
             return
         first, _, last = wanted.removeprefix("bytes=").partition("-")
-        size = len(body)
         start = max(0, size - int(last)) if not first else int(first)
         stop = size - 1 if not first or not last else min(int(last), size - 1)
-        part = body[start : stop + 1]
+        part = _read(file, start, stop + 1)
         self._send(
             206, part, "application/octet-stream", {"Content-Range": f"bytes {start}-{stop}/{size}"}
         )
@@ -158,6 +159,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(body)
+
+
+def _read(file: IndexFile, start: int, stop: int) -> bytes:
+    if file.body is not None:
+        return file.body[start:stop]
+    assert file.path is not None
+    with file.path.open("rb") as fh:
+        fh.seek(start)
+        return fh.read(stop - start)
 
 
 class _Server(ThreadingHTTPServer):

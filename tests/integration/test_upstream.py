@@ -322,14 +322,21 @@ def test_a_cudnn_key_in_the_same_variant_moves_with_its_pin(
     assert path.read_text() == expected
 
 
-def test_metadata_is_read_by_range_requests_when_the_index_offers_no_file(
-    run: Run, matrix: Path, index: LocalIndex
-) -> None:
+def moves_without_metadata_files(index: LocalIndex, *, padding: int) -> tuple[str, bytes]:
+    """Upstream moves, but torch 2.10.0's one wheel is offered as bytes only (a real zip around
+    its recorded METADATA, `padding` stored bytes in front): no PEP 658 file."""
     moves(index)
     index.projects["torch"] = [f for f in index.projects["torch"] if "2.10.0" not in f.filename]
     name = "torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl"
-    body = wheel_bytes(name, recorded(f"{name}.metadata"), padding=4 << 20)
+    body = wheel_bytes(name, recorded(f"{name}.metadata"), padding=padding)
     torch_release(index, "2.10.0", ("312",), metadata=False, body=body)
+    return name, body
+
+
+def test_metadata_is_read_by_range_requests_when_the_index_offers_no_file(
+    run: Run, matrix: Path, index: LocalIndex
+) -> None:
+    name, body = moves_without_metadata_files(index, padding=4 << 20)
     result, report = check(run, matrix, index, "--date", AFTER)
     assert result.code == 4, result.err
     assert report["compared"][0]["via"] == "range requests"
@@ -344,11 +351,7 @@ def test_metadata_is_read_by_range_requests_when_the_index_offers_no_file(
 def test_a_wheel_whose_metadata_cannot_be_read_is_named_and_skipped(
     run: Run, matrix: Path, index: LocalIndex
 ) -> None:
-    moves(index)
-    index.projects["torch"] = [f for f in index.projects["torch"] if "2.10.0" not in f.filename]
-    name = "torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl"
-    body = wheel_bytes(name, recorded(f"{name}.metadata"))
-    torch_release(index, "2.10.0", ("312",), metadata=False, body=body)
+    name, _ = moves_without_metadata_files(index, padding=0)
     index.ranges = False
     result, report = check(run, matrix, index, "--date", AFTER)
     assert result.code == 4
