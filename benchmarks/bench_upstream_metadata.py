@@ -21,10 +21,11 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.upstream_index import IndexFile, LocalIndex, serve_index  # noqa: E402
+
 from relforge.simplepages import PageFile  # noqa: E402
 from relforge.upstream.index import UpstreamIndex  # noqa: E402
 from relforge.upstream.metadata import RangeFile, read_metadata  # noqa: E402
-from tests.upstream_index import IndexFile, LocalIndex, serve_index  # noqa: E402
 
 WHEEL = Path("/opt/pypi-more/files/torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl")
 RUNS = 3
