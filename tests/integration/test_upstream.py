@@ -138,7 +138,8 @@ def test_check_reports_the_new_torch_the_new_numpy_and_the_yanked_version(
     assert "1.26.4) is yanked: broken wheels, use 1.26.5" in yanked["message"]
     assert yanked["manual"] and not yanked["writes"]
     waiting = found["python-waiting", "Python 3.15"]["message"]
-    assert "torch 2.10.0 and numpy 2.4.0 have no cp315 wheel yet" in waiting
+    # every value's torch and numpy must ship it (a torch 2.8 cell would be built on 3.15 too)
+    assert "torch 2.10.0, torch 2.9.0, torch 2.8.0 and numpy 2.4.0 have no cp315 wheel" in waiting
     numpy = [
         f for f in report["findings"] if f["kind"] == "axis-covered" and f["subject"] == "numpy"
     ]
@@ -517,3 +518,25 @@ def test_pull_request_refuses_uncommitted_changes_and_a_missing_token(
     tokenless = pull_request(run, repos, index, "--execute")
     assert tokenless.code == 2 and "GITHUB_TOKEN" in tokenless.err
     assert fake_github.requests == []
+
+
+def test_a_released_python_every_dependency_ships_wheels_for_is_added(
+    run: Run, matrix: Path, index: LocalIndex
+) -> None:
+    for version in ("2.8.0", "2.9.0"):
+        index.listing("torch", f"torch-{version}-cp315-cp315-manylinux_2_28_x86_64.whl")
+    index.listing("numpy", "numpy-1.26.4-cp315-cp315-manylinux_2_28_x86_64.whl")
+    result, report = check(run, matrix, index, "--date", BEFORE)
+    assert result.code == 0  # 3.15 is not out yet on that day
+    index.listing("numpy", "numpy-2.3.0-cp315-abi3-manylinux_2_28_x86_64.whl")  # stable ABI
+    result, report = check(run, matrix, index, "--date", AFTER)
+    assert result.code == 4
+    new = next(f for f in report["findings"] if f["kind"] == "python-new")
+    assert new["message"] == (
+        "Python 3.15 was released on 2026-10-01; torch 2.9.0, torch 2.8.0, numpy 2.3.0 and "
+        "numpy 1.26.4 ship cp315 wheels"
+    )
+    assert update(run, matrix, index, "--execute").code == 0
+    assert '    python: ["3.11", "3.12", "3.13", "3.14", "3.15"]   # every CPython' in (
+        matrix.read_text()
+    )

@@ -126,7 +126,7 @@ def check_upstream(
     findings += pinned + skipped
     findings += on_index(sites, index)
     findings += new_cuda(rel, sites, index)
-    by_axis = {dist: result.reference for dist, result in zip(dists, axes.values(), strict=True)}
+    by_axis = {d: r.builds_with for d, r in zip(dists, axes.values(), strict=True)}
     findings += check_pythons(rel, policy_date, today, by_axis)
     return Report(
         file=loaded.file,

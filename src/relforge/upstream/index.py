@@ -35,8 +35,12 @@ READERS = 8  # project pages read at once (each mostly waits on the network)
 class UpstreamVersion:
     """One version of a project on the index, with every file listed for it."""
 
+    project: str  # canonical name
     version: Version
     files: tuple[PageFile, ...]
+
+    def __str__(self) -> str:
+        return f"{self.project} {self.version}"
 
     @property
     def yanked(self) -> bool:
@@ -176,5 +180,8 @@ class UpstreamIndex:
             version = file_version(key, item.filename)
             if version is not None:
                 grouped.setdefault(version, []).append(item)
-        versions = {v: UpstreamVersion(version=v, files=tuple(grouped[v])) for v in sorted(grouped)}
+        versions = {
+            v: UpstreamVersion(project=key, version=v, files=tuple(grouped[v]))
+            for v in sorted(grouped)
+        }
         return Project(name=key, url=url, versions=versions)

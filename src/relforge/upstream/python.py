@@ -4,7 +4,7 @@ newest CPython once it is released and every axis dependency ships wheels for it
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
@@ -20,11 +20,11 @@ def check_pythons(
     release: Release,
     on: datetime.date,
     today: datetime.date,
-    references: Mapping[str, UpstreamVersion | None],
+    builds_with: Mapping[str, Sequence[UpstreamVersion]],
 ) -> list[Finding]:
     """Findings on the release's Python list, as of `on` (the release date, else today); a
-    CPython counts as released only when it is, by `today` too.  `references`: each axis
-    dependency → the version the axis builds with."""
+    CPython counts as released only when it is, by `today` too.  `builds_with`: each axis
+    dependency → the version each of its values builds with (each must ship the new Python)."""
     where = release.at("python")
     listed = ", ".join(str(p) for p in release.python)
     findings = []
@@ -42,40 +42,36 @@ def check_pythons(
             )
         )
     newest = max((p.version for p in release.python), default=Version("3.0"))
-    released = python_release_dates()
-    for text, date in sorted(released.items(), key=lambda item: Version(item[0])):
+    versions = [v for found in builds_with.values() for v in found]
+    for text, date in sorted(python_release_dates().items(), key=lambda item: Version(item[0])):
         version = Version(text)
         if version <= newest or date > min(on, today):
             continue
-        lacking = [
-            f"{name} {ref.version}"
-            for name, ref in references.items()
-            if ref is not None and not ships_for(ref, version)
-        ]
+        tag = f"cp{version.major}{version.minor}"
+        lacking = [str(v) for v in versions if not ships_for(v, version)]
         if lacking:
+            verb = "has" if len(lacking) == 1 else "have"
             findings.append(
                 Finding(
                     kind="python-waiting",
                     subject=f"Python {text}",
-                    message=f"Python {text} is out ({date}), but {' and '.join(lacking)} "
-                    f"{'has' if len(lacking) == 1 else 'have'} no "
-                    f"cp{version.major}{version.minor} wheel yet",
+                    message=f"Python {text} is out ({date}), but {_and(lacking)} {verb} "
+                    f"no {tag} wheel yet",
                     due=False,
                     where=where,
                     current=listed,
                 )
             )
             break  # a newer CPython waits for this one
+        shipped = _and([str(v) for v in versions]) if versions else ""
         findings.append(
             Finding(
                 kind="python-new",
                 subject=f"Python {text}",
                 message=f"Python {text} was released on {date}"
                 + (
-                    " and "
-                    + ", ".join(f"{n} {r.version}" for n, r in references.items() if r)
-                    + " ship wheels for it"
-                    if any(references.values())
+                    f"; {shipped} {'ships' if len(versions) == 1 else 'ship'} {tag} wheels"
+                    if versions
                     else ""
                 ),
                 due=True,
@@ -86,6 +82,10 @@ def check_pythons(
             )
         )
     return findings
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def ships_for(release: UpstreamVersion, python: Version) -> bool:
