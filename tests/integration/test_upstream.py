@@ -375,6 +375,8 @@ def test_an_unreachable_index_is_an_environment_fault_naming_the_host(
         assert "cannot reach the index host 127.0.0.1" in result.err
         assert "Traceback" not in result.err
     assert matrix.read_text() == EXT
+    bad = run("upstream", "check", str(matrix), "--index-url", "file:///srv/simple/")
+    assert bad.code == 2 and "--index-url: file:///srv/simple/ is not an http(s) URL" in bad.err
 
 
 def test_an_html_only_index_reads_the_same(run: Run, matrix: Path, index: LocalIndex) -> None:

@@ -18,8 +18,9 @@ from relforge.matrix.source import Node, parse_yaml
 from relforge.upstream.axes import axis_distribution, check_axes
 from relforge.upstream.index import UpstreamIndex
 from relforge.upstream.model import Finding
-from relforge.upstream.pins import Compared, compare_pins, new_cuda, on_index, references
+from relforge.upstream.pins import Compared, compare_pins, new_cuda, on_index
 from relforge.upstream.python import check_pythons
+from relforge.upstream.references import references
 from relforge.upstream.sites import own_release, pin_sites
 
 REPORT_VERSION = 1

@@ -7,7 +7,7 @@ fault (exit 6) naming the host; a project the index does not have is None.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
@@ -23,7 +23,7 @@ from packaging.utils import (
 from packaging.version import Version
 
 from relforge.deps.resolve import redact
-from relforge.errors import EnvironmentFault
+from relforge.errors import EnvironmentFault, UsageError
 from relforge.simplepages import ACCEPT, PageFile, page_files
 
 PYPI = "https://pypi.org/simple/"
@@ -114,6 +114,13 @@ class UpstreamIndex:
     def __init__(
         self, url: str, *, timeout: float = TIMEOUT, session: requests.Session | None = None
     ) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UsageError(
+                f"{redact(url)} is not an http(s) URL of a simple index",
+                key="--index-url",
+                hint="e.g. https://pypi.org/simple/ or https://download.pytorch.org/whl/cu128/",
+            )
         self.url = url.rstrip("/") + "/"
         self.timeout = timeout
         self.session = session or requests.Session()
@@ -125,10 +132,12 @@ class UpstreamIndex:
     def host(self) -> str:
         return urlsplit(self.url).hostname or redact(self.url)
 
-    def get(self, url: str, **kwargs: object) -> requests.Response:
+    def get(
+        self, url: str, *, headers: Mapping[str, str] | None = None, stream: bool = False
+    ) -> requests.Response:
         """One GET; a network failure is an EnvironmentFault naming the host."""
         try:
-            return self.session.get(url, timeout=self.timeout, **kwargs)  # type: ignore[arg-type]  # requests' kwargs are untyped
+            return self.session.get(url, timeout=self.timeout, headers=headers, stream=stream)
         except requests.RequestException as exc:
             raise EnvironmentFault(
                 f"cannot reach the index host {self.host} ({type(exc).__name__} on {redact(url)})",
