@@ -110,7 +110,7 @@ def check_upstream(
     own = own_release(loaded.root, rel.name)
     sites = pin_sites(matrix, rel, own)
     dists = [axis_distribution(a, v) for a, v in rel.axes.items()]
-    index.prefetch([*dists, matrix.project.name, *(s.name for s in sites)])
+    index.prefetch([*dists, *([] if rel.axes else [matrix.project.name]), *(s.name for s in sites)])
     findings: list[Finding] = []
     axes = check_axes(rel, own, index)
     for result in axes.values():

@@ -68,6 +68,7 @@ def plan_update(loaded: Loaded, report: Report) -> UpdatePlan:
     if (pythons.add or pythons.drop) and own is not None:
         current = [str(p) for p in release.python]
         edits += python_edits(lines, own, current, pythons)
+    edits = list(dict.fromkeys(edits))  # a `cudnn:` key two pins of one variant both move
     new_text = apply_edits(loaded.text, edits, loaded.file) if edits else loaded.text
     if new_text != loaded.text:
         _still_clean(loaded, new_text, report.release)
