@@ -126,6 +126,21 @@ def create_pull(fake: FakeGitHub, q: Query, b: Any, g: tuple[str, ...]) -> tuple
     return 201, r.pulls[number]
 
 
+def update_pull(fake: FakeGitHub, q: Query, b: Any, g: tuple[str, ...]) -> tuple[int, Any]:
+    """PATCH /repos/{owner}/{repo}/pulls/{pull_number}: title, body, state (GitHub's documented
+    fields; the issue view of the pull request changes with it)."""
+    r = _repo(fake, g[0])
+    pull = _item(r.pulls, g[1])
+    issue = r.issues[int(g[1])]
+    if "body" in b:
+        pull["body"] = issue["body"] = _body(b["body"])
+    if "title" in b:
+        pull["title"] = issue["title"] = str(b["title"])
+    if b.get("state") in ("open", "closed"):
+        pull["state"] = issue["state"] = b["state"]
+    return 200, pull
+
+
 def get_issue(fake: FakeGitHub, q: Query, b: Any, g: tuple[str, ...]) -> tuple[int, Any]:
     return 200, _item(_repo(fake, g[0]).issues, g[1])
 
@@ -236,6 +251,7 @@ ROUTES: list[tuple[str, re.Pattern[str], Handler]] = [
         ("GET", r"/pulls/(\d+)/commits", pull_commits),
         ("GET", r"/pulls", list_pulls),
         ("POST", r"/pulls", create_pull),
+        ("PATCH", r"/pulls/(\d+)", update_pull),
         ("GET", r"/issues/(\d+)/comments", list_comments),
         ("POST", r"/issues/(\d+)/comments", create_comment),
         ("PATCH", r"/issues/comments/(\d+)", edit_comment),

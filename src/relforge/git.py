@@ -182,11 +182,19 @@ class Git:
 
     # -- writing objects (not refs): used only when a plan is executed -----------------------
 
-    def commit_files(self, parent: str, files: Mapping[str, str], message: str) -> str:
+    def commit_files(
+        self,
+        parent: str,
+        files: Mapping[str, str],
+        message: str,
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> str:
         """A new commit on `parent` with `files` (path → text) changed; returns its id.
 
         Works on a temporary index outside the repository, so the work tree, the index and
-        every ref stay as they are; only objects are written."""
+        every ref stay as they are; only objects are written.  `env` adds to the commit's
+        environment (an author and committer identity on a runner that has none)."""
         with tempfile.TemporaryDirectory(prefix="relforge-index-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.run("read-tree", parent, env=env)
@@ -198,7 +206,9 @@ class Git:
                     "update-index", "--add", "--cacheinfo", f"{mode},{blob.strip()},{path}", env=env
                 )
             tree = self.run("write-tree", env=env).strip()
-        return self.run("commit-tree", tree, "-p", parent, "-F", "-", stdin=message).strip()
+        return self.run(
+            "commit-tree", tree, "-p", parent, "-F", "-", stdin=message, env=env
+        ).strip()
 
     def make_tag(self, name: str, commit: str, message: str) -> str:
         """An annotated tag object for `commit` (no ref is created); returns its id."""

@@ -449,7 +449,7 @@ def test_an_issue_comment_makes_the_bot_pick_onto_a_release_branch(
         assert run.code == 0, run.explain()
         assert list(run.jobs.values()) == ["success"]
         heads = git(bots.repos.origin, "for-each-ref", "--format=%(refname)")
-        assert f"refs/heads/cherry-pick/{number}-onto-release-2.9" in heads.split()
+        assert f"refs/heads/cherry-pick/{number}-onto-release-2.9" in heads.split(), run.text("")
         [pick] = bots.new_pulls()
         assert pick["base"]["ref"] == "release/2.9"
         assert any("cherry-pick" in c for c in fake.comments_on(BOT_REPO, number))

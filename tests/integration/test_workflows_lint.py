@@ -53,8 +53,8 @@ def in_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_pytorch_29_has_no_findings(in_repo: Path, run: Run) -> None:
     _render(in_repo, run, PYTORCH.read_text(), "2.9")
-    # + site, windows and macOS libtorch, promote, PyPI
-    assert len(list((in_repo / OUT).glob("*.yml"))) == 12
+    # + site, upstream, windows and macOS libtorch, promote, PyPI
+    assert len(list((in_repo / OUT).glob("*.yml"))) == 13
     assert run_linters(in_repo) == CLEAN
     # the bot's triggers, and each `./.github/workflows/…` call (zizmor prefers `$/…`, which
     # GitHub Enterprise Server and act do not run), explained in place

@@ -29,6 +29,7 @@ PYTORCH_FILES = [
     "relforge-promote.yml",
     "relforge-pypi.yml",
     "relforge-site.yml",
+    "relforge-upstream.yml",
     "relforge-validate-binaries.yml",
     "relforge-windows-libtorch.yml",
     "relforge-windows-wheel.yml",

@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "variant": "relforge.cli.variant:variant",
     "store": "relforge.cli.store:store",
     "deps": "relforge.cli.deps:deps",
+    "upstream": "relforge.cli.upstream:upstream",
 }
 
 

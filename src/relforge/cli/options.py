@@ -31,6 +31,11 @@ def release_option(help: str) -> Decorator:
     return click.option("--release", "-r", required=True, help=help)
 
 
+def optional_release_option(help: str) -> Decorator:
+    """`--release/-r X.Y` (optional): the command picks a release when none is given."""
+    return click.option("--release", "-r", default=None, metavar="X.Y", help=help)
+
+
 def releases_option(help: str) -> Decorator:
     """`--release/-r` repeatable into `releases` (default: all)."""
     return click.option("--release", "-r", "releases", multiple=True, help=help)

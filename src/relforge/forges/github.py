@@ -243,6 +243,12 @@ class GitHubClient:
 
         return self._create(post, find)
 
+    def edit_pull(self, number: int, *, title: str, body: str) -> PullRequest:
+        """Replace a pull request's title and body (a PATCH: safe to repeat)."""
+        data = {"title": title, "body": body}
+        response = self.request("PATCH", self._repo(f"pulls/{number}"), json=data)
+        return PullRequest.from_json(response.json())
+
     def issue(self, number: int) -> Issue:
         return Issue.from_json(self.get(self._repo(f"issues/{number}")))
 

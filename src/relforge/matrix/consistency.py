@@ -40,6 +40,7 @@ from relforge.variants.format import check_wheel_variants
 
 # Packages whose pin must equal a variant field (nvidia-cudnn-cu12==X ⇔ cudnn: X).
 _PINNED_FIELDS = {"nvidia-cudnn": "cudnn", "nvidia-nccl": "nccl"}
+_CUDA_SUFFIX = re.compile(r"-cu(\d+)\Z")  # nvidia-cudnn-cu12: built for CUDA 12
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _RUNNER_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 _SEGMENT = re.compile(r"[A-Za-z0-9._+-]+\Z")  # one folder of a channel's storage prefix
@@ -48,6 +49,11 @@ _URL = re.compile(r"(https?://[^/\s\"'`$<>{}\\]+|file://)[^\s\"'`$<>{}\\]*\Z")
 _ARCH_ENTRY = re.compile(
     r"\d+\.\d+[af]?(\+PTX)?\Z"
 )  # CUDA/ROCm arch list entries: 8.0, 9.0a, 12.0+PTX
+
+
+def pinned_field(name: str) -> str | None:
+    """The variant key a pin of this distribution must agree with (nvidia-cudnn-cu12 → cudnn)."""
+    return _PINNED_FIELDS.get(_CUDA_SUFFIX.sub("", canonicalize_name(name)))
 
 
 def _store_url(url: str) -> bool:
@@ -455,7 +461,7 @@ def _check_pins(variant: Variant, path: str) -> None:
         if variant.kind != "cuda" or variant.version is None:
             continue
         cuda = variant.version
-        suffix = re.search(r"-cu(\d+)\Z", name)  # nvidia-cudnn-cu12: built for CUDA 12
+        suffix = _CUDA_SUFFIX.search(name)
         if suffix and int(suffix.group(1)) != cuda.major:
             raise _fail(
                 f"{req.name} is built for CUDA {suffix.group(1)}, but this variant is CUDA {cuda}",
@@ -467,7 +473,7 @@ def _check_pins(variant: Variant, path: str) -> None:
         if pinned is None:
             continue
         base = name[: suffix.start()] if suffix else name
-        field = _PINNED_FIELDS.get(base)
+        field = pinned_field(name)
         declared = getattr(variant, field) if field else None
         if field and declared and pinned != declared:
             raise _fail(

@@ -23,7 +23,7 @@ from relforge.matrix.describe import variant_label
 from relforge.matrix.expand import candidates
 from relforge.matrix.schema import Matrix, Release
 from relforge.matrix.selector import selector_from_match
-from relforge.matrix.values import parse_requirement, pinned_version
+from relforge.matrix.values import PythonVersion, parse_requirement, pinned_version
 
 Severity = Literal["error", "warning"]
 
@@ -82,10 +82,19 @@ def lint_matrix(matrix: Matrix, releases: list[str] | None = None) -> list[Findi
 
 
 @functools.cache
+def _dates(name: str) -> dict[str, datetime.date]:
+    text = resources.files("relforge.resources").joinpath(name).read_text("utf-8")
+    return {str(k): v for k, v in yaml.safe_load(text).items()}
+
+
 def python_eol_dates() -> dict[str, datetime.date]:
     """CPython end-of-life dates, shipped as data (resources/python_eol.yaml)."""
-    text = resources.files("relforge.resources").joinpath("python_eol.yaml").read_text("utf-8")
-    return {str(k): v for k, v in yaml.safe_load(text).items()}
+    return _dates("python_eol.yaml")
+
+
+def python_release_dates() -> dict[str, datetime.date]:
+    """CPython X.Y.0 release dates, shipped as data (resources/python_releases.yaml)."""
+    return _dates("python_releases.yaml")
 
 
 @_rule(
@@ -97,15 +106,25 @@ def python_eol_dates() -> dict[str, datetime.date]:
 def _python_eol(matrix: Matrix, release: Release) -> Iterator[tuple[str, Span]]:
     if release.date is None:
         return
+    for python, end in pythons_past_eol(release, release.date):
+        yield (
+            f"Python {python} reached end of life on {end}, before the release date {release.date}",
+            release.at("python"),
+        )
+
+
+def pythons_past_eol(
+    release: Release, on: datetime.date
+) -> list[tuple[PythonVersion, datetime.date]]:
+    """The release's Pythons (free-threaded ones too) whose CPython end of life is on or before
+    `on`, each with that date: RF-L001 on the release date; `upstream check` on its policy date."""
     eol = python_eol_dates()
+    out = []
     for python in release.python:
         end = eol.get(str(python.version))
-        if end is not None and end <= release.date:
-            yield (
-                f"Python {python} reached end of life on {end}, before the release date "
-                f"{release.date}",
-                release.at("python"),
-            )
+        if end is not None and end <= on:
+            out.append((python, end))
+    return out
 
 
 @_rule(

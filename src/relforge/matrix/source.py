@@ -1,4 +1,5 @@
-"""Read YAML into a tree of located nodes: every value remembers its file, line and column.
+"""Read YAML into a tree of located nodes: every value remembers its file, line and column (and
+where it ends, for edits of the text in place).
 
 The loader is strict where YAML is lenient: duplicate keys, non-string keys, merge keys (`<<`) and
 recursive aliases are errors.  Keys keep their source text, so `3.10:` stays "3.10" (YAML would
@@ -14,7 +15,7 @@ from typing import Any
 import yaml
 from yaml.constructor import SafeConstructor
 
-from relforge.errors import ConfigError, Span
+from relforge.errors import NOWHERE, ConfigError, Span
 
 try:  # libyaml is ~10x faster; PyYAML wheels ship it, fall back to pure Python otherwise
     from yaml import CSafeLoader as _Loader
@@ -27,6 +28,9 @@ _MAX_NODES = 200_000  # guards against alias bombs ("billion laughs")
 @dataclass(frozen=True, eq=False)
 class Node:
     span: Span
+    # Just past the node's text (YAML's end mark); a block collection's end is where the next
+    # token starts, so the last line of its content is its last item's.
+    end: Span = field(default=NOWHERE, kw_only=True)
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,6 +47,7 @@ class Scalar(Node):
 @dataclass(frozen=True, eq=False)
 class Seq(Node):
     items: tuple[Node, ...]
+    flow: bool = field(default=False, kw_only=True)  # written `[a, b]`
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,6 +60,7 @@ class Entry:
 @dataclass(frozen=True, eq=False)
 class Map(Node):
     entries: dict[str, Entry] = field(default_factory=dict)
+    flow: bool = field(default=False, kw_only=True)  # written `{a: 1}`
 
     def get(self, key: str) -> Node | None:
         entry = self.entries.get(key)
@@ -110,6 +116,10 @@ class _Builder:
         mark = node.start_mark
         return Span(self.file, mark.line + 1, mark.column + 1)
 
+    def end(self, node: yaml.Node) -> Span:
+        mark = node.end_mark
+        return Span(self.file, mark.line + 1, mark.column + 1)
+
     def build(self, node: yaml.Node, path: str = "") -> Node:
         self.count += 1
         if self.count > _MAX_NODES:
@@ -127,6 +137,8 @@ class _Builder:
                 return Seq(
                     self.span(node),
                     tuple(self.build(item, f"{path}[{i}]") for i, item in enumerate(node.value)),
+                    end=self.end(node),
+                    flow=bool(node.flow_style),
                 )
             assert isinstance(node, yaml.ScalarNode)
             return self.build_scalar(node)
@@ -140,7 +152,13 @@ class _Builder:
             raise ConfigError(
                 f"cannot read the value {node.value!r}: {exc}", where=self.span(node)
             ) from None
-        return Scalar(self.span(node), value, str(node.value), quoted=node.style in ("'", '"'))
+        return Scalar(
+            self.span(node),
+            value,
+            str(node.value),
+            quoted=node.style in ("'", '"'),
+            end=self.end(node),
+        )
 
     def build_map(self, node: yaml.MappingNode, path: str) -> Map:
         entries: dict[str, Entry] = {}
@@ -164,7 +182,7 @@ class _Builder:
                     key=sub,
                 )
             entries[key] = Entry(key, key_span, self.build(value_node, sub))
-        return Map(self.span(node), entries)
+        return Map(self.span(node), entries, end=self.end(node), flow=bool(node.flow_style))
 
 
 def merge(base: Node, over: Node, *, path: str = "", base_name: str = "") -> Node:

@@ -165,6 +165,12 @@ def render_workflows(request: RenderRequest) -> WorkflowSet:
         channels = channel_cells(matrix, release, wheels, request.max_matrix_jobs)
         jobs = sum(len(s.entries) for c in channels for s in c.shards)
         files.append(render(validate_name, "validate-binaries.yml.j2", jobs, channels=channels))
+    if (
+        release.axes
+        or release.runtime_requires
+        or any(v.extra_install_requires for v in release.accelerators.values())
+    ):  # something upstream moves: dependency axes or pins
+        files.append(render("relforge-upstream.yml", "upstream.yml.j2", 0))
     site_name = "relforge-site.yml"
     if matrix.project.download_url:
         files.append(render(site_name, "site.yml.j2", 0))
