@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -35,8 +36,8 @@ import pytest
 from relforge.builders.images import ImageSpec
 from relforge.builders.pyimage import PythonImageSpec, base_spec, make_python_image
 from tests.actkit import ActRun, HostedRunner, action_trees, make_tool_cache
+from tests.botworld import FIXES, comment_event, make_world
 from tests.botworld import REPO as BOT_REPO
-from tests.botworld import comment_event, make_world
 from tests.ciworld import (
     AWS,
     AWS_REGION,
@@ -57,6 +58,7 @@ from tests.ciworld import (
     wheelhouse,
 )
 from tests.fakegithub import TOKEN, start
+from tests.integration.conftest import free_port
 from tests.integration.dockerd import running_dockerd
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -434,7 +436,7 @@ def test_an_issue_comment_makes_the_bot_pick_onto_a_release_branch(
         home.mkdir(parents=True, exist_ok=True)
         with (home / ".gitconfig").open("a", encoding="utf-8") as fh:
             fh.write(f'[url "{bots.repos.origin}"]\n\tinsteadOf = {github_url}\n')
-        body = "@relforge-bot cherry-pick --onto release/2.9 -c critical"
+        body = f"@relforge-bot cherry-pick --onto release/2.9 -c critical --fixes {FIXES}"
         payload = comment_event(body, number=number, user="alice")
         payload["repository"]["default_branch"] = "main"
         workflow = world.project.clone / ".github" / "workflows" / "relforge-bot.yml"
@@ -481,3 +483,33 @@ def test_a_relforge_wheel_that_is_not_the_pinned_bytes_is_never_installed(
     assert step.startswith("Install relforge from file://"), (job, step)
     assert "THESE PACKAGES DO NOT MATCH THE HASHES" in run.text(job)
     assert not run.job("/test")  # nothing ran after the refused install
+
+
+def test_an_image_the_registry_lacks_or_cannot_serve_stops_the_build_with_its_code(
+    world: World, tmp_path: Path
+) -> None:
+    """--pull missing: a registry without the image is the matrix's fault (exit 2); one that
+    cannot be reached is the environment's (exit 6); neither is a traceback."""
+    registry = world.image.split("/", 1)[0]
+    closed = f"127.0.0.1:{free_port()}"
+    matrix = world.project.clone / "matrix" / "example.yaml"
+    for image, code, message in (
+        (f"{registry}/relforge/builder:no-such-tag", 2, "the registry has no such image"),
+        (f"{closed}/relforge/builder:cuda13.0", 6, "cannot pull"),
+    ):
+        text = matrix.read_text(encoding="utf-8").replace(world.image, image)
+        edited = tmp_path / f"m-{code}.yaml"
+        edited.write_text(text.replace("source: ..", f"source: {world.project.clone}"))
+        argv = [sys.executable, "-m", "relforge", "build", str(edited), "-r", "1.0"]
+        argv += ["--cell", CU130, "--builder", "docker", "--out", str(tmp_path / "dist")]
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "DOCKER_HOST": world.docker_host},
+            check=False,
+        )
+        assert done.returncode == code, done.stdout + done.stderr
+        assert f"pulling {image} (the engine does not have it)" in done.stderr
+        assert message in done.stderr and "Traceback" not in done.stderr
