@@ -74,7 +74,7 @@ def test_from_init_to_a_dry_run_release_cut_without_hand_edits(
     kept = config.read_text()
     config.unlink()
     assert 'label "linux-gpu" is unknown' in run_linters(repos.clone)["actionlint"]
-    assert _relforge(run, generate + " --check").code == 1
+    assert _relforge(run, generate + " --check").code == 4
     config.write_text(kept)
 
     git(repos.clone, "add", "-A")
