@@ -96,6 +96,7 @@ def _closure(
     project = canonicalize_name(matrix.project.name)
     found: dict[tuple[str, str], tuple[Resolved, set[str]]] = {}
     failures, resolved, skipped = [], [], []
+    unexplained = False  # a failure that is not a missing distribution
     jobs: list[tuple[Target, Path]] = []
     with tempfile.TemporaryDirectory(prefix="relforge-deps-") as tmp:
         for target in targets:
@@ -120,8 +121,13 @@ def _closure(
                 hint="someone may have tampered with the upstream; do not mirror from it",
             )
         if not result.ok:
-            what = ", ".join(result.missing) or result.error or "pip failed"
-            failures.append(f"{target.cell.id} ({local.name}): missing {what}")
+            if result.missing:
+                failures.append(
+                    f"{target.cell.id} ({local.name}): missing {', '.join(result.missing)}"
+                )
+            else:  # pip itself failed: its words, never "missing"
+                failures.append(f"{target.cell.id} ({local.name}): {result.error or 'pip failed'}")
+                unexplained = True
             continue
         resolved.append(target.cell.id)
         for item in result.installs:
@@ -136,7 +142,9 @@ def _closure(
             f"pip cannot resolve {len(failures)} cell(s) from {redact(upstream)}; nothing was "
             "written:\n  " + "\n  ".join(failures),
             key="--upstream-index",
-            hint="the upstream index must hold every dependency for each cell's platform and "
+            hint="pip's own error is quoted: fix what it names and rerun"
+            if unexplained
+            else "the upstream index must hold every dependency for each cell's platform and "
             "Python",
         )
     return found, resolved, skipped
