@@ -37,16 +37,25 @@ REQUIRES_A = '        extra_install_requires: ["rfdep-a>=1"]\n'
 
 
 def make_wheel(
-    out: Path, name: str, version: str, requires: list[str], tag: str = "py3-none-any"
+    out: Path,
+    name: str,
+    version: str,
+    requires: list[str],
+    tag: str = "py3-none-any",
+    *,
+    module: str = "",
+    requires_python: str = ">=3.8",
 ) -> Path:
-    """A pure-Python wheel written with zipfile: a module, METADATA, WHEEL and RECORD."""
+    """A pure-Python wheel written with zipfile: a module (NAME, and `module` after it),
+    METADATA, WHEEL and RECORD."""
     dist = name.replace("-", "_")
     info = f"{dist}-{version}.dist-info"
     files = {
-        f"{dist}/__init__.py": f"NAME = {name!r}\n".encode(),
+        f"{dist}/__init__.py": f"NAME = {name!r}\n{module}".encode(),
         f"{info}/METADATA": (
             f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
-            "Requires-Python: >=3.8\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
+            f"Requires-Python: {requires_python}\n"
+            + "".join(f"Requires-Dist: {r}\n" for r in requires)
         ).encode(),
         f"{info}/WHEEL": (
             f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: {tag}\n"

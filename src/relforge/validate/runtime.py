@@ -2,6 +2,12 @@
 
 The venv is made without pip (fast); the host's pip installs into it with `--python`, always
 `--isolated` so no user or machine pip configuration (extra indexes, find-links) leaks in.
+
+The project under test is always installed from its file (the bytes validated, downloaded first
+when they came from an index), never by name: an index given for its dependencies — an
+upstream such as PyPI, the channel's mirrored closure (`relforge deps mirror`), the index
+being validated — cannot substitute another build of it.  With no index, the dependency
+axes' wheels the build used are the only source (else none are installed).
 """
 
 from __future__ import annotations
@@ -16,13 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from relforge.builders.depwheels import cached_folders
+from relforge.errors import RelforgeError
 from relforge.interpreters import find_interpreter
 from relforge.manifest import Verdict
 from relforge.matrix.cell import Cell
 from relforge.validate.checks import BUILD_INFO, GPU, INSTALL, SMOKE
+from relforge.wheelformat import metadata_headers
 
 _BUILD_INFO = (
     "import json, {module}\n"
@@ -37,7 +46,8 @@ class RuntimeRequest:
     wheel: Path
     project: str
     workdir: Path
-    index_url: str | None = None
+    dependency_index: str | None = None  # PEP 503 index of the wheel's dependencies
+    dependency_source: str = ""  # what that index is, for messages
     smoke: tuple[str, ...] = ()
     timeout: float = 900.0
 
@@ -80,24 +90,12 @@ def run_runtime(req: RuntimeRequest) -> list[Verdict]:
         sys.executable, "-m", "pip", "--python", str(venv_python), "--isolated",
         "--disable-pip-version-check", "--no-input", "install", "--no-cache-dir", "--no-compile",
     ]  # fmt: skip
-    if req.index_url:
-        install += [
-            "--index-url",
-            req.index_url,
-            f"{canonicalize_name(req.project)}=={cell.version}",
-        ]
-        how = f"from {req.index_url}"
-    elif cached_folders(cell):  # the dependency the wheel was built against, from the build
-        links = [a for folder in cached_folders(cell) for a in ("--find-links", str(folder))]
-        install += ["--no-index", *links, str(req.wheel.resolve())]
-        how = "from the file, with its dependency axes' wheels (no index given)"
-    else:
-        install += ["--no-index", "--no-deps", str(req.wheel.resolve())]
-        how = "from the file, without dependencies (no index given)"
+    sources, how = install_sources(req)
+    install += [*sources, str(req.wheel.resolve())]
     done = _run(install, req.workdir, {}, req.timeout)
     if done.returncode != 0:
-        return _install_failed(f"pip install {how} failed: {_tail(done)}")
-    verdicts = [INSTALL.verdict("pass", f"installed {how} with Python {cell.python}")]
+        return _install_failed(f"pip install of the file {how} failed: {_tail(done)}")
+    verdicts = [INSTALL.verdict("pass", f"installed the file {how} with Python {cell.python}")]
     env = {
         "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
         "VIRTUAL_ENV": str(venv),
@@ -135,6 +133,42 @@ def run_runtime(req: RuntimeRequest) -> list[Verdict]:
         )
     verdicts.append(_gpu_verdict(cell, info if isinstance(info, dict) else None))
     return verdicts
+
+
+def install_sources(req: RuntimeRequest) -> tuple[list[str], str]:
+    """pip's options for the wheel's dependencies, and how to say where they came from.  The
+    wheel itself is always its file: a requirement by path, which no index can replace."""
+    links = [a for folder in cached_folders(req.cell) for a in ("--find-links", str(folder))]
+    axes = ", with its dependency axes' wheels" if links else ""
+    if req.dependency_index:
+        source = req.dependency_source or req.dependency_index
+        return ["--index-url", req.dependency_index, *links], f"(dependencies from {source}{axes})"
+    if links:  # the dependency the wheel was built against, from the build
+        return ["--no-index", *links], "(dependencies from its dependency axes' wheels only)"
+    needs = declared_requirements(req.wheel)
+    if not needs:
+        return ["--no-index"], "(it declares no dependencies)"
+    return ["--no-index", "--no-deps"], (
+        f"without its dependencies ({', '.join(needs)}: no --runtime-index and no mirrored "
+        "closure in the channel; `relforge deps mirror` makes one)"
+    )
+
+
+def declared_requirements(wheel: Path) -> list[str]:
+    """The wheel's Requires-Dist lines that apply without extras."""
+    try:
+        headers = metadata_headers(wheel)
+    except RelforgeError:
+        return []  # the static checks report a wheel without readable metadata
+    out = []
+    for line in headers.get_all("Requires-Dist") or []:
+        try:
+            marker = Requirement(line).marker
+        except InvalidRequirement:
+            continue  # RF-V checks report it
+        if marker is None or "extra" not in str(marker):
+            out.append(line)
+    return out
 
 
 def build_info_problems(info: Mapping[str, Any], cell: Cell) -> list[str]:

@@ -1,0 +1,143 @@
+"""Runtime validation installs a wheel's ordinary dependencies before it is published — from an
+upstream index (`--runtime-index`) or from the channel's mirrored closure (`deps mirror`) —
+and never takes the project under test from that index: it is always the validated file.  The
+manifest keeps each artifact's latest validation, so a runtime failure of an earlier run does
+not block publishing after a clean rerun.
+
+The project (`rfdemo`, cell wheel-linux-x86_64-py3.11-cpu) requires rfdep-a → rfdep-b →
+rfdep-c from an upstream index served here; that upstream also holds another build of
+rfdemo 1.0.0+cpu, which must never be the one installed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from relforge.manifest import ArtifactManifest, ManifestEntry, load_manifest, sha256_file
+from tests.conftest import Result
+from tests.integration.test_deps_closure import CHAIN, make_wheel, upstream_index
+from tests.promote_kit import matrix_text
+
+Run = Callable[..., Result]
+pytestmark = pytest.mark.slow
+
+CELL = "wheel-linux-x86_64-py3.11-cpu"
+VERSION = "1.0.0+cpu"
+TAG = "cp311-cp311-manylinux_2_28_x86_64"
+# The smoke test (the default one) imports the package, which imports its dependency.
+MODULE = "import rfdep_a\n__version__ = {version!r}\nBUILT_BY = {who!r}\n"
+
+
+def _rfdemo(out: Path, who: str) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    module = MODULE.format(version=VERSION, who=who)
+    return make_wheel(
+        out, "rfdemo", VERSION, ["rfdep-a>=1"], TAG, module=module, requires_python=">=3.11"
+    )
+
+
+def _upstream_with_an_impostor(root: Path) -> Path:
+    """The rfdep chain, and an rfdemo 1.0.0+cpu built by someone else, on one index."""
+    upstream_index(root)
+    impostor = _rfdemo(root / "files", "upstream")
+    (root / "simple" / "rfdemo").mkdir()
+    (root / "simple" / "rfdemo" / "index.html").write_text(
+        f'<a href="../../files/{impostor.name}#sha256={sha256_file(impostor)}">'
+        f"{impostor.name}</a>\n"
+    )
+    return root
+
+
+def _manifest(work: Path) -> Path:
+    wheel = _rfdemo(work / "dist", "us")
+    manifest = ArtifactManifest(project="rfdemo", release="1.0", channel="test").with_entries(
+        [
+            ManifestEntry(
+                cell_id=CELL,
+                file=f"dist/{wheel.name}",
+                size=wheel.stat().st_size,
+                sha256=sha256_file(wheel),
+                version=VERSION,
+                package_type="wheel",
+                variant="cpu",
+                upload_subfolder="cpu",
+                platform_tag="manylinux_2_28_x86_64",
+                python="3.11",
+            )
+        ]
+    )
+    path = work / "relforge-manifest.json"
+    manifest.save(path)
+    return path
+
+
+def _verdicts(result: Result) -> dict[str, tuple[str, str]]:
+    [report] = json.loads(result.out)["artifacts"]
+    return {v["check"]: (v["status"], v["message"]) for v in report["verdicts"]}
+
+
+def test_dependencies_come_from_upstream_or_the_mirrored_closure_never_the_project(
+    run: Run,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    static_server: Callable[[Path], str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(matrix_text(), encoding="utf-8")
+    manifest = _manifest(tmp_path / "work")
+    upstream = static_server(_upstream_with_an_impostor(tmp_path / "upstream")) + "/simple/"
+    validate = ("validate", str(matrix), "-r", "1.0", "-c", "test", "--manifest", str(manifest),
+                "--select", f"id={CELL}", "--format", "json")  # fmt: skip
+    publish = ("publish", str(matrix), "--channel", "test", "--manifest", str(manifest),
+               "--partial", "--execute")  # fmt: skip
+
+    # No dependency source: installed without them, and the smoke test cannot import rfdep_a.
+    bare = run(*validate, "--runtime")
+    assert bare.code == 4, bare.out + bare.err
+    verdicts = _verdicts(bare)
+    assert verdicts["RF-R001"][0] == "pass"
+    assert "without its dependencies (rfdep-a>=1: no --runtime-index" in verdicts["RF-R001"][1]
+    assert verdicts["RF-R002"][0] == "fail" and "rfdep_a" in verdicts["RF-R002"][1]
+    assert "RF-R002" in run(*publish).err  # refused: the runtime failure is on record
+
+    # From the upstream: the dependencies, but our file — not the upstream's rfdemo 1.0.0+cpu.
+    smoke = ("python", "-c", "import rfdemo; print(rfdemo.BUILT_BY, rfdemo.__version__)")
+    text = matrix_text().replace("  name: rfdemo\n", f"  name: rfdemo\n  build:\n"
+                                 f"    smoke: {json.dumps(list(smoke))}\n", 1)  # fmt: skip
+    matrix.write_text(text, encoding="utf-8")
+    upstream_run = run(*validate, "--runtime", "--runtime-index", upstream)
+    assert upstream_run.code == 0, upstream_run.out + upstream_run.err
+    verdicts = _verdicts(upstream_run)
+    assert verdicts["RF-R001"] == (
+        "pass",
+        f"installed the file (dependencies from {upstream}) with Python 3.11",
+    )
+    assert verdicts["RF-R002"] == ("pass", "us 1.0.0+cpu")  # the upstream's says "upstream"
+
+    # The latest validation is the manifest's: a static rerun after a failed runtime one is
+    # what publish reads (the runtime failure of the first run blocked publishing).
+    assert run(*validate, "--runtime").code == 4
+    static = run(*validate)
+    assert static.code == 0, static.out + static.err
+    checks = {v.check for v in load_manifest(manifest).entries[CELL].verdicts}
+    assert not any(c.startswith("RF-R") for c in checks)
+    published = run(*publish)
+    assert published.code == 0, published.err
+
+    # Mirror the closure into the channel; a runtime validation now takes it from there.
+    mirrored = run("deps", "mirror", str(matrix), "--channel", "test", "--upstream-index",
+                   upstream, "--execute")  # fmt: skip
+    assert mirrored.code == 0, mirrored.out + mirrored.err
+    from_channel = run(*validate, "--runtime")
+    assert from_channel.code == 0, from_channel.out + from_channel.err
+    verdicts = _verdicts(from_channel)
+    assert (
+        "dependencies from the channel's mirrored closure in whl/test/cpu/"
+        in (verdicts["RF-R001"][1])
+    )
+    assert verdicts["RF-R002"] == ("pass", "us 1.0.0+cpu")
+    assert set(CHAIN) <= {p.name for p in (tmp_path / ".relforge/store/whl/test/cpu").iterdir()}
