@@ -102,7 +102,7 @@ def _closure(
         for target in targets:
             ours = cell_wheel(matrix, target, list(listings[target.folder].values()), version)
             if ours is None:
-                skipped.append(target.cell.id)
+                skipped.append(target.label)
                 continue
             local = Path(tmp) / ours.key.replace("/", "_") / ours.key.rsplit("/", 1)[1]
             if not local.exists():
@@ -115,7 +115,7 @@ def _closure(
     for (target, local), result in zip(jobs, results, strict=True):
         if result.tampered:
             raise RefusedError(
-                f"{target.cell.id}: pip found files on {redact(upstream)} whose bytes do not "
+                f"{target.label}: pip found files on {redact(upstream)} whose bytes do not "
                 f"match the index's sha256; nothing was written\n  {result.error}",
                 key="--upstream-index",
                 hint="someone may have tampered with the upstream; do not mirror from it",
@@ -123,19 +123,19 @@ def _closure(
         if not result.ok:
             if result.missing:
                 failures.append(
-                    f"{target.cell.id} ({local.name}): missing {', '.join(result.missing)}"
+                    f"{target.label} ({local.name}): missing {', '.join(result.missing)}"
                 )
             else:  # pip itself failed: its words, never "missing"
-                failures.append(f"{target.cell.id} ({local.name}): {result.error or 'pip failed'}")
+                failures.append(f"{target.label} ({local.name}): {result.error or 'pip failed'}")
                 unexplained = True
             continue
-        resolved.append(target.cell.id)
+        resolved.append(target.label)
         for item in result.installs:
             if item.direct or item.name == project:
                 continue  # our own wheel: never a copy of it from elsewhere
             slot = found.setdefault((target.folder, item.filename), (item, set()))
             if slot[0].sha256 != item.sha256:
-                failures.append(f"{target.cell.id}: the upstream gave {item.filename} two sha256")
+                failures.append(f"{target.label}: the upstream gave {item.filename} two sha256")
             slot[1].add(target.cell.id)
     if failures:
         raise ValidationFailed(

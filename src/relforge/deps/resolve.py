@@ -136,7 +136,7 @@ def pip_resolve(target: Target, requirements: Sequence[str], index_url: str) -> 
             )
         except subprocess.TimeoutExpired:
             raise EnvironmentFault(
-                f"pip did not resolve {target.cell.id} from {redact(index_url)} within {TIMEOUT} s",
+                f"pip did not resolve {target.label} from {redact(index_url)} within {TIMEOUT} s",
                 hint="is the index reachable?",
             ) from None
         except OSError as exc:

@@ -12,6 +12,7 @@ axes' wheels the build used are the only source (else none are installed).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -28,7 +29,7 @@ from packaging.utils import canonicalize_name
 from relforge.builders.depwheels import cached_folders
 from relforge.errors import RelforgeError
 from relforge.interpreters import find_interpreter
-from relforge.manifest import Verdict
+from relforge.manifest import Verdict, VerdictStatus
 from relforge.matrix.cell import Cell
 from relforge.validate.checks import BUILD_INFO, GPU, INSTALL, SMOKE
 from relforge.wheelformat import metadata_headers
@@ -70,14 +71,55 @@ def gpu_present() -> tuple[bool, str]:
 
 
 def run_runtime(req: RuntimeRequest) -> list[Verdict]:
-    """RF-R001…R004 for one cell's wheel."""
+    """RF-R001…R004 for one cell's wheel; an abi3 wheel is installed and run with every
+    Python it serves that this machine has, one verdict per check for all of them."""
+    cell = req.cell
+    if not cell.serves_python:
+        return _run_with(req)
+    runs: dict[str, list[Verdict]] = {}
+    for python in cell.pythons:
+        if find_interpreter(python) is not None:
+            runs[python] = _run_with(dataclasses.replace(req, cell=cell.replace(python=python)))
+    absent = [p for p in cell.pythons if p not in runs]
+    if not runs:
+        reason = f"no Python {', '.join(absent)} on this machine"
+        return [c.verdict("skip", reason) for c in (INSTALL, SMOKE, BUILD_INFO, GPU)]
+    return merge_runs(runs, absent)
+
+
+def merge_runs(runs: Mapping[str, Sequence[Verdict]], absent: Sequence[str]) -> list[Verdict]:
+    """One verdict per check over the runs of several Pythons: failed when one failed (naming
+    it), else passed when one passed, else skipped; the Pythons not run are named."""
+    out = []
+    checks = list(dict.fromkeys(v.check for verdicts in runs.values() for v in verdicts))
+    for check in checks:
+        got = {p: next(v for v in vs if v.check == check) for p, vs in runs.items()}
+        failed = [f"Python {p}: {v.message}" for p, v in got.items() if v.status == "fail"]
+        passed = [p for p, v in got.items() if v.status == "pass"]
+        status: VerdictStatus = "fail" if failed else "pass" if passed else "skip"
+        if failed:
+            message = "; ".join(failed)
+        elif passed:
+            first, every = f"Python {passed[0]}", f"Python {', '.join(passed)}"
+            said = got[passed[0]].message
+            message = said.replace(first, every) if first in said else f"{every}: {said}"
+        else:
+            message = next(iter(got.values())).message
+        if absent:
+            message += f" (not on this machine: Python {', '.join(absent)})"
+        out.append(Verdict(check=check, status=status, message=message))
+    return out
+
+
+def _run_with(req: RuntimeRequest) -> list[Verdict]:
+    """The runtime checks with the cell's Python."""
     cell = req.cell
     later = (SMOKE, BUILD_INFO, GPU)
     found = find_interpreter(cell.python or "") if cell.python else None
     if found is None:
         reason = f"no Python {cell.python} on this machine"
         return [INSTALL.verdict("skip", reason), *(c.verdict("skip", reason) for c in later)]
-    venv = req.workdir / f"venv-{cell.id}"
+    venv = req.workdir / f"venv-{cell.id}-py{cell.python}"
     shutil.rmtree(venv, ignore_errors=True)
     python = found.executable
     made = _run([python, "-m", "venv", "--without-pip", str(venv)], req.workdir, {}, 300)
