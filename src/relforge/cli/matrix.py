@@ -118,7 +118,9 @@ def _print_cells(
         )
         row = [
             c.id,
-            c.python or "—",
+            f"{c.serves_python[0]}–{c.serves_python[-1]} abi3"
+            if c.serves_python
+            else c.python or "—",
             accel,
             c.platform_tag or "—",
             "cxx11" if c.cxx11_abi else "pre-cxx11",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
 from relforge.manifest import Verdict
 from relforge.matrix.cell import Cell
@@ -170,6 +170,12 @@ def _extra_report(
         if artifact.cell_id
         else "no cell of the release expects this file"
     )
+    floor = abi3_tag(artifact.path.name)
+    if floor:  # the usual cause: a project building abi3 wheels, a matrix that does not say so
+        why += (
+            f'; it is an abi3 wheel ({floor}-abi3): declare `abi3: "{floor[2]}.{floor[3:]}"` '
+            "on its variant (or release) so that one cell expects it for every Python"
+        )
     return ArtifactReport(
         subject=artifact.path.name,
         cell_id=None,
@@ -185,6 +191,15 @@ def _extra_report(
             ),
         ),
     )
+
+
+def abi3_tag(file_name: str) -> str | None:
+    """`cp39` for a `…-cp39-abi3-….whl` file name, else None."""
+    try:
+        tags = parse_wheel_filename(file_name)[3]
+    except InvalidWheelFilename:
+        return None
+    return next((t.interpreter for t in tags if t.abi == "abi3"), None)
 
 
 def _named(artifact: Artifact, want: str, cell: Cell) -> Verdict:
