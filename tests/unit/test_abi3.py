@@ -188,3 +188,23 @@ def test_the_refresh_script_reads_cpythons_stable_abi_toml(tmp_path: Path) -> No
     before = out.stat().st_mtime_ns
     assert script.main(["--toml", str(source), "--out", str(out)]) == 0
     assert out.stat().st_mtime_ns == before  # unchanged: not rewritten
+
+
+def test_explain_names_the_floor_and_the_abi3_cell_a_python_went_to(write: Write) -> None:
+    from relforge.matrix.explain import explain_cell
+
+    matrix = load_matrix(write(MATRIX))
+    abi3 = explain_cell(matrix, "1.0", "wheel-linux-x86_64-cp39-abi3-cpu")
+    assert abi3.status == "built"
+    [floor] = [r for r in abi3.reasons if r.text.startswith("abi3 floor")]
+    assert (
+        floor.text
+        == "abi3 floor 3.9: one cp39-abi3 wheel for Python 3.9, 3.10, 3.11, built with 3.9"
+    )
+    assert floor.where is not None and floor.where.line == 10
+    gone = explain_cell(matrix, "1.0", "wheel-linux-x86_64-py3.10-cpu")
+    assert gone.status == "not-offered" and gone.cell is not None
+    assert gone.summary == (
+        "wheel-linux-x86_64-py3.10-cpu is not a cell of its own: the abi3 wheel "
+        "wheel-linux-x86_64-cp39-abi3-cpu serves Python 3.9, 3.10, 3.11."
+    )
