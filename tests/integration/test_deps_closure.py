@@ -107,6 +107,23 @@ def upstream_index(
     return root
 
 
+def publish_rfdemo(run: Run, tmp_path: Path, publishing: str) -> Path:
+    """rfdemo 1.0.0+cpu (requiring rfdep-a) published to the test channel of the store that
+    `publishing` names, as one cell of three (`--partial`); returns the matrix's path."""
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(matrix_text(publishing), encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    tag = "py3-none-manylinux_2_28_x86_64"
+    wheel = make_wheel(work, "rfdemo", "1.0.0+cpu", ["rfdep-a>=1"], tag=tag)
+    manifest = work / "relforge-manifest.json"
+    write_manifest(manifest, {"wheel-linux-x86_64-py3.11-cpu": wheel})
+    published = run("publish", str(matrix), "--channel", "test", "--manifest", str(manifest),
+                    "--partial", "--execute")  # fmt: skip
+    assert published.code == 0, published.err
+    return matrix
+
+
 def install(
     tool: str, python: str, venv: Path, index_url: str, project: str = "hello-native"
 ) -> str:
@@ -246,26 +263,8 @@ def test_mirror_and_check_a_channel_in_s3(
 ) -> None:
     """The same closure in an S3 store (moto): check serves the bucket's objects to pip."""
     monkeypatch.chdir(tmp_path)
-    matrix = tmp_path / "matrix.yaml"
     publishing = f"publishing:\n  store: s3://{s3.bucket}/dl\n  s3_endpoint_url: {s3.endpoint}\n"
-    matrix.write_text(matrix_text(publishing), encoding="utf-8")
-    work = tmp_path / "work"
-    work.mkdir()
-    tag = "py3-none-manylinux_2_28_x86_64"
-    wheel = make_wheel(work, "rfdemo", "1.0.0+cpu", ["rfdep-a>=1"], tag=tag)
-    manifest = work / "relforge-manifest.json"
-    write_manifest(manifest, {"wheel-linux-x86_64-py3.11-cpu": wheel})
-    published = run(
-        "publish",
-        str(matrix),
-        "--channel",
-        "test",
-        "--manifest",
-        str(manifest),
-        "--partial",
-        "--execute",
-    )  # one cell of three, on purpose
-    assert published.code == 0, published.err
+    matrix = publish_rfdemo(run, tmp_path, publishing)
 
     missing = run("deps", "check", str(matrix), "--channel", "test")
     assert missing.code == 4 and "missing rfdep-a" in missing.err, missing.out + missing.err
@@ -290,26 +289,8 @@ def test_a_killed_mirror_finishes_on_rerun(
     static_server: Callable[[Path], str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    matrix = tmp_path / "matrix.yaml"
     publishing = f"publishing:\n  store: s3://{s3.bucket}/dl\n  s3_endpoint_url: {s3.endpoint}\n"
-    matrix.write_text(matrix_text(publishing), encoding="utf-8")
-    work = tmp_path / "work"
-    work.mkdir()
-    tag = "py3-none-manylinux_2_28_x86_64"
-    wheel = make_wheel(work, "rfdemo", "1.0.0+cpu", ["rfdep-a>=1"], tag=tag)
-    manifest = work / "relforge-manifest.json"
-    write_manifest(manifest, {"wheel-linux-x86_64-py3.11-cpu": wheel})
-    published = run(
-        "publish",
-        str(matrix),
-        "--channel",
-        "test",
-        "--manifest",
-        str(manifest),
-        "--partial",
-        "--execute",
-    )  # one cell of three, on purpose
-    assert published.code == 0, published.err
+    matrix = publish_rfdemo(run, tmp_path, publishing)
     upstream = static_server(upstream_index(tmp_path / "upstream")) + "/simple/"
 
     argv = [sys.executable, "-m", "relforge", "deps", "mirror", str(matrix), "--channel", "test",
@@ -374,18 +355,8 @@ def test_mirror_with_an_older_pip(
     reported as the upstream lacking the dependency); 22.2's report has `hash`, no
     `hashes`.  pip before 22.2 has no `install --dry-run --report`: it says so, exit 6."""
     monkeypatch.chdir(tmp_path)
-    matrix = tmp_path / "matrix.yaml"
     store = tmp_path / "store"
-    matrix.write_text(matrix_text(f"publishing:\n  store: file://{store}\n"), encoding="utf-8")
-    work = tmp_path / "work"
-    work.mkdir()
-    tag = "py3-none-manylinux_2_28_x86_64"
-    wheel = make_wheel(work, "rfdemo", "1.0.0+cpu", ["rfdep-a>=1"], tag=tag)
-    manifest = work / "relforge-manifest.json"
-    write_manifest(manifest, {"wheel-linux-x86_64-py3.11-cpu": wheel})
-    published = run("publish", str(matrix), "--channel", "test", "--manifest", str(manifest),
-                    "--partial", "--execute")  # fmt: skip
-    assert published.code == 0, published.err
+    matrix = publish_rfdemo(run, tmp_path, f"publishing:\n  store: file://{store}\n")
     upstream = static_server(upstream_index(tmp_path / "upstream")) + "/simple/"
     python = _relforge_with_pip(tmp_path, pip_version)
     argv = [str(python), "-m", "relforge", "deps", "mirror", str(matrix), "--channel", "test",

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from relforge.manifest import ArtifactManifest, ManifestEntry, load_manifest, sha256_file
+from relforge.manifest import load_manifest, sha256_file
 from tests.conftest import Result
+from tests.integration.conftest import free_port
 from tests.integration.test_deps_closure import CHAIN, make_wheel, upstream_index
-from tests.promote_kit import matrix_text
+from tests.promote_kit import matrix_text, write_manifest
 
 Run = Callable[..., Result]
 pytestmark = pytest.mark.slow
@@ -52,25 +53,9 @@ def _upstream_with_an_impostor(root: Path) -> Path:
 
 
 def _manifest(work: Path) -> Path:
-    wheel = _rfdemo(work / "dist", "us")
-    manifest = ArtifactManifest(project="rfdemo", release="1.0", channel="test").with_entries(
-        [
-            ManifestEntry(
-                cell_id=CELL,
-                file=f"dist/{wheel.name}",
-                size=wheel.stat().st_size,
-                sha256=sha256_file(wheel),
-                version=VERSION,
-                package_type="wheel",
-                variant="cpu",
-                upload_subfolder="cpu",
-                platform_tag="manylinux_2_28_x86_64",
-                python="3.11",
-            )
-        ]
-    )
+    """A build manifest of our rfdemo wheel for the cell, not yet validated."""
     path = work / "relforge-manifest.json"
-    manifest.save(path)
+    write_manifest(path, {CELL: _rfdemo(work / "dist", "us")}, validated=False)
     return path
 
 
@@ -141,3 +126,22 @@ def test_dependencies_come_from_upstream_or_the_mirrored_closure_never_the_proje
     )
     assert verdicts["RF-R002"] == ("pass", "us 1.0.0+cpu")
     assert set(CHAIN) <= {p.name for p in (tmp_path / ".relforge/store/whl/test/cpu").iterdir()}
+
+
+def test_a_store_it_cannot_read_leaves_the_dependencies_out_with_a_note(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build job validates without the store's credentials: the mirrored closure is an
+    optional source, so an unreadable store is a note, not an environment fault."""
+    monkeypatch.chdir(tmp_path)
+    down = f"http://127.0.0.1:{free_port()}"
+    publishing = f"publishing:\n  store: s3://nowhere/dl\n  s3_endpoint_url: {down}\n"
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(matrix_text(publishing + "  s3_attempts: 1\n"), encoding="utf-8")
+    manifest = _manifest(tmp_path / "work")
+    result = run("validate", str(matrix), "-r", "1.0", "-c", "test", "--manifest",
+                 str(manifest), "--select", f"id={CELL}", "--runtime",
+                 "--format", "json")  # fmt: skip
+    assert result.code == 4, result.out + result.err  # the smoke test cannot import rfdep_a
+    assert result.err.startswith("note: no mirrored closure: ") and "s3://nowhere/dl" in result.err
+    assert "without its dependencies (rfdep-a>=1" in _verdicts(result)["RF-R001"][1]

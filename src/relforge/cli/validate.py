@@ -98,7 +98,7 @@ def validate(
 ) -> None:
     """Check every artifact of a release against its cell (FILE is the matrix), statically and
     with --runtime by installing it; exit 4 when any check fails."""
-    from relforge.deps.closure import mirrored_closure
+    from relforge.deps.closure import Closure, mirrored_closure
     from relforge.matrix.load import load_matrix
     from relforge.validate import ArtifactSource, Options, ReleaseRequest, validate_release
 
@@ -107,14 +107,16 @@ def validate(
     matrix = load_matrix(file)
     channel = matrix.channels.pick(channel)
     selectors = parse_selectors(selects, matrix.release(release).axes)
-    closure: contextlib.AbstractContextManager[dict[str, str]] = contextlib.nullcontext({})
+    closure: contextlib.AbstractContextManager[Closure] = contextlib.nullcontext(Closure({}))
     if runtime and runtime_index is None and index_url is None:
         closure = mirrored_closure(matrix, release, channel)
     with closure as mirrored:
+        if mirrored.note:
+            click.echo(f"note: {mirrored.note}", err=True)
         options = Options(
             runtime=runtime,
             runtime_index=runtime_index,
-            mirrored=mirrored,
+            mirrored=mirrored.indexes,
             size_limit_mb=size_limit_mb,
             namespaces=namespaces,
             jobs=jobs,
