@@ -145,3 +145,43 @@ def test_a_store_it_cannot_read_leaves_the_dependencies_out_with_a_note(
     assert result.code == 4, result.out + result.err  # the smoke test cannot import rfdep_a
     assert result.err.startswith("note: no mirrored closure: ") and "s3://nowhere/dl" in result.err
     assert "without its dependencies (rfdep-a>=1" in _verdicts(result)["RF-R001"][1]
+
+
+def test_the_closure_of_a_build_is_mirrored_before_it_is_validated_and_published(
+    run: Run,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    static_server: Callable[[Path], str],
+) -> None:
+    """A first version: nothing is published yet, so `deps mirror --manifest` resolves the
+    build's own wheel; then the runtime check takes the dependencies from the channel, and the
+    published wheel installs from the channel alone."""
+    monkeypatch.chdir(tmp_path)
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(matrix_text(), encoding="utf-8")
+    manifest = _manifest(tmp_path / "work")
+    upstream = static_server(_upstream_with_an_impostor(tmp_path / "upstream")) + "/simple/"
+    mirror = ("deps", "mirror", str(matrix), "--channel", "test", "--upstream-index", upstream)
+    unpublished = run(*mirror, "--execute")
+    assert unpublished.code == 3 and "publish first, or name the build's manifest" in (
+        unpublished.err
+    )
+    mirrored = run(*mirror, "--manifest", str(manifest), "--execute")
+    assert mirrored.code == 0, mirrored.out + mirrored.err
+    assert "2 cell(s) have no wheel to resolve" in mirrored.out  # the manifest has one of three
+    folder = tmp_path / ".relforge/store/whl/test/cpu"
+    assert sorted(p.name for p in folder.glob("*.whl")) == [
+        "rfdep_a-1.0-py3-none-any.whl", "rfdep_b-1.0-py3-none-any.whl",
+        "rfdep_c-1.0-py3-none-any.whl",
+    ]  # fmt: skip
+    validated = run("validate", str(matrix), "-r", "1.0", "-c", "test", "--manifest",
+                    str(manifest), "--select", f"id={CELL}", "--runtime",
+                    "--format", "json")  # fmt: skip
+    assert validated.code == 0, validated.out + validated.err
+    assert "the channel's mirrored closure in whl/test/cpu/" in _verdicts(validated)["RF-R001"][1]
+    publish = ("publish", str(matrix), "--channel", "test", "--manifest", str(manifest))
+    assert run(*publish, "--partial", "--execute").code == 0
+    checked = run("deps", "check", str(matrix), "--channel", "test")
+    assert checked.code == 0 and f"ok    {CELL}" in checked.out, checked.out + checked.err
+    other = run(*mirror, "--manifest", str(manifest), "--channel", "nightly")
+    assert other.code == 2 and "a manifest of the test channel, not nightly" in other.err
