@@ -59,6 +59,17 @@ def _manifest(work: Path) -> Path:
     return path
 
 
+def _setup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, static_server: Callable[[Path], str]
+) -> tuple[Path, Path, str]:
+    """The matrix (a local store), the build manifest of our wheel, the upstream's URL."""
+    monkeypatch.chdir(tmp_path)
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(matrix_text(), encoding="utf-8")
+    upstream = static_server(_upstream_with_an_impostor(tmp_path / "upstream")) + "/simple/"
+    return matrix, _manifest(tmp_path / "work"), upstream
+
+
 def _verdicts(result: Result) -> dict[str, tuple[str, str]]:
     [report] = json.loads(result.out)["artifacts"]
     return {v["check"]: (v["status"], v["message"]) for v in report["verdicts"]}
@@ -70,11 +81,7 @@ def test_dependencies_come_from_upstream_or_the_mirrored_closure_never_the_proje
     monkeypatch: pytest.MonkeyPatch,
     static_server: Callable[[Path], str],
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    matrix = tmp_path / "matrix.yaml"
-    matrix.write_text(matrix_text(), encoding="utf-8")
-    manifest = _manifest(tmp_path / "work")
-    upstream = static_server(_upstream_with_an_impostor(tmp_path / "upstream")) + "/simple/"
+    matrix, manifest, upstream = _setup(tmp_path, monkeypatch, static_server)
     validate = ("validate", str(matrix), "-r", "1.0", "-c", "test", "--manifest", str(manifest),
                 "--select", f"id={CELL}", "--format", "json")  # fmt: skip
     publish = ("publish", str(matrix), "--channel", "test", "--manifest", str(manifest),
@@ -156,11 +163,7 @@ def test_the_closure_of_a_build_is_mirrored_before_it_is_validated_and_published
     """A first version: nothing is published yet, so `deps mirror --manifest` resolves the
     build's own wheel; then the runtime check takes the dependencies from the channel, and the
     published wheel installs from the channel alone."""
-    monkeypatch.chdir(tmp_path)
-    matrix = tmp_path / "matrix.yaml"
-    matrix.write_text(matrix_text(), encoding="utf-8")
-    manifest = _manifest(tmp_path / "work")
-    upstream = static_server(_upstream_with_an_impostor(tmp_path / "upstream")) + "/simple/"
+    matrix, manifest, upstream = _setup(tmp_path, monkeypatch, static_server)
     mirror = ("deps", "mirror", str(matrix), "--channel", "test", "--upstream-index", upstream)
     unpublished = run(*mirror, "--execute")
     assert unpublished.code == 3 and "publish first, or name the build's manifest" in (
