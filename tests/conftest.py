@@ -161,6 +161,7 @@ LONGEST_FIRST = (
     "test_whole_release.py",
     "test_wheel_memory.py",
     "test_deps_closure.py",
+    "test_abi3_project.py",  # ~30 s: three host builds, runtime on three Pythons
     "test_mirrors.py",
     "test_bot_attacks.py",
     "test_numpy_abi.py",

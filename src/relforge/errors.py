@@ -108,5 +108,6 @@ EXIT_CODES: dict[int, str] = {
     3: "nothing to do",
     4: "validation failed",
     5: "refused for safety",
-    6: "environment fault (permission, disk full, network); fix it and rerun",
+    6: "environment fault (permission, disk full, network, a damaged store, git or GitHub "
+    "failing); fix it and rerun",
 }

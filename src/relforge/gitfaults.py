@@ -13,8 +13,10 @@ from relforge.errors import ConfigError, EnvironmentFault, RefusedError, Relforg
 
 
 class GitError(RelforgeError):
-    """git failed in a way relforge cannot explain more precisely (exit 1)."""
+    """git failed in a way relforge cannot explain more precisely, or the remote refused us
+    (exit 6: the environment's fault, not a bug; fix it and rerun)."""
 
+    exit_code = 6
     label = "git error"
 
 

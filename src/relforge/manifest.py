@@ -107,6 +107,13 @@ class ArtifactManifest:
         kept = [v for v in entry.verdicts if v.check not in {f.check for f in fresh}]
         return self.with_entries([dataclasses.replace(entry, verdicts=(*kept, *fresh))])
 
+    def with_validation(self, cell_id: str, verdicts: Iterable[Verdict]) -> ArtifactManifest:
+        """A copy whose entry for `cell_id` carries exactly the verdicts of its latest
+        validation: every earlier verdict goes, whatever its kind (a runtime failure of an
+        earlier run, e.g. a dependency its index lacked, never outlives a clean rerun)."""
+        entry = self.entries[cell_id]
+        return self.with_entries([dataclasses.replace(entry, verdicts=tuple(verdicts))])
+
     def merge(self, other: ArtifactManifest) -> ArtifactManifest:
         """Entries of `other` replace ours; both must describe the same project/release/channel."""
         for key in ("project", "release", "channel"):

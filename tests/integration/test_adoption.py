@@ -47,6 +47,8 @@ def test_from_init_to_a_dry_run_release_cut_without_hand_edits(
             "pyproject.toml": PYPROJECT,
             "version.txt": "0.3.0a0\n",
             "src/hello_ext/__init__.py": '__version__ = "0.3.0a0"\n',
+            "src/hello_ext/kernel.cu": "__global__ void noop() {}\n",  # so: a CUDA variant
+            ".gitignore": ".relforge/\ndist/\n",  # what init would add: the tree stays clean
         },
     )
     monkeypatch.chdir(repos.clone)
@@ -59,7 +61,7 @@ def test_from_init_to_a_dry_run_release_cut_without_hand_edits(
     assert _relforge(run, next_commands[0]).code == 0  # matrix list
 
     generate = next_commands[1]  # exactly what init printed
-    assert generate.endswith("--out .github/workflows")
+    assert generate.endswith("--out .github/workflows --no-upload")  # a file:// store
     written = _relforge(run, generate)
     assert written.code == 0, written.err
     assert "created   .github/actionlint.yaml (runner labels: linux-gpu, ubuntu-24.04)" in (
@@ -74,7 +76,7 @@ def test_from_init_to_a_dry_run_release_cut_without_hand_edits(
     kept = config.read_text()
     config.unlink()
     assert 'label "linux-gpu" is unknown' in run_linters(repos.clone)["actionlint"]
-    assert _relforge(run, generate + " --check").code == 1
+    assert _relforge(run, generate + " --check").code == 4
     config.write_text(kept)
 
     git(repos.clone, "add", "-A")

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from relforge.interpreters import find_interpreter
-from tests.conftest import Result
+from tests.conftest import REPO, Result
 from tests.integration.conftest import S3, free_port
 from tests.integration.example_project import example_matrix
 from tests.promote_kit import matrix_text, write_manifest
@@ -37,16 +37,25 @@ REQUIRES_A = '        extra_install_requires: ["rfdep-a>=1"]\n'
 
 
 def make_wheel(
-    out: Path, name: str, version: str, requires: list[str], tag: str = "py3-none-any"
+    out: Path,
+    name: str,
+    version: str,
+    requires: list[str],
+    tag: str = "py3-none-any",
+    *,
+    module: str = "",
+    requires_python: str = ">=3.8",
 ) -> Path:
-    """A pure-Python wheel written with zipfile: a module, METADATA, WHEEL and RECORD."""
+    """A pure-Python wheel written with zipfile: a module (NAME, and `module` after it),
+    METADATA, WHEEL and RECORD."""
     dist = name.replace("-", "_")
     info = f"{dist}-{version}.dist-info"
     files = {
-        f"{dist}/__init__.py": f"NAME = {name!r}\n".encode(),
+        f"{dist}/__init__.py": f"NAME = {name!r}\n{module}".encode(),
         f"{info}/METADATA": (
             f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
-            "Requires-Python: >=3.8\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
+            f"Requires-Python: {requires_python}\n"
+            + "".join(f"Requires-Dist: {r}\n" for r in requires)
         ).encode(),
         f"{info}/WHEEL": (
             f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: {tag}\n"
@@ -96,6 +105,23 @@ def upstream_index(
     body = "".join(f'<a href="{n}/">{n}</a>' for n in links)
     (simple / "index.html").write_text(f"<!DOCTYPE html><html><body>{body}</body></html>\n")
     return root
+
+
+def publish_rfdemo(run: Run, tmp_path: Path, publishing: str) -> Path:
+    """rfdemo 1.0.0+cpu (requiring rfdep-a) published to the test channel of the store that
+    `publishing` names, as one cell of three (`--partial`); returns the matrix's path."""
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(matrix_text(publishing), encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    tag = "py3-none-manylinux_2_28_x86_64"
+    wheel = make_wheel(work, "rfdemo", "1.0.0+cpu", ["rfdep-a>=1"], tag=tag)
+    manifest = work / "relforge-manifest.json"
+    write_manifest(manifest, {"wheel-linux-x86_64-py3.11-cpu": wheel})
+    published = run("publish", str(matrix), "--channel", "test", "--manifest", str(manifest),
+                    "--partial", "--execute")  # fmt: skip
+    assert published.code == 0, published.err
+    return matrix
 
 
 def install(
@@ -237,26 +263,8 @@ def test_mirror_and_check_a_channel_in_s3(
 ) -> None:
     """The same closure in an S3 store (moto): check serves the bucket's objects to pip."""
     monkeypatch.chdir(tmp_path)
-    matrix = tmp_path / "matrix.yaml"
     publishing = f"publishing:\n  store: s3://{s3.bucket}/dl\n  s3_endpoint_url: {s3.endpoint}\n"
-    matrix.write_text(matrix_text(publishing), encoding="utf-8")
-    work = tmp_path / "work"
-    work.mkdir()
-    tag = "py3-none-manylinux_2_28_x86_64"
-    wheel = make_wheel(work, "rfdemo", "1.0.0+cpu", ["rfdep-a>=1"], tag=tag)
-    manifest = work / "relforge-manifest.json"
-    write_manifest(manifest, {"wheel-linux-x86_64-py3.11-cpu": wheel})
-    published = run(
-        "publish",
-        str(matrix),
-        "--channel",
-        "test",
-        "--manifest",
-        str(manifest),
-        "--partial",
-        "--execute",
-    )  # one cell of three, on purpose
-    assert published.code == 0, published.err
+    matrix = publish_rfdemo(run, tmp_path, publishing)
 
     missing = run("deps", "check", str(matrix), "--channel", "test")
     assert missing.code == 4 and "missing rfdep-a" in missing.err, missing.out + missing.err
@@ -281,26 +289,8 @@ def test_a_killed_mirror_finishes_on_rerun(
     static_server: Callable[[Path], str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    matrix = tmp_path / "matrix.yaml"
     publishing = f"publishing:\n  store: s3://{s3.bucket}/dl\n  s3_endpoint_url: {s3.endpoint}\n"
-    matrix.write_text(matrix_text(publishing), encoding="utf-8")
-    work = tmp_path / "work"
-    work.mkdir()
-    tag = "py3-none-manylinux_2_28_x86_64"
-    wheel = make_wheel(work, "rfdemo", "1.0.0+cpu", ["rfdep-a>=1"], tag=tag)
-    manifest = work / "relforge-manifest.json"
-    write_manifest(manifest, {"wheel-linux-x86_64-py3.11-cpu": wheel})
-    published = run(
-        "publish",
-        str(matrix),
-        "--channel",
-        "test",
-        "--manifest",
-        str(manifest),
-        "--partial",
-        "--execute",
-    )  # one cell of three, on purpose
-    assert published.code == 0, published.err
+    matrix = publish_rfdemo(run, tmp_path, publishing)
     upstream = static_server(upstream_index(tmp_path / "upstream")) + "/simple/"
 
     argv = [sys.executable, "-m", "relforge", "deps", "mirror", str(matrix), "--channel", "test",
@@ -330,3 +320,61 @@ def test_a_killed_mirror_finishes_on_rerun(
     assert ok.code == 0, ok.out + ok.err
     record = client.get_object(Bucket=s3.bucket, Key="dl/relforge/deps/whl/test/cpu.json")
     assert len(json.loads(record["Body"].read())["files"]) == 3
+
+
+def _relforge_with_pip(tmp_path: Path, version: str) -> Path:
+    """A venv whose own pip is `version`, which imports relforge (and its dependencies) from
+    this environment through a .pth file that comes after the venv's own site-packages."""
+    venv = tmp_path / f"pip-{version}"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+         "--disable-pip-version-check", f"pip=={version}"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    ours = [p for p in sys.path if p.endswith("site-packages")]
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    (Path(site) / "relforge-test.pth").write_text("\n".join([*ours, str(REPO / "src")]) + "\n")
+    return python
+
+
+@pytest.mark.parametrize("pip_version", ["22.1.2", "22.2", "23.2.1"])
+def test_mirror_with_an_older_pip(
+    run: Run,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    static_server: Callable[[Path], str],
+    pip_version: str,
+) -> None:
+    """pip 22.2 to 23.2 take --platform/--abi only with --target (else "Can not use any
+    platform or abi specific options unless installing via '--target'", which relforge
+    reported as the upstream lacking the dependency); 22.2's report has `hash`, no
+    `hashes`.  pip before 22.2 has no `install --dry-run --report`: it says so, exit 6."""
+    monkeypatch.chdir(tmp_path)
+    store = tmp_path / "store"
+    matrix = publish_rfdemo(run, tmp_path, f"publishing:\n  store: file://{store}\n")
+    upstream = static_server(upstream_index(tmp_path / "upstream")) + "/simple/"
+    python = _relforge_with_pip(tmp_path, pip_version)
+    argv = [str(python), "-m", "relforge", "deps", "mirror", str(matrix), "--channel", "test",
+            "--upstream-index", upstream, "--execute"]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, env=env)
+    if pip_version == "22.1.2":
+        assert done.returncode == 6, done.stdout + done.stderr
+        assert f"pip {pip_version} (of {python})" in done.stderr
+        assert "came in pip 22.2" in done.stderr and "pip install --upgrade 'pip>=22.2'" in (
+            done.stderr
+        )
+        assert "upstream index must hold" not in done.stderr
+        assert not (store / "relforge" / "deps").exists()
+        return
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = json.loads((store / "relforge" / "deps" / "whl/test/cpu.json").read_text())
+    for f in record["files"]:
+        data = (store / "whl/test/cpu" / f["filename"]).read_bytes()
+        assert f["sha256"] == hashlib.sha256(data).hexdigest()
+    assert [f["name"] for f in record["files"]] == ["rfdep-a", "rfdep-b", "rfdep-c"]

@@ -120,6 +120,35 @@ def test_an_immutable_store_directory(tmp_path: Path, manifest: Path, run: Run) 
     assert _publish(run, matrix, manifest).code == 0
 
 
+@pytest.mark.parametrize("damage", ["file-for-folder", "folder-for-file"])
+def test_a_damaged_store_is_an_environment_fault_and_a_rerun_finishes(
+    tmp_path: Path, manifest: Path, run: Run, damage: str
+) -> None:
+    """A file where the release channel needs a folder (or a folder where a wheel belongs):
+    promote stops with one paragraph naming it (it ended in `internal error: FileExistsError`,
+    exit 1), leaves it alone, and finishes once it is moved aside."""
+    store = tmp_path / "store"
+    matrix = _local_matrix(tmp_path, store)
+    assert _publish(run, matrix, manifest).code == 0
+    wheel = "rfdemo-1.0.0+cpu-py3-none-manylinux_2_28_x86_64.whl"
+    blocker = store / "whl" / "cpu"
+    if damage == "file-for-folder":
+        blocker.write_bytes(b"not a folder")
+        said = f"{blocker} is a file where the store needs a folder"
+    else:
+        blocker = blocker / wheel
+        blocker.mkdir(parents=True)
+        said = f"{blocker} is a folder where the store needs a file"
+    promote = ("promote", str(matrix), "--version", "1.0.0", "--execute")
+    refused = run(*promote)
+    _one_paragraph(refused, "the store is damaged", said, f"move {blocker} out of the store")
+    assert blocker.exists() and (blocker.is_file() == (damage == "file-for-folder"))
+    (blocker.rename(tmp_path / "moved-aside"))
+    done = run(*promote)
+    assert done.code == 0, done.out + done.err
+    assert (store / "whl" / "cpu" / wheel).is_file()
+
+
 def test_a_full_disk_leaves_only_whole_objects_and_a_rerun_finishes(
     tmp_path: Path, manifest: Path, run: Run, tmpfs: Callable[[str, str], Path]
 ) -> None:

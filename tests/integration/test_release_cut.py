@@ -68,7 +68,7 @@ def test_dry_run_changes_nothing_then_execute_cuts_exactly_once(tmp_path: Path, 
     build = remote_file(repos, "release/2.9", ".github/workflows/build.yml")
     assert "acme/hello/.github/workflows/_build.yml@release/2.9" in build
     assert "acme/hello/.github/actions/setup@release/2.9" in build
-    assert '"acme/infra/.github/actions/cache@release/2.9"' in build
+    assert '"acme/infra/.github/actions/cache@main"' in build  # same owner, other repository
     assert "other/thing@main" in build and "./.github/actions/local\n" in build
     assert "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683  # v4.2.2" in build
     assert "run: echo main" in build
@@ -351,3 +351,29 @@ def test_a_remote_that_moves_during_the_push_is_refused_with_the_reason(tmp_path
     assert "remote rejected" in info.value.message and "refs/heads/main" in info.value.message
     heads = git(repos.origin, "for-each-ref", "--format=%(refname)", "refs/heads")
     assert heads.split() == ["refs/heads/main"]  # atomic: no release branch was created
+
+
+def test_a_missing_version_file_says_what_to_write(tmp_path: Path, run: Run) -> None:
+    files = project_files()
+    del files["version.txt"]
+    repos = make_repos(tmp_path, files)
+    result = cut(run, repos.clone)
+    assert result.code == 2, result.out + result.err
+    assert "origin/main has no file version.txt: relforge reads the release's X.Y.Z" in result.err
+    assert "hint: commit one line like 2.9.0a0 to version.txt on origin/main" in result.err
+    assert "--version-file PATH" in result.err and "Traceback" not in result.err
+
+
+def test_the_next_step_tags_the_version_the_file_says(tmp_path: Path, run: Run) -> None:
+    """A 0.0.1a0 file is released as 0.0.1: `release tag 0.0.0 --rc` would be refused."""
+    repos = make_repos(tmp_path, project_files("0.0.1a0"))
+    result = run("release", "cut", "0.0", "--repo", str(repos.clone), *GH, "--execute")
+    assert result.code == 0, result.err
+    assert "relforge release tag 0.0.1 --rc --execute" in result.out
+    assert "tag 0.0.0" not in result.out
+    git(repos.clone, "fetch", "-q", "origin")
+    rerun = run("release", "cut", "0.0", "--repo", str(repos.clone), *GH)
+    assert rerun.code == 3 and "relforge release tag 0.0.1 --rc" in rerun.err  # branch exists
+    tagged = run("release", "tag", "0.0.1", "--rc", "--repo", str(repos.clone), "--execute")
+    assert tagged.code == 0, tagged.out + tagged.err
+    assert remote_ref(repos, "refs/tags/v0.0.1-rc1") is not None

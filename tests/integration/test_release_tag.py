@@ -250,6 +250,6 @@ def test_auth_failure_is_explained(tmp_path: Path, run: Run, refusing_http_remot
     repos = make_project(tmp_path)
     git(repos.clone, "remote", "add", "gh", refusing_http_remote)
     result = run("release", "status", "2.9", "--repo", str(repos.clone), "--remote", "gh")
-    assert result.code == 1
+    assert result.code == 6  # a git fault, not a bug (exit 1)
     assert "refused by the remote" in result.err and "Authentication failed" in result.err
     assert "credentials" in result.err and "Traceback" not in result.err

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import EXAMPLE, PYTORCH, REPO, SMALL, Result, Write
 
@@ -300,3 +301,20 @@ def test_a_failing_disk_or_exhausted_file_handles_are_environment_faults(
     result = run("matrix", "docs", str(EXAMPLE), "--out", str(tmp_path / "COMPAT.md"))
     assert result.code == 6 and reason in result.err and "internal error" not in result.err
     assert len(result.err.strip().splitlines()) == 2  # the paragraph and its hint
+
+
+def test_list_without_release_takes_the_newest_and_says_which(run: Run, write: Write) -> None:
+    """By version, not by file order or string order: 1.10 is newer than 1.9."""
+    text = SMALL + '  "1.10":\n    extends: "1.0"\n    python: ["3.12"]\n'
+    text += '  "1.9":\n    extends: "1.0"\n    python: ["3.11"]\n'
+    path = write(text)
+    result = run("matrix", "list", str(path), "--format", "json")
+    assert result.code == 0, result.err
+    assert {c["release"] for c in json.loads(result.out)} == {"1.10"}
+    count = len(yaml.safe_load(text)["releases"])
+    assert result.err == f"release 1.10: the newest of {count}; pick another with --release\n"
+    only = run("matrix", "list", str(EXAMPLE))
+    assert only.code == 0 and "9 cells" in only.out
+    assert "release 1.0: the newest, the only one" in only.err
+    picked = run("matrix", "list", str(path), "-r", "1.9", "--format", "json")
+    assert {c["release"] for c in json.loads(picked.out)} == {"1.9"} and picked.err == ""

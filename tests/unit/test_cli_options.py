@@ -97,7 +97,6 @@ def test_dry_run_line(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     "command",
     [
-        ("matrix", "list", str(EXAMPLE)),
         ("validate", str(EXAMPLE)),
         ("build", str(EXAMPLE)),
         ("workflows", "generate", str(EXAMPLE), "--out", "wf"),
@@ -114,7 +113,7 @@ def test_help_keeps_each_commands_own_words(run: Run) -> None:
     helps = {
         ("build",): "Release X.Y to build.",
         ("validate",): "Release X.Y whose cells are expected.",
-        ("matrix", "list"): "Release X.Y to expand.",
+        ("matrix", "list"): "Release X.Y to expand (default: the newest; it says which).",
         ("deps", "mirror"): "Apply the plan (default: a dry run).",
         ("verify",): "Apply the repair (the default is a dry run).",
         ("publish",): "Apply the plan (the default is a dry run that writes nothing).",

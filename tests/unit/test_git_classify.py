@@ -42,7 +42,7 @@ def test_local_disk_permission_and_network_faults_are_exit_6(err: str) -> None:
 )
 def test_the_remote_refusing_us_is_not_an_environment_fault(err: str) -> None:
     code, text = _classify(err, "push", "origin")
-    assert code == 1 and "refused by the remote" in text
+    assert code == 6 and "refused by the remote" in text  # not exit 1 (a bug)
 
 
 def test_a_remote_whose_own_disk_is_full_is_named_as_the_remote() -> None:

@@ -4,14 +4,19 @@ loader, never written over an existing file, and one-paragraph errors for bad pr
 from __future__ import annotations
 
 import datetime
+import os
+import platform
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from relforge.init import plan_starter, read_project
+from relforge.init import Starter, plan_starter, read_project
+from relforge.init.machine import HostPlatform
 from relforge.init.starter import choose_pythons
+from relforge.interpreters import find_interpreter
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
 from tests.conftest import Result
@@ -35,16 +40,20 @@ def _pyproject(root: Path, body: str) -> None:
 def test_a_starter_from_pyproject_and_version_txt(project: Path, run: Run) -> None:
     _pyproject(project, '[project]\nname = "Hello_Ext"\nrequires-python = ">=3.11,<3.14"\n')
     (project / "version.txt").write_text("0.3.0a0\n")
+    (project / "csrc").mkdir()
+    (project / "csrc" / "kernel.cu").write_text("__global__ void k() {}\n")
     result = run("init")
     assert result.code == 0, result.err
     path = project / "matrix" / "hello-ext.yaml"
     assert "wrote matrix/hello-ext.yaml: release 0.3, 6 cells" in result.out
     assert "Python 3.11–3.13 from requires-python <3.14,>=3.11" in result.out
     assert "release 0.3 from version.txt (0.3.0a0)" in result.out
+    assert "CUDA variant cu128: the sources have CUDA code (csrc/kernel.cu)" in result.out
     commands = result.out.split("next:\n")[1].splitlines()
     assert commands == [
         "  relforge matrix list matrix/hello-ext.yaml --release 0.3",
-        "  relforge workflows generate matrix/hello-ext.yaml --release 0.3 --out .github/workflows",
+        "  relforge workflows generate matrix/hello-ext.yaml --release 0.3 --out .github/workflows"
+        " --no-upload",  # the starter's store is file://: no upload jobs
         "  relforge build matrix/hello-ext.yaml --release 0.3 --builder host",
     ]
     matrix = load_matrix(path)
@@ -223,3 +232,114 @@ def test_a_requires_python_that_excludes_x_y_0_still_makes_a_starter(
     assert str(release.python[0]) == first
     assert f"requires-python {SpecifierSet(spec)}" in result.out
     assert "X.Y.0" in result.out  # the note says why requires_python is left out
+
+
+HOST = HostPlatform(arch="x86_64", glibc=(2, 36), from_host=True)
+
+
+def _starter_for(project: Path, **kwargs: Any) -> Starter:
+    return plan_starter(read_project(Path()), Path("m.yaml"), root=Path(), today=DAY, **kwargs)
+
+
+def test_the_platform_tag_is_the_hosts_glibc_or_the_images(project: Path) -> None:
+    """manylinux_2_28 on a glibc 2.36 host was a tag the host cannot build."""
+    here = _starter_for(project, host=HOST)
+    platform = load_matrix("m.yaml", text=here.text).release("0.1").platforms["linux-x86_64"]
+    assert platform.platform_tag == "manylinux_2_36_x86_64"
+    assert any(n.startswith("platform tag manylinux_2_36_x86_64 from this host's glibc 2.36")
+               for n in here.notes)  # fmt: skip
+    arm = _starter_for(project, host=HostPlatform(arch="aarch64", glibc=(2, 39), from_host=True))
+    on_arm = load_matrix("m.yaml", text=arm.text).release("0.1").platforms["linux-aarch64"]
+    assert (on_arm.platform_tag, on_arm.build_runner) == (
+        "manylinux_2_39_aarch64",
+        "ubuntu-24.04-arm",
+    )
+    mac = _starter_for(project, host=HostPlatform(arch="x86_64", glibc=(2, 28), from_host=False))
+    assert "platform_tag: manylinux_2_28_x86_64" in mac.text
+    assert any("this host has no glibc" in n and "--builder docker" in n for n in mac.notes)
+
+
+def test_the_real_hosts_platform_tag(project: Path, run: Run) -> None:
+    libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
+    major, minor = libc.split()[1].split(".")[:2]
+    assert run("init").code == 0
+    text = (project / "matrix" / "hello-ext.yaml").read_text()
+    assert f"platform_tag: manylinux_{major}_{minor}_{platform.machine()}" in text
+
+
+def test_only_pythons_a_builder_has_the_rest_commented_with_why(project: Path) -> None:
+    """The starter listed 3.14 and 3.15 with no builder for them: validate then failed
+    RF-V100 for their cells."""
+    here = {"3.12", "3.13"}
+    starter = _starter_for(project, host=HOST, available=lambda p: p in here)
+    matrix = load_matrix("m.yaml", text=starter.text)
+    assert [str(p) for p in matrix.release("0.1").python] == ["3.12", "3.13"]
+    assert '    # and ["3.11", "3.14", "3.15"] once a builder here has them' in starter.text
+    assert any("Python 3.11, 3.14, 3.15 left out (as a comment)" in n for n in starter.notes)
+    nothing = _starter_for(project, host=HOST, available=lambda p: False)
+    assert [str(p) for p in load_matrix("m.yaml", text=nothing.text).release("0.1").python] == [
+        "3.11", "3.12", "3.13", "3.14", "3.15",
+    ]  # fmt: skip
+    assert any("no builder here has Python" in n for n in nothing.notes)
+
+
+def test_the_real_machines_pythons(project: Path) -> None:
+    starter = plan_starter(read_project(Path()), Path("m.yaml"), root=Path(), today=DAY)
+    for python in load_matrix("m.yaml", text=starter.text).release("0.1").python:
+        assert find_interpreter(str(python)) is not None, python
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "cuda"),
+    [
+        ("src/k.cu", "__global__ void k() {}\n", True),
+        ("include/k.cuh", "#pragma once\n", True),
+        ("setup.py", "from torch.utils.cpp_extension import CUDAExtension\n", True),
+        ("CMakeLists.txt", "project(x LANGUAGES CXX CUDA)\n", True),
+        ("CMakeLists.txt", "enable_language(CUDA)\n", True),
+        ("CMakeLists.txt", "project(x LANGUAGES C CXX)\n", False),
+        ("src/x.c", "int cuda_count = 0;\n", False),
+        ("build/k.cu", "__global__ void k() {}\n", False),  # a build tree is not the source
+    ],
+)
+def test_cuda_only_when_the_sources_have_cuda(
+    project: Path, path: str, text: str, cuda: bool
+) -> None:
+    (project / path).parent.mkdir(parents=True, exist_ok=True)
+    (project / path).write_text(text)
+    starter = _starter_for(project, host=HOST)
+    matrix = load_matrix("m.yaml", text=starter.text)
+    kinds = {v.kind for v in matrix.release("0.1").accelerators.values()}
+    assert kinds == ({"cpu", "cuda"} if cuda else {"cpu"})
+    assert ("linux-gpu" in starter.text) == cuda
+
+
+def test_the_version_file_it_names_is_written_and_gitignore_gets_entries(
+    project: Path, run: Run
+) -> None:
+    _pyproject(project, '[project]\nname = "x"\nversion = "0.0.1a0"\n')
+    (project / ".gitignore").write_text("*.pyc\n/dist")  # no final newline; dist/ there
+    result = run("init")
+    assert result.code == 0, result.err
+    assert (project / "version.txt").read_text() == "0.0.1a0\n"
+    assert load_matrix(project / "matrix" / "x.yaml").project.version_file == "version.txt"
+    assert (project / ".gitignore").read_text() == (
+        "*.pyc\n/dist\n# written by relforge (local store, caches, logs; built wheels)\n"
+        ".relforge/\n"
+    )
+    assert "wrote version.txt: 0.0.1a0 (from pyproject.toml)" in result.out
+    assert "added to .gitignore: .relforge/" in result.out
+    (project / "version.txt").write_text("0.0.2a0\n")
+    again = run("init", "--force")
+    assert again.code == 0, again.err
+    assert (project / "version.txt").read_text() == "0.0.2a0\n"  # never replaced
+    assert (project / ".gitignore").read_text().count(".relforge/") == 1
+    assert "wrote version.txt" not in again.out
+    assert ".gitignore" not in again.out
+
+
+def test_without_any_version_the_file_gets_the_first_alpha(project: Path, run: Run) -> None:
+    result = run("init")
+    assert result.code == 0, result.err
+    assert (project / "version.txt").read_text() == "0.1.0a0\n"
+    assert (project / ".gitignore").read_text().endswith(".relforge/\ndist/\n")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from relforge.errors import RefusedError
+from relforge.errors import EnvironmentFault, RefusedError
 from relforge.manifest import ArtifactManifest, ManifestEntry
 from relforge.promote.channel import manifest_bytes, manifest_key
 from relforge.promote.index import apply_folder, plan_folder
@@ -227,7 +227,7 @@ def test_an_interrupted_page_set_is_finished_by_the_next_run(tmp_path: Path) -> 
     blocker = tmp_path / "whl/cpu/alpha/index.html"
     blocker.unlink()
     blocker.mkdir()
-    with pytest.raises(OSError):
+    with pytest.raises(EnvironmentFault, match=r"the store is damaged: .* is a folder where"):
         index(store)
     assert "alpha-1.1" in (tmp_path / "whl/cpu/alpha/index.json").read_text()
     shutil.rmtree(blocker)

@@ -13,13 +13,15 @@ from relforge.release.workflow_pins import pin_uses
 from tests.conftest import EXAMPLE, SMALL
 from tests.releaseproject import GENERATED_WHEELS, MATRIX, WORKFLOW, generated_workflows
 
-OWN = frozenset({"acme"})
+OWN = frozenset({"acme/hello"})
 
 
 def test_pins_only_the_projects_own_trunk_refs() -> None:
-    pinned = pin_uses(WORKFLOW, "w.yml", trunk="main", ref="release/2.9", owners=OWN)
-    assert pinned.edits == 3
-    assert pinned.third_party == ("other/thing@main",)
+    """Only acme/hello gets a release/2.9 branch: acme/infra, another repository of the same
+    owner, is left alone like a third party (it was rewritten to a branch it does not have)."""
+    pinned = pin_uses(WORKFLOW, "w.yml", trunk="main", ref="release/2.9", repos=OWN)
+    assert pinned.edits == 2
+    assert pinned.third_party == ("acme/infra/.github/actions/cache@main", "other/thing@main")
     changed = [
         (a, b)
         for a, b in zip(WORKFLOW.splitlines(), pinned.text.splitlines(), strict=True)
@@ -34,17 +36,13 @@ def test_pins_only_the_projects_own_trunk_refs() -> None:
             "      - uses: acme/hello/.github/actions/setup@main",
             "      - uses: acme/hello/.github/actions/setup@release/2.9",
         ),
-        (
-            '      - uses: "acme/infra/.github/actions/cache@main"',
-            '      - uses: "acme/infra/.github/actions/cache@release/2.9"',
-        ),
     ]
 
 
 def test_pins_flow_style_and_leaves_shas_tags_and_docker_alone() -> None:
     text = (
         "jobs:\n"
-        "  a: {uses: 'acme/ci/.github/workflows/x.yml@main', with: {ref: main}}\n"
+        "  a: {uses: 'acme/hello/.github/workflows/x.yml@main', with: {ref: main}}\n"
         "  b:\n"
         "    steps:\n"
         "      - {uses: acme/ci@v2}\n"
@@ -52,19 +50,19 @@ def test_pins_flow_style_and_leaves_shas_tags_and_docker_alone() -> None:
         "      - uses: acme/ci@0123456789abcdef0123456789abcdef01234567\n"
         "      - name: mentions acme/ci@main in a name only\n"
     )
-    pinned = pin_uses(text, "w.yml", trunk="main", ref="release/1.0", owners=OWN)
+    pinned = pin_uses(text, "w.yml", trunk="main", ref="release/1.0", repos=OWN)
     assert pinned.edits == 1
-    assert "'acme/ci/.github/workflows/x.yml@release/1.0', with: {ref: main}" in pinned.text
+    assert "'acme/hello/.github/workflows/x.yml@release/1.0', with: {ref: main}" in pinned.text
     assert pinned.text.count("@main") == 2  # the docker image and the name
 
 
-def test_unknown_owner_with_candidates_is_a_config_error() -> None:
-    with pytest.raises(ConfigError, match="which GitHub owner") as info:
-        pin_uses(WORKFLOW, "w.yml", trunk="main", ref="release/2.9", owners=None)
+def test_unknown_repository_with_candidates_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="which GitHub repository") as info:
+        pin_uses(WORKFLOW, "w.yml", trunk="main", ref="release/2.9", repos=None)
     assert str(info.value.where) == "w.yml:5:11"
     # nothing to pin: no owner needed
     plain = "jobs:\n  a:\n    steps:\n      - uses: actions/checkout@v4\n"
-    assert pin_uses(plain, "w.yml", trunk="main", ref="r", owners=None).edits == 0
+    assert pin_uses(plain, "w.yml", trunk="main", ref="r", repos=None).edits == 0
 
 
 @pytest.mark.parametrize(
@@ -104,7 +102,7 @@ def test_switch_refuses_a_broken_matrix() -> None:
 
 def _inputs() -> ReleaseOnlyInputs:
     return ReleaseOnlyInputs(
-        line=Line(2, 9), trunk="main", matrix_path="m.yaml", owners=OWN, source="origin/main"
+        line=Line(2, 9), trunk="main", matrix_path="m.yaml", repos=OWN, source="origin/main"
     )
 
 
@@ -119,7 +117,7 @@ def test_generated_workflows_are_rerendered_for_the_branch() -> None:
         line=Line(1, 0),
         trunk="main",
         matrix_path="matrix/example.yaml",
-        owners=OWN,
+        repos=OWN,
         source="origin/main",
     )
     result = release_only_changes(files, inputs)
@@ -140,7 +138,7 @@ def test_a_generated_file_without_its_command_is_an_error() -> None:
         line=Line(1, 0),
         trunk="main",
         matrix_path="matrix/example.yaml",
-        owners=OWN,
+        repos=OWN,
         source="origin/main",
     )
     with pytest.raises(ConfigError, match="names no `relforge workflows generate` command"):

@@ -61,7 +61,7 @@ def test_the_users_labels_and_keys_are_kept(repo: Path, run: Run) -> None:
         "paths:\n  .github/workflows/**/*.yml:\n    ignore: ['SC2086']\n"
     )
     check = run(*ARGS, "--check")
-    assert check.code == 1
+    assert check.code == 4
     assert "--- a/.github/actionlint.yaml" in check.out and "+  - ubuntu-24.04" in check.out
     assert ".github/actionlint.yaml is out of date" in check.err
     assert run(*ARGS).code == 0
@@ -81,7 +81,7 @@ def test_a_label_the_matrix_drops_is_removed_but_the_users_stay(repo: Path, run:
     assert check.code == 0, check.out + check.err  # the user's own label and comment are fine
     matrix = repo / "matrix" / "m.yaml"
     matrix.write_text(matrix.read_text().replace("linux.gpu.t4", "linux.gpu.a10g"))
-    assert run(*ARGS, "--check").code == 1
+    assert run(*ARGS, "--check").code == 4
     assert run(*ARGS).code == 0
     assert _labels(repo) == ["mine", "linux.gpu.a10g", "ubuntu-24.04"]
     assert "linux.gpu.t4" not in _config(repo).read_text()
@@ -104,7 +104,7 @@ def test_check_reports_a_missing_config_and_writes_nothing(
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     check = run(*ARGS, "--check")
     assert ".github/actionlint.yaml is missing" in summary.read_text()
-    assert check.code == 1
+    assert check.code == 4
     assert "--- /dev/null" in check.out and "+++ b/.github/actionlint.yaml" in check.out
     assert ".github/actionlint.yaml is missing" in check.err
     assert "workflow file(s)" not in check.err  # the workflows themselves are current

@@ -171,8 +171,9 @@ def download_argv(cell: Cell, install: list[str], index: str, dest: Path) -> lis
         argv += ["--index-url", index]
     if cell.python:
         argv += ["--python-version", cell.python.rstrip("t"), "--implementation", "cp"]
-        if cell.abi_tag:
-            argv += ["--abi", cell.abi_tag, "--abi", "abi3", "--abi", "none"]
+        if cell.abi_tag:  # the build interpreter's own ABI (an abi3 cell's is not "abi3")
+            own = "cp" + cell.python.replace(".", "")
+            argv += ["--abi", own, "--abi", "abi3", "--abi", "none"]
     for tag in platforms(cell.platform_tag or ""):
         argv += ["--platform", tag]
     return [*argv, *install]

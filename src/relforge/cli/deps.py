@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from relforge.cli.options import (
@@ -50,6 +52,13 @@ def deps() -> None:
 )
 @_SELECT
 @_VERSION
+@click.option(
+    "--manifest",
+    "manifest_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A build's manifest: resolve its wheels instead of the published ones, so their "
+    "closure is in the channel before they are validated (--runtime) and published.",
+)
 @execute_option("Apply the plan (default: a dry run).")
 @workers_option(16)
 def mirror(
@@ -58,18 +67,27 @@ def mirror(
     upstream: str,
     selects: tuple[str, ...],
     version: str | None,
+    manifest_path: Path | None,
     execute: bool,
     workers: int,
 ) -> None:
-    """Copy the wheels each cell's published wheel depends on (transitively, for the cell's
-    platform and Python, as pip resolves them) from the upstream index into the cell's folder,
-    each checked against the upstream's sha256; record them and re-index.  FILE is the matrix."""
+    """Copy the wheels each cell's published wheel (or, with --manifest, its built wheel)
+    depends on (transitively, for the cell's platform and Python, as pip resolves them) from
+    the upstream index into the cell's folder, each checked against the upstream's sha256;
+    record them and re-index.  FILE is the matrix."""
+    from relforge.deps.manifest import built_wheels
     from relforge.deps.mirror import apply_mirror, plan_mirror, render_mirror
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
+    built = built_wheels(manifest_path, chosen) if manifest_path is not None else None
     plan = plan_mirror(
-        matrix, chosen, upstream, selectors=tuple(parse_selectors(selects)), version=version
+        matrix,
+        chosen,
+        upstream,
+        selectors=tuple(parse_selectors(selects)),
+        version=version,
+        built=built,
     )
     render_mirror(plan, click.echo)
     if stop_for_dry_run(execute):

@@ -32,10 +32,12 @@ def init(name: str | None, out: Path | None, download_url: str, force: bool) -> 
     """Write a starter matrix for the project in the current directory.
 
     The name and Python range come from pyproject.toml ([project] name, requires-python), the
-    release X.Y from version.txt (else [project] version).  The matrix builds Linux x86_64
-    wheels for CPU and one CUDA variant; it is checked with the strict loader before it is
-    written.  Like `workflows generate`, it writes a local file without --execute; an existing
-    file is never replaced without --force (exit 5).
+    release X.Y from version.txt (else [project] version).  The matrix builds Linux wheels for
+    this host (the platform tag of its glibc), for the Pythons a builder here has, for CPU and
+    — when the sources have CUDA code — one CUDA variant; it is checked with the strict loader
+    before it is written.  It also writes version.txt when the project has none and adds
+    .relforge/ and dist/ to .gitignore.  Like `workflows generate`, it writes local files
+    without --execute; an existing matrix is never replaced without --force (exit 5).
     """
     root = Path()  # the current directory; messages name `pyproject.toml`, not a long path
     facts = read_project(root, name)
@@ -44,10 +46,13 @@ def init(name: str | None, out: Path | None, download_url: str, force: bool) -> 
     write_starter(starter, force=force)
     click.echo(
         f"wrote {path.as_posix()}: release {starter.release}, {starter.cells} cells "
-        f"(linux-x86_64 × Python {', '.join(starter.pythons)} × {', '.join(starter.variants)})"
+        f"({starter.platform} × Python {', '.join(starter.pythons)} × "
+        f"{', '.join(starter.variants)})"
     )
     for note in starter.notes:
         click.echo(f"  {note}")
+    for side in starter.side_files:
+        click.echo(side.note)
     click.echo("next:")
     for command in starter.next_commands():
         click.echo(f"  {command}")

@@ -20,6 +20,7 @@ from relforge.cli.options import (
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 from relforge.matrix.cell import Cell
+from relforge.matrix.describe import newest_release
 from relforge.matrix.expand import candidates, expand_cells
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix
@@ -35,7 +36,7 @@ def matrix() -> None:
 
 @matrix.command("list")
 @click.argument("file", metavar="FILE")
-@release_option("Release X.Y to expand.")
+@release_option("Release X.Y to expand (default: the newest; it says which).", required=False)
 @channel_option("Stamp each cell with the channel's version and upload location.", CHANNEL_NAMES)
 @select_option(
     "Keep cells matching e.g. 'os=linux,accelerator=cuda|rocm,python>=3.12' or "
@@ -45,15 +46,24 @@ def matrix() -> None:
 @date_option("Date of nightly versions (default: today in UTC, or SOURCE_DATE_EPOCH).")
 def list_cells(
     file: str,
-    release: str,
+    release: str | None,
     channel: ChannelName | None,
     selects: tuple[str, ...],
     fmt: str,
     date_text: str | None,
 ) -> None:
-    """List the cells of one release. FILE is a matrix file (or REV:PATH)."""
+    """List the cells of one release (default: the newest). FILE is a matrix file (or
+    REV:PATH)."""
     date = parse_date(date_text)
     loaded = load_matrix(file)
+    if release is None:
+        release = newest_release(loaded)
+        others = len(loaded.releases) - 1
+        click.echo(
+            f"release {release}: the newest"
+            + (f" of {others + 1}; pick another with --release" if others else ", the only one"),
+            err=True,
+        )
     selectors = parse_selectors(selects, loaded.release(release).axes)
     if date is not None and (
         channel is None or loaded.channels.get(channel).version_scheme != "dev-date"
@@ -108,7 +118,9 @@ def _print_cells(
         )
         row = [
             c.id,
-            c.python or "—",
+            f"{c.serves_python[0]}–{c.serves_python[-1]} abi3"
+            if c.serves_python
+            else c.python or "—",
             accel,
             c.platform_tag or "—",
             "cxx11" if c.cxx11_abi else "pre-cxx11",

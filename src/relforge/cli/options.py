@@ -26,9 +26,10 @@ class Decorator(Protocol):
 EXECUTE_HELP = "Apply the plan (the default is a dry run that writes nothing)."
 
 
-def release_option(help: str) -> Decorator:
-    """`--release/-r X.Y` (required): the release a command works on."""
-    return click.option("--release", "-r", required=True, help=help)
+def release_option(help: str, *, required: bool = True) -> Decorator:
+    """`--release/-r X.Y`: the release a command works on (required unless told; a command
+    that does not require it picks one, e.g. `relforge.matrix.newest_release`)."""
+    return click.option("--release", "-r", required=required, help=help)
 
 
 def optional_release_option(help: str) -> Decorator:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,7 +50,10 @@ if TYPE_CHECKING:
 @click.option("--runtime", is_flag=True, help="Also install each wheel and run its smoke test.")
 @click.option(
     "--runtime-index",
-    help="Index pip installs from at runtime (default: --index, else the file itself).",
+    metavar="URL",
+    help="Index the wheels' dependencies come from at runtime, e.g. https://pypi.org/simple/ "
+    "(default: --index, else the channel's mirrored closure from `relforge deps mirror`); the "
+    "wheel under test is always installed from its file.",
 )
 @select_option()
 @date_option(
@@ -94,6 +98,7 @@ def validate(
 ) -> None:
     """Check every artifact of a release against its cell (FILE is the matrix), statically and
     with --runtime by installing it; exit 4 when any check fails."""
+    from relforge.deps.closure import Closure, mirrored_closure
     from relforge.matrix.load import load_matrix
     from relforge.validate import ArtifactSource, Options, ReleaseRequest, validate_release
 
@@ -102,25 +107,32 @@ def validate(
     matrix = load_matrix(file)
     channel = matrix.channels.pick(channel)
     selectors = parse_selectors(selects, matrix.release(release).axes)
-    options = Options(
-        runtime=runtime,
-        runtime_index=runtime_index,
-        size_limit_mb=size_limit_mb,
-        namespaces=namespaces,
-        jobs=jobs,
-        dependencies=with_wheels,
-    )
-    report = validate_release(
-        ReleaseRequest(
-            matrix=matrix,
-            release=release,
-            channel=channel,
-            source=source,
-            selectors=selectors,
-            date=date,
-            options=options,
+    closure: contextlib.AbstractContextManager[Closure] = contextlib.nullcontext(Closure({}))
+    if runtime and runtime_index is None and index_url is None:
+        closure = mirrored_closure(matrix, release, channel)
+    with closure as mirrored:
+        if mirrored.note:
+            click.echo(f"note: {mirrored.note}", err=True)
+        options = Options(
+            runtime=runtime,
+            runtime_index=runtime_index,
+            mirrored=mirrored.indexes,
+            size_limit_mb=size_limit_mb,
+            namespaces=namespaces,
+            jobs=jobs,
+            dependencies=with_wheels,
         )
-    )
+        report = validate_release(
+            ReleaseRequest(
+                matrix=matrix,
+                release=release,
+                channel=channel,
+                source=source,
+                selectors=selectors,
+                date=date,
+                options=options,
+            )
+        )
     if fmt == "json":
         print_json(report.to_json())
     elif fmt == "junit":

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from relforge.cli.options import release_option
+from relforge.errors import ValidationFailed
 from relforge.output import append_step_summary
 from relforge.workflows import (
     LintConfig,
@@ -59,7 +60,7 @@ def workflows() -> None:
 @click.option(
     "--check",
     is_flag=True,
-    help="Change nothing: exit 1 with a unified diff when a file is edited, missing or stray.",
+    help="Change nothing: exit 4 with a unified diff when a file is edited, missing or stray.",
 )
 def generate(
     file: str,
@@ -132,7 +133,7 @@ def generate(
 
 
 def _check(out_dir: Path, shown: str, rendered: WorkflowSet, config: LintConfig | None) -> None:
-    """--check: say the set is current, or print the diffs and exit 1."""
+    """--check: say the set is current, or print the diffs and exit 4 (validation failed)."""
     drifts = check_dir(out_dir, rendered, shown)
     config_stale = config_drift(config, _display(config.path)) if config else None
     if not drifts and config_stale is None:
@@ -166,7 +167,7 @@ def _check(out_dir: Path, shown: str, rendered: WorkflowSet, config: LintConfig 
         f"### Generated workflows are stale\n\n{summary}\n\n"
         f"Regenerate with `{rendered.regenerate}`."
     )
-    sys.exit(1)  # like `git diff --exit-code`: 1 means "differs"
+    sys.exit(ValidationFailed.exit_code)  # 4: a check failed; 1 is kept for bugs
 
 
 def _display(path: Path) -> str:

@@ -57,12 +57,12 @@ def check_channel(
     def one(target: Target, base: str) -> CellCheck:
         ours = cell_wheel(matrix, target, listings[target.folder], version)
         if ours is None:
-            return CellCheck(cell=target.cell.id, folder=target.folder, requirement="")
+            return CellCheck(cell=target.label, folder=target.folder, requirement="")
         name, wheel_version, _, _ = parse_wheel_filename(ours.key.rsplit("/", 1)[1])
         requirement = f"{name}=={wheel_version}"
         result = pip_resolve(target, [requirement], f"{base}/{target.folder}/")
         return CellCheck(
-            cell=target.cell.id,
+            cell=target.label,
             folder=target.folder,
             requirement=requirement,
             installs=tuple(f"{r.name}=={r.version}" for r in result.installs),

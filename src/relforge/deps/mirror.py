@@ -1,13 +1,14 @@
 """`relforge deps mirror`: the dependency closure of every wheel cell of a channel, copied from
 an upstream index into the cell's folder, verified, recorded and indexed.
 
-For each wheel cell, the project's newest wheel for that cell (in the channel folder) is
-resolved with pip for the cell's platform and Python against the upstream index; every other
-distribution pip would install is a dependency wheel of that folder.  Each is downloaded from
-the URL the upstream's page gave and checked against the sha256 that page gave (a link without
-a hash is refused); then wheels and PEP 658 sidecars are written create-if-absent (a file name
-already holding other bytes refuses the whole plan), the record (relforge/deps/<folder>.json)
-is updated, and the touched folders are re-indexed last.
+For each wheel cell, the project's newest wheel for that cell (in the channel folder, or the
+cell's file in a build manifest: then before it is published) is resolved with pip for the
+cell's platform and Python against the upstream index; every other distribution pip would
+install is a dependency wheel of that folder.  Each is downloaded from the URL the upstream's
+page gave and checked against the sha256 that page gave (a link without a hash is refused);
+then wheels and PEP 658 sidecars are written create-if-absent (a file name already holding
+other bytes refuses the whole plan), the record (relforge/deps/<folder>.json) is updated, and
+the touched folders are re-indexed last.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import hashlib
 import tempfile
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,17 +92,26 @@ def _closure(
     upstream: str,
     version: str | None,
     listings: dict[str, dict[str, ObjectInfo]],
+    built: Mapping[str, Path] | None = None,
 ) -> tuple[dict[tuple[str, str], tuple[Resolved, set[str]]], list[str], list[str]]:
-    """(folder, filename) → (what pip resolved, cells needing it); resolved and skipped cells."""
+    """(folder, filename) → (what pip resolved, cells needing it); resolved and skipped cells.
+    `built` (cell id → wheel file of a build manifest) replaces the published wheels."""
     project = canonicalize_name(matrix.project.name)
     found: dict[tuple[str, str], tuple[Resolved, set[str]]] = {}
     failures, resolved, skipped = [], [], []
+    unexplained = False  # a failure that is not a missing distribution
     jobs: list[tuple[Target, Path]] = []
     with tempfile.TemporaryDirectory(prefix="relforge-deps-") as tmp:
         for target in targets:
+            if built is not None:
+                if target.cell.id in built:
+                    jobs.append((target, built[target.cell.id]))
+                else:
+                    skipped.append(target.label)
+                continue
             ours = cell_wheel(matrix, target, list(listings[target.folder].values()), version)
             if ours is None:
-                skipped.append(target.cell.id)
+                skipped.append(target.label)
                 continue
             local = Path(tmp) / ours.key.replace("/", "_") / ours.key.rsplit("/", 1)[1]
             if not local.exists():
@@ -114,29 +124,36 @@ def _closure(
     for (target, local), result in zip(jobs, results, strict=True):
         if result.tampered:
             raise RefusedError(
-                f"{target.cell.id}: pip found files on {redact(upstream)} whose bytes do not "
+                f"{target.label}: pip found files on {redact(upstream)} whose bytes do not "
                 f"match the index's sha256; nothing was written\n  {result.error}",
                 key="--upstream-index",
                 hint="someone may have tampered with the upstream; do not mirror from it",
             )
         if not result.ok:
-            what = ", ".join(result.missing) or result.error or "pip failed"
-            failures.append(f"{target.cell.id} ({local.name}): missing {what}")
+            if result.missing:
+                failures.append(
+                    f"{target.label} ({local.name}): missing {', '.join(result.missing)}"
+                )
+            else:  # pip itself failed: its words, never "missing"
+                failures.append(f"{target.label} ({local.name}): {result.error or 'pip failed'}")
+                unexplained = True
             continue
-        resolved.append(target.cell.id)
+        resolved.append(target.label)
         for item in result.installs:
             if item.direct or item.name == project:
                 continue  # our own wheel: never a copy of it from elsewhere
             slot = found.setdefault((target.folder, item.filename), (item, set()))
             if slot[0].sha256 != item.sha256:
-                failures.append(f"{target.cell.id}: the upstream gave {item.filename} two sha256")
+                failures.append(f"{target.label}: the upstream gave {item.filename} two sha256")
             slot[1].add(target.cell.id)
     if failures:
         raise ValidationFailed(
             f"pip cannot resolve {len(failures)} cell(s) from {redact(upstream)}; nothing was "
             "written:\n  " + "\n  ".join(failures),
             key="--upstream-index",
-            hint="the upstream index must hold every dependency for each cell's platform and "
+            hint="pip's own error is quoted: fix what it names and rerun"
+            if unexplained
+            else "the upstream index must hold every dependency for each cell's platform and "
             "Python",
         )
     return found, resolved, skipped
@@ -168,21 +185,27 @@ def plan_mirror(
     *,
     selectors: tuple[Selector, ...] = (),
     version: str | None = None,
+    built: Mapping[str, Path] | None = None,
 ) -> MirrorPlan:
-    """Resolve every cell and compare the closure with the channel folders (reads only)."""
+    """Resolve every cell and compare the closure with the channel folders (reads only).
+    `built` (cell id → wheel file, from a build manifest) resolves wheels not yet published,
+    so their closure is in the channel before they are validated and published."""
     targets = wheel_targets(matrix, channel, selectors)
     if not targets:
         raise NothingToDoError(f"the {channel} channel has no wheel cells", key="--channel")
     store = main_store(matrix)
     reachable(upstream)
     listings = {f: folder_files(store, f) for f in sorted({t.folder for t in targets})}
-    found, resolved, skipped = _closure(matrix, store, targets, upstream, version, listings)
+    found, resolved, skipped = _closure(matrix, store, targets, upstream, version, listings, built)
+    if not resolved and built is not None:
+        raise NothingToDoError(f"the manifest has no wheel of a {channel} cell", key="--manifest")
     if not resolved:
         raise NothingToDoError(
             f"no folder of the {channel} channel in {store.url} holds a wheel of "
             f"{matrix.project.name} for any cell",
             key="--channel",
-            hint="publish first; `deps mirror` resolves the published wheels' requirements",
+            hint="publish first, or name the build's manifest (--manifest): `deps mirror` "
+            "resolves the wheels' requirements",
         )
     schemes = {"http", "https"} | ({"file"} if upstream.startswith("file:") else set())
     foreign = sorted(
@@ -243,8 +266,8 @@ def render_mirror(plan: MirrorPlan, echo: Echo) -> None:
     echo(f"  {len(plan.resolved_cells)} cell(s) resolved with pip")
     if plan.skipped:
         echo(
-            f"  {len(plan.skipped)} cell(s) have no published wheel, skipped: "
-            + ", ".join(plan.skipped)
+            f"  {len(plan.skipped)} cell(s) have no wheel to resolve (none published, or "
+            "none in the manifest), skipped: " + ", ".join(plan.skipped)
         )
     for folder in plan.folders:
         rows = [w for w in plan.wanted if w.folder == folder]

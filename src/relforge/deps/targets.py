@@ -49,6 +49,11 @@ class Target:
     platforms: tuple[str, ...]
 
     @property
+    def label(self) -> str:
+        """The cell's id, with the Python when its abi3 wheel serves several."""
+        return f"{self.cell.id} (Python {self.python})" if self.cell.serves_python else self.cell.id
+
+    @property
     def folder(self) -> str:
         assert self.cell.upload_prefix is not None
         return self.cell.upload_prefix.rstrip("/")
@@ -75,7 +80,8 @@ class Target:
 def wheel_targets(
     matrix: Matrix, channel: ChannelName, selectors: tuple[Selector, ...] = ()
 ) -> list[Target]:
-    """Every wheel cell of the channel (all releases) as a target."""
+    """Every wheel cell of the channel (all releases) as a target; an abi3 cell as one target
+    per Python it serves (its dependencies have wheels per Python: numpy cp312-cp312)."""
     out = []
     for release in matrix.releases:
         for cell in expand_cells(matrix, release, channel=channel, selectors=selectors):
@@ -83,9 +89,10 @@ def wheel_targets(
                 continue
             tags = (cell.platform_tag or "").split(".")
             platforms = tuple(p for tag in tags if tag for p in expand_platform(tag))
-            python = cell.python.removesuffix("t")  # 3.13t: CPython 3.13, ABI cp313t
-            abi = cell.abi_tag or "cp" + cell.python.replace(".", "")
-            out.append(Target(cell=cell, python=python, abi=abi, platforms=platforms))
+            for each in cell.pythons:
+                python = each.removesuffix("t")  # 3.13t: CPython 3.13, ABI cp313t
+                abi = "cp" + each.replace(".", "")
+                out.append(Target(cell=cell, python=python, abi=abi, platforms=platforms))
     return out
 
 

@@ -12,8 +12,11 @@ from relforge.errors import RelforgeError
 
 
 class GitHubError(RelforgeError):
-    """GitHub answered with an error we cannot work around (exit 1)."""
+    """GitHub answered with an error we cannot work around: a refused token, a missing
+    repository or pull request, a request it rejects (exit 6: the environment's fault, not a
+    bug; exit 1 is kept for bugs)."""
 
+    exit_code = 6
     label = "GitHub error"
 
     def __init__(self, message: str, *, status: int = 0, hint: str | None = None) -> None:
@@ -24,7 +27,6 @@ class GitHubError(RelforgeError):
 class RateLimited(GitHubError):
     """A rate limit resets later than the waiting budget allows (exit 6: rerun later)."""
 
-    exit_code = 6
     label = "GitHub rate limit"
 
     def __init__(self, message: str, *, status: int, reset: datetime | None) -> None:
@@ -36,7 +38,6 @@ class RateLimited(GitHubError):
 class GitHubUnavailable(GitHubError):
     """GitHub could not be reached, or answered 5xx on every retry (exit 6: re-run later)."""
 
-    exit_code = 6
     label = "GitHub unavailable"
 
 

@@ -1,6 +1,9 @@
-"""The starter matrix `relforge init` writes: one release of the project for Linux x86_64, CPU
-and one CUDA variant, the Python versions its `requires-python` admits that CPython still
-supports, a `build:` section, and comments that say where each key is documented.
+"""The starter matrix `relforge init` writes: one release of the project for this host's Linux
+platform (its glibc's manylinux tag), CPU and — when the sources have CUDA code — one CUDA
+variant, the Python versions its `requires-python` admits that CPython still supports and a
+builder here can provide (the others as a comment saying why), a `build:` section, and comments
+that say where each key is documented.  Beside it: the version file it names, when missing, and
+`.gitignore` entries for `.relforge/` and `dist/`.
 
 The text is checked with the strict loader (and expanded into cells) before anything is
 written, so a starter that does not load is a bug here, never a file left for the user.
@@ -12,6 +15,7 @@ import datetime
 import json
 import os
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +25,15 @@ from packaging.version import Version
 
 from relforge.atomic import replacing
 from relforge.errors import ConfigError, EnvironmentFault, RefusedError, Span, UsageError
+from relforge.init.machine import (
+    HostPlatform,
+    cuda_sources,
+    host_platform,
+    python_on_host,
+    split_pythons,
+)
 from relforge.init.project import PYPROJECT, VERSION_FILE, ProjectFacts
+from relforge.init.sidefiles import SideFile, gitignore, version_file, write_side_file
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.lint import python_eol_dates
 from relforge.matrix.load import load_matrix
@@ -43,15 +55,22 @@ class Starter:
     release: str
     pythons: tuple[str, ...]
     variants: tuple[str, ...]
+    platform: str  # linux-x86_64
     cells: int
     notes: tuple[str, ...]
+    side_files: tuple[SideFile, ...] = ()
+    uploads: bool = False  # publishing.store is one CI jobs can upload to (s3://)
 
     def next_commands(self) -> tuple[str, ...]:
-        """What to run after `relforge init`: see the cells, generate CI, build."""
+        """What to run after `relforge init`: see the cells, generate CI, build.  Generated
+        CI uploads only to a shared (s3://) store: with the starter's local store the
+        workflows are generated without upload jobs."""
         matrix, release = shlex.quote(self.path.as_posix()), self.release
+        no_upload = "" if self.uploads else " --no-upload"
         return (
             f"relforge matrix list {matrix} --release {release}",
-            f"relforge workflows generate {matrix} --release {release} --out .github/workflows",
+            f"relforge workflows generate {matrix} --release {release} --out .github/workflows"
+            + no_upload,
             f"relforge build {matrix} --release {release} --builder host",
         )
 
@@ -68,14 +87,37 @@ def plan_starter(
     root: Path,
     download_url: str = "",
     today: datetime.date | None = None,
+    host: HostPlatform | None = None,
+    available: Callable[[str], bool] = python_on_host,
 ) -> Starter:
-    """The starter matrix for `facts`, to be written at `path` (its build source is `root`)."""
+    """The starter matrix for `facts`, to be written at `path` (its build source is `root`),
+    for `host` (default: this machine) with the Pythons `available` says a builder has."""
     day = today or datetime.date.today()
+    host = host or host_platform()
     notes: list[str] = [f"name {facts.name} from {facts.name_from}"]
     if facts.name_from != PYPROJECT and not (root / PYPROJECT).is_file():
         notes[0] += f" (no {PYPROJECT} here)"
-    pythons, why = choose_pythons(facts.requires_python, day, where=facts.requires_python_at)
+    wanted, why = choose_pythons(facts.requires_python, day, where=facts.requires_python_at)
     notes.append(why)
+    pythons, absent = split_pythons(wanted, available)
+    if absent:
+        notes.append(
+            f"Python {', '.join(absent)} left out (as a comment): no builder here has them "
+            "(looked on PATH, in pyenv and with uv); install them, then add them"
+        )
+    elif not any(available(p) for p in wanted):
+        notes.append(
+            f"no builder here has Python {', '.join(wanted)}: `relforge build` skips every "
+            "cell until one is installed (PATH, pyenv or uv)"
+        )
+    notes.append(host.why)
+    cuda = cuda_sources(root)
+    notes.append(
+        f"CUDA variant {CUDA_VARIANT}: the sources have CUDA code ({', '.join(cuda)})"
+        if cuda
+        else "CPU only: no CUDA code in the sources (*.cu, *.cuh, CUDAExtension, CMake CUDA); "
+        "docs/cuda-extension.md shows how to add a CUDA variant"
+    )
     spec = facts.requires_python
     excluded = [p for p in pythons if spec is not None and not spec.contains(p, prereleases=True)]
     if excluded:
@@ -88,15 +130,17 @@ def plan_starter(
         )
     if facts.version is None:
         release, version = DEFAULT_RELEASE, None
-        notes.append(
-            f"no {VERSION_FILE} and no [project] version: release {release} assumed; "
-            f"`relforge build` and `relforge release` read X.Y.Z from {VERSION_FILE}"
-        )
+        written = f"{DEFAULT_RELEASE}.0a0"
+        notes.append(f"no {VERSION_FILE} and no [project] version: release {release} assumed")
+        side = version_file(root, VERSION_FILE, written, "the first release's alpha")
     else:
         release = f"{facts.version.major}.{facts.version.minor}"
         patch = Version(facts.version.base_version)
         version = str(patch) if patch.micro else None
         notes.append(f"release {release} from {facts.version_from} ({facts.version})")
+        side = version_file(root, VERSION_FILE, str(facts.version), f"from {facts.version_from}")
+    ignore = gitignore(root)
+    side_files = tuple(f for f in (side, ignore) if f is not None)
     source = Path(os.path.relpath(root.resolve(), path.resolve().parent)).as_posix()
     text = render_starter(
         facts,
@@ -107,6 +151,9 @@ def plan_starter(
         matrix_file=path.as_posix(),
         download_url=download_url,
         requires_comment=bool(excluded),
+        platform=host,
+        absent_pythons=absent,
+        cuda=bool(cuda),
     )
     try:
         matrix = load_matrix(str(path), text=text)  # the strict loader
@@ -131,8 +178,11 @@ def plan_starter(
         release=release,
         pythons=tuple(pythons),
         variants=tuple(matrix.release(release).accelerators),
+        platform=host.name,
         cells=len(cells),
         notes=tuple(notes),
+        side_files=side_files,
+        uploads=matrix.publishing.store.startswith("s3://"),
     )
 
 
@@ -162,6 +212,8 @@ def write_starter(starter: Starter, *, force: bool) -> None:
         raise EnvironmentFault(
             f"cannot write the matrix: {exc.strerror or exc}", where=Span(str(path))
         ) from None
+    for side in starter.side_files:
+        write_side_file(side)
 
 
 def choose_pythons(
@@ -217,8 +269,41 @@ def render_starter(
     matrix_file: str,
     download_url: str = "",
     requires_comment: bool = False,
+    platform: HostPlatform,
+    absent_pythons: list[str] | None = None,
+    cuda: bool = True,
 ) -> str:
     """The matrix text: plain YAML, comments pointing to relforge's README sections."""
+    absent = (
+        f"    # and {json.dumps(absent_pythons)} once a builder here has them: no CPython\n"
+        "    # of those versions was on PATH, in pyenv or from uv when this was written\n"
+        if absent_pythons
+        else ""
+    )
+    plat = platform.name
+    glibc_from = "this host's glibc" if platform.from_host else "a manylinux_2_28 image's glibc"
+    runner = "ubuntu-24.04-arm" if platform.arch == "aarch64" else "ubuntu-24.04"
+    runners = f"{{cpu: {runner}, cuda: {GPU_RUNNER}}}" if cuda else f"{{cpu: {runner}}}"
+    gpu_comment = (
+        f"        # Tests of CUDA wheels run on a runner with a GPU: {GPU_RUNNER} stands for your\n"
+        "        # self-hosted runner's label (`workflows generate` lists it in "
+        ".github/actionlint.yaml).\n"
+        if cuda
+        else ""
+    )
+    cuda_variant = (
+        f"""\
+      {CUDA_VARIANT}:
+        kind: cuda
+        version: {CUDA_VERSION}
+        arch_list: {json.dumps(list(CUDA_ARCH_LIST))}
+        # extra_install_requires: ["nvidia-cuda-runtime-cu12==12.8.*"]  # if you link shared
+        platforms:
+          {plat}: {{image: pytorch/manylinux2_28-builder:cuda12.8}}
+"""
+        if cuda
+        else ""
+    )
     download = (
         f"  download_url: {json.dumps(download_url)}  # where the channel indexes are served\n"
         if download_url
@@ -267,27 +352,18 @@ releases:
   "{release}":
 {patch}    # date: YYYY-MM-DD  # planned release date; `matrix lint` checks Python end of life by it
     python: {json.dumps(pythons)}
-{requires}    platforms:
-      linux-x86_64:
+{absent}{requires}    platforms:
+      {plat}:
         os: linux
-        arch: x86_64
-        platform_tag: manylinux_2_28_x86_64
-        build_runner: ubuntu-24.04
-        # Tests of CUDA wheels run on a runner with a GPU: {GPU_RUNNER} stands for your
-        # self-hosted runner's label (`workflows generate` lists it in .github/actionlint.yaml).
-        test_runners: {{cpu: ubuntu-24.04, cuda: {GPU_RUNNER}}}
+        arch: {platform.arch}
+        platform_tag: {platform.tag}  # {glibc_from}
+        build_runner: {runner}
+{gpu_comment}        test_runners: {runners}
     accelerators:
       cpu:
         kind: cpu
         platforms:
-          linux-x86_64: {{image: pytorch/manylinux2_28-builder:cpu}}
-      {CUDA_VARIANT}:
-        kind: cuda
-        version: {CUDA_VERSION}
-        arch_list: {json.dumps(list(CUDA_ARCH_LIST))}
-        # extra_install_requires: ["nvidia-cuda-runtime-cu12==12.8.*"]  # if you link shared
-        platforms:
-          linux-x86_64: {{image: pytorch/manylinux2_28-builder:cuda12.8}}
-    pypi_default:
-      linux-x86_64: cpu  # the variant `relforge pypi stage` uploads to PyPI
+          {plat}: {{image: pytorch/manylinux2_28-builder:cpu}}
+{cuda_variant}    pypi_default:
+      {plat}: cpu  # the variant `relforge pypi stage` uploads to PyPI
 """

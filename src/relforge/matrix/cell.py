@@ -84,6 +84,25 @@ class Cell:
     axis_requires: tuple[str, ...] = field(
         default=(), metadata={"omit_empty": True, "axis": True, "doc": "Requires-Dist the axes add"}
     )
+    # abi3 (limited API); left out of to_json() for cells of one Python.
+    limited_api: str = field(
+        default="",
+        metadata={"omit_empty": True, "doc": "abi3 floor X.Y: the wheel is cpXY-abi3"},
+    )
+    serves_python: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "omit_empty": True,
+            "doc": "the Pythons an abi3 wheel serves (`python` is the one it is built with)",
+        },
+    )
+
+    @property
+    def pythons(self) -> tuple[str, ...]:
+        """Every Python the cell's wheel installs on: its own, or all an abi3 wheel serves."""
+        if self.serves_python:
+            return self.serves_python
+        return (self.python,) if self.python else ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

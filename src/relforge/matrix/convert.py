@@ -22,7 +22,12 @@ from relforge.errors import ConfigError
 from relforge.matrix import schema
 from relforge.matrix.relforgepin import parse_pinned_relforge
 from relforge.matrix.source import Map, Node, Scalar, Seq, kind_of
-from relforge.matrix.values import PythonVersion, check_platform_tag, parse_requirement
+from relforge.matrix.values import (
+    LimitedApi,
+    PythonVersion,
+    check_platform_tag,
+    parse_requirement,
+)
 
 
 def _version(text: str) -> Version:
@@ -71,6 +76,7 @@ _TEXT_PARSERS: dict[Any, Callable[[str], Any]] = {
     Version: _version,
     SpecifierSet: _specifier,
     PythonVersion: PythonVersion.parse,
+    LimitedApi: LimitedApi.parse,
     schema.Requirement508: _requirement,
     schema.PlatformTag: _platform_tag,
     schema.Ed25519Key: _ed25519_key,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from relforge.matrix.schema import Release, Variant
+from relforge.errors import ConfigError
+from relforge.matrix.schema import Matrix, Release, Variant
 from relforge.matrix.values import PythonVersion
 
 
@@ -41,3 +42,11 @@ def python_range(release: Release) -> str:
     if threaded:
         text += f"{', ' if text else ''}({', '.join(threaded)})"
     return text
+
+
+def newest_release(matrix: Matrix) -> str:
+    """The release with the highest version (X.Y, or its `version:`), for commands whose
+    `--release` may be left out."""
+    if not matrix.releases:
+        raise ConfigError(f"{matrix.file} has no releases", key="releases")
+    return max(matrix.releases, key=lambda name: matrix.releases[name].full_version)

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from relforge.errors import ConfigError, UsageError
+from relforge.matrix.abi3 import abi3_floor, abi3_pythons, as_abi3, check_abi3
 from relforge.matrix.axes import expand_axes, resolve_index
 from relforge.matrix.cell import Cell
 from relforge.matrix.schema import (
@@ -81,6 +82,7 @@ def candidates(matrix: Matrix, release: Release) -> list[Candidate]:
         out.append(candidate)
 
     requires = [(rule, selector_from_match(rule.match, axes)) for rule in release.runtime_requires]
+    check_abi3(release)
     for offered in _offered(matrix, release):
         cell = with_runtime_requires(offered, requires)
         excluded = next((rule for rule, sel in excludes if sel.matches(cell)), None)
@@ -134,6 +136,9 @@ def _offered(matrix: Matrix, release: Release) -> Iterator[Cell]:
                 if on is None:
                     continue
                 site = _Site(matrix, release, pname, platform, vname, variant, on)
+                served = abi3_pythons(release, variant, python)
+                if served and python != served[0]:
+                    continue  # one abi3 wheel, made at the first Python it serves
                 cell = _cell(
                     site,
                     cell_id=f"wheel-{pname}-py{python}-{vname}",
@@ -141,6 +146,8 @@ def _offered(matrix: Matrix, release: Release) -> Iterator[Cell]:
                     platform_tag=on.platform_tag or platform.platform_tag,
                     image=on.image,
                 )
+                if served:
+                    cell = as_abi3(cell, pname, vname, abi3_floor(release, variant), served)
                 yield from expand_axes(cell, release)
     lib = release.libtorch
     if lib is None:

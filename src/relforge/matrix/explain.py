@@ -4,6 +4,7 @@ exclude rule that removed it, or the part of the id that no release definition o
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -79,6 +80,17 @@ def explain_cell(matrix: Matrix, release_name: str, cell_id: str) -> Explanation
             ),
             found.cell,
         )
+    serving = _served_by_abi3(offered.values(), cell_id)
+    if serving is not None:
+        return Explanation(
+            cell_id,
+            release.name,
+            "not-offered",
+            f"{cell_id} is not a cell of its own: the abi3 wheel {serving.cell.id} serves "
+            f"Python {', '.join(serving.cell.serves_python)}.",
+            _provenance(matrix, release, serving),
+            serving.cell,
+        )
     missing = _not_offered(matrix, release, cell_id)
     if missing is not None:
         return missing
@@ -91,6 +103,18 @@ def explain_cell(matrix: Matrix, release_name: str, cell_id: str) -> Explanation
         f"no cell of release {release.name} has the id {cell_id!r}.",
         suggestions=close,
     )
+
+
+def _served_by_abi3(offered: Iterable[Candidate], cell_id: str) -> Candidate | None:
+    """The abi3 cell whose wheel serves the Python of a per-Python id
+    (`wheel-linux-x86_64-py3.11-cpu` → `wheel-linux-x86_64-cp39-abi3-cpu`)."""
+    for candidate in offered:
+        cell = candidate.cell
+        for python in cell.serves_python:
+            per_python = cell.id.replace(f"-{cell.python_tag}-abi3-", f"-py{python}-", 1)
+            if per_python == cell_id:
+                return candidate
+    return None
 
 
 def _provenance(matrix: Matrix, release: Release, candidate: Candidate) -> tuple[Reason, ...]:
@@ -108,7 +132,16 @@ def _provenance(matrix: Matrix, release: Release, candidate: Candidate) -> tuple
     reasons.append(
         Reason(f"platform {cell.platform}: {platform.os} {platform.arch}", platform.at("os"))
     )
-    if cell.python is not None:
+    if cell.serves_python:
+        owner = variant if variant.abi3 is not None else release
+        reasons.append(
+            Reason(
+                f"abi3 floor {cell.limited_api}: one {cell.python_tag}-abi3 wheel for Python "
+                f"{', '.join(cell.serves_python)}, built with {cell.python}",
+                owner.at("abi3"),
+            )
+        )
+    elif cell.python is not None:
         reasons.append(
             Reason(f"Python {cell.python} is in the release's python list", release.at("python"))
         )

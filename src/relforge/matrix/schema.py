@@ -16,7 +16,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from relforge.errors import NOWHERE, Span
-from relforge.matrix.values import PythonVersion
+from relforge.matrix.values import LimitedApi, PythonVersion
 
 AcceleratorKind = Literal["cpu", "cuda", "rocm", "xpu"]
 ACCELERATOR_KINDS: tuple[AcceleratorKind, ...] = ("cpu", "cuda", "rocm", "xpu")
@@ -279,6 +279,13 @@ class Variant(Located):
     platforms: Mapping[str, VariantOnPlatform] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
     description: str = ""
+    abi3: LimitedApi | None = field(
+        default=None,
+        metadata={
+            "doc": "limited-API floor X.Y: the variant's wheels for Pythons from X.Y on (not "
+            "free-threaded) are one cpXY-abi3 wheel per platform (default: the release's abi3)"
+        },
+    )
 
     @property
     def short_version(self) -> str:
@@ -489,6 +496,13 @@ class Release(Located):
     )
     variants: WheelVariants | None = field(
         default=None, metadata={"doc": "experimental PEP 825 variant wheels"}
+    )
+    abi3: LimitedApi | None = field(
+        default=None,
+        metadata={
+            "doc": "limited-API floor X.Y of every variant that names none: its wheels for "
+            "Pythons from X.Y on (not free-threaded) are one cpXY-abi3 wheel per platform"
+        },
     )
     local_label: str = field(
         default="+{variant}",

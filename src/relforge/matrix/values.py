@@ -68,6 +68,23 @@ class PythonVersion:
         return self._key() < other._key()
 
 
+class LimitedApi(PythonVersion):
+    """A limited-API floor (`abi3: "3.9"`): the oldest CPython an abi3 wheel (`cp39-abi3`)
+    serves.  Never free-threaded: abi3 wheels do not load on free-threaded builds."""
+
+    @classmethod
+    def parse(cls, text: str) -> LimitedApi:
+        python = PythonVersion.parse(text)
+        if python.free_threaded:
+            raise ValueError(
+                f"{text!r}: abi3 wheels do not load on free-threaded Python; write the floor "
+                "like 3.9 (free-threaded Pythons get wheels of their own)"
+            )
+        if python.version < Version("3.2"):
+            raise ValueError(f"{text!r}: the stable ABI starts at Python 3.2 (PEP 384)")
+        return cls(python.version)
+
+
 def check_name(text: str, what: str) -> str:
     """Names of platforms, variants and suffixes: lowercase letters, digits, `.`, `_`, `-`."""
     if not _NAME.match(text):

@@ -6,7 +6,9 @@ sits in `.relforge-meta/<key>.json` with the size, inode and mtime it describes;
 longer match (or the record is missing) the file is hashed again.
 
 A read-only, full or forbidden directory is an EnvironmentFault naming the store, the key and
-the path; the temporary file of a failed write is removed, so no key ever holds part of one.
+the path; so is a damaged store (a file where a key needs a folder, a folder where it needs a
+file: nothing relforge writes).  The temporary file of a failed write is removed, so no key ever
+holds part of one.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from relforge.envfaults import environment_fault, is_environment_fault
-from relforge.errors import RefusedError, RelforgeError
+from relforge.errors import EnvironmentFault, RefusedError, RelforgeError
 from relforge.manifest import sha256_file
 from relforge.promote.store import OCTET_STREAM, ObjectInfo, ObjectStore, copy_stream
 
@@ -81,9 +83,13 @@ class LocalStore:
     def sha256(self, key: str) -> str | None:
         path = self._path(key)
         try:
-            st = path.stat()
+            with self._faults("read", key):
+                return self._sha256(key, path)
         except FileNotFoundError:
             return None
+
+    def _sha256(self, key: str, path: Path) -> str:
+        st = path.stat()
         stamp = [st.st_ino, st.st_size, st.st_mtime_ns]
         try:
             meta = json.loads(self._meta(key).read_text(encoding="utf-8"))
@@ -178,13 +184,36 @@ class LocalStore:
 
     @contextlib.contextmanager
     def _faults(self, action: str, key: str) -> Iterator[None]:
-        """A read-only, full or forbidden directory: one paragraph naming the key and path."""
+        """A read-only, full or forbidden directory, or a damaged store: one paragraph naming
+        the key and path."""
         try:
             yield
+        except (FileExistsError, NotADirectoryError, IsADirectoryError) as exc:
+            raise self._damaged(action, key, exc) from None
         except OSError as exc:
             if not is_environment_fault(exc):
                 raise
             raise environment_fault(exc, f"{action} {self.url}/{key}") from None
+
+    def _damaged(self, action: str, key: str, exc: OSError) -> EnvironmentFault:
+        """The store holds a file where `key` needs a folder (or a folder where it needs a
+        file): not an object relforge wrote, so it is neither replaced nor removed."""
+        path = self._path(key)
+        blocker = next(
+            (p for p in reversed(path.parents) if p.is_relative_to(self.root) and p.is_file()),
+            None,
+        )
+        if blocker is not None:
+            what = f"{blocker} is a file where the store needs a folder"
+        elif path.is_dir():
+            blocker, what = path, f"{path} is a folder where the store needs a file"
+        else:
+            blocker, what = path, f"{path}: {exc.strerror or type(exc).__name__}"
+        return EnvironmentFault(
+            f"{action} {self.url}/{key}: the store is damaged: {what}",
+            hint=f"move {blocker} out of the store (relforge never writes one there), then "
+            "rerun: the run finishes what it started",
+        )
 
     @contextlib.contextmanager
     def _temp(self, path: Path) -> Iterator[Path]:

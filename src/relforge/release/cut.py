@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from packaging.version import Version
+
 from relforge.errors import ConfigError, RefusedError
 from relforge.git import Git
 from relforge.release.checkout import require_clean_checkout
@@ -18,7 +20,7 @@ from relforge.release.release_only import (
 )
 from relforge.release.remote import RemoteState
 from relforge.release.rerender import generation_of, is_generated
-from relforge.release.versions import Line, read_version
+from relforge.release.versions import Line, version_at
 
 
 def release_only_subject(line: Line) -> str:
@@ -73,7 +75,7 @@ def plan_cut(git: Git, options: CutOptions) -> Plan:
                 hint="cut from a commit of the trunk, e.g. --from viable/strict",
             )
         label = f"{remote}/{line.orig_branch if orig else source_name}"
-        _check_cut_version(git, cut, label, line, options.version_file)
+        version = _check_cut_version(git, cut, label, line, options.version_file)
         commit = _release_only_commit(git, cut, label, options, plan)
         plan.actions += [commit] if commit else []
         plan.actions.append(
@@ -86,9 +88,12 @@ def plan_cut(git: Git, options: CutOptions) -> Plan:
         )
     else:
         plan.done.append(f"{line.branch} exists on {remote} at {release[:12]}; left alone")
+        label = f"{remote}/{line.branch}"
+        version = version_at(git, release, options.version_file, label, line)[1]
 
     _plan_trunk_bump(git, trunk_tip, options, plan)
-    plan.next_step = f"relforge release tag {line}.0 --rc --execute"
+    # the RC of what the branch's version file says: 0.0.1a0 is tagged 0.0.1, not X.Y.0
+    plan.next_step = f"relforge release tag {version.base_version} --rc --execute"
     return plan.build()
 
 
@@ -99,9 +104,8 @@ def _read(git: Git, commit: str, path: str, label: str, flag: str) -> str:
     return text
 
 
-def _check_cut_version(git: Git, cut: str, label: str, line: Line, version_file: str) -> None:
-    text = _read(git, cut, version_file, label, "--version-file")
-    version = read_version(text, where=f"{label}:{version_file}")
+def _check_cut_version(git: Git, cut: str, label: str, line: Line, version_file: str) -> Version:
+    version = version_at(git, cut, version_file, label, line)[1]
     if not line.contains(version):
         raise RefusedError(
             f"{version_file} at {label} ({cut[:12]}) says {version}, so it is not the {line} line",
@@ -109,6 +113,7 @@ def _check_cut_version(git: Git, cut: str, label: str, line: Line, version_file:
             hint=f"cut {version.major}.{version.minor}, or pass --from a commit whose "
             f"{version_file} says {line}.*",
         )
+    return version
 
 
 def _find_matrix(git: Git, commit: str, given: str | None, label: str) -> str | None:
@@ -166,7 +171,7 @@ def _release_only_commit(
             line=options.line,
             trunk=options.trunk,
             matrix_path=matrix,
-            owners=frozenset({repo.split("/")[0].lower()}) if repo else None,
+            repos=frozenset({repo.lower()}) if repo else None,
             source=label,
             read_tree=lambda prefix: {
                 p: _read(git, cut, p, label, "--repo") for p in git.list_files(cut, prefix)
@@ -195,8 +200,7 @@ def _release_only_commit(
 def _plan_trunk_bump(git: Git, tip: str, options: CutOptions, plan: PlanBuilder) -> None:
     line, trunk, path = options.line, options.trunk, options.version_file
     label = f"{options.remote}/{trunk}"
-    text = _read(git, tip, path, label, "--version-file")
-    version = read_version(text, where=f"{label}:{path}")
+    text, version = version_at(git, tip, path, label, line)
     target = line.next_dev
     if version >= target:
         plan.done.append(f"{path} on {trunk} already says {version} (≥ {target})")

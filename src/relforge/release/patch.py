@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 from packaging.version import Version
 
-from relforge.errors import ConfigError, RefusedError, UsageError
+from relforge.errors import RefusedError, UsageError
 from relforge.git import Git
 from relforge.release.checkout import require_clean_checkout, require_no_unpushed
 from relforge.release.plan import FileChange, NewCommit, Plan, PlanBuilder, SetRef
 from relforge.release.remote import RemoteState
-from relforge.release.versions import final_of, line_of, read_version, with_release
+from relforge.release.versions import final_of, line_of, version_at, with_release
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,10 +41,7 @@ def plan_patch(git: Git, options: PatchOptions) -> Plan:
     require_no_unpushed(git, line.branch, tip, remote)
     plan = PlanBuilder(f"release patch {version}", remote)
     label = f"{remote}/{line.branch}"
-    text = git.read_file(tip, path)
-    if text is None:
-        raise ConfigError(f"{label} has no file {path}", key="--version-file")
-    current = read_version(text, where=f"{label}:{path}")
+    text, current = version_at(git, tip, path, label, line)
     base = Version(current.base_version)
     plan.next_step = f"cherry-pick the fixes, then: relforge release tag {version} --rc --execute"
     if base == version:

@@ -2,7 +2,7 @@
 
 One seam, `release_only_changes`: given the files of the tree (workflows, actions, the matrix)
 it returns the files to change on release/X.Y —
-  (a) reusable workflow and action refs of the project's own repositories pinned from the trunk
+  (a) reusable workflow and action refs of the project's own repository pinned from the trunk
       to release/X.Y: generated workflows are re-rendered by the workflows renderer with that
       ref (relforge.release.rerender), hand-written ones are edited in place;
   (b) the matrix's `channels.default` switched to `test` (skipped, with a note, when the tree
@@ -33,7 +33,7 @@ class ReleaseOnlyInputs:
     line: Line
     trunk: str  # the branch reusable refs follow before the cut (main)
     matrix_path: str | None  # None: no relforge matrix in the tree, no channel to switch
-    owners: frozenset[str] | None  # GitHub owners whose `uses: …@trunk` are the project's own
+    repos: frozenset[str] | None  # OWNER/NAME (lower case) whose `uses: …@trunk` are ours
     source: str  # where the files come from, for messages (e.g. "origin/main")
     # other files of the cut point's tree under a prefix (custom workflow templates)
     read_tree: Callable[[str], Mapping[str, str]] = field(default=lambda prefix: {})
@@ -79,12 +79,13 @@ def release_only_changes(
             f"{inputs.source}:{path}",
             trunk=inputs.trunk,
             ref=ref,
-            owners=inputs.owners,
+            repos=inputs.repos,
         )
         if pinned.edits:
             changed[path] = pinned.text
         notes += [
-            f"{path}: `uses: {u}` follows {inputs.trunk} but is not the project's own; left alone"
+            f"{path}: `uses: {u}` follows {inputs.trunk} but is not the project's own "
+            f"repository (no {ref} there); left alone"
             for u in pinned.third_party
         ]
     return ReleaseOnlyResult(files=changed, notes=tuple(notes))

@@ -17,7 +17,7 @@ from relforge.release.versions import (
     final_of,
     line_of,
     rcs_of,
-    read_version,
+    version_at,
 )
 from relforge.versiontags import Tag, final_tag, rc_tag
 
@@ -153,10 +153,7 @@ def _plan_final(
 
 
 def _check_version(git: Git, commit: str, version: Version, path: str, label: str) -> None:
-    text = git.read_file(commit, path)
-    if text is None:
-        raise ConfigError(f"{label} has no file {path}", key="--version-file")
-    found = read_version(text, where=f"{label}:{path}")
+    found = version_at(git, commit, path, label, line_of(version))[1]
     if Version(found.base_version) != version:
         raise RefusedError(
             f"{path} on {label} ({commit[:12]}) says {found}, which is not {version}",

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
 from relforge.errors import UsageError
 from relforge.versiontags import Tag, parse_tag
+
+if TYPE_CHECKING:
+    from relforge.git import Git
 
 
 @dataclass(frozen=True, order=True)
@@ -109,6 +113,22 @@ def read_version(text: str, *, where: str) -> Version:
         raise ConfigError(
             f"{first!r} is not a version", key=where, hint="version.txt holds one line like 2.9.0a0"
         ) from None
+
+
+def version_at(git: Git, commit: str, path: str, label: str, line: Line) -> tuple[str, Version]:
+    """The text and version of `path` (version.txt) at `commit`; a ConfigError with the fix
+    when the file is missing (`label` names the commit for messages, e.g. origin/main)."""
+    text = git.read_file(commit, path)
+    if text is None:
+        from relforge.errors import ConfigError
+
+        raise ConfigError(
+            f"{label} has no file {path}: relforge reads the release's X.Y.Z from it",
+            key="--version-file",
+            hint=f"commit one line like {line}.0a0 to {path} on {label} and push it "
+            "(`relforge init` writes it), or name your version file with --version-file PATH",
+        )
+    return text, read_version(text, where=f"{label}:{path}")
 
 
 def with_release(old: Version, new_release: Version) -> str:

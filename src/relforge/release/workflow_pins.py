@@ -1,9 +1,10 @@
 """Point the project's own reusable workflows and actions at the release branch.
 
-`uses: OWNER/REPO/.github/workflows/build.yml@main` becomes `…@release/X.Y` when OWNER is one of
-the project's own GitHub owners.  Local references (`./…`) need no change, `docker://` images and
-actions pinned to a commit or a tag are never touched, and a third-party action that follows a
-branch is reported, not rewritten (its owner has no release/X.Y branch).
+`uses: OWNER/REPO/.github/workflows/build.yml@main` becomes `…@release/X.Y` when OWNER/REPO is
+the project's own repository (the release cut makes that branch there, nowhere else).  Local
+references (`./…`) need no change, `docker://` images and actions pinned to a commit or a tag are
+never touched, and any other repository's action that follows a branch — a third party's, or
+another repository of the same owner — is reported, not rewritten (it has no release/X.Y branch).
 """
 
 from __future__ import annotations
@@ -35,11 +36,10 @@ def _uses(node: Node) -> Iterator[Scalar]:
             yield from _uses(item)
 
 
-def pin_uses(
-    text: str, file: str, *, trunk: str, ref: str, owners: frozenset[str] | None
-) -> Pinned:
-    """Rewrite `uses: …@trunk` of `owners` to `…@ref`.  `owners` None means the project's GitHub
-    owner is unknown: any candidate is then an error asking for --github-repo."""
+def pin_uses(text: str, file: str, *, trunk: str, ref: str, repos: frozenset[str] | None) -> Pinned:
+    """Rewrite `uses: …@trunk` of `repos` (lower-case OWNER/NAME) to `…@ref`.  `repos` None
+    means the project's GitHub repository is unknown: any candidate is then an error asking for
+    --github-repo."""
     root = parse_yaml(text, file)
     edits: list[Edit] = []
     others: list[str] = []
@@ -48,15 +48,15 @@ def pin_uses(
         target, at, used_ref = value.rpartition("@")
         if not at or used_ref != trunk or target.startswith(("./", "docker://")):
             continue
-        if owners is None:
+        if repos is None:
             raise ConfigError(
                 f"`uses: {value}` follows {trunk}, but relforge does not know which GitHub "
-                "owner is the project's own",
+                "repository is the project's own",
                 where=Span(file, node.span.line, node.span.column),
                 key="--github-repo",
                 hint="pass --github-repo OWNER/NAME (the remote is not a GitHub URL)",
             )
-        if target.split("/")[0].lower() in owners:
+        if "/".join(target.split("/")[:2]).lower() in repos:
             edits.append(scalar_edit(node, f"{target}@{ref}"))
         else:
             others.append(value)

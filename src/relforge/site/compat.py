@@ -59,7 +59,7 @@ def platform_grids(matrix: Matrix, release: Release) -> list[PlatformGrid]:
                     c
                     for c in wheels
                     if c.cell.platform == platform
-                    and c.cell.python == str(python)
+                    and str(python) in c.cell.pythons  # an abi3 wheel serves several
                     and c.cell.upload_subfolder == folder
                 ]
                 if any(c.built for c in found):

@@ -197,7 +197,7 @@ def _combination(
         **(axes if cells[0].axes else {}),
         "source": "pypi" if pypi and channel == "release" else "index",
         "status": cells[0].status,
-        "python": [c.python for c in cells],
+        "python": [p for c in cells for p in c.pythons],  # an abi3 wheel serves several
         "python_not_built": [
             {"python": c.cell.python, "reason": c.excluded_by.reason}
             for c in on

@@ -167,10 +167,11 @@ def _collect_artifacts(
 
 
 def write_verdicts(manifest: ArtifactManifest, path: Path, report: ValidationReport) -> None:
-    """Record each checked artifact's verdicts on its manifest entry and save the manifest."""
+    """Record each checked artifact's verdicts on its manifest entry, replacing those of any
+    earlier run (the manifest holds each artifact's latest validation), and save it."""
     for entry in report.artifacts:
         if entry.cell_id and entry.cell_id in manifest.entries and entry.file:
-            manifest = manifest.with_verdicts(entry.cell_id, entry.verdicts)
+            manifest = manifest.with_validation(entry.cell_id, entry.verdicts)
     manifest.save(path)
 
 

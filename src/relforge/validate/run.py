@@ -6,13 +6,13 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
 from relforge.manifest import Verdict
 from relforge.matrix.cell import Cell
@@ -39,8 +39,15 @@ from relforge.validate.runtime import RuntimeRequest, run_runtime
 class Options:
     runtime: bool = False
     runtime_index: str | None = field(
-        default=None, metadata={"doc": "index pip installs from (default: the wheel file)"}
-    )
+        default=None,
+        metadata={"doc": "index of the wheels' dependencies at runtime (an upstream, or the one "
+                  "validated); the wheel itself always comes from its file"},
+    )  # fmt: skip
+    mirrored: Mapping[str, str] = field(
+        default_factory=dict,
+        metadata={"doc": "channel folder → index URL of its mirrored closure (deps mirror), "
+                  "used when no runtime_index is given"},
+    )  # fmt: skip
     size_limit_mb: int | None = None
     namespaces: tuple[str, ...] = ()
     jobs: int = 2
@@ -163,6 +170,12 @@ def _extra_report(
         if artifact.cell_id
         else "no cell of the release expects this file"
     )
+    floor = abi3_tag(artifact.path.name)
+    if floor:  # the usual cause: a project building abi3 wheels, a matrix that does not say so
+        why += (
+            f'; it is an abi3 wheel ({floor}-abi3): declare `abi3: "{floor[2]}.{floor[3:]}"` '
+            "on its variant (or release) so that one cell expects it for every Python"
+        )
     return ArtifactReport(
         subject=artifact.path.name,
         cell_id=None,
@@ -178,6 +191,15 @@ def _extra_report(
             ),
         ),
     )
+
+
+def abi3_tag(file_name: str) -> str | None:
+    """`cp39` for a `…-cp39-abi3-….whl` file name, else None."""
+    try:
+        tags = parse_wheel_filename(file_name)[3]
+    except InvalidWheelFilename:
+        return None
+    return next((t.interpreter for t in tags if t.abi == "abi3"), None)
 
 
 def _named(artifact: Artifact, want: str, cell: Cell) -> Verdict:
@@ -265,12 +287,14 @@ def _with_runtime(
                 out.append(report)
                 continue
             artifact = next(a for a in artifacts if a.path.name == report.file)
+            index, source = dependency_index(cell, options)
             request = RuntimeRequest(
                 cell=cell,
                 wheel=artifact.path,
                 project=project,
                 workdir=workdir,
-                index_url=options.runtime_index,
+                dependency_index=index,
+                dependency_source=source,
                 smoke=matrix.project.build.smoke,
             )
             out.append(_add(report, run_runtime(request)))
@@ -278,6 +302,17 @@ def _with_runtime(
         if owned:
             shutil.rmtree(workdir, ignore_errors=True)
     return out
+
+
+def dependency_index(cell: Cell, options: Options) -> tuple[str | None, str]:
+    """Where a cell's dependencies come from at runtime, and how to name it: the index given,
+    else the mirrored closure of the cell's channel folder, else none."""
+    if options.runtime_index:
+        return options.runtime_index, options.runtime_index
+    folder = (cell.upload_prefix or "").strip("/")
+    if folder in options.mirrored:
+        return options.mirrored[folder], f"the channel's mirrored closure in {folder}/"
+    return None, ""
 
 
 def _add(report: ArtifactReport, verdicts: Sequence[Verdict]) -> ArtifactReport:

@@ -2,10 +2,17 @@
 
 The venv is made without pip (fast); the host's pip installs into it with `--python`, always
 `--isolated` so no user or machine pip configuration (extra indexes, find-links) leaks in.
+
+The project under test is always installed from its file (the bytes validated, downloaded first
+when they came from an index), never by name: an index given for its dependencies — an
+upstream such as PyPI, the channel's mirrored closure (`relforge deps mirror`), the index
+being validated — cannot substitute another build of it.  With no index, the dependency
+axes' wheels the build used are the only source (else none are installed).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -16,13 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from relforge.builders.depwheels import cached_folders
+from relforge.errors import RelforgeError
 from relforge.interpreters import find_interpreter
-from relforge.manifest import Verdict
+from relforge.manifest import Verdict, VerdictStatus
 from relforge.matrix.cell import Cell
 from relforge.validate.checks import BUILD_INFO, GPU, INSTALL, SMOKE
+from relforge.wheelformat import metadata_headers
 
 _BUILD_INFO = (
     "import json, {module}\n"
@@ -37,7 +47,8 @@ class RuntimeRequest:
     wheel: Path
     project: str
     workdir: Path
-    index_url: str | None = None
+    dependency_index: str | None = None  # PEP 503 index of the wheel's dependencies
+    dependency_source: str = ""  # what that index is, for messages
     smoke: tuple[str, ...] = ()
     timeout: float = 900.0
 
@@ -60,14 +71,55 @@ def gpu_present() -> tuple[bool, str]:
 
 
 def run_runtime(req: RuntimeRequest) -> list[Verdict]:
-    """RF-R001…R004 for one cell's wheel."""
+    """RF-R001…R004 for one cell's wheel; an abi3 wheel is installed and run with every
+    Python it serves that this machine has, one verdict per check for all of them."""
+    cell = req.cell
+    if not cell.serves_python:
+        return _run_with(req)
+    runs: dict[str, list[Verdict]] = {}
+    for python in cell.pythons:
+        if find_interpreter(python) is not None:
+            runs[python] = _run_with(dataclasses.replace(req, cell=cell.replace(python=python)))
+    absent = [p for p in cell.pythons if p not in runs]
+    if not runs:
+        reason = f"no Python {', '.join(absent)} on this machine"
+        return [c.verdict("skip", reason) for c in (INSTALL, SMOKE, BUILD_INFO, GPU)]
+    return merge_runs(runs, absent)
+
+
+def merge_runs(runs: Mapping[str, Sequence[Verdict]], absent: Sequence[str]) -> list[Verdict]:
+    """One verdict per check over the runs of several Pythons: failed when one failed (naming
+    it), else passed when one passed, else skipped; the Pythons not run are named."""
+    out = []
+    checks = list(dict.fromkeys(v.check for verdicts in runs.values() for v in verdicts))
+    for check in checks:
+        got = {p: next(v for v in vs if v.check == check) for p, vs in runs.items()}
+        failed = [f"Python {p}: {v.message}" for p, v in got.items() if v.status == "fail"]
+        passed = [p for p, v in got.items() if v.status == "pass"]
+        status: VerdictStatus = "fail" if failed else "pass" if passed else "skip"
+        if failed:
+            message = "; ".join(failed)
+        elif passed:
+            first, every = f"Python {passed[0]}", f"Python {', '.join(passed)}"
+            said = got[passed[0]].message
+            message = said.replace(first, every) if first in said else f"{every}: {said}"
+        else:
+            message = next(iter(got.values())).message
+        if absent:
+            message += f" (not on this machine: Python {', '.join(absent)})"
+        out.append(Verdict(check=check, status=status, message=message))
+    return out
+
+
+def _run_with(req: RuntimeRequest) -> list[Verdict]:
+    """The runtime checks with the cell's Python."""
     cell = req.cell
     later = (SMOKE, BUILD_INFO, GPU)
     found = find_interpreter(cell.python or "") if cell.python else None
     if found is None:
         reason = f"no Python {cell.python} on this machine"
         return [INSTALL.verdict("skip", reason), *(c.verdict("skip", reason) for c in later)]
-    venv = req.workdir / f"venv-{cell.id}"
+    venv = req.workdir / f"venv-{cell.id}-py{cell.python}"
     shutil.rmtree(venv, ignore_errors=True)
     python = found.executable
     made = _run([python, "-m", "venv", "--without-pip", str(venv)], req.workdir, {}, 300)
@@ -80,24 +132,12 @@ def run_runtime(req: RuntimeRequest) -> list[Verdict]:
         sys.executable, "-m", "pip", "--python", str(venv_python), "--isolated",
         "--disable-pip-version-check", "--no-input", "install", "--no-cache-dir", "--no-compile",
     ]  # fmt: skip
-    if req.index_url:
-        install += [
-            "--index-url",
-            req.index_url,
-            f"{canonicalize_name(req.project)}=={cell.version}",
-        ]
-        how = f"from {req.index_url}"
-    elif cached_folders(cell):  # the dependency the wheel was built against, from the build
-        links = [a for folder in cached_folders(cell) for a in ("--find-links", str(folder))]
-        install += ["--no-index", *links, str(req.wheel.resolve())]
-        how = "from the file, with its dependency axes' wheels (no index given)"
-    else:
-        install += ["--no-index", "--no-deps", str(req.wheel.resolve())]
-        how = "from the file, without dependencies (no index given)"
+    sources, how = install_sources(req)
+    install += [*sources, str(req.wheel.resolve())]
     done = _run(install, req.workdir, {}, req.timeout)
     if done.returncode != 0:
-        return _install_failed(f"pip install {how} failed: {_tail(done)}")
-    verdicts = [INSTALL.verdict("pass", f"installed {how} with Python {cell.python}")]
+        return _install_failed(f"pip install of the file {how} failed: {_tail(done)}")
+    verdicts = [INSTALL.verdict("pass", f"installed the file {how} with Python {cell.python}")]
     env = {
         "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
         "VIRTUAL_ENV": str(venv),
@@ -135,6 +175,42 @@ def run_runtime(req: RuntimeRequest) -> list[Verdict]:
         )
     verdicts.append(_gpu_verdict(cell, info if isinstance(info, dict) else None))
     return verdicts
+
+
+def install_sources(req: RuntimeRequest) -> tuple[list[str], str]:
+    """pip's options for the wheel's dependencies, and how to say where they came from.  The
+    wheel itself is always its file: a requirement by path, which no index can replace."""
+    links = [a for folder in cached_folders(req.cell) for a in ("--find-links", str(folder))]
+    axes = ", with its dependency axes' wheels" if links else ""
+    if req.dependency_index:
+        source = req.dependency_source or req.dependency_index
+        return ["--index-url", req.dependency_index, *links], f"(dependencies from {source}{axes})"
+    if links:  # the dependency the wheel was built against, from the build
+        return ["--no-index", *links], "(dependencies from its dependency axes' wheels only)"
+    needs = declared_requirements(req.wheel)
+    if not needs:
+        return ["--no-index"], "(it declares no dependencies)"
+    return ["--no-index", "--no-deps"], (
+        f"without its dependencies ({', '.join(needs)}: no --runtime-index and no mirrored "
+        "closure in the channel; `relforge deps mirror` makes one)"
+    )
+
+
+def declared_requirements(wheel: Path) -> list[str]:
+    """The wheel's Requires-Dist lines that apply without extras."""
+    try:
+        headers = metadata_headers(wheel)
+    except RelforgeError:
+        return []  # the static checks report a wheel without readable metadata
+    out = []
+    for line in headers.get_all("Requires-Dist") or []:
+        try:
+            marker = Requirement(line).marker
+        except InvalidRequirement:
+            continue  # RF-V checks report it
+        if marker is None or "extra" not in str(marker):
+            out.append(line)
+    return out
 
 
 def build_info_problems(info: Mapping[str, Any], cell: Cell) -> list[str]:
