@@ -15,12 +15,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from tests.actkit import HostedRunner
-from tests.integration.conftest import free_port, start_server, stop_server
+from tests.integration.conftest import S3, free_port, start_server, stop_server
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -214,35 +213,20 @@ def forget_image(docker_host: str, name: str) -> None:
 
 
 def new_bucket(endpoint: str) -> str:
-    """A bucket anyone may read (a download site behind its CDN)."""
-    import boto3
-
+    """A bucket anyone may read (a download site behind its CDN); AWS_* set by the caller."""
     bucket = f"ci-{uuid.uuid4().hex[:10]}"
-    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **_keys())
-    client.create_bucket(Bucket=bucket)
-    statement = {
-        "Effect": "Allow",
-        "Principal": "*",
-        "Action": "s3:GetObject",
-        "Resource": f"arn:aws:s3:::{bucket}/*",
-    }
-    policy = {"Version": "2012-10-17", "Statement": [statement]}
-    client.put_bucket_policy(Bucket=bucket, Policy=json.dumps(policy))
+    S3(endpoint, bucket).create_public_bucket(bucket)
     return bucket
 
 
 def keys_in(endpoint: str, bucket: str, prefix: str = "") -> list[str]:
     import boto3
 
-    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **_keys())
+    client = boto3.client("s3", endpoint_url=endpoint)
     keys: list[str] = []
     for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
         keys += [o["Key"] for o in page.get("Contents", [])]
     return sorted(keys)
-
-
-def _keys() -> dict[str, Any]:
-    return {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -111,6 +111,8 @@ def world(tmp_path_factory: pytest.TempPathFactory, moto_endpoint: str) -> Itera
         pytest.MonkeyPatch.context() as mp,
     ):
         mp.setenv("DOCKER_HOST", docker_host)
+        for name, value in {**AWS, **AWS_REGION}.items():  # moto's, for the test's own reads
+            mp.setenv(name, value)
         image = f"{registry_host}/{CUDA_TAG}"
         made = make_python_image(
             PythonImageSpec(
@@ -314,7 +316,7 @@ def test_the_version_reaches_the_pages_only_when_whole(world: World, rc: RcRuns)
 def _pages(world: World, keys: list[str]) -> list[str]:
     import boto3
 
-    client = boto3.client("s3", endpoint_url=world.endpoint, region_name="us-east-1")
+    client = boto3.client("s3", endpoint_url=world.endpoint)
     return [client.get_object(Bucket=world.bucket, Key=k)["Body"].read().decode() for k in keys]
 
 
