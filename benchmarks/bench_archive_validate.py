@@ -28,7 +28,7 @@ from typing import Any
 from relforge.manifest import Verdict
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
-from relforge.promote.zipcopy import rewrite_zip
+from relforge.zipcopy import rewrite_zip
 from relforge.validate.archive import archive_platform_tags
 from relforge.validate.archivechecks import validate_archive
 from relforge.validate.checks import Expectation, check_artifact
