@@ -179,7 +179,7 @@ def test_check_wheel_names_the_mismatch(cells: dict[str, Cell], tmp_path: Path) 
         f"torch-{version}-cp312-cp312-manylinux_2_34_x86_64.whl": "platform tag is manylinux_2_28",
         f"torch-{version}-py3-none-any.whl": "tagged any",
         f"torch-{version}-cp311-cp311-manylinux_2_28_x86_64.whl": "not a wheel for Python 3.12",
-        "torch-2.9.0-cp312-cp312-manylinux_2_28_x86_64.whl": "must use the stamped version",
+        "torch-2.9.0-cp312-cp312-manylinux_2_28_x86_64.whl": "has version 2.9.0, the cell builds",
         f"vision-{version}-cp312-cp312-manylinux_2_28_x86_64.whl": "is not a wheel of torch",
     }
     for name, problem in bad.items():

@@ -11,6 +11,7 @@ inside the builder container), because that is where the libraries to graft live
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,9 @@ from packaging.version import Version
 from relforge.builders.wheelfile import add_requires_dist
 from relforge.matrix.cell import Cell
 from relforge.providedlibs import excluded_libraries, linux_environment
+from relforge.validate.checks import RPATH_CHECK
+from relforge.validate.facts import gather
+from relforge.validate.registry import Expectation, check_artifact
 from relforge.wheelformat import WheelError
 
 
@@ -100,8 +104,9 @@ def check_wheel(wheel: Path, cell: Cell, *, project: str, version: str) -> None:
         raise ArtifactProblem(f"{wheel.name} is not a wheel of {project}")
     if got_version != Version(version):
         raise ArtifactProblem(
-            f"{wheel.name} has version {got_version}, the cell builds {version}: the build "
-            "must use the stamped version from $RELFORGE_VERSION"
+            f"{wheel.name} has version {got_version}, the cell builds {version}: relforge "
+            "renames a wheel of the release's own version (or 0+unknown), not of another; "
+            "make the build read $RELFORGE_VERSION, or fix the matrix release's version"
         )
     if cell.python_tag and not any(
         t.interpreter in (cell.python_tag, "py3") or t.abi == "abi3" for t in tags
@@ -114,6 +119,20 @@ def check_wheel(wheel: Path, cell: Cell, *, project: str, version: str) -> None:
             f"{wheel.name} is tagged {'.'.join(sorted(got))}, the cell's platform tag is "
             f"{cell.platform_tag}"
         )
+
+
+def check_search_paths(wheel: Path) -> None:
+    """Validation's RF-V043 on the repaired wheel: a RUNPATH into the build machine (a
+    compiler's or interpreter's rpath the build did not drop) fails the cell here, not later."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        facts = gather(wheel, pool, verify_digests=False)
+    for verdict in check_artifact(facts, Expectation(), only={RPATH_CHECK}):
+        if verdict.status == "fail":
+            raise ArtifactProblem(
+                f"{verdict.message}: a search path of the build machine, which validation "
+                f"fails ({RPATH_CHECK}); if the build adds it (-Wl,-rpath), make it $ORIGIN-"
+                "relative or drop it"
+            )
 
 
 def check_archive_name(archive: Path, expected: str) -> None:
