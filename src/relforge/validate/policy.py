@@ -160,4 +160,3 @@ def highest_versions(needs: Iterable[Mapping[str, Sequence[str]]]) -> dict[str, 
                 if namespace not in best or version > best[namespace][0]:
                     best[namespace] = (version, text)
     return {k: v[1] for k, v in sorted(best.items())}
-
