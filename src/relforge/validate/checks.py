@@ -323,4 +323,5 @@ GPU = register("RF-R004", "gpu", "runtime",
 # Checks registered by their own modules (imported for that effect, after the ones above).
 import relforge.validate.abi  # noqa: E402
 import relforge.validate.libraries  # noqa: E402
-import relforge.validate.members  # noqa: E402, F401
+import relforge.validate.members  # noqa: E402
+import relforge.validate.versionattr  # noqa: E402, F401

@@ -23,6 +23,7 @@ from relforge.interpreters import find_interpreter
 from relforge.manifest import Verdict
 from relforge.matrix.cell import Cell
 from relforge.validate.checks import BUILD_INFO, GPU, INSTALL, SMOKE
+from relforge.validate.versionattr import VERSION_ATTRIBUTE, check_version_attribute
 
 _BUILD_INFO = (
     "import json, {module}\n"
@@ -62,7 +63,7 @@ def gpu_present() -> tuple[bool, str]:
 def run_runtime(req: RuntimeRequest) -> list[Verdict]:
     """RF-R001…R004 for one cell's wheel."""
     cell = req.cell
-    later = (SMOKE, BUILD_INFO, GPU)
+    later = (SMOKE, VERSION_ATTRIBUTE, BUILD_INFO, GPU)
     found = find_interpreter(cell.python or "") if cell.python else None
     if found is None:
         reason = f"no Python {cell.python} on this machine"
@@ -113,6 +114,14 @@ def run_runtime(req: RuntimeRequest) -> list[Verdict]:
         verdicts.append(SMOKE.verdict("pass", (ran.stdout.strip().splitlines() or [""])[-1][:200]))
     else:
         verdicts.append(SMOKE.verdict("fail", f"exit {ran.returncode}: {_tail(ran)}"))
+    verdicts.append(
+        check_version_attribute(
+            lambda argv: _outcome(_run(argv, req.workdir, env, 300)),
+            str(venv_python),
+            req.wheel,
+            module,
+        )
+    )
     info_run = _run(
         [str(venv_python), "-c", _BUILD_INFO.format(module=module)], req.workdir, env, 300
     )
@@ -184,7 +193,7 @@ def _gpu_verdict(cell: Cell, info: Mapping[str, Any] | None) -> Verdict:
 def _install_failed(message: str) -> list[Verdict]:
     return [
         INSTALL.verdict("fail", message),
-        *(c.verdict("skip", "not installed") for c in (SMOKE, BUILD_INFO, GPU)),
+        *(c.verdict("skip", "not installed") for c in (SMOKE, VERSION_ATTRIBUTE, BUILD_INFO, GPU)),
     ]
 
 
@@ -209,6 +218,10 @@ def _run(
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return subprocess.CompletedProcess(list(argv), 127, "", str(exc))
+
+
+def _outcome(done: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
+    return done.returncode, done.stdout or "", done.stderr or ""
 
 
 def _tail(done: subprocess.CompletedProcess[str], lines: int = 6) -> str:
