@@ -173,7 +173,7 @@ class DockerBuilder:
         for attempt in range(2):
             out = job.work / f"container-out-{attempt}"
             out.mkdir()
-            volumes[str(out)] = {"bind": "/out", "mode": "rw"}
+            mounts = {**volumes, str(out): {"bind": "/out", "mode": "rw"}}
             if system is not None:  # fetched on the host: the container has no network
                 wheels = fetch_build_wheels(
                     job.cell,
@@ -182,15 +182,16 @@ class DockerBuilder:
                     log=job.log,
                     deadline=time.monotonic() + job.timeout_s,
                 )
-                volumes[str(wheels)] = {"bind": "/relforge/build-wheels", "mode": "ro"}
+                mounts[str(wheels)] = {"bind": "/relforge/build-wheels", "mode": "ro"}
             argv = ["/bin/sh", "/relforge/control/build.sh", *command]
-            code = self._run(job, argv, env, volumes)
-            volumes.pop(str(out))
+            code = self._run(job, argv, env, mounts)
             if code == SKIP_EXIT and (out / "skip-reason").exists():
                 raise CellSkipped((out / "skip-reason").read_text(encoding="utf-8").strip())
             asked = read_requirements(out / "build-requires")
             if code == REQUIRES_EXIT and asked and attempt == 0:
                 requirements = merged(requirements, asked)  # fetch them, then once more
+                with job.log.open("a", encoding="utf-8") as fh:
+                    fh.write(f"\n# relforge: fetching {', '.join(asked)}; building again\n")
                 remember(memory, [r for r in requirements if r not in static])
                 continue
             if code == REQUIRES_EXIT and asked:
