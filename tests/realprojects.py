@@ -34,14 +34,15 @@ def _dedent(files: dict[str, str]) -> dict[str, str]:
     return {name: textwrap.dedent(text).lstrip("\n") for name, text in files.items()}
 
 
-TORCH_MULADD = _dedent({
-    "pyproject.toml": """
+TORCH_MULADD = _dedent(
+    {
+        "pyproject.toml": """
         [build-system]
         requires = ["setuptools>=64", "torch"]
         build-backend = "setuptools.build_meta"
     """,
-    "version.txt": "0.4.0\n",
-    "setup.py": """
+        "version.txt": "0.4.0\n",
+        "setup.py": """
         from setuptools import find_packages, setup
         from torch.utils.cpp_extension import BuildExtension, CppExtension
 
@@ -61,7 +62,7 @@ TORCH_MULADD = _dedent({
             cmdclass={"build_ext": BuildExtension},
         )
     """,
-    "torch_muladd/__init__.py": """
+        "torch_muladd/__init__.py": """
         from importlib.metadata import version
 
         import torch  # loads libtorch and libc10, which the extension needs, first
@@ -71,7 +72,7 @@ TORCH_MULADD = _dedent({
         __version__ = version("torch_muladd")
         __all__ = ["muladd"]
     """,
-    "torch_muladd/csrc/muladd.cpp": """
+        "torch_muladd/csrc/muladd.cpp": """
         #include <torch/extension.h>
 
         // a * b + c, elementwise, on CPU tensors of one shape
@@ -84,10 +85,12 @@ TORCH_MULADD = _dedent({
           m.def("muladd", &muladd, "a * b + c");
         }
     """,
-})
+    }
+)
 
-SKBUILD_ADDER = _dedent({
-    "pyproject.toml": """
+SKBUILD_ADDER = _dedent(
+    {
+        "pyproject.toml": """
         [build-system]
         requires = ["scikit-build-core>=0.11", "pybind11>=2.13"]
         build-backend = "scikit_build_core.build"
@@ -100,7 +103,7 @@ SKBUILD_ADDER = _dedent({
         [tool.scikit-build]
         minimum-version = "build-system.requires"
     """,
-    "CMakeLists.txt": """
+        "CMakeLists.txt": """
         cmake_minimum_required(VERSION 3.27...4.0)
         project(${SKBUILD_PROJECT_NAME} VERSION ${SKBUILD_PROJECT_VERSION} LANGUAGES CXX)
         find_package(pybind11 CONFIG REQUIRED)
@@ -108,7 +111,7 @@ SKBUILD_ADDER = _dedent({
         target_compile_definitions(_core PRIVATE VERSION_INFO=${PROJECT_VERSION})
         install(TARGETS _core DESTINATION skbuild_adder)
     """,
-    "src/adder.cpp": """
+        "src/adder.cpp": """
         #include <pybind11/pybind11.h>
 
         #define TEXT(x) #x
@@ -119,21 +122,23 @@ SKBUILD_ADDER = _dedent({
           m.attr("__version__") = MACRO_TEXT(VERSION_INFO);
         }
     """,
-    "src/skbuild_adder/__init__.py": """
+        "src/skbuild_adder/__init__.py": """
         from ._core import __version__, add
 
         __all__ = ["__version__", "add"]
     """,
-})
+    }
+)
 
-PYBIND_ADDER = _dedent({
-    "pyproject.toml": """
+PYBIND_ADDER = _dedent(
+    {
+        "pyproject.toml": """
         [build-system]
         requires = ["setuptools>=42", "pybind11>=2.10.0"]
         build-backend = "setuptools.build_meta"
     """,
-    "version.txt": "0.3.0\n",
-    "setup.py": """
+        "version.txt": "0.3.0\n",
+        "setup.py": """
         from pybind11.setup_helpers import Pybind11Extension, build_ext
         from setuptools import setup
 
@@ -153,7 +158,7 @@ PYBIND_ADDER = _dedent({
             python_requires=">=3.9",
         )
     """,
-    "src/main.cpp": """
+        "src/main.cpp": """
         #include <pybind11/pybind11.h>
 
         #define TEXT(x) #x
@@ -167,10 +172,12 @@ PYBIND_ADDER = _dedent({
           m.attr("__version__") = MACRO_TEXT(VERSION_INFO);
         }
     """,
-})
+    }
+)
 
-NUMPY_NORM = _dedent({
-    "pyproject.toml": """
+NUMPY_NORM = _dedent(
+    {
+        "pyproject.toml": """
         [build-system]
         requires = ["setuptools>=64", "setuptools-scm>=8", "numpy>=2"]
         build-backend = "setuptools.build_meta"
@@ -187,7 +194,7 @@ NUMPY_NORM = _dedent({
         [tool.setuptools_scm]
         version_file = "src/numpy_norm/_version.py"
     """,
-    "setup.py": """
+        "setup.py": """
         import numpy
         from setuptools import Extension, setup
 
@@ -201,14 +208,14 @@ NUMPY_NORM = _dedent({
             ]
         )
     """,
-    ".gitignore": "src/numpy_norm/_version.py\n",
-    "src/numpy_norm/__init__.py": """
+        ".gitignore": "src/numpy_norm/_version.py\n",
+        "src/numpy_norm/__init__.py": """
         from ._norm import norm2
         from ._version import version as __version__
 
         __all__ = ["__version__", "norm2"]
     """,
-    "src/numpy_norm/_norm.c": """
+        "src/numpy_norm/_norm.c": """
         #define PY_SSIZE_T_CLEAN
         #include <Python.h>
         #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -239,7 +246,8 @@ NUMPY_NORM = _dedent({
             return PyModule_Create(&module);
         }
     """,
-})
+    }
+)
 
 
 @dataclass(frozen=True, kw_only=True)
