@@ -13,7 +13,8 @@ layout and style of well-known examples (the facts carried over, not their code)
   build's source copy: relforge's pretend-version knob must reach it).
 
 `write_project(kind, folder)` writes one into `folder/<name>`; `adopt(...)` applies the matrix
-edits the README documents for that kind to what `relforge init` wrote.
+edits the README documents for that kind to what `relforge init` wrote (tests/adoption.py walks
+the rest of the way).
 """
 
 from __future__ import annotations
