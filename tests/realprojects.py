@@ -74,7 +74,8 @@ TORCH_MULADD = _dedent(
         __all__ = ["muladd"]
     """,
         "torch_muladd/csrc/muladd.cpp": """
-        #include <torch/extension.h>
+        #include <ATen/ATen.h>
+        #include <torch/python.h>  // pybind11 with tensor casters, without the C++ frontend
 
         // a * b + c, elementwise, on CPU tensors of one shape
         at::Tensor muladd(const at::Tensor& a, const at::Tensor& b, double c) {
