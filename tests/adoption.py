@@ -26,9 +26,12 @@ from tests.realprojects import Kind, adopt, write_project
 
 
 class CliResult(Protocol):
-    code: int
-    out: str
-    err: str
+    @property
+    def code(self) -> int: ...
+    @property
+    def out(self) -> str: ...
+    @property
+    def err(self) -> str: ...
 
 
 Relforge = Callable[..., CliResult]  # relforge ARGS… run in the project's folder
