@@ -252,6 +252,71 @@ NUMPY_NORM = _dedent(
 )
 
 
+VERSIONEER_EXT = _dedent(
+    {
+        "pyproject.toml": """
+        [build-system]
+        requires = ["setuptools>=64", "versioneer[toml]>=0.28"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "vsn-ext"
+        dynamic = ["version"]
+        requires-python = ">=3.10"
+
+        [tool.versioneer]
+        VCS = "git"
+        style = "pep440"
+        versionfile_source = "src/vsn_ext/_version.py"
+        versionfile_build = "vsn_ext/_version.py"
+        tag_prefix = "v"
+        parentdir_prefix = "vsn-ext-"
+    """,
+        "setup.py": """
+        import versioneer
+        from setuptools import Extension, setup
+
+        setup(
+            version=versioneer.get_version(),
+            cmdclass=versioneer.get_cmdclass(),
+            package_dir={"": "src"},
+            packages=["vsn_ext"],
+            ext_modules=[Extension("vsn_ext._twice", ["src/vsn_ext/_twice.c"])],
+        )
+    """,
+        # what `versioneer install --no-vendor` leaves for a checkout; the build writes the
+        # version it computed over it
+        "src/vsn_ext/_version.py": """
+        def get_versions():
+            return {"version": "0+unknown", "full-revisionid": None, "dirty": None,
+                    "error": "not built", "date": None}
+    """,
+        "src/vsn_ext/__init__.py": """
+        from ._twice import twice
+        from ._version import get_versions
+
+        __version__ = get_versions()["version"]
+        __all__ = ["__version__", "twice"]
+    """,
+        "src/vsn_ext/_twice.c": """
+        #define PY_SSIZE_T_CLEAN
+        #include <Python.h>
+
+        static PyObject *twice(PyObject *self, PyObject *arg) {
+            long n = PyLong_AsLong(arg);
+            if (n == -1 && PyErr_Occurred()) return NULL;
+            return PyLong_FromLong(2 * n);
+        }
+
+        static PyMethodDef methods[] = {{"twice", twice, METH_O, "2 * n"}, {NULL, NULL, 0, NULL}};
+        static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_twice", NULL, -1, methods};
+
+        PyMODINIT_FUNC PyInit__twice(void) { return PyModule_Create(&module); }
+    """,
+    }
+)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Kind:
     """One kind of project: its files, how to call it, and what the matrix needs."""
@@ -312,6 +377,15 @@ KINDS = {
         axes={"numpy": {"2.x": {"install": ["numpy>=2,<3"], "requires": ["numpy>=2,<3"]}}},
     ),
 }
+
+
+VERSIONEER = Kind(  # versioneer's knob: the version from the source folder's name
+    name="vsn-ext",
+    files=VERSIONEER_EXT,
+    module="vsn_ext",
+    probe="import vsn_ext as m; print(m.twice(21))",
+    expected="42",
+)
 
 
 def write_project(kind: Kind, folder: Path) -> Path:

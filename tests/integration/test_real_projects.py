@@ -8,6 +8,7 @@ the project's own version.  The Docker builder's cases are in test_build_docker.
 from __future__ import annotations
 
 import dataclasses
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 from relforge.wheelformat import metadata_headers
 from tests.adoption import check_adoption, init_to_installed
 from tests.conftest import Result
-from tests.realprojects import KINDS, NUMPY_NORM, write_project
+from tests.realprojects import KINDS, NUMPY_NORM, VERSIONEER, write_project
 
 Run = Callable[..., Result]
 pytestmark = pytest.mark.slow
@@ -59,6 +60,25 @@ def test_a_numpy_extension_versioned_by_setuptools_scm(
     """No .git in the build's copy: setuptools-scm gets the version from relforge's pretend
     variable, so the wheel is not renamed and __version__ agrees (RF-R005 passes)."""
     log = check_adoption(KINDS["numpy"], tmp_path, run, monkeypatch, "host")
+    assert "renamed to" not in log
+
+
+def test_versioneer_reads_the_version_from_the_source_folders_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Run
+) -> None:
+    """versioneer (no knob but `parentdir_prefix`): the build's copy is named
+    `vsn-ext-<version>`, and git in the build does not see the project's own repository (which
+    has a commit but no tag, so `git describe` would give 0+untagged…): the wheel and
+    `__version__` carry the cell's version, with no rename."""
+    root = write_project(VERSIONEER, tmp_path)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "start"],
+        cwd=root,
+        check=True,
+    )
+    log = check_adoption(VERSIONEER, tmp_path, run, monkeypatch, "host")
     assert "renamed to" not in log
 
 

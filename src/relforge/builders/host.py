@@ -82,6 +82,9 @@ class HostBuilder:
         env = _host_env(job, toolchain)
         src = job.work / job.source_folder
         shutil.copytree(job.source, src, symlinks=True)
+        # The copy lies inside the project's checkout (.relforge/work): git in the build (a
+        # version plugin) must not find the checkout's repository, as in a source tarball.
+        env["GIT_CEILING_DIRECTORIES"] = str(job.work)
         raw = job.work / "raw"
         raw.mkdir()
         python = self._interpreter(job.cell)

@@ -276,6 +276,8 @@ releases:
         # Tests of CUDA wheels run on a runner with a GPU: {GPU_RUNNER} stands for your
         # self-hosted runner's label (`workflows generate` lists it in .github/actionlint.yaml).
         test_runners: {{cpu: ubuntu-24.04, cuda: {GPU_RUNNER}}}
+    # Images come from a registry (`docker pull`); with no registry at hand, make one with
+    # `relforge builder-image` and name relforge/builder:bookworm instead (README: Builds).
     accelerators:
       cpu:
         kind: cpu
