@@ -6,7 +6,8 @@ For each kind and builder: a fresh copy, `relforge init`, the matrix edits the R
 for that kind (tests/realprojects.adopt), build, validate statically and at runtime, publish to
 the nightly channel of the local store, pip install from its index and call the extension
 (tests/adoption.init_to_installed, which the integration tests assert on).  The time of each
-step and the total are recorded with the edits that were needed.  Caches (relforge's wheelhouse,
+step (wall clock) and the total are recorded with the edits that were needed, and the CPU
+seconds of the processes run here (on a shared machine, wall time follows the load).  Caches (relforge's wheelhouse,
 the axis wheels, pip's own) are warm after the first kind that needs them, as for a user's
 second project; the first run of a kind that fetches something is reported as it came.
 
@@ -23,6 +24,7 @@ import contextlib
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -35,8 +37,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # tests.*: the project copies, the walk, the private engine
 
-from tests.adoption import init_to_installed  # noqa: E402
-from tests.realprojects import KINDS, Kind, host_platform_tag, write_project  # noqa: E402
+from tests.adoption import host_platform_tag, init_to_installed  # noqa: E402
+from tests.realprojects import KINDS, Kind, write_project  # noqa: E402
 
 RESULT = ROOT / "benchmarks" / "results" / "real_projects.json"
 RELFORGE = str(Path(sys.executable).parent / "relforge")
@@ -92,11 +94,16 @@ def one(kind: Kind, builder: str, env: dict[str, str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="relforge-bench-real-") as scratch:
         root = write_project(kind, Path(scratch))
         image = IMAGE if builder == "docker" else None
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = init_to_installed(kind, root, Cli(root, env), builder=builder, image=image)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
         return {
             "kind": kind.name,
             "builder": builder,
             "seconds": done.seconds,
+            # relforge, pip and the compilers it ran; not a container's (dockerd runs those)
+            "cpu_seconds_here": round(cpu, 1),
             "edits": edits(kind, builder),
             "wheel": Path(done.cell["file"]).name,
             "version_attribute": done.verdicts.get("RF-R005"),

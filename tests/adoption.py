@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import subprocess
 import sys
 import time
@@ -16,13 +17,51 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
+import yaml
 
 from relforge.builders.depwheels import cached_folders
 from relforge.interpreters import find_interpreter
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
 from relforge.wheelformat import metadata_headers
-from tests.realprojects import Kind, adopt, write_project
+from tests.realprojects import Kind, write_project
+
+
+def host_platform_tag() -> str:
+    """The manylinux tag of this machine's glibc: what its compilers' output needs."""
+    major, minor = platform.libc_ver()[1].split(".")[:2]
+    return f"manylinux_{major}_{minor}_{platform.machine()}"
+
+
+def adopt(
+    matrix: Path,
+    kind: Kind,
+    *,
+    image: str | None = None,
+    edit: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Apply the README's edits for `kind` to the matrix `relforge init` wrote: the platform
+    tag of the glibc that builds (C++ from a recent g++ needs GLIBC_2.32/GLIBCXX_3.4.29), the
+    Python range of a project that states it in setup.py only, the dependency axis of a
+    project built against torch or numpy, and for Docker builds here the builder image made by
+    `relforge builder-image` (no registry is reachable)."""
+    data: dict[str, Any] = yaml.safe_load(matrix.read_text(encoding="utf-8"))
+    [release] = data["releases"].values()
+    for name, values in release["platforms"].items():
+        if name == "linux-x86_64":
+            values["platform_tag"] = host_platform_tag()
+    if kind.requires_python is not None:
+        release["requires_python"] = kind.requires_python
+    if kind.axes:
+        release["axes"] = kind.axes
+    if image is not None:
+        for accelerator in release["accelerators"].values():
+            for platform in accelerator.get("platforms", {}).values():
+                platform["image"] = image
+    if edit is not None:
+        edit(data)
+    matrix.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return data
 
 
 class CliResult(Protocol):

@@ -12,21 +12,16 @@ layout and style of well-known examples (the facts carried over, not their code)
 - `numpy_norm`: a C extension on numpy's C API with setuptools-scm versions (no git in the
   build's source copy: relforge's pretend-version knob must reach it).
 
-`write_project(kind, folder)` writes one into `folder/<name>`; `adopt(...)` applies the matrix
-edits the README documents for that kind to what `relforge init` wrote (tests/adoption.py walks
-the rest of the way).
+`write_project(kind, folder)` writes one into `folder/<name>`; tests/adoption.py applies the
+matrix edits the README documents for its kind and walks it from `relforge init` to installed.
 """
 
 from __future__ import annotations
 
-import platform
 import textwrap
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 TORCH_WHEEL_VERSION = "2.13.0+cpu"  # the local CPU wheel of this machine (/opt/wheels)
 
@@ -396,40 +391,3 @@ def write_project(kind: Kind, folder: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return root
-
-
-def host_platform_tag() -> str:
-    """The manylinux tag of this machine's glibc: what its compilers' output needs."""
-    major, minor = platform.libc_ver()[1].split(".")[:2]
-    return f"manylinux_{major}_{minor}_{platform.machine()}"
-
-
-def adopt(
-    matrix: Path,
-    kind: Kind,
-    *,
-    image: str | None = None,
-    edit: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
-    """Apply the README's edits for `kind` to the matrix `relforge init` wrote: the platform
-    tag of the glibc that builds (C++ from a recent g++ needs GLIBC_2.32/GLIBCXX_3.4.29), the
-    Python range of a project that states it in setup.py only, the dependency axis of a
-    project built against torch or numpy, and for Docker builds here the builder image made by
-    `relforge builder-image` (no registry is reachable)."""
-    data: dict[str, Any] = yaml.safe_load(matrix.read_text(encoding="utf-8"))
-    [release] = data["releases"].values()
-    for name, values in release["platforms"].items():
-        if name == "linux-x86_64":
-            values["platform_tag"] = host_platform_tag()
-    if kind.requires_python is not None:
-        release["requires_python"] = kind.requires_python
-    if kind.axes:
-        release["axes"] = kind.axes
-    if image is not None:
-        for accelerator in release["accelerators"].values():
-            for platform in accelerator.get("platforms", {}).values():
-                platform["image"] = image
-    if edit is not None:
-        edit(data)
-    matrix.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return data
