@@ -7,9 +7,10 @@ for that kind (tests/realprojects.adopt), build, validate statically and at runt
 the nightly channel of the local store, pip install from its index and call the extension
 (tests/adoption.init_to_installed, which the integration tests assert on).  The time of each
 step (wall clock) and the total are recorded with the edits that were needed, and the CPU
-seconds of the processes run here (on a shared machine, wall time follows the load).  Caches (relforge's wheelhouse,
-the axis wheels, pip's own) are warm after the first kind that needs them, as for a user's
-second project; the first run of a kind that fetches something is reported as it came.
+seconds of the processes run here (on a shared machine, wall time follows the load).  Caches
+(relforge's wheelhouse, the axis wheels, pip's own) are warm after the first kind that needs
+them, as for a user's second project; the first run of a kind that fetches something is
+reported as it came.
 
 The Docker builds use `relforge/builder:bookworm` (`relforge builder-image --python 3.11`, made
 first and not timed); the engine is DOCKER_HOST when set, else a private dockerd started here.
