@@ -30,7 +30,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,16 +45,11 @@ RELFORGE = str(Path(sys.executable).parent / "relforge")
 IMAGE = "relforge/builder:bookworm"
 
 
-@contextlib.contextmanager
-def engine() -> Iterator[str]:
-    given = os.environ.get("DOCKER_HOST")
-    if given:
-        yield given
-        return
-    from tests.integration.dockerd import running_dockerd
+def engine() -> contextlib.AbstractContextManager[str]:
+    """DOCKER_HOST's engine when set, else a private dockerd started here."""
+    from tests.integration.dockerd import given_or_private_dockerd
 
-    with running_dockerd(prefix="relforge-bench-dockerd-") as host:
-        yield host
+    return given_or_private_dockerd(prefix="relforge-bench-dockerd-")
 
 
 @dataclass(frozen=True)

@@ -318,7 +318,6 @@ class Kind:
 
     name: str  # distribution and folder name (what `relforge init` reads)
     files: dict[str, str]
-    module: str
     probe: str  # Python that prints one line proving the extension works
     expected: str  # that line
     axes: dict[str, Any] = field(default_factory=dict)  # the README's axis edit, if any
@@ -330,7 +329,6 @@ KINDS = {
     "torch": Kind(
         name="torch_muladd",
         files=TORCH_MULADD,
-        module="torch_muladd",
         probe=(
             "import torch, torch_muladd as m; "
             "print(m.muladd(torch.ones(3), torch.full((3,), 2.0), 1.5).tolist())"
@@ -349,7 +347,6 @@ KINDS = {
     "skbuild": Kind(
         name="skbuild-adder",
         files=SKBUILD_ADDER,
-        module="skbuild_adder",
         probe="import skbuild_adder as m; print(m.add(2, 40))",
         expected="42",
         version_attribute="warn",  # VERSION_INFO is the project's own 0.2.0
@@ -357,7 +354,6 @@ KINDS = {
     "pybind": Kind(
         name="pybind_adder",
         files=PYBIND_ADDER,
-        module="pybind_adder",
         probe="import pybind_adder as m; print(m.add(40, 2), m.subtract(44, 2))",
         expected="42 42",
         requires_python=">=3.9",
@@ -366,7 +362,6 @@ KINDS = {
     "numpy": Kind(
         name="numpy-norm",
         files=NUMPY_NORM,
-        module="numpy_norm",
         probe="import numpy_norm as m; print(m.norm2([3.0, 4.0]))",
         expected="5.0",
         axes={"numpy": {"2.x": {"install": ["numpy>=2,<3"], "requires": ["numpy>=2,<3"]}}},
@@ -377,7 +372,6 @@ KINDS = {
 VERSIONEER = Kind(  # versioneer's knob: the version from the source folder's name
     name="vsn-ext",
     files=VERSIONEER_EXT,
-    module="vsn_ext",
     probe="import vsn_ext as m; print(m.twice(21))",
     expected="42",
 )
