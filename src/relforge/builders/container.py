@@ -140,32 +140,15 @@ class DockerBuilder:
         return {"image": cell.image or "", "image_id": self.image_id(cell.image or "") or ""}
 
     def build(self, job: BuildJob) -> None:
+        deadline = time.monotonic() + job.timeout_s
         control = job.work / "control"
-        script = resources.files("relforge.builders").joinpath("in_container.sh")
         pep517 = not job.command and job.cell.python is not None
         system = build_system(job.source) if job.cell.python else None
         write_control(control, system if pep517 else None)
+        script = resources.files("relforge.builders").joinpath("in_container.sh")
         (control / "build.sh").write_text(script.read_text("utf-8"), encoding="utf-8")
         (control / "repair.sh").write_text(_repair_script(job.repair), encoding="utf-8")
-        volumes = {
-            str(job.source): {"bind": "/src", "mode": "ro"},
-            str(control): {"bind": "/relforge/control", "mode": "ro"},
-        }
-        if job.repair is not None:
-            volumes[str(container_tools_dir())] = {"bind": "/relforge/tools", "mode": "ro"}
-            volumes[str(_pycache_dir())] = {"bind": "/relforge/pycache", "mode": "rw"}
-        axis_env: dict[str, str] = {}
-        if job.dependencies is not None:  # in_container.sh installs them before the build
-            volumes[str(job.dependencies.folder)] = {"bind": "/relforge/deps", "mode": "ro"}
-            axis_env = pip_find_links_env(job.dependencies, "/relforge/deps")
-        env = {
-            **job.env,
-            **axis_env,
-            "RELFORGE_OUTPUT_DIR": "/out/raw",
-            "RELFORGE_SOURCE_FOLDER": job.source_folder,
-            "RELFORGE_UID": str(os.getuid()),
-            "RELFORGE_GID": str(os.getgid()),
-        }
+        volumes, env = _mounts(job, control)
         command = job.command or default_command("/out/raw")
         static = static_requirements(system, job.cell) if system is not None else []
         memory = self._memory_key(job, system, static)
@@ -180,7 +163,7 @@ class DockerBuilder:
                     requirements,
                     job.work / f"build-wheels-{attempt}",
                     log=job.log,
-                    deadline=time.monotonic() + job.timeout_s,
+                    deadline=deadline,
                 )
                 mounts[str(wheels)] = {"bind": "/relforge/build-wheels", "mode": "ro"}
             argv = ["/bin/sh", "/relforge/control/build.sh", *command]
@@ -255,6 +238,30 @@ class DockerBuilder:
         finally:
             with contextlib.suppress(docker.errors.DockerException):
                 container.remove(force=True)
+
+
+def _mounts(job: BuildJob, control: Path) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """The folders every run of the job's container mounts, and its environment."""
+    volumes = {
+        str(job.source): {"bind": "/src", "mode": "ro"},
+        str(control): {"bind": "/relforge/control", "mode": "ro"},
+    }
+    if job.repair is not None:
+        volumes[str(container_tools_dir())] = {"bind": "/relforge/tools", "mode": "ro"}
+        volumes[str(_pycache_dir())] = {"bind": "/relforge/pycache", "mode": "rw"}
+    axis_env: dict[str, str] = {}
+    if job.dependencies is not None:  # in_container.sh installs them before the build
+        volumes[str(job.dependencies.folder)] = {"bind": "/relforge/deps", "mode": "ro"}
+        axis_env = pip_find_links_env(job.dependencies, "/relforge/deps")
+    env = {
+        **job.env,
+        **axis_env,
+        "RELFORGE_OUTPUT_DIR": "/out/raw",
+        "RELFORGE_SOURCE_FOLDER": job.source_folder,
+        "RELFORGE_UID": str(os.getuid()),
+        "RELFORGE_GID": str(os.getgid()),
+    }
+    return volumes, env
 
 
 def image_lacks(cell: Cell, labels: Mapping[str, str]) -> str | None:
