@@ -28,11 +28,11 @@ from typing import Any
 from relforge.manifest import Verdict
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
-from relforge.promote.zipcopy import rewrite_zip
 from relforge.validate.archive import archive_platform_tags
 from relforge.validate.archivechecks import validate_archive
 from relforge.validate.checks import Expectation, check_artifact
 from relforge.validate.facts import gather
+from relforge.zipcopy import rewrite_zip
 
 ROOT = Path(__file__).resolve().parent.parent
 WHEEL = Path(

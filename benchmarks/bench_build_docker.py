@@ -23,7 +23,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,16 +37,11 @@ GOAL_WARM_RATIO = 0.05
 JOBS = 2
 
 
-@contextlib.contextmanager
-def engine() -> Iterator[str]:
-    given = os.environ.get("DOCKER_HOST")
-    if given:
-        yield given
-        return
-    from tests.integration.dockerd import running_dockerd
+def engine() -> contextlib.AbstractContextManager[str]:
+    """DOCKER_HOST's engine when set, else a private dockerd started here."""
+    from tests.integration.dockerd import given_or_private_dockerd
 
-    with running_dockerd(prefix="relforge-bench-dockerd-") as host:
-        yield host
+    return given_or_private_dockerd(prefix="relforge-bench-dockerd-")
 
 
 def relforge(workdir: Path, builder: str, env: dict[str, str]) -> tuple[float, dict[str, object]]:

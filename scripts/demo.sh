@@ -199,6 +199,26 @@ for numpy in "numpy==1.26.*" "numpy>=2,<3"; do
   "$venv/bin/python" -c "import numpy, numpy_abi as m; print(f'numpy {numpy.__version__}: numpy-abi {m.__version__}, built with numpy {m.built_with()}, total={m.total([1, 2, 3.5])}')"
 done
 
+step "11b. A PyTorch C++ extension (examples/torch-muladd) built against torch from a dependency axis"
+TORCH_MATRIX=matrix/torch-muladd.yaml
+TORCH_DIST="$DEMO/torch-dist"
+TORCH_CELL=wheel-linux-x86_64-py3.11-cpu-torch2.13
+relforge build "$TORCH_MATRIX" --release 1.0 --channel test --tag v1.0.0-rc1 --builder host \
+  --out "$TORCH_DIST"
+step "   …auditwheel left torch's libraries out (the wheel requires torch), and validation agrees"
+grep -E "^INFO:auditwheel.lddtree:Excluding|relforge: the wheel said" ".relforge/logs/$TORCH_CELL.log"
+relforge wheel inspect "$TORCH_DIST"/torch_muladd-1.0.0+cpu-*.whl | grep -E "needs|declared by"
+relforge validate "$TORCH_MATRIX" --release 1.0 --channel test \
+  --manifest "$TORCH_DIST/relforge-manifest.json" --runtime
+relforge publish "$TORCH_MATRIX" --channel test --manifest "$TORCH_DIST/relforge-manifest.json" \
+  --execute
+step "   …pip installs it from the channel's index (torch from pip's own sources: the CPU wheel)"
+py311=$(python -c 'from relforge.interpreters import find_interpreter as f; print(f("3.11").executable)')
+rm -rf "$DEMO/venv-torch" && "$py311" -m venv "$DEMO/venv-torch"
+"$DEMO/venv-torch/bin/pip" install --quiet --no-cache-dir --no-compile \
+  --index-url "http://127.0.0.1:$port/whl/test/cpu/" torch-muladd
+"$DEMO/venv-torch/bin/python" -c "import torch, torch_muladd as m; print('torch-muladd', m.__version__, 'on torch', torch.__version__, m.muladd(torch.ones(3), torch.full((3,), 2.0), 0.5).tolist())"
+
 step "12. A project of your own: \`relforge init\` writes a starter matrix, and its CI lints clean"
 scratch="$DEMO/new-project"
 rm -rf "$scratch" && mkdir -p "$scratch/src/hello_ext"

@@ -25,7 +25,7 @@ from relforge.errors import ConfigError, Span
 
 SCHEMA_VERSION = 1
 MANIFEST_NAME = "relforge-manifest.json"
-VerdictStatus = Literal["pass", "fail", "skip"]
+VerdictStatus = Literal["pass", "fail", "skip", "warn"]  # warn: reported, never blocks
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -172,7 +172,7 @@ def parse_manifest(data: bytes, where: str) -> ArtifactManifest:
 
 _STRINGS = ("cell_id", "file", "sha256", "version", "package_type", "variant", "upload_subfolder")
 _OPTIONAL_STRINGS = ("platform_tag", "python", "metadata_sha256", "requires_python")
-_STATUSES = ("pass", "fail", "skip")
+_STATUSES = ("pass", "fail", "skip", "warn")
 
 
 def _from_json(data: Any) -> ArtifactManifest:

@@ -198,3 +198,22 @@ def pip_install(tmp_path: Path, index_url: str, requirement: str) -> str:
         check=True,
     )
     return payload.stdout.strip()
+
+
+TORCH_WHEELS = (Path("/opt/wheels"), Path("/opt/pypi/files"), Path("/opt/pypi-more/files"))
+
+
+@pytest.fixture(scope="session")
+def torch_wheel() -> Path:
+    """The CPU torch the torch extension builds against: a local wheel of this machine (no
+    registry serves 2.13.0+cpu to it), or the test is skipped saying where it looked."""
+    for folder in TORCH_WHEELS:
+        found = sorted(folder.glob("torch-2.13.0+cpu-cp311-cp311-*.whl"))
+        if found:
+            return found[0]
+    pytest.skip(
+        "no torch-2.13.0+cpu-cp311 wheel in "
+        + ", ".join(str(f) for f in TORCH_WHEELS)
+        + ": the torch extension builds against that local CPU wheel (the PyPI torch is "
+        "the CUDA build, gigabytes)"
+    )

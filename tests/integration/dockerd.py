@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 import shutil
 import signal
 import subprocess
@@ -25,6 +26,17 @@ def running_dockerd(prefix: str = "relforge-dockerd-") -> Iterator[str]:
         pytest.fail("dockerd is not installed: apt-get install -y docker.io (.ci/run does this)")
     with _one_engine_at_a_time():
         yield from _running_dockerd(dockerd, prefix)
+
+
+@contextlib.contextmanager
+def given_or_private_dockerd(prefix: str) -> Iterator[str]:
+    """For benchmarks: the engine of DOCKER_HOST when it is set, else a private one."""
+    given = os.environ.get("DOCKER_HOST")
+    if given:
+        yield given
+        return
+    with running_dockerd(prefix=prefix) as host:
+        yield host
 
 
 # `make test` runs test files in parallel (pytest-xdist): the Docker test files take turns, so

@@ -44,9 +44,6 @@ def _project(root: Path, run: Run, monkeypatch: pytest.MonkeyPatch) -> Path:
     )
     # the project's version is static (0.1.0): its wheels carry no local label
     text = text.replace("    python: [", '    local_label: ""\n    python: [', 1)
-    # TODO(issue 25 item 6, branch i25a): the builders drop the interpreter's build-time
-    # RUNPATH themselves; until then setuptools gets a plain LDSHARED (RF-V043 fails otherwise)
-    text = text.replace("  build:\n", '  env: {LDSHARED: "gcc -shared"}\n  build:\n', 1)
     path.write_text(text)
     return path
 

@@ -1,7 +1,8 @@
 """Docker builds against a real engine started by the test: the local builder image (debootstrap +
-docker import, rootfs cached in the user cache), the example's cells and examples/numpy-abi's
-axis cells built in containers with no network, and the errors for a missing image or engine.
-(One module: the image is built once for all of them.)"""
+docker import, rootfs cached in the user cache), the example's cells, examples/numpy-abi's
+axis cells and copies of four kinds of public projects (tests/realprojects.py: torch extension,
+scikit-build-core, setuptools + pybind11, numpy) built in containers with no network, and the
+errors for a missing image or engine.  (One module: the image is built once for all of them.)"""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 import docker
 import pytest
 
+from relforge.builders import container
 from relforge.builders.depwheels import cached_folders
 from relforge.builders.images import ImageSpec
 from relforge.builders.pyimage import PythonImageSpec, base_spec, make_python_image
@@ -22,6 +24,7 @@ from relforge.interpreters import find_interpreter
 from relforge.manifest import load_manifest
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
+from tests.adoption import check_adoption
 from tests.conftest import Result
 from tests.integration.dockerd import running_dockerd
 from tests.integration.example_project import example_matrix, installed_build_info
@@ -31,6 +34,7 @@ from tests.integration.test_numpy_abi import (
     pip_for,
     requires_dist,
 )
+from tests.realprojects import KINDS
 
 Run = Callable[..., Result]
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -85,6 +89,20 @@ def test_the_image_holds_working_interpreters_at_manylinux_paths(docker_host: st
             remove=True,
         )
         assert out.decode().strip() == str(tuple(int(n) for n in minor.split(".")))
+        # its build configuration names its own prefix and no rpath of the host's (RF-V043)
+        config = client.containers.run(
+            "relforge/builder:bookworm",
+            [
+                f"/opt/python/{tag}-{tag}/bin/python",
+                "-c",
+                "import sysconfig as s; print(s.get_config_var('LDSHARED')); "
+                "print(s.get_config_var('LIBDIR'))",
+            ],
+            network_mode="none",
+            remove=True,
+        ).decode()
+        assert "rpath" not in config and "/root/.pyenv" not in config, config
+        assert "/opt/_internal/cpython-" in config
     labels = client.images.get("relforge/builder:bookworm").labels
     assert labels["org.relforge.pythons"] == "3.10 3.11 3.12 3.13"
     assert labels["org.relforge.cuda"] == "13.0"
@@ -293,3 +311,32 @@ def test_numpy_axis_builds_in_containers(run: Run, workdir: Path) -> None:
             text=True,
         ).stdout.strip()
         assert out.split(".")[0] == major  # compiled in the container against the axis numpy
+
+
+@pytest.mark.parametrize("name", ["torch", "skbuild", "pybind", "numpy"])
+def test_real_projects_build_offline_in_containers(
+    name: str,
+    run: Run,
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    """From `relforge init` to the installed wheel, built in the container without network:
+    the build requirements arrive as wheels fetched on the host, and what the backend asks for
+    on top makes the host fetch it and start the container once more (forced here: nothing
+    remembered from an earlier build)."""
+    if name == "torch":
+        request.getfixturevalue("torch_wheel")
+    monkeypatch.setattr(container, "remembered", lambda key: [])
+    kind = KINDS[name]
+    log = check_adoption(
+        kind, workdir, run, monkeypatch, "docker", image="relforge/builder:bookworm"
+    )
+    assert "Processing ./relforge/build-wheels/" in log  # installed in the container, offline
+    if name == "skbuild":  # the image has no cmake nor ninja: the backend asks for both
+        assert "build requirements the backend adds: cmake>=3.27, ninja>=1.5" in log
+        assert "relforge: fetching cmake>=3.27, ninja>=1.5; building again" in log
+    else:
+        assert "building again" not in log
+    if name == "torch":
+        assert "Excluding libc10.so" in log  # repaired in the container, torch left out

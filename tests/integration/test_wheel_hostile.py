@@ -371,7 +371,7 @@ def test_a_dependency_wheel_at_hand_overrides_the_catalogue(run: Run, tmp_path: 
     ],
 )
 def test_the_catalogue_knows_common_providers(library: str, requirement: str) -> None:
-    from relforge.validate.policy import providers_of
+    from relforge.providedlibs import providers_of
 
     assert requirement in providers_of(library)
 

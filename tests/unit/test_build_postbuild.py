@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import fnmatch
 import hashlib
 import io
 import re
@@ -11,9 +12,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 from relforge.builders.postbuild import (
     ArtifactProblem,
+    cell_requirements,
     check_wheel,
     declare_requirements,
     pick_artifact,
@@ -23,6 +26,8 @@ from relforge.builders.wheelfile import add_requires_dist, requires_dist
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
+from relforge.providedlibs import DRIVER as DRIVER_MARK
+from relforge.providedlibs import declared_by, library_providers, linux_environment, providers_of
 from tests.conftest import PYTORCH
 
 
@@ -64,12 +69,16 @@ def record_is_true(path: Path) -> bool:
     return True
 
 
+DRIVER = {"libcuda.so.*", "libnvidia-ml.so.*", "libze_loader.so.*"}
+
+
 def test_cuda_cell_excludes_driver_and_declared_libraries(cells: dict[str, Cell]) -> None:
     policy = repair_policy(cells["wheel-linux-x86_64-py3.12-cu128"])
     assert policy is not None
     assert policy.plat == "manylinux_2_28_x86_64"
-    for soname in ("libcuda.so.*", "libcudnn*.so.*", "libnccl.so.*", "libcudart.so.*"):
+    for soname in (*DRIVER, "libcudnn*.so.9", "libnccl.so.2", "libcudart.so.12"):
         assert soname in policy.excludes
+    assert "libcudart.so.13" not in policy.excludes  # CUDA 13's runtime is another package
     argv = policy.argv("py", "w.whl", "out")
     assert argv[:7] == ["py", "-m", "auditwheel", "repair", "--plat", policy.plat, "--only-plat"]
     assert argv[-1] == "w.whl"
@@ -79,14 +88,60 @@ def test_bundling_cell_excludes_only_driver_libraries(cells: dict[str, Cell]) ->
     full = next(c for c in cells.values() if c.bundles_libraries and c.os == "linux")
     policy = repair_policy(full)
     assert policy is not None
-    assert set(policy.excludes) == {"libcuda.so.*", "libnvidia-ml.so.*"}
+    assert set(policy.excludes) == DRIVER
 
 
 def test_no_repair_off_linux_or_for_archives(cells: dict[str, Cell]) -> None:
     assert repair_policy(cells["wheel-windows-x86_64-py3.12-cu128"]) is None
     assert repair_policy(next(c for c in cells.values() if c.package_type == "libtorch")) is None
     cpu = repair_policy(cells["wheel-linux-x86_64-py3.12-cpu"])
-    assert cpu is not None and cpu.excludes == ()
+    assert cpu is not None and set(cpu.excludes) == DRIVER
+
+
+def _torch_axis_cell(cells: dict[str, Cell]) -> Cell:
+    cpu = cells["wheel-linux-x86_64-py3.12-cpu"]
+    return cpu.replace(
+        axes={"torch": "2.13"},
+        axis_install={"torch": ("torch==2.13.0",)},
+        axis_requires=("torch==2.13.*",),
+    )
+
+
+def test_a_torch_axis_keeps_torchs_libraries_out_of_the_wheel(cells: dict[str, Cell]) -> None:
+    """The issue's torch extension: repair could not find libc10.so, which `wheel inspect`
+    calls declared by torch; with torch from an axis, repair leaves it and its siblings out."""
+    policy = repair_policy(_torch_axis_cell(cells))
+    assert policy is not None
+    for library in ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_python.so"):
+        assert any(fnmatch.fnmatch(library, p) for p in policy.excludes), library
+    assert not any(fnmatch.fnmatch("libcudart.so.12", p) for p in policy.excludes)
+    argv = policy.argv("py", "w.whl", "out")
+    at = argv.index("libc10.so")
+    assert argv[at - 1] == "--exclude"
+
+
+@pytest.mark.parametrize(
+    "cell_id",
+    ["wheel-linux-x86_64-py3.12-cu128", "wheel-linux-x86_64-py3.12-cpu", "torch-axis"],
+)
+def test_what_repair_leaves_out_is_what_validation_accepts(
+    cells: dict[str, Cell], cell_id: str
+) -> None:
+    """One idea of "provided by a dependency": every library (of every catalogue entry) that
+    repair excludes for a cell is one RF-V041 accepts from the Requires-Dist the build gives
+    the wheel, and every catalogue library those requirements provide is excluded."""
+    cell = _torch_axis_cell(cells) if cell_id == "torch-axis" else cells[cell_id]
+    policy = repair_policy(cell)
+    assert policy is not None
+    declared = [Requirement(r) for r in cell_requirements(cell)]
+    environment = linux_environment(cell.arch, cell.python_tag)
+    for pattern in library_providers():
+        library = pattern.replace("*", "7")
+        excluded = any(fnmatch.fnmatch(library, p) for p in policy.excludes)
+        accepted = DRIVER_MARK in providers_of(library) or (
+            declared_by(library, declared, environment) is not None
+        )
+        assert excluded == accepted, (library, excluded, accepted)
 
 
 def test_requires_dist_added_once_and_record_updated(tmp_path: Path) -> None:
@@ -124,7 +179,7 @@ def test_check_wheel_names_the_mismatch(cells: dict[str, Cell], tmp_path: Path) 
         f"torch-{version}-cp312-cp312-manylinux_2_34_x86_64.whl": "platform tag is manylinux_2_28",
         f"torch-{version}-py3-none-any.whl": "tagged any",
         f"torch-{version}-cp311-cp311-manylinux_2_28_x86_64.whl": "not a wheel for Python 3.12",
-        "torch-2.9.0-cp312-cp312-manylinux_2_28_x86_64.whl": "must use the stamped version",
+        "torch-2.9.0-cp312-cp312-manylinux_2_28_x86_64.whl": "has version 2.9.0, the cell builds",
         f"vision-{version}-cp312-cp312-manylinux_2_28_x86_64.whl": "is not a wheel of torch",
     }
     for name, problem in bad.items():

@@ -41,6 +41,15 @@ def fake_prefix(root: Path, version: str = "3.12.1") -> HostPython:
     (config / f"libpython{minor}.a").write_bytes(b"!<arch>\n")
     (prefix / "lib" / f"libpython{minor}.a").symlink_to(config / f"libpython{minor}.a")
     (config / "Makefile").write_text("# sysconfig's\n")
+    rpath = f"-L{prefix}/lib -Wl,-rpath,{prefix}/lib"
+    (stdlib / "_sysconfigdata__linux_x86_64-linux-gnu.py").write_text(
+        f"build_time_vars = {{'LDSHARED': 'gcc -shared {rpath} {rpath}', "
+        f"'LIBDIR': '{prefix}/lib', 'LDCXXSHARED': 'g++ -shared'}}\n"
+    )
+    (stdlib / "__pycache__").mkdir()
+    (stdlib / "__pycache__" / "_sysconfigdata__linux_x86_64-linux-gnu.cpython-312.pyc").write_bytes(
+        b"stale"
+    )
     (stdlib / "os.py").write_text("# os\n")
     (stdlib / "test" / "test_os.py").write_text("# a test\n")
     (stdlib / "site-packages" / "boto3" / "__init__.py").write_text("# host package\n")
@@ -125,6 +134,27 @@ def test_the_image_root_is_laid_out_like_manylinux(tmp_path: Path) -> None:
     assert f"{home}/lib/python3.12/config-3.12-x86_64-linux-gnu/Makefile" in entries
     assert not any(name.endswith(".a") for name in entries)  # static libpython, as manylinux
     assert not any(name.endswith((".complete", "/bin/pip")) for name in entries)
+
+
+def test_the_copied_build_configuration_names_the_image_prefix_and_no_host_rpath(
+    tmp_path: Path,
+) -> None:
+    """A pyenv interpreter's LDSHARED carries -Wl,-rpath,<its prefix>/lib: every setuptools
+    extension built with the copy in the image got that RUNPATH (RF-V043).  The copy's
+    sysconfig names the image's prefix and no rpath; the stale bytecode stays behind."""
+    python = fake_prefix(tmp_path)
+    plan = ImageRoot(pythons=[python], layers={}, cuda=[], base="b")
+    entries = {e.arcname: e for e in plan.entries()}
+    stdlib = "rootfs/opt/_internal/cpython-3.12.1/lib/python3.12"
+    copied = entries[f"{stdlib}/_sysconfigdata__linux_x86_64-linux-gnu.py"].rewritten().decode()
+    namespace: dict[str, dict[str, str]] = {}
+    exec(copied, namespace)  # sysconfig's own file: a dict literal
+    config = namespace["build_time_vars"]
+    lib = "/opt/_internal/cpython-3.12.1/lib"
+    assert config["LDSHARED"].split() == ["gcc", "-shared", f"-L{lib}", f"-L{lib}"]
+    assert (config["LIBDIR"], config["LDCXXSHARED"]) == (lib, "g++ -shared")
+    assert str(python.prefix) not in copied
+    assert not any("__pycache__/_sysconfigdata" in name for name in entries)
 
 
 def test_a_system_interpreter_is_linked_not_copied(tmp_path: Path) -> None:

@@ -132,3 +132,33 @@ def test_fields_of_the_wrong_type_are_config_errors(tmp_path: Path, text: str, w
     with pytest.raises(ConfigError, match="not a relforge manifest") as caught:
         load_manifest(path)
     assert words in caught.value.message
+
+
+def test_a_warning_is_kept_and_never_blocks(tmp_path: Path) -> None:
+    """RF-R005's warning (a __version__ the build did not stamp) survives the manifest and
+    leaves the entry publishable; the report counts it and names it."""
+    from relforge.validate.report import ArtifactReport, ValidationReport
+
+    cell = "wheel-linux-x86_64-py3.12-cpu"
+    warning = Verdict(check="RF-R005", status="warn", message="__version__ is '0+unknown'")
+    manifest = (
+        ArtifactManifest(project="d", release="1.0", channel="test")
+        .with_entries([entry()])
+        .with_verdicts(cell, [Verdict(check="RF-V010", status="pass"), warning])
+    )
+    path = tmp_path / "relforge-manifest.json"
+    manifest.save(path)
+    again = load_manifest(path)
+    assert again.entries[cell].verdicts[-1] == warning
+    assert again.entries[cell].validated
+    report = ValidationReport(
+        project="d",
+        release="1.0",
+        channel="test",
+        artifacts=(ArtifactReport(subject=cell, cell_id=cell, file="x.whl", verdicts=(warning,)),),
+    )
+    data = report.to_json()
+    assert data["status"] == "pass" and data["counts"]["warn"] == 1
+    assert "0 skipped, 1 warned on 1 artifacts" in report.to_markdown()
+    assert "warning: **RF-R005**" in report.to_markdown()
+    assert "warning: __version__ is" in report.to_junit()

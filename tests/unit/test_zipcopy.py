@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from relforge.promote.zipcopy import rewrite_zip
+from relforge.zipcopy import rewrite_zip
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer  # collections.abc.Buffer from Python 3.12

@@ -62,6 +62,7 @@ class BuildJob:
     timeout_s: float
     repair: RepairPolicy | None
     dependencies: DependencyWheels | None = None  # the wheels of the cell's dependency axes
+    source_folder: str = "src"  # the name of the build's source copy (versioneer reads it)
 
 
 class Builder(Protocol):

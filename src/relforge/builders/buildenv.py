@@ -1,6 +1,6 @@
 """A fresh virtual environment per host build, holding the project's build requirements.
 
-The requirements ([build-system].requires, plus pip to drive the default build) are resolved
+The requirements (relforge.builders.buildreqs, plus pip to drive the default build) are resolved
 once per interpreter into a read-only layer under the user cache, from a wheelhouse there
 (filled from the configured indexes only when it lacks something).  Each cell's venv gets the
 layer's files hard-linked into its site-packages: measured on this 2-core machine, a venv with
@@ -23,29 +23,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from relforge.builders.base import BuildFailure
-from relforge.builders.compat import tomllib
 from relforge.builders.locations import user_cache_dir
 from relforge.builders.process import run_logged
 from relforge.interpreters import Interpreter
 
-PEP518_DEFAULT = ["setuptools>=40.8.0"]  # what a project without [build-system] gets
 FRONTEND = ["pip"]  # drives the default PEP 517 build inside the venv
 _QUIET = ["--disable-pip-version-check", "--no-input"]
-
-
-def build_requirements(source: Path) -> list[str]:
-    path = source / "pyproject.toml"
-    if not path.is_file():
-        return list(PEP518_DEFAULT)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise BuildFailure(f"cannot read {path.name}: {exc}") from None
-    system = data.get("build-system", {})
-    requires = system.get("requires", PEP518_DEFAULT) if isinstance(system, dict) else None
-    if not isinstance(requires, list) or not all(isinstance(r, str) for r in requires):
-        raise BuildFailure(f"{path.name}: [build-system].requires is not a list of strings")
-    return list(requires)
 
 
 def make_venv(
@@ -74,6 +57,15 @@ def make_venv(
     with log.open("a", encoding="utf-8") as fh:
         fh.write(f"# build requirements linked from {layer}\n")
     return python
+
+
+def install_into(
+    python: Path, requirements: list[str], *, env: Mapping[str, str], log: Path, deadline: float
+) -> None:
+    """pip install `requirements` into the venv of `python` (what the build backend asks for
+    on top of the layer: pip resolves them against what the venv holds, axes included)."""
+    pip = [sys.executable, "-m", "pip", "--python", str(python)]
+    _pip_install(pip, ["install", "--no-compile", *requirements], env, log, deadline)
 
 
 def requirements_layer(

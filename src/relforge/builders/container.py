@@ -3,6 +3,10 @@
 The source snapshot is mounted read-only and copied inside; results come back through a
 mounted output folder; the container has no network unless asked, sees only the cell's
 environment, streams its output to the cell's log, is killed at the deadline and always removed.
+The build requirements come as wheels fetched on the host for the cell's Python and platform
+(like the dependency axes'); when the build backend asks for more (PEP 517's
+get_requires_for_build_wheel), the container stops with REQUIRES_EXIT, the host fetches them and
+starts it once more, and remembers them for the next build in that image.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import os
 import shlex
 import shutil
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -28,18 +33,28 @@ from relforge.builders.base import (
     default_command,
     output_files,
 )
+from relforge.builders.buildreqs import (
+    merged,
+    read_requirements,
+    remember,
+    remembered,
+    static_requirements,
+    write_control,
+)
 from relforge.builders.cancel import cancellable
-from relforge.builders.depwheels import pip_find_links_env
+from relforge.builders.depwheels import fetch_build_wheels, pip_find_links_env
 from relforge.builders.engine import connect, image_id, missing_image_hint
 from relforge.builders.images import LABEL_CUDA, LABEL_PYTHONS
 from relforge.builders.locations import user_cache_dir
 from relforge.builders.postbuild import RepairPolicy
+from relforge.builders.project import BuildSystem, build_system
 from relforge.builders.pull import PullPolicy, pull, repo_digest, wants_pull
 from relforge.builders.tools import container_tools_dir
 from relforge.errors import ConfigError, RelforgeError
 from relforge.matrix.cell import Cell
 
 SKIP_EXIT = 86  # in_container.sh: the image cannot build this cell
+REQUIRES_EXIT = 87  # in_container.sh: the build backend asks for wheels not fetched yet
 _ARCHES = {"amd64": "x86_64", "arm64": "aarch64"}
 
 
@@ -146,40 +161,61 @@ class DockerBuilder:
         return found
 
     def build(self, job: BuildJob) -> None:
+        deadline = time.monotonic() + job.timeout_s
         control = job.work / "control"
-        control.mkdir()
+        pep517 = not job.command and job.cell.python is not None
+        system = build_system(job.source) if job.cell.python else None
+        write_control(control, system if pep517 else None)
         script = resources.files("relforge.builders").joinpath("in_container.sh")
         (control / "build.sh").write_text(script.read_text("utf-8"), encoding="utf-8")
         (control / "repair.sh").write_text(_repair_script(job.repair), encoding="utf-8")
-        out = job.work / "container-out"
-        out.mkdir()
-        volumes = {
-            str(job.source): {"bind": "/src", "mode": "ro"},
-            str(out): {"bind": "/out", "mode": "rw"},
-            str(control): {"bind": "/relforge/control", "mode": "ro"},
-        }
-        if job.repair is not None:
-            volumes[str(container_tools_dir())] = {"bind": "/relforge/tools", "mode": "ro"}
-            volumes[str(_pycache_dir())] = {"bind": "/relforge/pycache", "mode": "rw"}
-        axis_env: dict[str, str] = {}
-        if job.dependencies is not None:  # in_container.sh installs them before the build
-            volumes[str(job.dependencies.folder)] = {"bind": "/relforge/deps", "mode": "ro"}
-            axis_env = pip_find_links_env(job.dependencies, "/relforge/deps")
-        env = {
-            **job.env,
-            **axis_env,
-            "RELFORGE_OUTPUT_DIR": "/out/raw",
-            "RELFORGE_UID": str(os.getuid()),
-            "RELFORGE_GID": str(os.getgid()),
-        }
+        volumes, env = _mounts(job, control)
         command = job.command or default_command("/out/raw")
-        code = self._run(job, ["/bin/sh", "/relforge/control/build.sh", *command], env, volumes)
-        if code == SKIP_EXIT and (out / "skip-reason").exists():
-            raise CellSkipped((out / "skip-reason").read_text(encoding="utf-8").strip())
-        if code != 0:
-            raise BuildFailure(f"the build in {job.cell.image} exited with code {code}")
-        for artifact in output_files(out / "final"):
-            shutil.move(artifact, job.out / artifact.name)
+        static = static_requirements(system, job.cell) if system is not None else []
+        memory = self._memory_key(job, system, static)
+        requirements = merged(static, remembered(memory))
+        for attempt in range(2):
+            out = job.work / f"container-out-{attempt}"
+            out.mkdir()
+            mounts = {**volumes, str(out): {"bind": "/out", "mode": "rw"}}
+            if system is not None:  # fetched on the host: the container has no network
+                wheels = fetch_build_wheels(
+                    job.cell,
+                    requirements,
+                    job.work / f"build-wheels-{attempt}",
+                    log=job.log,
+                    deadline=deadline,
+                )
+                mounts[str(wheels)] = {"bind": "/relforge/build-wheels", "mode": "ro"}
+            argv = ["/bin/sh", "/relforge/control/build.sh", *command]
+            code = self._run(job, argv, env, mounts)
+            if code == SKIP_EXIT and (out / "skip-reason").exists():
+                raise CellSkipped((out / "skip-reason").read_text(encoding="utf-8").strip())
+            asked = read_requirements(out / "build-requires")
+            if code == REQUIRES_EXIT and asked and attempt == 0:
+                requirements = merged(requirements, asked)  # fetch them, then once more
+                with job.log.open("a", encoding="utf-8") as fh:
+                    fh.write(f"\n# relforge: fetching {', '.join(asked)}; building again\n")
+                remember(memory, [r for r in requirements if r not in static])
+                continue
+            if code == REQUIRES_EXIT and asked:
+                raise BuildFailure(
+                    f"the build backend still asks for {', '.join(asked)} after relforge "
+                    "fetched them: see the log"
+                )
+            if code != 0:
+                raise BuildFailure(f"the build in {job.cell.image} exited with code {code}")
+            for artifact in output_files(out / "final"):
+                shutil.move(artifact, job.out / artifact.name)
+            return
+
+    def _memory_key(
+        self, job: BuildJob, system: BuildSystem | None, static: list[str]
+    ) -> list[str]:
+        """What decides which requirements the backend adds in this image."""
+        image = job.cell.image or ""
+        backend = system.backend if system is not None else ""
+        return [image, self.image_id(image) or "", job.cell.id, backend, *static]
 
     def _run(
         self,
@@ -223,6 +259,30 @@ class DockerBuilder:
         finally:
             with contextlib.suppress(docker.errors.DockerException):
                 container.remove(force=True)
+
+
+def _mounts(job: BuildJob, control: Path) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """The folders every run of the job's container mounts, and its environment."""
+    volumes = {
+        str(job.source): {"bind": "/src", "mode": "ro"},
+        str(control): {"bind": "/relforge/control", "mode": "ro"},
+    }
+    if job.repair is not None:
+        volumes[str(container_tools_dir())] = {"bind": "/relforge/tools", "mode": "ro"}
+        volumes[str(_pycache_dir())] = {"bind": "/relforge/pycache", "mode": "rw"}
+    axis_env: dict[str, str] = {}
+    if job.dependencies is not None:  # in_container.sh installs them before the build
+        volumes[str(job.dependencies.folder)] = {"bind": "/relforge/deps", "mode": "ro"}
+        axis_env = pip_find_links_env(job.dependencies, "/relforge/deps")
+    env = {
+        **job.env,
+        **axis_env,
+        "RELFORGE_OUTPUT_DIR": "/out/raw",
+        "RELFORGE_SOURCE_FOLDER": job.source_folder,
+        "RELFORGE_UID": str(os.getuid()),
+        "RELFORGE_GID": str(os.getgid()),
+    }
+    return volumes, env
 
 
 def image_lacks(cell: Cell, labels: Mapping[str, str]) -> str | None:

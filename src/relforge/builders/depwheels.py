@@ -1,9 +1,12 @@
-"""The wheels a cell's dependency axes install, fetched on the host before the (offline) build.
+"""Wheels a cell's build installs, fetched on the host before the (offline) build: those of its
+dependency axes, and, for a container, the build requirements.
 
 Each axis value's requirements are downloaded once with `pip download` from the value's index
 (or pip's configured one) for the cell's Python and platform, into a cache folder keyed by
 requirements + index + platform + Python.  The build gets the union as one local wheel folder
 (PIP_FIND_LINKS + PIP_NO_INDEX) and installs the requirements from it, in a venv or container.
+A container's build requirements come the same way (pip's configured index), in a folder of
+their own: the host builder installs them from its own wheelhouse (relforge.builders.buildenv).
 """
 
 from __future__ import annotations
@@ -102,6 +105,30 @@ def fetch_axis_wheels(
     return DependencyWheels(folder=dest, requirements=tuple(requirements), files=files)
 
 
+def fetch_build_wheels(
+    cell: Cell,
+    requirements: list[str],
+    dest: Path,
+    *,
+    log: Path,
+    deadline: float,
+    cache_root: Path | None = None,
+) -> Path:
+    """Fill `dest` with the wheels `requirements` install for the cell's Python and platform,
+    and write them to its requirements.txt; returns `dest`."""
+    dest.mkdir(parents=True, exist_ok=True)
+    if requirements:
+        root = (cache_root or user_cache_dir()) / "build-wheels"
+        folder = _fetched(
+            cell, requirements, "", root, env={}, log=log, deadline=deadline,
+            what="fetching the build requirements for the container (pip download)",
+        )  # fmt: skip
+        for wheel in folder.glob("*.whl"):
+            _link_or_copy(wheel, dest / wheel.name)
+    (dest / REQUIREMENTS).write_text("".join(f"{r}\n" for r in requirements), encoding="utf-8")
+    return dest
+
+
 def cached_folders(cell: Cell, cache_root: Path | None = None) -> list[Path]:
     """The filled cache folders of the cell's axis values (all of them, or none)."""
     root = (cache_root or user_cache_dir()) / "axis-wheels"
@@ -126,6 +153,7 @@ def _fetched(
     env: Mapping[str, str],
     log: Path,
     deadline: float,
+    what: str = "fetching the axis wheels (pip download)",
 ) -> Path:
     folder = cache_folder(cell, install, index, root)
     if (folder / ".complete").exists():
@@ -146,7 +174,7 @@ def _fetched(
                 env=fetch_env,
                 log=log,
                 deadline=deadline,
-                what="fetching the axis wheels (pip download)",
+                what=what,
             )
             record = {
                 "requirements": install,

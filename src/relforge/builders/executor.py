@@ -27,12 +27,14 @@ from relforge.builders.postbuild import (
     ArtifactProblem,
     RepairPolicy,
     check_archive_name,
+    check_search_paths,
     check_wheel,
     declare_requirements,
     pick_artifact,
     repair_policy,
 )
 from relforge.builders.source import SourceTree, scan_source
+from relforge.builders.stamping import SOURCE_FOLDER, restamp, source_folder, version_env
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import ConfigError, RelforgeError
 from relforge.manifest import ArtifactManifest, ManifestEntry, sha256_file
@@ -240,11 +242,16 @@ class _Run:
             out.mkdir()
             builder.build(self._job(cell, work, out, log, repair, deps))
             artifact = pick_artifact(output_files(out), cell)
+            restamped = None
+            if cell.package_type == "wheel":
+                restamped = restamp(artifact, cell.version or "")
+                artifact = restamped.path if restamped else artifact
             added = declare_requirements(artifact, cell)
             if cell.package_type == "wheel":
                 check_wheel(
                     artifact, cell, project=plan.matrix.project.name, version=cell.version or ""
                 )
+                check_search_paths(artifact)
             elif archive_name is not None:
                 check_archive_name(artifact, archive_name)
             info = {
@@ -258,6 +265,9 @@ class _Run:
                 "version_origin": plan.base.origin,
                 "requires_dist_added": added,
             }
+            if restamped is not None:  # the build wrote the project's own version
+                info["version_stamped_from"] = restamped.built
+                _note(log, f"the wheel said {restamped.built}: renamed to {cell.version}")
             stored = self.cache.put(key, artifact, info)
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -284,8 +294,10 @@ class _Run:
     ) -> BuildJob:
         plan = self.plan
         version = cell.version or ""
+        wheel = cell.package_type == "wheel"
         env = {
             **cell.env,
+            **(version_env(plan.matrix.project.name, version) if wheel else {}),
             "RELFORGE_VERSION": version,
             plan.matrix.project.build.version_env: version,
             "RELFORGE_CHANNEL": plan.channel,
@@ -306,6 +318,7 @@ class _Run:
             timeout_s=plan.timeout_s,
             repair=repair,
             dependencies=deps,
+            source_folder=source_folder(self.plan.source, version) if wheel else SOURCE_FOLDER,
         )
 
     def _result(
@@ -345,6 +358,11 @@ class _Run:
             log=log,
             entry=entry,
         )
+
+
+def _note(log: Path, line: str) -> None:
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write(f"# relforge: {line}\n")
 
 
 def _publish(stored: CachedArtifact, out: Path) -> Path:

@@ -1,4 +1,5 @@
-"""HostBuilder: build a cell on this machine, in a fresh venv of the cell's Python."""
+"""HostBuilder: build a cell on this machine, in a fresh venv of the cell's Python holding the
+build requirements (relforge.builders.buildreqs) and the dependency axes."""
 
 from __future__ import annotations
 
@@ -18,10 +19,17 @@ from relforge.builders.base import (
     default_command,
     output_files,
 )
-from relforge.builders.buildenv import build_requirements, make_venv
+from relforge.builders.buildenv import install_into, make_venv
+from relforge.builders.buildreqs import (
+    backend_requirements,
+    link_env,
+    static_requirements,
+    write_control,
+)
 from relforge.builders.depwheels import REQUIREMENTS, DependencyWheels, pip_find_links_env
 from relforge.builders.postbuild import ArtifactProblem, pick_artifact
 from relforge.builders.process import run_logged
+from relforge.builders.project import build_system
 from relforge.builders.toolchains import Missing, Toolchain, find_toolchain
 from relforge.interpreters import Interpreter, find_interpreter
 from relforge.matrix.cell import Cell
@@ -72,20 +80,16 @@ class HostBuilder:
         deadline = time.monotonic() + job.timeout_s
         toolchain = self._toolchain(job.cell)
         env = _host_env(job, toolchain)
-        src = job.work / "src"
+        src = job.work / job.source_folder
         shutil.copytree(job.source, src, symlinks=True)
+        # The copy lies inside the project's checkout (.relforge/work): git in the build (a
+        # version plugin) must not find the checkout's repository, as in a source tarball.
+        env["GIT_CEILING_DIRECTORIES"] = str(job.work)
         raw = job.work / "raw"
         raw.mkdir()
         python = self._interpreter(job.cell)
         if python is not None:
-            requirements = build_requirements(src)
-            venv_python = make_venv(
-                python, job.work / "venv", requirements, env=env, log=job.log, deadline=deadline
-            )
-            env["VIRTUAL_ENV"] = str(venv_python.parent.parent)
-            env["PATH"] = os.pathsep.join([str(venv_python.parent), env["PATH"]])
-            if job.dependencies is not None:
-                install_axis_wheels(venv_python, job.dependencies, env, job.log, deadline)
+            env.update(_build_env(python, job, src, dict(env), deadline))
         if job.dependencies is not None:
             env.update(pip_find_links_env(job.dependencies, str(job.dependencies.folder)))
         env["RELFORGE_OUTPUT_DIR"] = str(raw)
@@ -119,6 +123,32 @@ class HostBuilder:
         if isinstance(found, Missing):  # unsatisfied() keeps such cells away from build()
             raise BuildFailure(found.why)
         return found
+
+
+def _build_env(
+    python: Interpreter, job: BuildJob, src: Path, env: dict[str, str], deadline: float
+) -> dict[str, str]:
+    """A venv of the cell's Python holding the build requirements and the axes; returns the
+    variables that put it in charge (and its linker commands without a build-time rpath)."""
+    system = build_system(src)
+    control = job.work / "control"
+    write_control(control, system if not job.command else None)
+    requirements = static_requirements(system, job.cell)
+    venv_python = make_venv(
+        python, job.work / "venv", requirements, env=env, log=job.log, deadline=deadline
+    )
+    env["VIRTUAL_ENV"] = str(venv_python.parent.parent)
+    env["PATH"] = os.pathsep.join([str(venv_python.parent), env["PATH"]])
+    if job.dependencies is not None:
+        install_axis_wheels(venv_python, job.dependencies, env, job.log, deadline)
+    env.update(link_env(venv_python, control, env=env, log=job.log))
+    if not job.command:  # the PEP 517 build: what the backend asks for on top
+        asked = backend_requirements(
+            venv_python, control, src, env=env, log=job.log, deadline=deadline
+        )
+        if asked:
+            install_into(venv_python, asked, env=env, log=job.log, deadline=deadline)
+    return env
 
 
 def install_axis_wheels(

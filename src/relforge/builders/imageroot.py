@@ -1,7 +1,8 @@
 """What a multi-Python builder image adds to its base, as entries of a `docker build` context:
 each host CPython manylinux-style (a relocated copy at /opt/_internal/cpython-X.Y.Z[t] without its
 test suite, its static libraries (libpython*.a: extension modules never link libpython, and the
-manylinux images delete them too) and the host's site-packages, pip/setuptools/wheel from
+manylinux images delete them too) and the host's site-packages, its build configuration moved to
+the new prefix and rid of the host's rpath (`relocation`), pip/setuptools/wheel from
 relforge's wheelhouse, and a link /opt/python/cpXY-cpXY[t] to it), CUDA toolkits at
 /usr/local/cuda-X.Y; and the digest of all of it (paths, sizes, modes, mtimes) that names the
 image."""
@@ -17,8 +18,9 @@ from pathlib import Path
 
 from relforge.builders.pythons import HostPython
 
-RECIPE = 2  # bump when the image layout changes, so cached images are not reused
+RECIPE = 3  # bump when the image layout changes, so cached images are not reused
 _KEPT_BIN = ("python",)  # bin/ entries kept: python* (pip, idle, pydoc scripts name the host)
+_BUILD_CONFIG = "_sysconfigdata_"  # sysconfig's build configuration: moved to the image's prefix
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,6 +35,15 @@ class Entry:
     arcname: str  # inside the context: rootfs/…
     link: str | None = None  # symlink target
     patch_rpath: str | None = None  # set this RUNPATH on the copied ELF file
+    replace: tuple[tuple[str, str], ...] = ()  # text replacements in the copied file
+
+    def rewritten(self) -> bytes:
+        """The copy's bytes: the source's with the replacements made."""
+        assert self.source is not None
+        data = self.source.read_bytes()
+        for old, new in self.replace:
+            data = data.replace(old.encode(), new.encode())
+        return data
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,7 +74,7 @@ class ImageRoot:
         sha.update(json.dumps(head, sort_keys=True).encode())
         for entry in self.entries():
             stat = entry.source.lstat() if entry.source else None
-            facts: list[str | int | None] = [entry.arcname, entry.link, entry.patch_rpath]
+            facts: list[object] = [entry.arcname, entry.link, entry.patch_rpath, entry.replace]
             if stat is not None:
                 facts += [stat.st_size, stat.st_mode, stat.st_mtime_ns]
             sha.update(json.dumps(facts).encode() + b"\n")
@@ -84,14 +95,20 @@ def python_entries(python: HostPython, layer: Path | None) -> Iterator[Entry]:
     stdlib = python.stdlib.resolve().relative_to(prefix).as_posix()  # lib/python3.12
     skip = frozenset({f"{stdlib}/test", f"{stdlib}/site-packages"})
     exe = python.executable.resolve()
+    moved = relocation(prefix, f"/{home}")
     for entry in _tree(prefix, home, skip=skip):
         rel = entry.arcname.removeprefix(f"rootfs/{home}/")
         if rel.startswith("bin/") and not rel[4:].startswith(_KEPT_BIN):
             continue
         if rel.endswith(".a"):  # libpython3.X.a (or a link to it): ~60 MB, never linked
             continue
+        name = rel.rsplit("/", 1)[-1]
+        if name.startswith(_BUILD_CONFIG) and "__pycache__/" in rel:
+            continue  # the bytecode of a rewritten file: Python compiles the new one
         if entry.source is not None and entry.source == exe:
             entry = Entry(source=exe, arcname=entry.arcname, patch_rpath="$ORIGIN/../lib")
+        elif entry.link is None and name.startswith(_BUILD_CONFIG) and name.endswith(".py"):
+            entry = Entry(source=entry.source, arcname=entry.arcname, replace=moved)
         yield entry
     yield Entry(source=None, arcname=f"rootfs/{home}/{stdlib}/site-packages")
     if layer is not None:
@@ -101,6 +118,22 @@ def python_entries(python: HostPython, layer: Path | None) -> Iterator[Entry]:
             if entry.arcname != f"rootfs/{home}/{stdlib}/site-packages":
                 yield entry
     yield Entry(source=None, arcname=link, link=f"/{home}")
+
+
+def relocation(prefix: Path, home: str) -> tuple[tuple[str, str], ...]:
+    """The text replacements that move an interpreter's build configuration (sysconfig's
+    `_sysconfigdata_*.py`: LDSHARED, LIBDIR, …) from its host prefix to its home in the image,
+    less the rpath into the host prefix that an `--enable-shared` build (pyenv) puts into
+    LDSHARED: every setuptools extension linked with it would get a RUNPATH of the build
+    machine (validation's RF-V043); extensions never link libpython on Linux."""
+    lib = f"{prefix}/lib"
+    return (
+        (f" -Wl,-rpath,{lib}", ""),
+        (f"-Wl,-rpath,{lib}", ""),
+        (f" -Wl,-rpath={lib}", ""),
+        (f"-Wl,-rpath={lib}", ""),
+        (str(prefix), home),
+    )
 
 
 def _tree(root: Path, dest: str, *, skip: frozenset[str] = frozenset()) -> Iterator[Entry]:

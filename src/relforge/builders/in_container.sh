@@ -2,9 +2,14 @@
 # relforge's build driver inside a builder container (POSIX sh: any image has it).
 #   /src                   the source snapshot (read-only)
 #   /out                   results: raw/ (what the build command writes), final/, skip-reason
-#   /relforge/control      this script and repair.sh (read-only)
+#   /relforge/control      this script, repair.sh, link_env.py, pep517_requires.py and, for the
+#                          PEP 517 build, build-system.json (read-only)
 #   /relforge/tools        auditwheel + patchelf borrowed from relforge (read-only)
-# Arguments: the build command.  Exit 86 means "this image cannot build the cell" (skipped).
+#   /relforge/deps         the dependency axes' wheels and requirements.txt (read-only)
+#   /relforge/build-wheels the build requirements' wheels and requirements.txt (read-only)
+# Arguments: the build command.  Exit 86 means "this image cannot build the cell" (skipped);
+# exit 87 "the build backend asks for wheels the host has not fetched" (listed in
+# /out/build-requires: the host fetches them and runs the container again).
 set -eu
 OUT=/out
 mkdir -p "$OUT/raw" "$OUT/final"
@@ -55,8 +60,11 @@ case "${GPU_ARCH_TYPE:-cpu}" in
         ;;
 esac
 
-# `python` is the cell's interpreter; the build runs in a writable copy of the source.
-mkdir -p /tmp/relforge/bin /tmp/relforge/home /tmp/relforge/src
+# `python` is the cell's interpreter; the build runs in a writable copy of the source (named as
+# the host says: versioneer reads the version from the folder's name).
+SRC="/tmp/relforge/${RELFORGE_SOURCE_FOLDER:-src}"
+PIP_OFFLINE="--disable-pip-version-check --no-input --no-index --no-compile"
+mkdir -p /tmp/relforge/bin /tmp/relforge/home "$SRC"
 if [ -n "$PY" ]; then
     ln -sf "$PY" /tmp/relforge/bin/python
     ln -sf "$PY" /tmp/relforge/bin/python3
@@ -66,12 +74,41 @@ export PATH="/tmp/relforge/bin:$PATH" HOME=/tmp/relforge/home
 # folder on PYTHONPATH, so the image's own Python stays untouched (not byte-compiled: the
 # folder lives for this one build).
 if [ -f /relforge/deps/requirements.txt ]; then
-    python -m pip install --disable-pip-version-check --no-input --no-index --no-compile \
-        --find-links /relforge/deps --target /tmp/relforge/axes -r /relforge/deps/requirements.txt
+    # shellcheck disable=SC2086
+    python -m pip install $PIP_OFFLINE --find-links /relforge/deps --target /tmp/relforge/axes \
+        -r /relforge/deps/requirements.txt
     export PYTHONPATH="/tmp/relforge/axes${PYTHONPATH:+:$PYTHONPATH}"
 fi
-cp -a /src/. /tmp/relforge/src/
-cd /tmp/relforge/src
+# The build requirements, likewise, behind the axes on PYTHONPATH: an axis decides its version.
+if [ -n "$PY" ] && [ -f /relforge/build-wheels/requirements.txt ]; then
+    if [ -s /relforge/build-wheels/requirements.txt ]; then
+        # shellcheck disable=SC2086
+        python -m pip install $PIP_OFFLINE --find-links /relforge/build-wheels \
+            --target /tmp/relforge/buildenv -r /relforge/build-wheels/requirements.txt
+    fi
+    export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}/tmp/relforge/buildenv"
+    export PATH="/tmp/relforge/buildenv/bin:$PATH"
+fi
+cp -a /src/. "$SRC/"
+cd "$SRC"
+if [ -n "$PY" ]; then  # the interpreter's linker commands without a build-time rpath
+    eval "$(python /relforge/control/link_env.py --shell)"
+fi
+# The PEP 517 build: what the backend asks for on top (get_requires_for_build_wheel).
+if [ -f /relforge/control/build-system.json ]; then
+    python /relforge/control/pep517_requires.py /relforge/control/build-system.json \
+        /tmp/relforge/unmet.txt
+    if [ -s /tmp/relforge/unmet.txt ]; then
+        # shellcheck disable=SC2086
+        if ! python -m pip install $PIP_OFFLINE --find-links /relforge/build-wheels \
+            --target /tmp/relforge/buildenv -r /tmp/relforge/unmet.txt; then
+            cp /tmp/relforge/unmet.txt "$OUT/build-requires"
+            echo "relforge: the build backend asks for wheels not fetched yet:" \
+                "$(tr '\n' ' ' </tmp/relforge/unmet.txt)"
+            exit 87
+        fi
+    fi
+fi
 echo "\$ $*"
 "$@"
 

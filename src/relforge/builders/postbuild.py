@@ -2,20 +2,20 @@
 extra install requirements, and check that the result is the artifact the cell asked for.
 
 Repair is `auditwheel repair --plat <cell tag> --only-plat` with excludes derived from the cell:
-driver libraries always, and the libraries of every package the cell declares instead of
-bundling.  It runs where the build ran (on the host, or inside the builder container), because
-that is where the libraries to graft live.
+driver libraries always, and the libraries of every distribution the cell requires (its extra
+install requirements, unless it bundles them, and its dependency axes'), from the catalogue
+validation reads too (relforge.providedlibs).  It runs where the build ran (on the host, or
+inside the builder container), because that is where the libraries to graft live.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
-import yaml
+from packaging.requirements import Requirement
 from packaging.utils import (
     InvalidWheelFilename,
     canonicalize_name,
@@ -25,10 +25,11 @@ from packaging.version import Version
 
 from relforge.builders.wheelfile import add_requires_dist
 from relforge.matrix.cell import Cell
-from relforge.matrix.values import requirement_name
+from relforge.providedlibs import excluded_libraries, linux_environment
+from relforge.validate.checks import RPATH_CHECK
+from relforge.validate.facts import gather
+from relforge.validate.registry import Expectation, check_artifact
 from relforge.wheelformat import WheelError
-
-_CUDA_SUFFIXES = ("-cu11", "-cu12", "-cu13")
 
 
 class ArtifactProblem(Exception):
@@ -50,40 +51,31 @@ class RepairPolicy:
         return [*args, wheel]
 
 
-@functools.cache
-def _provided() -> dict[str, dict[str, list[str]]]:
-    text = resources.files("relforge.resources").joinpath("provided_libraries.yaml")
-    data: dict[str, dict[str, list[str]]] = yaml.safe_load(text.read_text("utf-8"))
-    return data
-
-
-def _package_key(requirement: str) -> str:
-    name = requirement_name(requirement)
-    for suffix in _CUDA_SUFFIXES:
-        name = name.removesuffix(suffix)
-    return name
+def cell_requirements(cell: Cell) -> tuple[str, ...]:
+    """What the cell's wheel requires besides the project's own dependencies: its extra install
+    requirements (none when it bundles the libraries) and its dependency axes' runtime
+    requirements (always)."""
+    extra = () if cell.bundles_libraries else cell.extra_install_requires
+    return (*extra, *cell.axis_requires)
 
 
 def repair_policy(cell: Cell) -> RepairPolicy | None:
-    """The repair a cell's wheel gets; None when its platform tag has no auditwheel policy."""
+    """The repair a cell's wheel gets; None when its platform tag has no auditwheel policy.
+    It leaves out what validation accepts from outside the wheel (relforge.providedlibs): the
+    driver's libraries and those of every distribution the cell requires."""
     if cell.package_type != "wheel" or not cell.platform_tag:
         return None
     plat = cell.platform_tag.split(".")[0]
     if not plat.startswith(("manylinux", "musllinux")):
         return None
-    data = _provided()
-    excludes = list(data["driver"].get(cell.accelerator, []))
-    if not cell.bundles_libraries:
-        for requirement in cell.extra_install_requires:
-            excludes += data["packages"].get(_package_key(requirement), [])
-    return RepairPolicy(plat=plat, excludes=tuple(dict.fromkeys(excludes)))
+    environment = linux_environment(cell.arch, cell.python_tag)
+    requirements = [Requirement(r) for r in cell_requirements(cell)]
+    return RepairPolicy(plat=plat, excludes=excluded_libraries(requirements, environment))
 
 
 def declare_requirements(wheel: Path, cell: Cell) -> list[str]:
-    """Add the cell's extra install requirements (none when it bundles them) and the runtime
-    requirements of its dependency axes (always) to the wheel."""
-    extra = () if cell.bundles_libraries else cell.extra_install_requires
-    wanted = (*extra, *cell.axis_requires)
+    """Add the cell's requirements (`cell_requirements`) to the wheel's Requires-Dist."""
+    wanted = cell_requirements(cell)
     if not wanted:
         return []
     try:
@@ -112,8 +104,9 @@ def check_wheel(wheel: Path, cell: Cell, *, project: str, version: str) -> None:
         raise ArtifactProblem(f"{wheel.name} is not a wheel of {project}")
     if got_version != Version(version):
         raise ArtifactProblem(
-            f"{wheel.name} has version {got_version}, the cell builds {version}: the build "
-            "must use the stamped version from $RELFORGE_VERSION"
+            f"{wheel.name} has version {got_version}, the cell builds {version}: relforge "
+            "renames a wheel of the release's own version (or 0+unknown), not of another; "
+            "make the build read $RELFORGE_VERSION, or fix the matrix release's version"
         )
     if cell.python_tag and not any(
         t.interpreter in (cell.python_tag, "py3") or t.abi == "abi3" for t in tags
@@ -126,6 +119,20 @@ def check_wheel(wheel: Path, cell: Cell, *, project: str, version: str) -> None:
             f"{wheel.name} is tagged {'.'.join(sorted(got))}, the cell's platform tag is "
             f"{cell.platform_tag}"
         )
+
+
+def check_search_paths(wheel: Path) -> None:
+    """Validation's RF-V043 on the repaired wheel: a RUNPATH into the build machine (a
+    compiler's or interpreter's rpath the build did not drop) fails the cell here, not later."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        facts = gather(wheel, pool, verify_digests=False)
+    for verdict in check_artifact(facts, Expectation(), only={RPATH_CHECK}):
+        if verdict.status == "fail":
+            raise ArtifactProblem(
+                f"{verdict.message}: a search path of the build machine, which validation "
+                f"fails ({RPATH_CHECK}); if the build adds it (-Wl,-rpath), make it $ORIGIN-"
+                "relative or drop it"
+            )
 
 
 def check_archive_name(archive: Path, expected: str) -> None:

@@ -261,6 +261,11 @@ def _write_context(plan: ImageRoot, context: Path, scratch: Path) -> None:
                     info.mode = entry.source.stat().st_mode & 0o7777 if entry.source else 0o755
                     tar.addfile(info)
                     made.add(entry.arcname)
+            elif entry.replace:
+                data = entry.rewritten()
+                info = tar.gettarinfo(entry.source, arcname=entry.arcname)
+                info.size = len(data)
+                tar.addfile(_root_owned(info), io.BytesIO(data))
             elif entry.patch_rpath is not None:
                 patched = scratch / "patched"
                 shutil.copy2(entry.source, patched)

@@ -1,13 +1,12 @@
 """Small edits of a built wheel: add Requires-Dist lines to its METADATA (RECORD updated).
 
-A wheel is rewritten entry by entry into a temporary file that replaces it, so a failure never
-leaves half a wheel behind.
+The wheel is rewritten into a temporary file that replaces it, so a failure never leaves half a
+wheel behind; every member but METADATA and RECORD keeps its compressed bytes (relforge.zipcopy:
+a CUDA extension's wheel of hundreds of MB is not inflated and deflated again).
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,15 +14,15 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 from relforge.atomic import replacing
-from relforge.record import record_hash
 from relforge.wheelformat import (
     METADATA,
     WheelError,
     metadata_headers,
     parse_headers,
     read_info_file,
-    record_rows,
 )
+from relforge.wheelversion import new_record
+from relforge.zipcopy import rewrite_zip
 
 
 def requires_dist(wheel: Path) -> list[str]:
@@ -45,7 +44,9 @@ def add_requires_dist(wheel: Path, requirements: Sequence[str]) -> list[str]:
             if not added:
                 return []
             new_metadata = _with_headers(metadata, [f"Requires-Dist: {r}" for r in added])
-            _rewrite(wheel, zf, info_dir, {f"{info_dir}/{METADATA}": new_metadata.encode("utf-8")})
+            record_name = f"{info_dir}/RECORD"
+            record = zf.read(record_name).decode("utf-8")
+        _rewrite(wheel, record, record_name, {f"{info_dir}/{METADATA}": new_metadata.encode()})
     except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, InvalidRequirement) as exc:
         raise WheelError(f"{wheel.name}: {exc}") from None
     return added
@@ -57,18 +58,8 @@ def _with_headers(metadata: str, lines: list[str]) -> str:
     return head.rstrip("\n") + "\n" + "\n".join(lines) + "\n" + (sep[1:] + body if sep else "")
 
 
-def _rewrite(wheel: Path, zf: zipfile.ZipFile, info_dir: str, changed: dict[str, bytes]) -> None:
-    record_name = f"{info_dir}/RECORD"
-    rows = record_rows(zf.read(record_name).decode("utf-8"), f"{wheel.name}: {record_name}")
-    for row in rows:
-        if row and row[0] in changed:
-            data = changed[row[0]]
-            row[1:3] = [record_hash(data), str(len(data))]
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows(rows)
-    changed = {**changed, record_name: out.getvalue().encode("utf-8")}
-    with replacing(wheel) as tmp, zipfile.ZipFile(tmp, "w") as new:
-        for info in zf.infolist():
-            replaced = changed.get(info.filename)
-            data = zf.read(info) if replaced is None else replaced
-            new.writestr(info, data, info.compress_type)
+def _rewrite(wheel: Path, record: str, record_name: str, changed: dict[str, bytes]) -> None:
+    changed = {**changed}
+    changed[record_name] = new_record(record, str, changed, record_name).encode("utf-8")
+    with replacing(wheel) as tmp:
+        rewrite_zip(wheel, tmp, rename=str, replace=changed)

@@ -359,6 +359,8 @@ releases:
         platform_tag: {platform.tag}  # {glibc_from}
         build_runner: {runner}
 {gpu_comment}        test_runners: {runners}
+    # Images come from a registry (`docker pull`); with no registry at hand, make one with
+    # `relforge builder-image` and name relforge/builder:bookworm instead (README: Builds).
     accelerators:
       cpu:
         kind: cpu

@@ -29,8 +29,9 @@ from relforge.promote.promote import check_digest, select_manifest
 from relforge.promote.publish import refuse_unvalidated
 from relforge.promote.store import ObjectStore
 from relforge.promote.transfer import Batch, Transfer, plan_batch
-from relforge.promote.wheels import Rewritten, pypi_name, strip_local
+from relforge.promote.wheels import pypi_name, strip_local
 from relforge.simplepages import hrefs
+from relforge.wheelversion import Rewritten
 
 
 @dataclass(frozen=True, kw_only=True)

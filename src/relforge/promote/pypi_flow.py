@@ -11,7 +11,7 @@ from relforge.matrix.schema import Matrix
 from relforge.promote.plan import Echo
 from relforge.promote.pypi import StagePlan, UploadItem
 from relforge.promote.store import ObjectStore
-from relforge.promote.wheels import Rewritten
+from relforge.wheelversion import Rewritten
 
 
 @dataclass(frozen=True, kw_only=True)

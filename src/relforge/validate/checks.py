@@ -113,7 +113,10 @@ def _symbol_versions(facts: WheelFacts, expect: Expectation) -> Outcome:
     return "pass", f"within {', '.join(sorted(set(checked)))}"
 
 
-@artifact("RF-V043", "rpath",
+RPATH_CHECK = "RF-V043"
+
+
+@artifact(RPATH_CHECK, "rpath",
            "No RPATH/RUNPATH entry points outside the wheel: each starts with "
            "$ORIGIN.")  # fmt: skip
 def _rpath(facts: WheelFacts, expect: Expectation) -> Outcome:
@@ -321,4 +324,5 @@ GPU = register("RF-R004", "gpu", "runtime",
 import relforge.validate.abi  # noqa: E402
 import relforge.validate.libraries  # noqa: E402
 import relforge.validate.limitedapi  # noqa: E402
-import relforge.validate.members  # noqa: E402, F401
+import relforge.validate.members  # noqa: E402
+import relforge.validate.versionattr  # noqa: E402, F401

@@ -11,9 +11,10 @@ from pathlib import Path
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
+from relforge.providedlibs import applies, linux_environment, providers_of
 from relforge.validate.facts import WheelFacts
 from relforge.validate.libraries import provides, resolve
-from relforge.validate.policy import applies, linux_environment, providers_of, tag_arch
+from relforge.validate.policy import tag_arch
 
 
 def _installable(tags: frozenset[object], arch: str | None, python_tag: str | None) -> bool:

@@ -6,7 +6,7 @@ it; `$ORIGIN` is the needing file's directory.  Past those it searches only the 
 A file of that name elsewhere in the wheel does not count.  Libraries not reached in the wheel
 must be on the allow-list of *every* policy tag of the wheel, belong to the GPU driver, or be
 shipped by a distribution Requires-Dist names: by the dependency's wheel when it is at hand
-(`--with`), else by resources/library_providers.yaml.
+(`--with`), else by the catalogue of relforge.providedlibs (resources/library_providers.yaml).
 """
 
 from __future__ import annotations
@@ -17,17 +17,9 @@ from dataclasses import dataclass
 
 from packaging.utils import canonicalize_name
 
+from relforge.providedlibs import DRIVER, applies, declared_by, linux_environment, providers_of
 from relforge.validate.facts import ElfMember, WheelFacts
-from relforge.validate.policy import (
-    LOADER_PREFIXES,
-    Policy,
-    applies,
-    declared_by,
-    linux_environment,
-    policy_for_tag,
-    providers_of,
-    tag_arch,
-)
+from relforge.validate.policy import LOADER_PREFIXES, Policy, policy_for_tag, tag_arch
 from relforge.validate.providers import DependencyWheel, site_path
 from relforge.validate.registry import Expectation, Outcome, artifact
 
@@ -176,7 +168,7 @@ def _external(
         return need("allowed")
     if policies and all(library in p.libraries for p in policies):
         return need("allowed")
-    if any(p == "@driver" for p in providers_of(library)):
+    if DRIVER in providers_of(library):
         return need("driver")
     for dep in declared_deps:
         reached = next((c for c in candidates if c in dep.elves_by_site_path), None)

@@ -1,12 +1,11 @@
 """What a platform tag allows: symbol-version ceilings and the system-library allow-list.
 
 The data is auditwheel's own policy JSON (manylinux and musllinux), loaded from the installed
-`auditwheel` package; the library → distribution map is ours (resources/library_providers.yaml).
+`auditwheel` package; which distribution ships which library is relforge.providedlibs.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import json
 import re
@@ -15,9 +14,6 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from packaging.markers import default_environment
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 _MANYLINUX = re.compile(r"manylinux_(\d+)_(\d+)_(.+)\Z")  # PEP 600 tag grammar
@@ -164,75 +160,3 @@ def highest_versions(needs: Iterable[Mapping[str, Sequence[str]]]) -> dict[str, 
                 if namespace not in best or version > best[namespace][0]:
                     best[namespace] = (version, text)
     return {k: v[1] for k, v in sorted(best.items())}
-
-
-@functools.cache
-def library_providers() -> dict[str, tuple[str, ...]]:
-    """soname glob → distributions that ship the library (resources/library_providers.yaml)."""
-    import yaml  # only wheels needing a library outside the allow-list get here
-
-    text = (
-        resources.files("relforge.resources")
-        .joinpath("library_providers.yaml")
-        .read_text(encoding="utf-8")
-    )
-    return {str(k): tuple(str(p) for p in v) for k, v in yaml.safe_load(text).items()}
-
-
-def linux_environment(arch: str, python_tag: str | None) -> dict[str, str]:
-    """A marker environment for a Linux machine of this arch running the wheel's Python."""
-    env: dict[str, str] = {k: str(v) for k, v in default_environment().items()}
-    env.update(
-        os_name="posix",
-        sys_platform="linux",
-        platform_system="Linux",
-        platform_machine=arch,
-        implementation_name="cpython",
-        platform_python_implementation="CPython",
-    )
-    if python_tag and python_tag.startswith("cp") and python_tag[2:].isdigit():
-        digits = python_tag[2:]
-        version = f"{digits[0]}.{digits[1:]}"
-        env.update(python_version=version, python_full_version=f"{version}.0")
-    return env
-
-
-def providers_of(library: str) -> list[str]:
-    """Distributions that ship `library`; `@driver` for the GPU driver's own libraries."""
-    return [
-        p
-        for pattern, ps in library_providers().items()
-        if fnmatch.fnmatch(library, pattern)
-        for p in ps
-    ]
-
-
-def applies(requirement: Requirement, environment: Mapping[str, str]) -> bool:
-    """Whether the requirement's marker is true here; a marker that cannot be evaluated
-    (`python_version ~= "abc"`) is not."""
-    if requirement.marker is None:
-        return True
-    try:
-        return requirement.marker.evaluate({**environment, "extra": ""})
-    except ValueError:  # UndefinedComparison, UndefinedEnvironmentName
-        return False
-
-
-def declared_by(
-    library: str, requirements: Sequence[Requirement], environment: Mapping[str, str]
-) -> Requirement | None:
-    """The requirement (true on this platform) whose distribution ships `library`, if any."""
-    providers = [p for p in providers_of(library) if not p.startswith("@")]
-    if not providers:
-        return None
-    env = {**environment, "extra": ""}
-    for requirement in requirements:
-        if not applies(requirement, env):
-            continue
-        for provider in providers:
-            name, _, extra = provider.partition("[")
-            if canonicalize_name(requirement.name) != canonicalize_name(name):
-                continue
-            if not extra or extra.rstrip("]") in requirement.extras:
-                return requirement
-    return None

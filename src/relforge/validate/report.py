@@ -24,6 +24,10 @@ class ArtifactReport:
     def failed(self) -> tuple[Verdict, ...]:
         return tuple(v for v in self.verdicts if v.status == "fail")
 
+    @property
+    def warned(self) -> tuple[Verdict, ...]:
+        return tuple(v for v in self.verdicts if v.status == "warn")
+
     def to_json(self) -> dict[str, Any]:
         return {
             "subject": self.subject,
@@ -58,7 +62,7 @@ class ValidationReport:
             "release": self.release,
             "channel": self.channel,
             "status": "fail" if self.failures else "pass",
-            "counts": {k: counts.get(k, 0) for k in ("pass", "fail", "skip")},
+            "counts": {k: counts.get(k, 0) for k in ("pass", "fail", "skip", "warn")},
             "artifacts": [a.to_json() for a in self.artifacts],
             "checks": {
                 c.id: {"name": c.name, "scope": c.scope, "doc": c.doc} for c in CHECKS.values()
@@ -94,6 +98,8 @@ class ValidationReport:
                     ET.SubElement(case, "failure", message=verdict.message).text = verdict.message
                 elif verdict.status == "skip":
                     ET.SubElement(case, "skipped", message=verdict.message)
+                elif verdict.status == "warn":  # JUnit has no warnings: a passed case says so
+                    ET.SubElement(case, "system-out").text = f"warning: {verdict.message}"
                 elif verdict.message:
                     ET.SubElement(case, "system-out").text = verdict.message
         ET.indent(root)
@@ -106,13 +112,20 @@ class ValidationReport:
             f"### Validation {head}: {self.project} {self.release} ({self.channel})",
             "",
             f"{counts.get('pass', 0)} passed, {counts.get('fail', 0)} failed, "
-            f"{counts.get('skip', 0)} skipped on {len(self.artifacts)} artifacts.",
+            f"{counts.get('skip', 0)} skipped{_warned(counts)} on {len(self.artifacts)} "
+            "artifacts.",
             "",
-            "| Artifact | Result | Failed checks |",
+            "| Artifact | Result | Failed checks and warnings |",
             "|---|---|---|",
         ]
         for a in self.artifacts:
-            failed = "<br>".join(f"**{v.check}** {_md(v.message)}" for v in a.failed) or "—"
+            failed = (
+                "<br>".join(
+                    [f"**{v.check}** {_md(v.message)}" for v in a.failed]
+                    + [f"warning: **{v.check}** {_md(v.message)}" for v in a.warned]
+                )
+                or "—"
+            )
             lines.append(f"| `{a.subject}` | {'❌' if a.failed else '✅'} | {failed} |")
         return "\n".join(lines)
 
@@ -124,20 +137,28 @@ class ValidationReport:
         counts = self.counts()
         table = Table(
             title=f"{self.project} {self.release} ({self.channel}): {counts.get('pass', 0)} "
-            f"passed, {counts.get('fail', 0)} failed, {counts.get('skip', 0)} skipped",
+            f"passed, {counts.get('fail', 0)} failed, {counts.get('skip', 0)} skipped"
+            + _warned(counts),
             title_justify="left",
         )
-        for column in ("artifact", "file", "result", "failed checks"):
+        for column in ("artifact", "file", "result", "failed checks and warnings"):
             table.add_column(column)
         for a in self.artifacts:
             table.add_row(
                 a.subject,
                 a.file or "—",
                 "FAIL" if a.failed else "ok",
-                "\n".join(f"{v.check} {CHECKS[v.check].name}: {v.message}" for v in a.failed),
+                "\n".join(
+                    [f"{v.check} {CHECKS[v.check].name}: {v.message}" for v in a.failed]
+                    + [f"warning: {v.check} {CHECKS[v.check].name}: {v.message}" for v in a.warned]
+                ),
             )
         console().print(table)
 
 
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _warned(counts: Counter[str]) -> str:
+    return f", {counts['warn']} warned" if counts.get("warn") else ""

@@ -32,6 +32,7 @@ from relforge.interpreters import find_interpreter
 from relforge.manifest import Verdict, VerdictStatus
 from relforge.matrix.cell import Cell
 from relforge.validate.checks import BUILD_INFO, GPU, INSTALL, SMOKE
+from relforge.validate.versionattr import VERSION_ATTRIBUTE, check_version_attribute
 from relforge.wheelformat import metadata_headers
 
 _BUILD_INFO = (
@@ -95,10 +96,13 @@ def merge_runs(runs: Mapping[str, Sequence[Verdict]], absent: Sequence[str]) -> 
     for check in checks:
         got = {p: next(v for v in vs if v.check == check) for p, vs in runs.items()}
         failed = [f"Python {p}: {v.message}" for p, v in got.items() if v.status == "fail"]
+        warned = [f"Python {p}: {v.message}" for p, v in got.items() if v.status == "warn"]
         passed = [p for p, v in got.items() if v.status == "pass"]
-        status: VerdictStatus = "fail" if failed else "pass" if passed else "skip"
-        if failed:
-            message = "; ".join(failed)
+        status: VerdictStatus = (
+            "fail" if failed else "warn" if warned else "pass" if passed else "skip"
+        )
+        if failed or warned:
+            message = "; ".join(failed or warned)
         elif passed:
             first, every = f"Python {passed[0]}", f"Python {', '.join(passed)}"
             said = got[passed[0]].message
@@ -114,7 +118,7 @@ def merge_runs(runs: Mapping[str, Sequence[Verdict]], absent: Sequence[str]) -> 
 def _run_with(req: RuntimeRequest) -> list[Verdict]:
     """The runtime checks with the cell's Python."""
     cell = req.cell
-    later = (SMOKE, BUILD_INFO, GPU)
+    later = (SMOKE, VERSION_ATTRIBUTE, BUILD_INFO, GPU)
     found = find_interpreter(cell.python or "") if cell.python else None
     if found is None:
         reason = f"no Python {cell.python} on this machine"
@@ -153,6 +157,14 @@ def _run_with(req: RuntimeRequest) -> list[Verdict]:
         verdicts.append(SMOKE.verdict("pass", (ran.stdout.strip().splitlines() or [""])[-1][:200]))
     else:
         verdicts.append(SMOKE.verdict("fail", f"exit {ran.returncode}: {_tail(ran)}"))
+    verdicts.append(
+        check_version_attribute(
+            lambda argv: _outcome(_run(argv, req.workdir, env, 300)),
+            str(venv_python),
+            req.wheel,
+            module,
+        )
+    )
     info_run = _run(
         [str(venv_python), "-c", _BUILD_INFO.format(module=module)], req.workdir, env, 300
     )
@@ -260,7 +272,7 @@ def _gpu_verdict(cell: Cell, info: Mapping[str, Any] | None) -> Verdict:
 def _install_failed(message: str) -> list[Verdict]:
     return [
         INSTALL.verdict("fail", message),
-        *(c.verdict("skip", "not installed") for c in (SMOKE, BUILD_INFO, GPU)),
+        *(c.verdict("skip", "not installed") for c in (SMOKE, VERSION_ATTRIBUTE, BUILD_INFO, GPU)),
     ]
 
 
@@ -285,6 +297,10 @@ def _run(
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return subprocess.CompletedProcess(list(argv), 127, "", str(exc))
+
+
+def _outcome(done: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
+    return done.returncode, done.stdout or "", done.stderr or ""
 
 
 def _tail(done: subprocess.CompletedProcess[str], lines: int = 6) -> str:
