@@ -52,15 +52,19 @@ class LineReporter:
         self.total = total
         self.done = 0
         self._lock = threading.Lock()
+        self._builders: dict[str, str] = {}
 
     def started(self, cell: Cell, builder: str) -> None:
-        pass
+        with self._lock:
+            self._builders[cell.id] = builder
 
     def finished(self, result: CellResult) -> None:
         with self._lock:
             self.done += 1
+            builder = self._builders.get(result.cell.id)
+            where = f" ({builder})" if builder else ""
             print(
-                f"[{self.done}/{self.total}] {result.status:<7} {result.cell.id}  "
+                f"[{self.done}/{self.total}] {result.status:<7} {result.cell.id}{where}  "
                 f"{result.seconds:.1f} s  {note(result)}",
                 file=sys.stderr,
                 flush=True,
