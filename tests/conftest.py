@@ -152,9 +152,9 @@ def fake_github(monkeypatch: pytest.MonkeyPatch) -> Iterator[fakegithub.FakeGitH
 # all (its engine and image make it the longest); order within a file stays.  Seconds measured
 # under `make test` (benchmarks/results/test_suite.json); a file missing here only runs later.
 LONGEST_FIRST = (
+    "test_build_docker.py",  # ~530 s alone, 230 s of it the torch extension in a container
     "test_generated_ci.py",  # act runs every generated workflow; the CUDA image is made once
-    "test_build_docker.py",  # ~95 s, and the four real projects' builds in containers
-    "test_real_projects.py",  # four kinds of public projects built from init to installed
+    "test_real_projects.py",  # ~260 s alone: projects from init to installed on the host
     "test_s3_fault_kinds.py",  # ~60 s
     "test_s3_transient_faults.py",
     "test_archives_ship.py",

@@ -12,25 +12,12 @@ from pathlib import Path
 
 import numpy
 from setuptools import Extension, setup
-from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 VERSION = os.environ.get("RELFORGE_VERSION") or (HERE / "version.txt").read_text().strip()
 
-
-
-class BuildExt(build_ext):
-    def build_extensions(self) -> None:
-        # An interpreter built with --enable-shared (pyenv) links extensions with an RPATH to
-        # its own lib folder; a wheel must not point outside itself (relforge validate RF-V043).
-        linker = self.compiler.linker_so
-        self.compiler.linker_so = [a for a in linker if not a.startswith("-Wl,-rpath")]
-        super().build_extensions()
-
-
 setup(
     version=VERSION,
-    cmdclass={"build_ext": BuildExt},
     ext_modules=[
         Extension(
             "numpy_abi._core",
