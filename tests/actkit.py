@@ -194,6 +194,10 @@ class HostedRunner:
             check=False,
         )
         result = parse(done.returncode, done.stdout + done.stderr)
+        # kept for a failed test (pytest keeps its temporary files): what act printed
+        (self.work / f"act-{Path(workflow).stem}-{event}-{free_port()}.log").write_text(
+            result.log, encoding="utf-8"
+        )
         if os.environ.get("RELFORGE_ACT_TRANSCRIPT"):  # `make demo-ci`
             _transcript(repo, argv, result)
         return result

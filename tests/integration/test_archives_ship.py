@@ -433,6 +433,43 @@ def test_wheels_and_an_archive_in_one_manifest(run: Run, local_setup: Setup) -> 
         assert checked.code == 0, checked.out + checked.err
 
 
+def test_a_version_reaches_the_pages_when_its_archive_arrives_last(
+    run: Run, local_setup: Setup
+) -> None:
+    """The generated CI's order: each cell uploads alone (`publish --no-index`), the wheel
+    workflow's index job runs before the archive is in, the archive workflow's after it.  The
+    version is whole only with its archive, so the first index leaves it off the pages and the
+    second, whichever workflow runs it, puts it there."""
+    s = local_setup
+    wheels = release_wheels(s.manifest.parent)
+    write_manifest(s.manifest, wheels)
+    archive = make_archive(s.manifest.parent / "more")
+    write_archive_manifest(s.manifest.parent / "archive.json", archive)
+    base = load_manifest(s.manifest)
+    for cell_id, entry in base.entries.items():  # one upload job per wheel cell
+        one = s.manifest.parent / f"{cell_id}.json"
+        base.with_entries([entry]).save(one)
+        done = run("publish", str(s.matrix), "--channel", "test", "--manifest", str(one),
+                   "--no-index", "--execute")  # fmt: skip
+        assert done.code == 0, done.err
+    index = ("index", str(s.matrix), "--channel", "test", "--execute")
+    early = run(*index)
+    assert early.code == 0, early.err
+    assert f"missing: {CELL}" in early.out + early.err
+    assert "whl/test/cpu/rfdemo/index.json" not in _snapshot(s.raw)
+    done = run("publish", str(s.matrix), "--channel", "test", "--manifest",
+               str(s.manifest.parent / "archive.json"), "--no-index", "--execute")  # fmt: skip
+    assert done.code == 0, done.err
+    last = run(*index)
+    assert last.code == 0, last.err
+    assert "relforge/advertised/test/rfdemo/1.0.0.json (whole)" in last.out + last.err
+    page = json.loads(_snapshot(s.raw)["whl/test/cpu/rfdemo/index.json"])
+    assert [f["filename"] for f in page["files"]] == [
+        "rfdemo-1.0.0+cpu-py3-none-manylinux_2_28_x86_64.whl",
+        "rfdemo-1.0.0+cpu-py3-none-win_amd64.whl",
+    ]  # the archive counts towards the version; it is on no page
+
+
 def test_nightly_keeps_the_newest_archives_and_their_sha256_files(
     run: Run, local_setup: Setup
 ) -> None:

@@ -215,7 +215,7 @@ class Completeness:
         return known
 
     def _judge(self, store: ObjectStore, version: str) -> VersionState:
-        vouched = self.vouchers.lookup([version])
+        vouched = self.vouchers.lookup([version], archives=True)
         by_cell = {v.cell: (v.key, v.sha256, v.release) for v in vouched.values() if v.cell}
         for item in self.incoming.get(version, ()):
             by_cell.setdefault(item.cell, (item.key, item.sha256, item.release))

@@ -41,6 +41,7 @@ class Vouch:
     manifest: str  # the key of the stored manifest that vouches
     cell: str = ""  # the matrix cell the manifest entry was built for
     release: str = ""  # the release of the manifest that vouches
+    archive: bool = False  # a native archive (on no page; it counts towards a whole version)
 
 
 class Vouchers:
@@ -59,12 +60,15 @@ class Vouchers:
         trust: Trust,
         workers: int = 16,
         root: RootSpec | None = None,
+        archive_prefix: str = "",
     ) -> None:
         self.store = store
         self.root = root  # the channel-root pages written after the variant pages
         self.channel = channel
         self.project = project
         self.prefix = prefix.strip("/")
+        # where the channel's native archives are (`libtorch_prefix`; default: the wheels')
+        self.archive_prefix = archive_prefix.strip("/") or self.prefix
         self.trust = trust
         self.workers = workers
         self._base = f"{MANIFESTS}/{channel}/{project}/"
@@ -88,6 +92,7 @@ class Vouchers:
             trust=self.trust,
             workers=self.workers,
             root=self.root,
+            archive_prefix=self.archive_prefix,
         )
 
     def yanked(self) -> dict[str, str]:
@@ -125,9 +130,10 @@ class Vouchers:
         self._listing()
         return manifest_key in self._present
 
-    def lookup(self, versions: Iterable[str]) -> dict[str, Vouch]:
-        """key → what the manifests of these versions vouch for; two manifests vouching for
-        one key with different bytes are refused."""
+    def lookup(self, versions: Iterable[str], *, archives: bool = False) -> dict[str, Vouch]:
+        """key → what the manifests of these versions vouch for (their wheels; `archives`: their
+        native archives too); two manifests vouching for one key with different bytes are
+        refused."""
         self._listing()
         wanted = sorted(set(versions))
         todo = [v for v in wanted if v not in self._loaded]
@@ -139,7 +145,8 @@ class Vouchers:
         out: dict[str, Vouch] = {}
         for version in wanted:
             for vouch in self._loaded[version].values():
-                _add(out, vouch, self.store.url)
+                if archives or not vouch.archive:
+                    _add(out, vouch, self.store.url)
         return out
 
     def for_folder(self, folder: str, versions: Iterable[str]) -> dict[str, Vouch]:
@@ -192,8 +199,6 @@ class Vouchers:
         out = []
         for entry in stored.manifest.entries.values():
             key = self.key_of(entry)
-            if key is None:
-                continue
             out.append(
                 Vouch(
                     key=key,
@@ -205,14 +210,14 @@ class Vouchers:
                     manifest=stored.key,
                     cell=entry.cell_id,
                     release=stored.manifest.release,
+                    archive=entry.package_type != "wheel",
                 )
             )
         return out
 
-    def key_of(self, entry: ManifestEntry) -> str | None:
-        if entry.package_type != "wheel":
-            return None  # only wheel folders are indexed
-        return f"{self.prefix}/{entry.upload_subfolder}/{Path(entry.file).name}"
+    def key_of(self, entry: ManifestEntry) -> str:
+        prefix = self.prefix if entry.package_type == "wheel" else self.archive_prefix
+        return f"{prefix}/{entry.upload_subfolder}/{Path(entry.file).name}"
 
 
 def _normal(version: str) -> str:
@@ -264,6 +269,7 @@ def channel_vouchers(
         trust=trust,
         workers=workers,
         root=root_spec(matrix, channel),
+        archive_prefix=matrix.channels.get(channel).libtorch_prefix,
     )
     vouchers.gate = Completeness(matrix, channel, vouchers, partial=partial, workers=workers)
     return vouchers
