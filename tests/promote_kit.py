@@ -139,6 +139,28 @@ def _pip_wheel(out: Path, *, version: str, plat: str, payload: str) -> Path:
     return found
 
 
+def padded_wheel(wheel: Path, size: int, seed: int = 0) -> Path:
+    """`wheel` rewritten in place with `rfdemo/blob.bin` added: `size` random bytes, stored
+    uncompressed and listed in RECORD, so the (valid) wheel is large enough to go in parts."""
+    import base64
+    import hashlib
+    import random
+    import zipfile
+
+    blob = random.Random(seed).randbytes(size)
+    digest = base64.urlsafe_b64encode(hashlib.sha256(blob).digest()).rstrip(b"=").decode()
+    padded = wheel.with_suffix(".tmp")
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(padded, "w") as out:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith(".dist-info/RECORD"):
+                data += f"rfdemo/blob.bin,sha256={digest},{size}\n".encode()
+            out.writestr(info, data)
+        out.writestr(zipfile.ZipInfo("rfdemo/blob.bin"), blob, zipfile.ZIP_STORED)
+    padded.replace(wheel)
+    return wheel
+
+
 def write_manifest(
     path: Path,
     wheels: dict[str, Path],
