@@ -26,6 +26,7 @@ import http.client
 import random
 import socket
 import struct
+import sys
 import threading
 import urllib.parse
 from collections import Counter
@@ -163,6 +164,11 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, proxy: FaultProxy) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.proxy = proxy
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # a client gone (killed, or reset by this proxy): nothing to report
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -31,7 +31,8 @@ from typing import IO, Any
 
 from relforge.errors import ConfigError, RelforgeError
 from relforge.promote.local import LocalStore
-from relforge.promote.s3 import S3Store, whole_checksum
+from relforge.promote.s3 import S3Store
+from relforge.promote.s3_checksums import whole_checksum
 from relforge.promote.s3_faults import MISSING, code
 from relforge.promote.s3client import s3_client
 from relforge.promote.store import ObjectStore

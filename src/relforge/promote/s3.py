@@ -19,7 +19,6 @@ Credentials come from the environment (AWS_*), as boto3 finds them; they are nev
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import functools
 import hashlib
@@ -29,11 +28,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import ConfigError, RefusedError, RelforgeError
-from relforge.promote import s3_multipart
-from relforge.promote.partflow import run_parts
-from relforge.promote.parts import Part, TransferSettings, cut
+from relforge.promote import s3_complete, s3_multipart, s3_ranged
+from relforge.promote.parts import Part, TransferSettings
 from relforge.promote.resume import UploadBook
 from relforge.promote.retry import (
     DigestMismatch,
@@ -42,6 +39,7 @@ from relforge.promote.retry import (
     TransientFault,
     call_with_retries,
 )
+from relforge.promote.s3_checksums import b64_hex, hex_b64, whole_checksum
 from relforge.promote.s3_faults import (
     CONDITION_FAILED,
     MISSING,
@@ -54,27 +52,6 @@ from relforge.promote.s3client import s3_client
 from relforge.promote.store import OCTET_STREAM, ObjectInfo, ObjectStore, Unfinished
 
 T = TypeVar("T")
-
-
-def _b64(hex_digest: str) -> str:
-    return base64.b64encode(bytes.fromhex(hex_digest)).decode("ascii")
-
-
-def _hex(b64_digest: str | None) -> str | None:
-    if not b64_digest or "-" in b64_digest:  # a composite (per-part) checksum says nothing
-        return None
-    return base64.b64decode(b64_digest).hex()
-
-
-def whole_checksum(answer: dict[str, Any]) -> str | None:
-    """The object's own SHA-256 (hex) from a HEAD or GET answer, or None: a multipart object's
-    checksum is composite (a hash of its parts' hashes), whether or not the service marks it so
-    (AWS appends `-N`; moto 5.2.5 sends it bare on a HEAD, with the ETag's `-N` the only sign)."""
-    kind = answer.get("ChecksumType")
-    multipart = "-" in str(answer.get("ETag", "")).strip('"')
-    if kind == "COMPOSITE" or (multipart and kind != "FULL_OBJECT"):
-        return None
-    return _hex(answer.get("ChecksumSHA256"))
 
 
 class S3Store:
@@ -274,7 +251,7 @@ class S3Store:
             return self._read(key, out.write, restart)
 
     def read_range(self, key: str, start: int, length: int) -> bytes:
-        return self._get_range(key, Part(number=1, start=start, length=length), None)
+        return s3_ranged.get_range(self, key, Part(number=1, start=start, length=length), None)
 
     def read_sha256(self, key: str, expected: str | None) -> str:
         """The sha256 of the object's bytes, read in parallel ranges; when `expected` is given,
@@ -284,24 +261,6 @@ class S3Store:
             raise RelforgeError(f"get {self.url}/{key}: the object does not exist")
         return self.read_parts(key, head, None, expected)
 
-    def _get_range(self, key: str, part: Part, etag: str | None) -> bytes:
-        """One ranged GET (of the object version with `etag`, when given), retried until all
-        its bytes arrive."""
-        if part.length == 0:
-            return b""
-
-        def attempt() -> bytes:
-            extra = {"IfMatch": etag} if etag else {}
-            response = self.client.get_object(
-                Bucket=self.bucket, Key=self.object_key(key), Range=part.byte_range, **extra
-            )
-            data: bytes = response["Body"].read()
-            if len(data) != part.length:
-                raise TransientFault(f"{len(data)} of {part.length} bytes arrived")
-            return data
-
-        return self.request("get", key, attempt)
-
     def read_parts(
         self,
         key: str,
@@ -309,31 +268,15 @@ class S3Store:
         write_at: Callable[[int, bytes], object] | None,
         expected: str | None,
     ) -> str:
-        """The object read in parallel ranges (each written at its offset by `write_at`) and
-        hashed in order; a whole read whose hash is not `expected` is tried again."""
-        parts = cut(int(head["ContentLength"]), self.settings.part_size)
-        etag = str(head["ETag"])
-
-        def one_read() -> str:
-            got = run_parts(
-                parts,
-                fetch=lambda part: self._get_range(key, part, etag),
-                act=(lambda part, data: write_at(part.start, data)) if write_at else None,
-                slots=self.slots,
-                workers=self.settings.concurrency,
-            )
-            if expected and got != expected:
-                raise DigestMismatch(expected=expected, got=got)
-            return got
-
-        return self.request("get", key, one_read)
+        """The object read in parallel ranges (see relforge.promote.s3_ranged)."""
+        return s3_ranged.read_parts(self, key, head, write_at, expected)
 
     def put_if_absent(
         self, key: str, source: Path | bytes, sha256: str, content_type: str = OCTET_STREAM
     ) -> bool:
-        size = len(source) if isinstance(source, bytes) else self._size(key, source)
+        size = s3_multipart.source_size(self, key, source)
         if size > self.settings.multipart_threshold:
-            return self._put_parts(key, source, size, sha256, content_type)
+            return s3_multipart.upload_local(self, key, source, size, sha256, content_type)
 
         def put() -> None:
             with contextlib.ExitStack() as stack:  # a fresh stream for each attempt
@@ -347,7 +290,7 @@ class S3Store:
                     ContentType=content_type,
                     # with the algorithm named, moto (like AWS) returns the checksum on HEAD
                     ChecksumAlgorithm="SHA256",
-                    ChecksumSHA256=_b64(sha256),
+                    ChecksumSHA256=b64_hex(sha256),
                     Metadata={"sha256": sha256},
                     IfNoneMatch="*",
                 )
@@ -364,7 +307,7 @@ class S3Store:
             if head is None:
                 raise RelforgeError(f"copy {source.url}/{src_key}: the object does not exist")
             if int(head["ContentLength"]) > self.settings.copy_threshold:
-                return self._copy_parts(source, src_key, key, sha256, head)
+                return s3_multipart.copy_within(self, source, src_key, key, sha256, head)
         # AWS refuses a copy onto an existing key with IfNoneMatch; for services that ignore
         # the header on CopyObject, apply_batch lists the destination again right before.
         result: dict[str, Any] = {}
@@ -384,7 +327,7 @@ class S3Store:
 
         if not self._create("copy", key, sha256, copy):
             return False
-        got = _hex(result.get("CopyObjectResult", {}).get("ChecksumSHA256")) or self.sha256(key)
+        got = hex_b64(result.get("CopyObjectResult", {}).get("ChecksumSHA256")) or self.sha256(key)
         if got != sha256:
             self.delete(key)  # the object we just created; nobody else can have written it
             raise RefusedError(
@@ -393,23 +336,6 @@ class S3Store:
                 hint="the source object is not the validated artifact",
             )
         return True
-
-    def _copy_parts(
-        self, source: S3Store, src_key: str, key: str, sha256: str, head: dict[str, Any]
-    ) -> bool:
-        """A server-side copy above what one CopyObject takes: UploadPartCopy, read back."""
-        if self.head(key) is not None:
-            return False  # the completion would refuse it too, after copying every part
-        return s3_multipart.copy(
-            self,
-            key,
-            source_bucket=source.bucket,
-            source_key=source.object_key(src_key),
-            source_etag=str(head["ETag"]),
-            size=int(head["ContentLength"]),
-            sha256=sha256,
-            content_type=str(head.get("ContentType") or OCTET_STREAM),
-        )
 
     def _copy_through(
         self, source: ObjectStore, src_key: str, key: str, sha256: str, size: int | None
@@ -427,16 +353,7 @@ class S3Store:
                 raise RelforgeError(f"copy {source.url}/{src_key}: the object does not exist")
             size = info.size
         if size > self.settings.multipart_threshold:
-            return s3_multipart.upload(
-                self,
-                key,
-                size=size,
-                fetch=lambda part: source.read_range(src_key, part.start, part.length),
-                sha256=sha256,
-                content_type=OCTET_STREAM,
-                passes=self.policy.attempts,  # each pass is a read, retried like any other
-                source=f"{source.url}/{src_key}",
-            )
+            return s3_multipart.stream_from(self, source, src_key, key, sha256, size)
         with tempfile.TemporaryDirectory(prefix="relforge-copy-") as tmp:
             path = Path(tmp) / "object"
             got = source.download(src_key, path)
@@ -458,7 +375,7 @@ class S3Store:
                 Body=data,
                 ContentType=content_type,
                 ChecksumAlgorithm="SHA256",
-                ChecksumSHA256=_b64(digest),
+                ChecksumSHA256=b64_hex(digest),
                 Metadata={"sha256": digest},
             ),
         )
@@ -471,60 +388,10 @@ class S3Store:
         )
 
     def unfinished(self, prefix: str) -> tuple[Unfinished, ...]:
-        return tuple(s3_multipart.unfinished(self, prefix))
+        return tuple(s3_complete.unfinished(self, prefix))
 
     def abort(self, unfinished: Unfinished) -> None:
-        s3_multipart.abort(self, unfinished.key, unfinished.upload_id)
-
-    def _size(self, key: str, path: Path) -> int:
-        try:
-            return path.stat().st_size
-        except OSError as exc:
-            if is_environment_fault(exc):
-                raise environment_fault(exc, f"put {self.url}/{key}: cannot read {path}") from None
-            raise
-
-    def _put_parts(
-        self, key: str, source: Path | bytes, size: int, sha256: str, content_type: str
-    ) -> bool:
-        """An upload above the threshold: parts read from the file (or the bytes) as sent."""
-        if self.head(key) is not None:
-            return False  # the completion would refuse it too, after every part was sent
-        with contextlib.ExitStack() as stack:
-            if isinstance(source, bytes):
-                data = source
-
-                def fetch(part: Part) -> bytes:
-                    return data[part.start : part.start + part.length]
-
-            else:
-                try:
-                    fd = stack.enter_context(source.open("rb")).fileno()
-                except OSError as exc:
-                    if is_environment_fault(exc):
-                        raise environment_fault(exc, f"put {self.url}/{key}") from None
-                    raise
-
-                def fetch(part: Part) -> bytes:
-                    got = os.pread(fd, part.length, part.start)
-                    if len(got) != part.length:
-                        raise RefusedError(
-                            f"{source}: shorter than the {size} bytes it had; nothing was "
-                            f"written to {self.url}/{key}",
-                            hint="the file changed after it was hashed",
-                        )
-                    return got
-
-            return s3_multipart.upload(
-                self,
-                key,
-                size=size,
-                fetch=fetch,
-                sha256=sha256,
-                content_type=content_type,
-                passes=1,  # a local read gives the same bytes again: a mismatch is final
-                source=str(source) if isinstance(source, Path) else key,
-            )
+        s3_complete.abort(self, unfinished.key, unfinished.upload_id)
 
     def _create(self, action: str, key: str, sha256: str, call: Callable[[], None]) -> bool:
         """A create-if-absent request: True when it created the object.  When the key exists

@@ -1,84 +1,36 @@
 """Multipart uploads and part-by-part copies into one S3 bucket, resumable and verified.
 
-An upload sends each part with its SHA-256 as the part checksum, hashes the whole object in
-part order as the parts go (relforge.promote.partflow), and completes only when that hash is
-the expected sha256 — with `IfNoneMatch="*"`, so completion never replaces an object.  After
-completion the object's composite checksum (the SHA-256 of its parts' SHA-256s, computed by the
-service) must be the one of the parts sent, and its metadata sha256 the expected one; a service
-that reports no composite checksum is read back instead.  A copy (UploadPartCopy, nothing
-passes through here) is read back after completion, as every copy without a service-computed
-whole-object checksum is.  A wrong object is deleted (it was just created) and refused.
+An upload sends each part with its SHA-256 as the part checksum and hashes the whole object in
+part order as the parts go (relforge.promote.partflow); it is completed (relforge.promote.
+s3_complete: create-if-absent, then checked) only when that hash is the expected sha256.  A copy
+(UploadPartCopy: nothing passes through here) is read back after completion, as every copy
+without a service-computed whole-object checksum is.
 
 Each started upload is recorded (relforge.promote.resume) before its first part; a rerun that
 brings the same bytes to the same key lists the upload's parts (ListParts) and sends only those
-the service lacks or holds with other bytes.  Once the key holds the object, every other upload
-still open for that key is aborted: with the key taken none can complete.
+the service lacks or holds with other bytes.
 """
 
 from __future__ import annotations
 
-import base64
+import contextlib
 import hashlib
+import os
 import threading
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from pathlib import Path
+from typing import Any
 
+from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import RefusedError
 from relforge.promote.partflow import Fetch, run_each, run_parts
-from relforge.promote.parts import Part, TransferSettings, cut, part_size_for
-from relforge.promote.resume import Started, UploadBook
-from relforge.promote.s3_faults import CONDITION_FAILED, code
-from relforge.promote.store import Unfinished
-
-T = TypeVar("T")
-NO_UPLOAD = {"NoSuchUpload", "404"}
-
-
-class Bucket(Protocol):
-    """What the multipart requests need of an S3 store."""
-
-    @property
-    def url(self) -> str: ...
-
-    @property
-    def bucket(self) -> str: ...
-
-    @property
-    def client(self) -> Any: ...
-
-    @property
-    def settings(self) -> TransferSettings: ...
-
-    @property
-    def slots(self) -> threading.Semaphore: ...
-
-    @property
-    def book(self) -> UploadBook: ...
-
-    def object_key(self, key: str) -> str: ...
-
-    def request(
-        self,
-        action: str,
-        key: str,
-        call: Callable[[], T],
-        on_retry: Callable[[BaseException], None] | None = None,
-    ) -> T: ...
-
-    def head_object(self, key: str) -> dict[str, Any] | None: ...
-
-    def read_sha256(self, key: str, expected: str | None) -> str: ...
-
-    def delete(self, key: str) -> None: ...
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Sent:
-    """A part the upload holds: its ETag and (when known) its base64 SHA-256."""
-
-    etag: str
-    checksum: str | None
+from relforge.promote.parts import Part, cut, part_size_for
+from relforge.promote.resume import Started
+from relforge.promote.s3_bucket import Bucket
+from relforge.promote.s3_checksums import Sent, b64_sha256
+from relforge.promote.s3_complete import NO_UPLOAD, abandon, abort, finish
+from relforge.promote.s3_faults import code
+from relforge.promote.store import OCTET_STREAM, ObjectStore
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,25 +52,6 @@ class _Listed:
         return len(etag) == 32 and hashlib.md5(data, usedforsecurity=False).hexdigest() == etag
 
 
-def b64_sha256(data: bytes) -> str:
-    return base64.b64encode(hashlib.sha256(data).digest()).decode("ascii")
-
-
-def composite(sent: dict[int, _Sent]) -> str | None:
-    """The composite checksum S3 computes for these parts (None when one is unknown)."""
-    digests = [sent[n].checksum for n in sorted(sent)]
-    if any(d is None for d in digests):
-        return None
-    joined = b"".join(base64.b64decode(d) for d in digests if d is not None)
-    return b64_sha256(joined)
-
-
-def service_composite(head: dict[str, Any]) -> str | None:
-    """The object's composite checksum from a HEAD (`…-N` on AWS, bare on moto)."""
-    value = head.get("ChecksumSHA256")
-    return str(value).split("-", 1)[0] if value else None
-
-
 def upload(
     bucket: Bucket,
     key: str,
@@ -135,7 +68,7 @@ def upload(
     parts whose bytes changed are sent again), at most `passes` times; then RefusedError."""
     parts = cut(size, bucket.settings.part_size)
     upload_id, listed = _begin(bucket, key, sha256, size, content_type)
-    sent: dict[int, _Sent] = {}
+    sent: dict[int, Sent] = {}
     lock = threading.Lock()
 
     def send(part: Part, data: bytes) -> None:
@@ -150,7 +83,7 @@ def upload(
         else:
             etag = _send_part(bucket, key, upload_id, part, data, checksum)
         with lock:
-            sent[part.number] = _Sent(etag=etag, checksum=checksum)
+            sent[part.number] = Sent(etag=etag, checksum=checksum)
 
     got = ""
     for _ in range(passes):
@@ -160,14 +93,14 @@ def upload(
         if got == sha256:
             break
     else:
-        _abandon(bucket, key, sha256, upload_id)
+        abandon(bucket, key, sha256, upload_id)
         reads = f" on each of {passes} reads" if passes > 1 else ""
         raise RefusedError(
             f"{source}: the bytes read have sha256 {got}, not the expected {sha256}{reads}; "
             f"nothing was written to {bucket.url}/{key}",
             hint="the source changed after it was hashed, or is not the validated artifact",
         )
-    return _finish(bucket, key, upload_id, sent, sha256, read_back=False)
+    return finish(bucket, key, upload_id, sent, sha256, read_back=False)
 
 
 def copy(
@@ -186,13 +119,13 @@ def copy(
     must hash to `sha256`."""
     parts = cut(size, bucket.settings.part_size)
     upload_id, listed = _begin(bucket, key, sha256, size, content_type)
-    sent: dict[int, _Sent] = {}
+    sent: dict[int, Sent] = {}
     lock = threading.Lock()
 
     def copy_part(part: Part) -> None:
         found = listed.get(part.number)
         if found is not None and found.size == part.length:
-            done = _Sent(etag=found.etag, checksum=found.checksum)  # the read-back checks it
+            done = Sent(etag=found.etag, checksum=found.checksum)  # the read-back checks it
         else:
 
             def call() -> dict[str, Any]:
@@ -208,12 +141,12 @@ def copy(
                 return answer
 
             result = bucket.request(f"copy part {part.number} to", key, call)["CopyPartResult"]
-            done = _Sent(etag=result["ETag"], checksum=result.get("ChecksumSHA256"))
+            done = Sent(etag=result["ETag"], checksum=result.get("ChecksumSHA256"))
         with lock:
             sent[part.number] = done
 
     run_each(parts, act=copy_part, slots=bucket.slots, workers=bucket.settings.concurrency)
-    return _finish(bucket, key, upload_id, sent, sha256, read_back=True)
+    return finish(bucket, key, upload_id, sent, sha256, read_back=True)
 
 
 def _begin(
@@ -295,141 +228,92 @@ def _send_part(
     return bucket.request(f"upload part {part.number} of", key, call)
 
 
-def _finish(
-    bucket: Bucket,
-    key: str,
-    upload_id: str,
-    sent: dict[int, _Sent],
-    sha256: str,
-    *,
-    read_back: bool,
+def source_size(bucket: Bucket, key: str, source: Path | bytes) -> int:
+    """How many bytes an upload of `source` to `key` sends."""
+    if isinstance(source, bytes):
+        return len(source)
+    try:
+        return source.stat().st_size
+    except OSError as exc:
+        if is_environment_fault(exc):
+            raise environment_fault(exc, f"put {bucket.url}/{key}: cannot read {source}") from None
+        raise
+
+
+def upload_local(
+    bucket: Bucket, key: str, source: Path | bytes, size: int, sha256: str, content_type: str
 ) -> bool:
-    """Complete the upload create-if-absent and verify what the key then holds."""
-    listing = [
-        {"PartNumber": n, "ETag": s.etag, **({"ChecksumSHA256": s.checksum} if s.checksum else {})}
-        for n, s in sorted(sent.items())
-    ]
-    uncertain: list[BaseException] = []
+    """An upload above the threshold: the parts read from the file (or the bytes) as sent."""
+    if bucket.head_object(key) is not None:
+        return False  # the completion would refuse it too, after every part was sent
+    with contextlib.ExitStack() as stack:
+        if isinstance(source, bytes):
+            data = source
 
-    def attempt() -> bool | None:
-        # an attempt that failed after the service acted may have completed the upload (a
-        # retry then finds no upload: NoSuchUpload, or a 500 on moto): look before asking again
-        if uncertain and bucket.head_object(key) is not None:
-            return None
-        try:
-            bucket.client.complete_multipart_upload(
-                Bucket=bucket.bucket,
-                Key=bucket.object_key(key),
-                UploadId=upload_id,
-                MultipartUpload={"Parts": listing},
-                IfNoneMatch="*",
-            )
-        except Exception as exc:
-            if code(exc) in CONDITION_FAILED:
-                return False
-            raise
-        return True
+            def fetch(part: Part) -> bytes:
+                return data[part.start : part.start + part.length]
 
-    outcome = bucket.request("complete", key, attempt, on_retry=uncertain.append)
-    if outcome is not True and not (uncertain and _holds(bucket, key, sent, sha256)):
-        _abandon(bucket, key, sha256, upload_id)
-        return False  # the key was there first; the caller compares its bytes
-    bucket.book.finish(bucket.url, key, sha256)
-    _verify(bucket, key, sent, sha256, read_back=read_back)
-    abort_stale(bucket, key)
-    return True
-
-
-def _holds(bucket: Bucket, key: str, sent: dict[int, _Sent], sha256: str) -> bool:
-    """Whether the key holds this upload's object (an earlier attempt completed it)."""
-    head = bucket.head_object(key)
-    if head is None or head.get("Metadata", {}).get("sha256") != sha256:
-        return False
-    ours, theirs = composite(sent), service_composite(head)
-    if ours is not None and theirs is not None:
-        return ours == theirs
-    return bucket.read_sha256(key, None) == sha256
-
-
-def _verify(
-    bucket: Bucket, key: str, sent: dict[int, _Sent], sha256: str, *, read_back: bool
-) -> None:
-    """The object just created is the expected one, or it is deleted and refused."""
-    head = bucket.head_object(key) or {}
-    stored = head.get("Metadata", {}).get("sha256")
-    ours, theirs = composite(sent), service_composite(head)
-    problem = None
-    if stored != sha256:
-        problem = f"its metadata names sha256 {stored}"
-    elif ours is not None and theirs is not None and ours != theirs:
-        problem = f"its parts' checksum is {theirs}, the parts sent have {ours}"
-    elif read_back or ours is None or theirs is None:
-        try:
-            got = bucket.read_sha256(key, sha256)
-        except RefusedError as exc:
-            problem = exc.message
         else:
-            problem = None if got == sha256 else f"its bytes have sha256 {got}"
-    if problem is not None:
-        bucket.delete(key)  # created by this upload a moment ago: nobody else wrote it
-        raise RefusedError(
-            f"{bucket.url}/{key}: the object made from the parts is not the expected one "
-            f"({problem}; expected {sha256}); it was removed",
-            hint="rerun; if it happens again the service does not keep the parts it accepts",
+            try:
+                fd = stack.enter_context(source.open("rb")).fileno()
+            except OSError as exc:
+                if is_environment_fault(exc):
+                    raise environment_fault(exc, f"put {bucket.url}/{key}") from None
+                raise
+
+            def fetch(part: Part) -> bytes:
+                got = os.pread(fd, part.length, part.start)
+                if len(got) != part.length:
+                    raise RefusedError(
+                        f"{source}: shorter than the {size} bytes it had; nothing was written "
+                        f"to {bucket.url}/{key}",
+                        hint="the file changed after it was hashed",
+                    )
+                return got
+
+        return upload(
+            bucket,
+            key,
+            size=size,
+            fetch=fetch,
+            sha256=sha256,
+            content_type=content_type,
+            passes=1,  # a local read gives the same bytes again: a mismatch is final
+            source=str(source) if isinstance(source, Path) else key,
         )
 
 
-def _abandon(bucket: Bucket, key: str, sha256: str, upload_id: str) -> None:
-    abort(bucket, key, upload_id)
-    bucket.book.finish(bucket.url, key, sha256)
+def copy_within(
+    bucket: Bucket, source: Bucket, src_key: str, key: str, sha256: str, head: dict[str, Any]
+) -> bool:
+    """A server-side copy above what one CopyObject takes (`head`: the source's HEAD)."""
+    if bucket.head_object(key) is not None:
+        return False  # the completion would refuse it too, after copying every part
+    return copy(
+        bucket,
+        key,
+        source_bucket=source.bucket,
+        source_key=source.object_key(src_key),
+        source_etag=str(head["ETag"]),
+        size=int(head["ContentLength"]),
+        sha256=sha256,
+        content_type=str(head.get("ContentType") or OCTET_STREAM),
+    )
 
 
-def abort(bucket: Bucket, key: str, upload_id: str) -> None:
-    """Abort one upload (one that no longer exists counts as aborted)."""
-
-    def call() -> None:
-        try:
-            bucket.client.abort_multipart_upload(
-                Bucket=bucket.bucket, Key=bucket.object_key(key), UploadId=upload_id
-            )
-        except Exception as exc:
-            if code(exc) not in NO_UPLOAD:
-                raise
-
-    bucket.request("abort the upload of", key, call)
-
-
-def abort_stale(bucket: Bucket, key: str) -> None:
-    """Abort every upload still open for `key`, which now holds its object."""
-    for open_upload in unfinished(bucket, key):
-        if open_upload.key == key:
-            abort(bucket, key, open_upload.upload_id)
-
-
-def unfinished(bucket: Bucket, prefix: str) -> Iterator[Unfinished]:
-    """The multipart uploads open under `prefix`, in key order."""
-    full = bucket.object_key(prefix)
-    strip = len(bucket.object_key(""))
-    markers: dict[str, str] = {}
-    while True:
-
-        def page(after: dict[str, str] = markers) -> dict[str, Any]:
-            answer: dict[str, Any] = bucket.client.list_multipart_uploads(
-                Bucket=bucket.bucket, Prefix=full, **after
-            )
-            return answer
-
-        found = bucket.request("list the uploads under", prefix, page)
-        for item in found.get("Uploads", ()):
-            initiated = item.get("Initiated")
-            yield Unfinished(
-                key=str(item["Key"])[strip:],
-                upload_id=str(item["UploadId"]),
-                started=initiated.isoformat() if initiated is not None else "",
-            )
-        if not found.get("IsTruncated"):
-            return
-        markers = {
-            "KeyMarker": found.get("NextKeyMarker", ""),
-            "UploadIdMarker": found.get("NextUploadIdMarker", ""),
-        }
+def stream_from(
+    bucket: Bucket, source: ObjectStore, src_key: str, key: str, sha256: str, size: int
+) -> bool:
+    """A copy from another endpoint (or a local store): each part read from the source, sent
+    and hashed in order; nothing is held whole, in memory or on disk.  A pass is a read: one
+    whose bytes do not hash to `sha256` is read again like any other read."""
+    return upload(
+        bucket,
+        key,
+        size=size,
+        fetch=lambda part: source.read_range(src_key, part.start, part.length),
+        sha256=sha256,
+        content_type=OCTET_STREAM,
+        passes=bucket.policy.attempts,
+        source=f"{source.url}/{src_key}",
+    )

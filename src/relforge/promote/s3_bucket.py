@@ -1,0 +1,57 @@
+"""What the multipart and ranged-read code needs of an S3 store (S3Store has it all): its
+client and bucket, keys under its prefix, retried requests, the transfer settings and the slots
+that bound the parts in flight, the record of started uploads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+from relforge.promote.parts import TransferSettings
+from relforge.promote.resume import UploadBook
+from relforge.promote.retry import RetryPolicy
+
+T = TypeVar("T")
+
+
+class Bucket(Protocol):
+    """What the multipart requests need of an S3 store."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def bucket(self) -> str: ...
+
+    @property
+    def client(self) -> Any: ...
+
+    @property
+    def settings(self) -> TransferSettings: ...
+
+    @property
+    def policy(self) -> RetryPolicy: ...
+
+    @property
+    def slots(self) -> threading.Semaphore: ...
+
+    @property
+    def book(self) -> UploadBook: ...
+
+    def object_key(self, key: str) -> str: ...
+
+    def request(
+        self,
+        action: str,
+        key: str,
+        call: Callable[[], T],
+        on_retry: Callable[[BaseException], None] | None = None,
+    ) -> T: ...
+
+    def head_object(self, key: str) -> dict[str, Any] | None: ...
+
+    def read_sha256(self, key: str, expected: str | None) -> str: ...
+
+    def delete(self, key: str) -> None: ...
