@@ -18,7 +18,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from relforge.errors import EnvironmentFault
-from relforge.promote.partflow import run_each, run_parts
+from relforge.promote.partflow import Buffers, body, run_each, run_parts
 from relforge.promote.parts import MAX_PARTS, MIB, MIN_PART, Part, cut, part_size_for
 from relforge.promote.resume import Started, UploadBook
 from relforge.promote.s3 import S3Store
@@ -55,36 +55,39 @@ def test_parts_are_hashed_in_order_however_they_finish() -> None:
     delays = {p.number: rng.uniform(0, 0.01) for p in parts}
     seen: list[int] = []
 
-    def fetch(part: Part) -> bytes:
+    def fetch(part: Part, into: memoryview) -> None:
         time.sleep(delays[part.number])  # parts finish out of order
-        return data[part.start : part.start + part.length]
+        into[:] = data[part.start : part.start + part.length]
 
     got = run_parts(
         parts,
         fetch=fetch,
         act=lambda part, chunk: seen.append(part.number),
-        slots=threading.BoundedSemaphore(4),
+        buffers=Buffers(4, 256 * 1024),
         workers=4,
     )
     assert got == hashlib.sha256(data).hexdigest()
     assert sorted(seen) == [p.number for p in parts] and seen != sorted(seen)
 
 
-def test_no_more_parts_are_held_than_the_store_has_slots() -> None:
-    """Two transfers sharing two slots, eight workers each: at most two parts in memory at
-    once, and neither transfer starves the other into a deadlock."""
-    slots = threading.BoundedSemaphore(2)
+def test_no_more_parts_are_held_than_the_store_has_buffers() -> None:
+    """Two transfers sharing two buffers, eight workers each: at most two parts in memory at
+    once, in the same two reused buffers, and neither transfer starves the other into a
+    deadlock."""
+    buffers = Buffers(2, 1024)
     lock = threading.Lock()
     held = [0, 0]  # now, most
+    used: set[int] = set()
 
-    def fetch(part: Part) -> bytes:
+    def fetch(part: Part, into: memoryview) -> None:
         with lock:
             held[0] += 1
             held[1] = max(held[1], held[0])
+            used.add(id(into.obj))
         time.sleep(0.002)
-        return bytes(part.length)
+        into[:] = bytes(part.length)
 
-    def act(part: Part, data: bytes) -> None:
+    def act(part: Part, data: memoryview) -> None:
         with lock:
             held[0] -= 1
 
@@ -92,7 +95,7 @@ def test_no_more_parts_are_held_than_the_store_has_slots() -> None:
 
     def transfer() -> None:
         results.append(
-            run_parts(cut(64 * 1024, 1024), fetch=fetch, act=act, slots=slots, workers=8)
+            run_parts(cut(64 * 1024, 1024), fetch=fetch, act=act, buffers=buffers, workers=8)
         )
 
     threads = [threading.Thread(target=transfer) for _ in range(2)]
@@ -103,28 +106,30 @@ def test_no_more_parts_are_held_than_the_store_has_slots() -> None:
     assert not any(t.is_alive() for t in threads), "the transfers deadlocked"
     assert results == [hashlib.sha256(bytes(64 * 1024)).hexdigest()] * 2
     assert held[1] <= 2
+    assert len(used) == 2  # allocated once each, then reused for all 128 parts
 
 
 def test_the_first_failure_stops_the_other_parts_and_is_raised() -> None:
     fetched: list[int] = []
 
-    def fetch(part: Part) -> bytes:
+    def fetch(part: Part, into: memoryview) -> None:
         fetched.append(part.number)
         if part.number == 3:
             raise OSError("disk gone")
         time.sleep(0.01)
-        return b"x"
 
     with pytest.raises(OSError, match="disk gone"):
-        run_parts(
-            cut(100, 1), fetch=fetch, act=None, slots=threading.BoundedSemaphore(2), workers=2
-        )
+        run_parts(cut(100, 1), fetch=fetch, act=None, buffers=Buffers(2, 1), workers=2)
     assert len(fetched) < 20  # the other worker stopped instead of reading all 100 parts
     copied: list[int] = []
-    run_each(
-        cut(10, 1), act=lambda p: copied.append(p.number), slots=threading.Semaphore(3), workers=3
-    )
+    run_each(cut(10, 1), act=lambda p: copied.append(p.number), buffers=Buffers(3, 1), workers=3)
     assert sorted(copied) == list(range(1, 11))
+
+
+def test_a_part_that_fills_its_buffer_is_sent_without_a_copy() -> None:
+    buffer = bytearray(b"abcdef")
+    assert body(memoryview(buffer)) is buffer
+    assert body(memoryview(buffer)[:4]) == b"abcd"  # the last, shorter part: a copy
 
 
 def test_a_started_upload_is_found_only_for_the_same_store_key_and_bytes(tmp_path: Path) -> None:

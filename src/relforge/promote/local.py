@@ -100,19 +100,17 @@ class LocalStore:
         except FileNotFoundError:
             raise RelforgeError(f"{self.url}: no object {key!r}") from None
 
-    def read_range(self, key: str, start: int, length: int) -> bytes:
+    def read_into(self, key: str, start: int, into: memoryview) -> None:
         try:
             with self._faults("read", key), self._path(key).open("rb") as src:
-                src.seek(start)
-                data = src.read(length)
+                got = os.preadv(src.fileno(), [into], start)
         except FileNotFoundError:
             raise RelforgeError(f"{self.url}: no object {key!r}") from None
-        if len(data) != length:
+        if got != into.nbytes:
             raise RelforgeError(
-                f"{self.url}/{key}: {len(data)} of {length} bytes from offset {start} (the file "
+                f"{self.url}/{key}: {got} of {into.nbytes} bytes from offset {start} (the file "
                 "is shorter than it was)"
             )
-        return data
 
     def download(self, key: str, dest: Path) -> str:
         try:

@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from relforge.errors import ConfigError, RefusedError, RelforgeError
 from relforge.promote import s3_complete, s3_multipart, s3_ranged
+from relforge.promote.partflow import Buffers
 from relforge.promote.parts import Part, TransferSettings
 from relforge.promote.resume import UploadBook
 from relforge.promote.retry import (
@@ -72,7 +73,7 @@ class S3Store:
         self.config_key = config_key  # the matrix key that names this store, for errors
         self.policy = policy or RetryPolicy()
         self.settings = settings or TransferSettings()
-        self.slots = threading.BoundedSemaphore(self.settings.concurrency)  # parts in flight
+        self.buffers = Buffers(self.settings.concurrency, self.settings.part_size)
         self.book = book or UploadBook()
         self._retries = RetryCounter()
         self._client: Any = None
@@ -250,8 +251,9 @@ class S3Store:
 
             return self._read(key, out.write, restart)
 
-    def read_range(self, key: str, start: int, length: int) -> bytes:
-        return s3_ranged.get_range(self, key, Part(number=1, start=start, length=length), None)
+    def read_into(self, key: str, start: int, into: memoryview) -> None:
+        part = Part(number=1, start=start, length=into.nbytes)
+        s3_ranged.get_range(self, key, part, None, into)
 
     def read_sha256(self, key: str, expected: str | None) -> str:
         """The sha256 of the object's bytes, read in parallel ranges; when `expected` is given,
@@ -265,7 +267,7 @@ class S3Store:
         self,
         key: str,
         head: dict[str, Any],
-        write_at: Callable[[int, bytes], object] | None,
+        write_at: Callable[[int, memoryview], object] | None,
         expected: str | None,
     ) -> str:
         """The object read in parallel ranges (see relforge.promote.s3_ranged)."""

@@ -1,14 +1,14 @@
 """What the multipart and ranged-read code needs of an S3 store (S3Store has it all): its
-client and bucket, keys under its prefix, retried requests, the transfer settings and the slots
-that bound the parts in flight, the record of started uploads.
+client and bucket, keys under its prefix, retried requests, the transfer settings and the part
+buffers that bound the bytes in flight, the record of started uploads.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from relforge.promote.partflow import Buffers
 from relforge.promote.parts import TransferSettings
 from relforge.promote.resume import UploadBook
 from relforge.promote.retry import RetryPolicy
@@ -35,7 +35,7 @@ class Bucket(Protocol):
     def policy(self) -> RetryPolicy: ...
 
     @property
-    def slots(self) -> threading.Semaphore: ...
+    def buffers(self) -> Buffers: ...
 
     @property
     def book(self) -> UploadBook: ...

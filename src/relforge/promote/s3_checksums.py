@@ -46,7 +46,7 @@ def whole_checksum(answer: dict[str, Any]) -> str | None:
     return hex_b64(answer.get("ChecksumSHA256"))
 
 
-def b64_sha256(data: bytes) -> str:
+def b64_sha256(data: bytes | memoryview) -> str:
     return base64.b64encode(hashlib.sha256(data).digest()).decode("ascii")
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import RefusedError
-from relforge.promote.partflow import Fetch, run_each, run_parts
+from relforge.promote.partflow import Fetch, body, run_each, run_parts
 from relforge.promote.parts import Part, cut, part_size_for
 from relforge.promote.resume import Started
 from relforge.promote.s3_bucket import Bucket
@@ -41,10 +41,10 @@ class _Listed:
     size: int
     checksum: str | None
 
-    def holds(self, data: bytes, checksum: str) -> bool:
+    def holds(self, data: memoryview, checksum: str) -> bool:
         """True when the part on the service has exactly `data` (by its SHA-256 when the
         service lists one, else by its ETag, the MD5 of a part's bytes)."""
-        if len(data) != self.size:
+        if data.nbytes != self.size:
             return False
         if self.checksum:
             return self.checksum == checksum
@@ -71,7 +71,7 @@ def upload(
     sent: dict[int, Sent] = {}
     lock = threading.Lock()
 
-    def send(part: Part, data: bytes) -> None:
+    def send(part: Part, data: memoryview) -> None:
         checksum = b64_sha256(data)
         with lock:
             before = sent.get(part.number)
@@ -88,7 +88,11 @@ def upload(
     got = ""
     for _ in range(passes):
         got = run_parts(
-            parts, fetch=fetch, act=send, slots=bucket.slots, workers=bucket.settings.concurrency
+            parts,
+            fetch=fetch,
+            act=send,
+            buffers=bucket.buffers,
+            workers=bucket.settings.concurrency,
         )
         if got == sha256:
             break
@@ -145,7 +149,7 @@ def copy(
         with lock:
             sent[part.number] = done
 
-    run_each(parts, act=copy_part, slots=bucket.slots, workers=bucket.settings.concurrency)
+    run_each(parts, act=copy_part, buffers=bucket.buffers, workers=bucket.settings.concurrency)
     return finish(bucket, key, upload_id, sent, sha256, read_back=True)
 
 
@@ -211,7 +215,7 @@ def _list_parts(bucket: Bucket, key: str, upload_id: str) -> dict[int, _Listed] 
 
 
 def _send_part(
-    bucket: Bucket, key: str, upload_id: str, part: Part, data: bytes, checksum: str
+    bucket: Bucket, key: str, upload_id: str, part: Part, data: memoryview, checksum: str
 ) -> str:
     def call() -> str:
         answer = bucket.client.upload_part(
@@ -219,7 +223,7 @@ def _send_part(
             Key=bucket.object_key(key),
             UploadId=upload_id,
             PartNumber=part.number,
-            Body=data,
+            Body=body(data),
             ChecksumAlgorithm="SHA256",
             ChecksumSHA256=checksum,  # the service refuses bytes that do not match it
         )
@@ -250,8 +254,8 @@ def upload_local(
         if isinstance(source, bytes):
             data = source
 
-            def fetch(part: Part) -> bytes:
-                return data[part.start : part.start + part.length]
+            def fetch(part: Part, into: memoryview) -> None:
+                into[:] = data[part.start : part.start + part.length]
 
         else:
             try:
@@ -261,15 +265,13 @@ def upload_local(
                     raise environment_fault(exc, f"put {bucket.url}/{key}") from None
                 raise
 
-            def fetch(part: Part) -> bytes:
-                got = os.pread(fd, part.length, part.start)
-                if len(got) != part.length:
+            def fetch(part: Part, into: memoryview) -> None:
+                if os.preadv(fd, [into], part.start) != part.length:
                     raise RefusedError(
                         f"{source}: shorter than the {size} bytes it had; nothing was written "
                         f"to {bucket.url}/{key}",
                         hint="the file changed after it was hashed",
                     )
-                return got
 
         return upload(
             bucket,
@@ -311,7 +313,7 @@ def stream_from(
         bucket,
         key,
         size=size,
-        fetch=lambda part: source.read_range(src_key, part.start, part.length),
+        fetch=lambda part, into: source.read_into(src_key, part.start, into),
         sha256=sha256,
         content_type=OCTET_STREAM,
         passes=bucket.policy.attempts,

@@ -61,8 +61,8 @@ class ObjectStore(Protocol):
 
     def get(self, key: str) -> bytes: ...
 
-    def read_range(self, key: str, start: int, length: int) -> bytes:
-        """`length` bytes of the object from offset `start` (all of them, or an error)."""
+    def read_into(self, key: str, start: int, into: memoryview) -> None:
+        """Fill `into` with the object's bytes from offset `start` (all of it, or an error)."""
         ...
 
     def download(self, key: str, dest: Path) -> str:
