@@ -91,26 +91,27 @@ def patch() -> None:
         checksum_builder = MultipartChecksumBuilder(
             self.metadata.get("x-amz-checksum-algorithm"), self.metadata.get("x-amz-checksum-type")
         )
-        joined = tempfile.TemporaryFile()
+        joined = tempfile.TemporaryFile()  # noqa: SIM115  # kept by the completed object
         md5s = bytearray()
         last, count, size = None, 0, 0
-        for pn, etag in body:
-            part = self.parts.get(pn)
-            if part is None or part.etag.replace('"', "") != etag.replace('"', ""):
-                joined.close()
-                raise InvalidPart()
-            if last is not None and last.contentsize < models.S3_UPLOAD_PART_MIN_SIZE:
-                joined.close()
-                raise EntityTooSmall()
-            md5s.extend(bytes.fromhex(part.etag.replace('"', "")))
-            value = plain_get(part)  # a part is at most 5 GiB; here 16–64 MiB
-            joined.write(value)
-            checksum_builder.addPart(value)
-            size += len(value)
-            last, count = part, count + 1
-        if count == 0:
+        try:
+            for pn, etag in body:
+                part = self.parts.get(pn)
+                if part is None or part.etag.replace('"', "") != etag.replace('"', ""):
+                    raise InvalidPart()
+                if last is not None and last.contentsize < models.S3_UPLOAD_PART_MIN_SIZE:
+                    raise EntityTooSmall()
+                md5s.extend(bytes.fromhex(part.etag.replace('"', "")))
+                value = plain_get(part)  # a part is at most 5 GiB; here 16–64 MiB
+                joined.write(value)
+                checksum_builder.addPart(value)
+                size += len(value)
+                last, count = part, count + 1
+            if count == 0:
+                raise MalformedXML
+        except BaseException:
             joined.close()
-            raise MalformedXML
+            raise
         full_etag = models.md5_hash()
         full_etag.update(bytes(md5s))
         return Joined(joined, size), f"{full_etag.hexdigest()}-{count}", checksum_builder.build()
