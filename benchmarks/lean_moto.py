@@ -57,12 +57,13 @@ class Joined:
 
 
 def patch() -> None:
-    from moto.s3 import models
     from moto.s3.exceptions import EntityTooSmall, InvalidPart, MalformedXML
     from moto.s3.models import FakeKey, FakeMultipart, MultipartChecksumBuilder
+    from moto.settings import S3_UPLOAD_PART_MIN_SIZE
+    from moto.utilities.utils import md5_hash
 
-    plain_get = FakeKey.value.fget
-    plain_set = FakeKey.value.fset
+    plain = FakeKey.__dict__["value"]  # the property object itself
+    plain_get, plain_set = plain.fget, plain.fset
 
     def get_value(self: Any) -> Any:
         if self.contentsize > LARGE:
@@ -99,7 +100,7 @@ def patch() -> None:
                 part = self.parts.get(pn)
                 if part is None or part.etag.replace('"', "") != etag.replace('"', ""):
                     raise InvalidPart()
-                if last is not None and last.contentsize < models.S3_UPLOAD_PART_MIN_SIZE:
+                if last is not None and last.contentsize < S3_UPLOAD_PART_MIN_SIZE:
                     raise EntityTooSmall()
                 md5s.extend(bytes.fromhex(part.etag.replace('"', "")))
                 value = plain_get(part)  # a part is at most 5 GiB; here 16–64 MiB
@@ -112,7 +113,7 @@ def patch() -> None:
         except BaseException:
             joined.close()
             raise
-        full_etag = models.md5_hash()
+        full_etag = md5_hash()
         full_etag.update(bytes(md5s))
         return Joined(joined, size), f"{full_etag.hexdigest()}-{count}", checksum_builder.build()
 
