@@ -8,14 +8,20 @@ patches change where moto keeps the bytes, not what it answers:
 
 - an object larger than LARGE hands its readers a read-only view of its file (length, slices and
   chunked iteration read only what they need), so a ranged GET or a part copy reads its range;
-- CompleteMultipartUpload writes the parts one after another into a temporary file, which the
-  completed object then keeps as its bytes.
+- a CopyObject of a large object reads it chunk by chunk (its checksum too);
+- CompleteMultipartUpload hands the parts' files to the completed object, read one after another
+  (no copy: a 6 GiB completion is as quick as a small one, and the disk holds the bytes once).
 
     python benchmarks/lean_moto.py -H 127.0.0.1 -p PORT     (the arguments of moto_server)
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import bisect
+import hashlib
+import itertools
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -47,13 +53,40 @@ class FileView:
 
 
 class Joined:
-    """The parts of a completed upload, already written one after another into `file`."""
+    """The bytes of a completed upload: its parts' files, one after another (read-only)."""
 
-    def __init__(self, file: IO[bytes], size: int) -> None:
-        self.file, self.size = file, size
+    def __init__(self, pieces: list[tuple[IO[bytes], int]]) -> None:
+        self.pieces = pieces
+        self.starts = list(itertools.accumulate((size for _, size in pieces), initial=0))
+        self.size = self.starts[-1]
+        self.pos = 0
 
     def __len__(self) -> int:
         return self.size
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        self.pos = pos if whence == 0 else self.size + pos if whence == 2 else self.pos + pos
+        return self.pos
+
+    def tell(self) -> int:
+        return self.pos
+
+    def read(self, n: int = -1) -> bytes:
+        end = self.size if n < 0 else min(self.size, self.pos + n)
+        out = []
+        while self.pos < end:
+            index = bisect.bisect_right(self.starts, self.pos) - 1
+            piece, size = self.pieces[index]
+            offset = self.pos - self.starts[index]
+            piece.seek(offset)
+            block = piece.read(min(end - self.pos, size - offset))
+            out.append(block)
+            self.pos += len(block)
+        return b"".join(out)
+
+    def close(self) -> None:
+        for piece, _ in self.pieces:
+            piece.close()
 
 
 def patch() -> None:
@@ -73,7 +106,7 @@ def patch() -> None:
     def set_value(self: Any, new_value: Any) -> None:
         if isinstance(new_value, Joined):
             self._value_buffer.close()
-            self._value_buffer = new_value.file  # the completed object keeps the joined file
+            self._value_buffer = new_value  # the completed object reads its parts' files
             self.contentsize = new_value.size
             return
         if isinstance(new_value, FileView):  # a copy of a large object, chunk by chunk
@@ -88,36 +121,55 @@ def patch() -> None:
     FakeKey.value = property(get_value, set_value)  # type: ignore[assignment]
 
     def complete(self: Any, body: Any) -> tuple[Any, str, Any]:
-        """FakeMultipart.complete, writing the parts to a file instead of a bytearray."""
+        """FakeMultipart.complete, handing over the parts' files instead of joining bytes."""
         checksum_builder = MultipartChecksumBuilder(
             self.metadata.get("x-amz-checksum-algorithm"), self.metadata.get("x-amz-checksum-type")
         )
-        joined = tempfile.TemporaryFile()  # noqa: SIM115  # kept by the completed object
+        chosen: list[Any] = []
+        for pn, etag in body:
+            part = self.parts.get(pn)
+            if part is None or part.etag.replace('"', "") != etag.replace('"', ""):
+                raise InvalidPart()
+            if chosen and chosen[-1].contentsize < S3_UPLOAD_PART_MIN_SIZE:
+                raise EntityTooSmall()
+            chosen.append(part)
+        if not chosen:
+            raise MalformedXML
         md5s = bytearray()
-        last, count, size = None, 0, 0
-        try:
-            for pn, etag in body:
-                part = self.parts.get(pn)
-                if part is None or part.etag.replace('"', "") != etag.replace('"', ""):
-                    raise InvalidPart()
-                if last is not None and last.contentsize < S3_UPLOAD_PART_MIN_SIZE:
-                    raise EntityTooSmall()
-                md5s.extend(bytes.fromhex(part.etag.replace('"', "")))
-                value = plain_get(part)  # a part is at most 5 GiB; here 16–64 MiB
-                joined.write(value)
-                checksum_builder.addPart(value)
-                size += len(value)
-                last, count = part, count + 1
-            if count == 0:
-                raise MalformedXML
-        except BaseException:
-            joined.close()
-            raise
+        pieces = []
+        for part in chosen:
+            md5s.extend(bytes.fromhex(part.etag.replace('"', "")))
+            checksum_builder.addPart(plain_get(part))  # a part is at most 5 GiB; here 16 MiB
+            pieces.append((part._value_buffer, part.contentsize))
+            part._value_buffer = tempfile.SpooledTemporaryFile()  # noqa: SIM115  # closed by the part
+        count = len(chosen)
         full_etag = md5_hash()
         full_etag.update(bytes(md5s))
-        return Joined(joined, size), f"{full_etag.hexdigest()}-{count}", checksum_builder.build()
+        return Joined(pieces), f"{full_etag.hexdigest()}-{count}", checksum_builder.build()
 
     FakeMultipart.complete = complete  # type: ignore[method-assign]
+
+    from moto.s3 import responses
+
+    plain_checksum = responses.compute_checksum  # type: ignore[attr-defined]
+
+    def compute_checksum(body: Any, algorithm: str, encode_base64: bool = True) -> bytes:
+        """The checksum of a CopyObject's source, read through the view chunk by chunk."""
+        if not isinstance(body, FileView):
+            return plain_checksum(body, algorithm, encode_base64)
+        if algorithm.startswith("CRC"):  # moto's own fallback for the CRCs it lacks: CRC32
+            crc = 0
+            for block in body:
+                crc = binascii.crc32(block, crc)
+            digest = crc.to_bytes(4, "big")
+        else:
+            hashed = hashlib.sha1() if algorithm == "SHA1" else hashlib.sha256()
+            for block in body:
+                hashed.update(block)
+            digest = hashed.digest()
+        return base64.b64encode(digest) if encode_base64 else digest
+
+    responses.compute_checksum = compute_checksum  # type: ignore[attr-defined]
 
 
 def main() -> None:

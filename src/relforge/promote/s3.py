@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 from relforge.errors import ConfigError, RefusedError, RelforgeError
 from relforge.promote import s3_complete, s3_multipart, s3_ranged
-from relforge.promote.partflow import Buffers
+from relforge.promote.partflow import shared_buffers
 from relforge.promote.parts import Part, TransferSettings
 from relforge.promote.resume import UploadBook
 from relforge.promote.retry import (
@@ -73,7 +73,7 @@ class S3Store:
         self.config_key = config_key  # the matrix key that names this store, for errors
         self.policy = policy or RetryPolicy()
         self.settings = settings or TransferSettings()
-        self.buffers = Buffers(self.settings.concurrency, self.settings.part_size)
+        self.buffers = shared_buffers(self.settings.concurrency, self.settings.part_size)
         self.book = book or UploadBook()
         self._retries = RetryCounter()
         self._client: Any = None
