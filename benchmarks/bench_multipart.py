@@ -7,10 +7,12 @@ into memory, twice, for every ranged GET).
    proxy that refuses, as AWS does, any single PUT or copy over 5 GiB (tests/faultproxy.py).
    Beside it, relforge before multipart (`git archive` of --baseline-ref) publishing the same
    artifact through the same proxy.
-2. throughput: 4 × 1 GiB wheels, `relforge publish --no-index` against `aws s3 cp --recursive`
-   of the same files to the same moto (awscli's defaults: 8 MiB parts, 10 in flight), rounds
-   alternated.  relforge also hashes every file against its manifest, stores the manifest and
-   checks each object's parts checksum after completion; aws sends bytes.
+2. throughput: 4 × 1 GiB wheels, `aws s3 cp --recursive` of the files (awscli's defaults: 8 MiB
+   parts, 10 in flight) against relforge on the same moto, rounds alternated: the transfer
+   (`S3Store.put_if_absent` of the 4 files in parallel, as `publish` applies its plan: parts,
+   the whole sha256 before completion, the composite checked after) and the whole
+   `relforge publish --no-index` (which also hashes every file against its manifest before it
+   writes anything, and stores sidecars and the manifest).
 3. resume: a publish of a 2 GiB wheel killed once half its bytes went out; the rerun's part bytes
    against the bytes the service was still missing.
 4. peak RSS of every relforge process (os.wait4's ru_maxrss).
@@ -177,6 +179,42 @@ class Ran:
     seconds: float
     peak_rss_mib: float
     last_line: str
+    cpu_seconds: float = 0.0
+
+
+def timed(argv: list[str], work: Path, label: str) -> Ran:
+    """Any command in its own process: its time, CPU and peak RSS (os.wait4)."""
+    started = time.perf_counter()
+    with (work / "other.log").open("ab") as out:
+        proc = subprocess.Popen(argv, cwd=work, env={**os.environ, **ENV}, stdout=out, stderr=out)
+        _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    ran = Ran(
+        argv=label,
+        exit=proc.returncode,
+        seconds=round(time.perf_counter() - started, 1),
+        peak_rss_mib=round(usage.ru_maxrss / 1024, 1),
+        last_line="",
+        cpu_seconds=round(usage.ru_utime + usage.ru_stime, 1),
+    )
+    print(json.dumps(asdict(ran)), flush=True)
+    return ran
+
+
+def put_files(url: str, bucket: str, files: list[str]) -> None:
+    """`--put`: the 4 files into `bucket` as publish's apply step writes them (in parallel,
+    create-if-absent, hash-checked), with relforge's default transfer settings."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from relforge.manifest import sha256_file
+    from relforge.promote.s3 import S3Store
+
+    store = S3Store(bucket=bucket, endpoint_url=url)
+    paths = [Path(f) for f in files]
+    hashes = {p: sha256_file(p) for p in paths}  # not timed apart: publish hashes them too
+    with ThreadPoolExecutor(len(paths)) as pool:
+        done = list(pool.map(lambda p: store.put_if_absent(f"dl/{p.name}", p, hashes[p]), paths))
+    assert all(done)
 
 
 def relforge(
@@ -202,6 +240,7 @@ def relforge(
         seconds=round(seconds, 1),
         peak_rss_mib=round(usage.ru_maxrss / 1024, 1),
         last_line=tail[-1][:300] if tail else "",
+        cpu_seconds=round(usage.ru_utime + usage.ru_stime, 1),
     )
     print(json.dumps(asdict(ran)), flush=True)
     return ran
@@ -385,17 +424,17 @@ def throughput(work: Path, size: int, rounds: int) -> dict[str, Any]:
     with lean_moto(work, "moto-tp") as url:
         s3 = client(url)
         for r in range(rounds):
-            for who in ("aws", "relforge") if r % 2 == 0 else ("relforge", "aws"):
+            order = ("aws", "transfer", "publish")
+            for who in order if r % 2 == 0 else order[::-1]:
                 bucket = f"{who}-{r}"
                 s3.create_bucket(Bucket=bucket)
                 if who == "aws":
-                    started = time.perf_counter()
-                    subprocess.run(
-                        [str(aws), "s3", "cp", str(upload), f"s3://{bucket}/dl/", "--recursive",
-                         "--endpoint-url", url, "--only-show-errors"],
-                        check=True, env={**os.environ, **ENV},
-                    )  # fmt: skip
-                    ran = Ran("aws s3 cp --recursive", 0, time.perf_counter() - started, 0, "")
+                    argv = [str(aws), "s3", "cp", str(upload), f"s3://{bucket}/dl/",
+                            "--recursive", "--endpoint-url", url, "--only-show-errors"]  # fmt: skip
+                    ran = timed(argv, work, "aws s3 cp --recursive")
+                elif who == "transfer":
+                    argv = [sys.executable, __file__, "--put", url, bucket, *map(str, files)]
+                    ran = timed(argv, work, "S3Store.put_if_absent x 4")
                 else:
                     matrix = work / f"tp-{r}.yaml"
                     matrix.write_text(
@@ -407,23 +446,30 @@ def throughput(work: Path, size: int, rounds: int) -> dict[str, Any]:
                     argv = ["publish", str(matrix), "--channel", "test", "--manifest"]
                     ran = relforge([*argv, str(manifest), "--no-index", "--execute"], work)
                 rows.append({"who": who, "round": r, "seconds": round(ran.seconds, 1),
-                             "mib_per_s": round(total / MIB / ran.seconds, 1),
-                             "exit": ran.exit, "peak_rss_mib": ran.peak_rss_mib})  # fmt: skip
+                             "mib_per_s": round(total / MIB / ran.seconds, 1), "exit": ran.exit,
+                             "cpu_seconds": ran.cpu_seconds,
+                             "peak_rss_mib": ran.peak_rss_mib})  # fmt: skip
                 print(json.dumps(rows[-1]), flush=True)
                 for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
                     for obj in page.get("Contents", ()):  # free moto's files
                         s3.delete_object(Bucket=bucket, Key=obj["Key"])
-    ours = statistics.median(float(r["mib_per_s"]) for r in rows if r["who"] == "relforge")
-    theirs = statistics.median(float(r["mib_per_s"]) for r in rows if r["who"] == "aws")
+
+    def median(who: str) -> float:
+        return statistics.median(float(r["mib_per_s"]) for r in rows if r["who"] == who)
+
+    theirs, moved, published = median("aws"), median("transfer"), median("publish")
     return {
         "files": len(files),
         "bytes": total,
         "rounds": rows,
-        "relforge_mib_per_s": ours,
         "aws_mib_per_s": theirs,
-        "ratio": round(ours / theirs, 2),
-        "target": "relforge >= 1.0 x aws s3 cp",
-        "met": ours >= theirs,
+        "transfer_mib_per_s": moved,
+        "publish_mib_per_s": published,
+        "transfer_ratio": round(moved / theirs, 2),
+        "publish_ratio": round(published / theirs, 2),
+        "target": "relforge >= 1.0 x aws s3 cp (medians)",
+        "met_by_transfer": moved >= theirs,
+        "met_by_publish": published >= theirs,
         "all_succeeded": all(r["exit"] == 0 for r in rows),
     }
 
@@ -497,6 +543,7 @@ def peak(report: dict[str, Any]) -> float:
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             if "peak_rss_mib" in node and node.get("who") != "aws" and "ref" not in node:
+                # relforge's processes only (not awscli's, not the baseline's)
                 found.append(float(node["peak_rss_mib"]))
             for value in node.values():
                 walk(value)
@@ -517,7 +564,11 @@ def main() -> int:
     parser.add_argument("--only", default="big,throughput,resume")
     parser.add_argument("--baseline-ref", default="98e3e3b", help="relforge before multipart")
     parser.add_argument("--workdir", default="/tmp", help="where the large files go")
+    parser.add_argument("--put", nargs="+", metavar="ARG", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.put:
+        put_files(args.put[0], args.put[1], args.put[2:])
+        return 0
     os.environ.update(ENV)
     report: dict[str, Any] = {
         "benchmark": "release-size artifacts on S3: multipart, parallel, resumable (issue 26)",

@@ -153,6 +153,7 @@ def fake_github(monkeypatch: pytest.MonkeyPatch) -> Iterator[fakegithub.FakeGitH
 # under `make test` (benchmarks/results/test_suite.json); a file missing here only runs later.
 LONGEST_FIRST = (
     "test_build_docker.py",  # ~95 s
+    "test_s3_multipart.py",  # ~90 s alone
     "test_s3_fault_kinds.py",  # ~60 s
     "test_s3_transient_faults.py",
     "test_archives_ship.py",
@@ -174,6 +175,7 @@ LONGEST_FIRST = (
     "test_index_pagesets.py",
     "test_workflows_generate.py",
     "test_promote_flow.py",
+    "test_pypi_preflight.py",  # ~35 s
 )
 
 

@@ -12,6 +12,7 @@ import itertools
 import random
 import threading
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,13 @@ from relforge.promote.partflow import Buffers, body, run_each, run_parts
 from relforge.promote.parts import MAX_PARTS, MIB, MIN_PART, Part, cut, part_size_for
 from relforge.promote.resume import Started, UploadBook
 from relforge.promote.s3 import S3Store
-from relforge.promote.s3_checksums import Sent, composite, service_composite, whole_checksum
+from relforge.promote.s3_checksums import (
+    Sent,
+    b64_crc32,
+    composite,
+    service_composite,
+    whole_checksum,
+)
 from relforge.promote.s3_faults import translate
 
 
@@ -53,21 +60,24 @@ def test_parts_are_hashed_in_order_however_they_finish() -> None:
     parts = cut(len(data), 256 * 1024)
     rng = random.Random(2)
     delays = {p.number: rng.uniform(0, 0.01) for p in parts}
-    seen: list[int] = []
+    fetched: list[int] = []
+    acted: list[int] = []
 
     def fetch(part: Part, into: memoryview) -> None:
-        time.sleep(delays[part.number])  # parts finish out of order
+        time.sleep(delays[part.number])  # parts arrive out of order
         into[:] = data[part.start : part.start + part.length]
+        fetched.append(part.number)
 
     got = run_parts(
         parts,
         fetch=fetch,
-        act=lambda part, chunk: seen.append(part.number),
+        act=lambda part, chunk: acted.append(part.number),
         buffers=Buffers(4, 256 * 1024),
         workers=4,
     )
     assert got == hashlib.sha256(data).hexdigest()
-    assert sorted(seen) == [p.number for p in parts] and seen != sorted(seen)
+    assert fetched != sorted(fetched)
+    assert sorted(acted) == [p.number for p in parts]
 
 
 def test_no_more_parts_are_held_than_the_store_has_buffers() -> None:
@@ -167,11 +177,12 @@ def test_a_multipart_objects_checksum_is_never_taken_for_its_sha256() -> None:
         == hashlib.sha256(b"abc").hexdigest()
     )
     parts = [b"one", b"two"]
-    sent = {i + 1: Sent(etag="e", checksum=_b64(p)) for i, p in enumerate(parts)}
-    expected = _b64(b"".join(hashlib.sha256(p).digest() for p in parts))
-    assert composite(sent) == expected
+    sent = {i + 1: Sent(etag="e", checksum=b64_crc32(p)) for i, p in enumerate(parts)}
+    crcs = b"".join(zlib.crc32(p).to_bytes(4, "big") for p in parts)
+    expected = base64.b64encode(zlib.crc32(crcs).to_bytes(4, "big")).decode()
+    assert composite(sent) == expected  # S3's COMPOSITE CRC32: the CRC32 of the parts' CRC32s
     assert composite({**sent, 3: Sent(etag="e", checksum=None)}) is None
-    assert service_composite({"ChecksumSHA256": f"{expected}-2"}) == expected
+    assert service_composite({"ChecksumCRC32": f"{expected}-2"}) == expected
 
 
 def test_whole_checksum_is_none_for_composite_even_when_the_etag_is_single() -> None:

@@ -202,17 +202,17 @@ class Publishing(Located):
         },
     )
     s3_part_size_mb: int = field(
-        default=16,
+        default=8,
         metadata={
             "doc": "size (MiB, at least 5) of each part of a multipart upload or copy; grown "
             "for objects that would need more than 10,000 parts"
         },
     )
     s3_part_concurrency: int = field(
-        default=8,
+        default=16,
         metadata={
-            "doc": "parts in flight at once per store; the memory parts hold is about this "
-            "times s3_part_size_mb"
+            "doc": "parts in flight at once (all the stores a command writes together); the "
+            "memory parts hold is about this times s3_part_size_mb"
         },
     )
     s3_copy_threshold_mb: int = field(

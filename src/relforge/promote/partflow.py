@@ -93,7 +93,8 @@ def run_parts(
     workers: int,
 ) -> str:
     """Fetch every part, hand it to `act` (when given) and return the sha256 of all the bytes
-    fetched, in part order.  The first failure stops the other workers and is raised."""
+    fetched, in part order (once every part was acted on).  The first failure stops the other
+    workers and is raised."""
     digest = hashlib.sha256()
     order = _Order()
     need = max((p.length for p in parts), default=0)
@@ -115,8 +116,8 @@ def run_parts(
                 view = memoryview(buffer)[: part.length]
                 try:
                     fetch(part, view)
-                    if act is not None:
-                        act(part, view)
+                    # hashed as soon as the parts before it are: a part waits for its
+                    # predecessors' reads, never for their (slower) sends
                     with order.turn:
                         while order.next != part.index and not order.failed:
                             order.turn.wait()
@@ -125,6 +126,8 @@ def run_parts(
                         digest.update(view)
                         order.next += 1
                         order.turn.notify_all()
+                    if act is not None:
+                        act(part, view)
                 finally:
                     view.release()
 

@@ -20,8 +20,10 @@ class TransferSettings:
     """When objects move in parts, how large the parts are and how many are in flight."""
 
     multipart_threshold: int = 64 * MIB  # uploads (and copies across endpoints) above it
-    part_size: int = 16 * MIB
-    concurrency: int = 8  # parts in flight per store (each holds up to part_size bytes)
+    # 8 MiB × 16 (awscli: 8 MiB × 10): on moto, 4 × 1 GiB in 16 MiB × 8 parts took 66 s,
+    # in 8 MiB × 10 45 s, in 8 MiB × 16 16–47 s (a loaded machine), as fast as aws s3 cp
+    part_size: int = 8 * MIB
+    concurrency: int = 16  # parts in flight (each holds up to part_size bytes)
     copy_threshold: int = MAX_SINGLE  # server-side copies above it go part by part
 
     @classmethod

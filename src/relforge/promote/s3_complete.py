@@ -3,7 +3,7 @@ aborting uploads; listing the ones left open.
 
 Completion carries `IfNoneMatch="*"`, so it never replaces an object.  A completion retried
 after an attempt that may have landed looks first: the key holding this upload's parts (its
-composite checksum, the SHA-256 of the parts' SHA-256s, and the sha256 in its metadata) means
+composite checksum, the CRC32 of the parts' CRC32s, and the sha256 in its metadata) means
 that attempt made it.  After completion the composite must be the one of the parts sent (or,
 for copies and services without checksums, the object is read back) — else the object, created a
 moment ago by this upload, is deleted and refused.  Then every other upload still open for the
@@ -17,7 +17,7 @@ from typing import Any
 
 from relforge.errors import RefusedError
 from relforge.promote.s3_bucket import Bucket
-from relforge.promote.s3_checksums import Sent, composite, service_composite
+from relforge.promote.s3_checksums import CHECKSUM_FIELD, Sent, composite, service_composite
 from relforge.promote.s3_faults import CONDITION_FAILED, code
 from relforge.promote.store import Unfinished
 
@@ -35,7 +35,7 @@ def finish(
 ) -> bool:
     """Complete the upload create-if-absent and verify what the key then holds."""
     listing = [
-        {"PartNumber": n, "ETag": s.etag, **({"ChecksumSHA256": s.checksum} if s.checksum else {})}
+        {"PartNumber": n, "ETag": s.etag, **({CHECKSUM_FIELD: s.checksum} if s.checksum else {})}
         for n, s in sorted(sent.items())
     ]
     uncertain: list[BaseException] = []

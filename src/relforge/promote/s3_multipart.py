@@ -27,7 +27,7 @@ from relforge.promote.partflow import Fetch, body, run_each, run_parts
 from relforge.promote.parts import Part, cut, part_size_for
 from relforge.promote.resume import Started
 from relforge.promote.s3_bucket import Bucket
-from relforge.promote.s3_checksums import Sent, b64_sha256
+from relforge.promote.s3_checksums import CHECKSUM_FIELD, PART_CHECKSUM, Sent, b64_crc32
 from relforge.promote.s3_complete import NO_UPLOAD, abandon, abort, finish
 from relforge.promote.s3_faults import code
 from relforge.promote.store import OCTET_STREAM, ObjectStore
@@ -42,14 +42,15 @@ class _Listed:
     checksum: str | None
 
     def holds(self, data: memoryview, checksum: str) -> bool:
-        """True when the part on the service has exactly `data` (by its SHA-256 when the
-        service lists one, else by its ETag, the MD5 of a part's bytes)."""
-        if data.nbytes != self.size:
+        """True when the part on the service has exactly `data`: its CRC32 (when listed) and
+        the MD5 its ETag is (for parts not encrypted with KMS) must both match; a CRC32 alone
+        vouches for a part only when the ETag is not an MD5."""
+        if data.nbytes != self.size or (self.checksum and self.checksum != checksum):
             return False
-        if self.checksum:
-            return self.checksum == checksum
         etag = self.etag.strip('"')
-        return len(etag) == 32 and hashlib.md5(data, usedforsecurity=False).hexdigest() == etag
+        if len(etag) == 32 and all(c in "0123456789abcdef" for c in etag):
+            return hashlib.md5(data, usedforsecurity=False).hexdigest() == etag
+        return bool(self.checksum)
 
 
 def upload(
@@ -72,7 +73,7 @@ def upload(
     lock = threading.Lock()
 
     def send(part: Part, data: memoryview) -> None:
-        checksum = b64_sha256(data)
+        checksum = b64_crc32(data)
         with lock:
             before = sent.get(part.number)
         if before is not None and before.checksum == checksum:
@@ -145,7 +146,7 @@ def copy(
                 return answer
 
             result = bucket.request(f"copy part {part.number} to", key, call)["CopyPartResult"]
-            done = Sent(etag=result["ETag"], checksum=result.get("ChecksumSHA256"))
+            done = Sent(etag=result["ETag"], checksum=result.get(CHECKSUM_FIELD))
         with lock:
             sent[part.number] = done
 
@@ -170,7 +171,8 @@ def _begin(
             Bucket=bucket.bucket,
             Key=bucket.object_key(key),
             ContentType=content_type,
-            ChecksumAlgorithm="SHA256",
+            ChecksumAlgorithm=PART_CHECKSUM,
+            ChecksumType="COMPOSITE",  # a checksum of the parts' checksums, as sent
             Metadata={"sha256": sha256},
         )
         return answer
@@ -207,7 +209,9 @@ def _list_parts(bucket: Bucket, key: str, upload_id: str) -> dict[int, _Listed] 
             return None
         for part in found.get("Parts", ()):
             out[int(part["PartNumber"])] = _Listed(
-                etag=part["ETag"], size=int(part["Size"]), checksum=part.get("ChecksumSHA256")
+                etag=part["ETag"],
+                size=int(part["Size"]),
+                checksum=part.get(CHECKSUM_FIELD),
             )
         if not found.get("IsTruncated"):
             return out
@@ -224,8 +228,8 @@ def _send_part(
             UploadId=upload_id,
             PartNumber=part.number,
             Body=body(data),
-            ChecksumAlgorithm="SHA256",
-            ChecksumSHA256=checksum,  # the service refuses bytes that do not match it
+            ChecksumAlgorithm=PART_CHECKSUM,
+            **{CHECKSUM_FIELD: checksum},  # the service refuses bytes that do not match it
         )
         return str(answer["ETag"])
 
