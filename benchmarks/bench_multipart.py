@@ -183,22 +183,23 @@ class Ran:
 
 
 def timed(argv: list[str], work: Path, label: str) -> Ran:
-    """Any command in its own process: its time, CPU and peak RSS (os.wait4)."""
-    started = time.perf_counter()
-    with (work / "other.log").open("ab") as out:
-        proc = subprocess.Popen(argv, cwd=work, env={**os.environ, **ENV}, stdout=out, stderr=out)
-        _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    ran = Ran(
-        argv=label,
-        exit=proc.returncode,
-        seconds=round(time.perf_counter() - started, 1),
-        peak_rss_mib=round(usage.ru_maxrss / 1024, 1),
-        last_line="",
-        cpu_seconds=round(usage.ru_utime + usage.ru_stime, 1),
-    )
+    """Any command in its own process: its time, CPU and peak RSS."""
+    ran = measured(argv, work, work / "other.log", {**os.environ, **ENV})
+    ran.argv = label
     print(json.dumps(asdict(ran)), flush=True)
     return ran
+
+
+def vm_hwm(pid: int) -> int:
+    """The peak RSS (KiB) of a running process so far, 0 once it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
 
 
 def put_files(url: str, bucket: str, files: list[str]) -> None:
@@ -217,31 +218,43 @@ def put_files(url: str, bucket: str, files: list[str]) -> None:
     assert all(done)
 
 
+def measured(argv: list[str], work: Path, log: Path, env: dict[str, str]) -> Ran:
+    """`argv` run under GNU time, which forks it from a small process: a child forked from this
+    one would count this process's memory until its exec (os.wait4's ru_maxrss did)."""
+    stats = work / "time.out"
+    started = time.perf_counter()
+    with log.open("ab") as out:
+        done = subprocess.run(
+            ["/usr/bin/time", "-f", "%M %U %S", "-o", str(stats), *argv],
+            cwd=work,
+            env=env,
+            stdout=out,
+            stderr=out,
+        )
+    seconds = time.perf_counter() - started
+    kib, user, system = stats.read_text().split()[-3:]
+    return Ran(
+        argv="",
+        exit=done.returncode,
+        seconds=round(seconds, 1),
+        peak_rss_mib=round(int(kib) / 1024, 1),
+        last_line="",
+        cpu_seconds=round(float(user) + float(system), 1),
+    )
+
+
 def relforge(
     argv: list[str], work: Path, *, src: Path | None = None, log: Path | None = None
 ) -> Ran:
-    """One `relforge` command in its own process; its time and peak RSS (os.wait4)."""
+    """One `relforge` command in its own process: its time, CPU and peak RSS."""
     env = {**os.environ, **ENV}
     if src is not None:
         env["PYTHONPATH"] = str(src)  # the baseline's source, ahead of the editable install
-    out = (log or work / "relforge.log").open("ab")
-    started = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "relforge", *argv], cwd=work, env=env, stdout=out, stderr=out
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    seconds = time.perf_counter() - started
-    out.close()
-    tail = (log or work / "relforge.log").read_text(errors="replace").strip().splitlines()
-    ran = Ran(
-        argv=" ".join(argv[:1] + [a for a in argv[1:] if a.startswith("--")]),
-        exit=proc.returncode,
-        seconds=round(seconds, 1),
-        peak_rss_mib=round(usage.ru_maxrss / 1024, 1),
-        last_line=tail[-1][:300] if tail else "",
-        cpu_seconds=round(usage.ru_utime + usage.ru_stime, 1),
-    )
+    log = log or work / "relforge.log"
+    ran = measured([sys.executable, "-m", "relforge", *argv], work, log, env)
+    tail = log.read_text(errors="replace").strip().splitlines()
+    ran.argv = " ".join(argv[:1] + [a for a in argv[1:] if a.startswith("--")])
+    ran.last_line = tail[-1][:300] if tail else ""
     print(json.dumps(asdict(ran)), flush=True)
     return ran
 
@@ -498,18 +511,20 @@ def resume(work: Path, size: int) -> dict[str, Any]:
                 [sys.executable, "-m", "relforge", *argv, "--execute"],
                 cwd=work, env=env, stdout=log, stderr=log,
             )  # fmt: skip
+            high = 0
             while proxy.sent["UploadPart"] < wheel.stat().st_size // 2 and killed.poll() is None:
+                high = max(high, vm_hwm(killed.pid))
                 time.sleep(0.05)
+            high = max(high, vm_hwm(killed.pid))  # its peak so far (the kernel's high-water mark)
             killed.send_signal(signal.SIGKILL)
-            _, _, usage = os.wait4(killed.pid, 0)
-            killed.returncode = -9
+            killed.wait()
         sent_before = proxy.sent["UploadPart"]
         time.sleep(2)  # the proxy finishes forwarding the parts it had read whole
         (upload,) = s3.list_multipart_uploads(Bucket="bench-rs")["Uploads"]
         parts = s3.list_parts(Bucket="bench-rs", Key=upload["Key"], UploadId=upload["UploadId"])
         landed = sum(p["Size"] for p in parts.get("Parts", ()))
         missing = wheel.stat().st_size - landed
-        runs.append({"argv": "publish (killed)", "peak_rss_mib": round(usage.ru_maxrss / 1024, 1)})
+        runs.append({"argv": "publish (killed)", "peak_rss_mib": round(high / 1024, 1)})
         sent = proxy.sent["UploadPart"]
         rerun = relforge([*argv, "--execute"], work)
         resent = proxy.sent["UploadPart"] - sent
