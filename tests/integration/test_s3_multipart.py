@@ -107,6 +107,12 @@ def _open_uploads(s3: S3, bucket: str) -> list[dict[str, Any]]:
     return found
 
 
+def _publish(run: Callable[..., Result], matrix: Path, manifest: Path) -> Result:
+    return run(
+        "publish", str(matrix), "--channel", "test", "--manifest", str(manifest), "--execute"
+    )
+
+
 def _ok(done: Result) -> None:
     assert done.code == 0, done.out + done.err
     assert "Traceback" not in done.err
@@ -117,17 +123,7 @@ def test_publish_sends_a_large_artifact_in_parts_below_the_request_limit(
 ) -> None:
     with FaultProxy(upstream=s3.endpoint, seed=1, rate=0.0, max_request=LIMIT) as proxy:
         matrix = _matrix(tmp_path, s3, f"{s3.bucket}-up", proxy.url)
-        _ok(
-            run(
-                "publish",
-                str(matrix),
-                "--channel",
-                "test",
-                "--manifest",
-                str(manifest),
-                "--execute",
-            )
-        )
+        _ok(_publish(run, matrix, manifest))
         assert proxy.refused == {}, proxy.refused
         assert proxy.operations["UploadPart"] == PARTS
         assert proxy.sent["UploadPart"] == BIG - 3000 + _padding(manifest)
@@ -154,9 +150,7 @@ def test_without_parts_the_proxy_refuses_the_upload_like_s3(
     with FaultProxy(upstream=s3.endpoint, seed=1, rate=0.0, max_request=LIMIT) as proxy:
         settings = SCALED.replace("threshold_mb: 8", "threshold_mb: 64")
         matrix = _matrix(tmp_path, s3, f"{s3.bucket}-one", proxy.url, settings=settings)
-        done = run(
-            "publish", str(matrix), "--channel", "test", "--manifest", str(manifest), "--execute"
-        )
+        done = _publish(run, matrix, manifest)
         assert proxy.refused == {"PutObject": 1}
     assert done.code == 6, done.out + done.err
     assert "EntityTooLarge" in done.err and "publishing.s3_multipart_threshold_mb" in done.err
@@ -169,17 +163,7 @@ def test_promote_copies_a_large_artifact_part_by_part_server_side(
 ) -> None:
     with FaultProxy(upstream=s3.endpoint, seed=1, rate=0.0, max_request=LIMIT) as proxy:
         matrix = _matrix(tmp_path, s3, f"{s3.bucket}-cp", proxy.url)
-        _ok(
-            run(
-                "publish",
-                str(matrix),
-                "--channel",
-                "test",
-                "--manifest",
-                str(manifest),
-                "--execute",
-            )
-        )
+        _ok(_publish(run, matrix, manifest))
         before = proxy.operations.copy()
         _ok(run("promote", str(matrix), "--version", "1.0.0", "--execute"))
         # the release copy and the backup, 5 parts each, none through this process
@@ -203,17 +187,7 @@ def test_a_single_copy_over_the_limit_is_refused_like_s3(
     with FaultProxy(upstream=s3.endpoint, seed=1, rate=0.0, max_request=LIMIT) as proxy:
         settings = SCALED.replace("copy_threshold_mb: 8", "copy_threshold_mb: 5120")
         matrix = _matrix(tmp_path, s3, f"{s3.bucket}-cp1", proxy.url, settings=settings)
-        _ok(
-            run(
-                "publish",
-                str(matrix),
-                "--channel",
-                "test",
-                "--manifest",
-                str(manifest),
-                "--execute",
-            )
-        )
+        _ok(_publish(run, matrix, manifest))
         done = run("promote", str(matrix), "--version", "1.0.0", "--execute")
         assert proxy.refused["CopyObject"] >= 1
     assert done.code == 6, done.out + done.err
@@ -231,17 +205,7 @@ def test_a_mirror_on_another_endpoint_gets_the_parts_streamed(
     ):
         bucket = f"{s3.bucket}-mr"
         matrix = _matrix(tmp_path, s3, bucket, main.url, mirror=far.url)
-        _ok(
-            run(
-                "publish",
-                str(matrix),
-                "--channel",
-                "test",
-                "--manifest",
-                str(manifest),
-                "--execute",
-            )
-        )
+        _ok(_publish(run, matrix, manifest))
         ranged, parts = main.operations["GetObjectRange"], far.operations["UploadPart"]
         _ok(run("promote", str(matrix), "--version", "1.0.0", "--execute"))
         assert far.operations["UploadPart"] - parts == PARTS  # the release copy, streamed
@@ -279,9 +243,7 @@ def test_a_killed_publish_resends_only_the_missing_parts(
         assert len(_open_uploads(s3, bucket)) == 1
         assert len(list(Path(".relforge/journal/multipart").glob("*.json"))) == 1
         sent, count = proxy.sent["UploadPart"], proxy.operations["UploadPart"]
-        done = run(
-            "publish", str(matrix), "--channel", "test", "--manifest", str(manifest), "--execute"
-        )
+        done = _publish(run, matrix, manifest)
         _ok(done)
         assert proxy.operations["UploadPart"] - count == PARTS - 2
         assert proxy.sent["UploadPart"] - sent == BIG - 3000 + _padding(manifest) - 2 * 5 * MIB
@@ -291,12 +253,43 @@ def test_a_killed_publish_resends_only_the_missing_parts(
     assert not list(Path(".relforge/journal/multipart").glob("*.json"))
 
 
+def test_a_killed_promote_resumes_its_part_copies(
+    tmp_path: Path, s3: S3, manifest: Path, run: Callable[..., Result]
+) -> None:
+    """Killed with the release copy's first two parts copied: the rerun copies the other three,
+    then the backup's five; the copy is read back like any other."""
+    with FaultProxy(upstream=s3.endpoint, seed=1, rate=0.0, max_request=LIMIT) as proxy:
+        bucket = f"{s3.bucket}-kcp"
+        matrix = _matrix(tmp_path, s3, bucket, proxy.url)
+        _ok(_publish(run, matrix, manifest))
+        proxy.hold("UploadPartCopy", after=2)
+        promote = ["promote", str(matrix), "--version", "1.0.0", "--execute"]
+        killed = subprocess.Popen(
+            [sys.executable, "-m", "relforge", *promote],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 120
+        while proxy.operations["UploadPartCopy"] < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        killed.send_signal(signal.SIGKILL)
+        killed.wait()
+        proxy.drop_held()
+        assert proxy.operations["UploadPartCopy"] >= 3, proxy.operations
+        count = proxy.operations["UploadPartCopy"]
+        _ok(run(*promote))
+        assert proxy.operations["UploadPartCopy"] - count == 2 * PARTS - 2
+    sha = _big_sha(manifest)
+    assert objects(s3, bucket)["dl/" + BIG_KEY.replace("whl/test/", "whl/")] == (sha, sha)
+    assert _open_uploads(s3, bucket) == [] and _open_uploads(s3, f"{bucket}-backup") == []
+
+
 def test_verify_names_uploads_left_open_and_repair_aborts_them(
     tmp_path: Path, s3: S3, manifest: Path, run: Callable[..., Result]
 ) -> None:
     bucket = f"{s3.bucket}-left"
     matrix = _matrix(tmp_path, s3, bucket, s3.endpoint)
-    _ok(run("publish", str(matrix), "--channel", "test", "--manifest", str(manifest), "--execute"))
+    _ok(_publish(run, matrix, manifest))
     client = s3.client()
     client.create_multipart_upload(Bucket=bucket, Key=f"dl/{BIG_KEY}")  # left behind
     other = "dl/whl/test/cu128/rfdemo-1.0.1+cu128-py3-none-manylinux_2_28_x86_64.whl"
