@@ -50,9 +50,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench_faults import baseline_source  # noqa: E402  # relforge at a ref, `git archive`d
 from tests.faultproxy import FaultProxy  # noqa: E402
 from tests.integration.conftest import BIN, free_port  # noqa: E402
-from tests.promote_kit import build_wheel  # noqa: E402
+from tests.promote_kit import build_wheel, matrix_head, write_manifest  # noqa: E402
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -69,17 +70,9 @@ BIG_CELL = "wheel-linux-x86_64-py3.11-cu128"
 
 
 def matrix_text(publishing: str) -> str:
+    """Release 1.0 of `rfdemo` on linux x86_64 and aarch64, cpu and cu128: four wheels."""
     return (
-        textwrap.dedent("""\
-        schema_version: 1
-        project:
-          name: rfdemo
-          size_limit_mb: 8000
-        channels:
-          nightly: {version_scheme: dev-date, prefix: whl/nightly}
-          test: {version_scheme: final, prefix: whl/test}
-          release: {version_scheme: final, prefix: whl}
-        """)
+        matrix_head(size_limit_mb=8000)
         + publishing
         + textwrap.dedent("""\
         releases:
@@ -131,35 +124,6 @@ def padded(base: Path, out: Path, size: int, seed: int) -> Path:
     return target
 
 
-def write_manifest(path: Path, wheels: dict[str, Path]) -> None:
-    from relforge.manifest import ArtifactManifest, ManifestEntry, Verdict, sha256_file
-
-    manifest = ArtifactManifest(project="rfdemo", release="1.0", channel="test")
-    entries = []
-    for cell_id, wheel in wheels.items():
-        variant, plat = CELLS[cell_id]
-        entries.append(
-            ManifestEntry(
-                cell_id=cell_id,
-                file=os.path.relpath(wheel, path.parent),
-                size=wheel.stat().st_size,
-                sha256=sha256_file(wheel),
-                version=wheel.name.split("-")[1],
-                package_type="wheel",
-                variant=variant,
-                upload_subfolder=variant,
-                platform_tag=plat,
-                python="3.11",
-            )
-        )
-    manifest = manifest.with_entries(entries)
-    for cell_id in wheels:
-        manifest = manifest.with_verdicts(
-            cell_id, [Verdict(check="RF-W001", status="pass", message="")]
-        )
-    manifest.save(path)
-
-
 def release(work: Path, sizes: dict[str, int]) -> Path:
     """A manifest of the 1.0.0 wheels of `sizes`' cells, each padded to its size (0: as built)."""
     wheels = {}
@@ -168,7 +132,7 @@ def release(work: Path, sizes: dict[str, int]) -> Path:
         base = build_wheel(work / "built", version=f"1.0.0+{variant}", plat=plat, payload=cell_id)
         wheels[cell_id] = padded(base, work / "dist", size, seed) if size else base
     manifest = work / "dist" / "relforge-manifest.json"
-    write_manifest(manifest, wheels)
+    write_manifest(manifest, wheels, cells=CELLS)
     return manifest
 
 
@@ -313,15 +277,6 @@ def sha256_of(s3: Any, bucket: str, key: str) -> str:
         for chunk in body.iter_chunks(MIB):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def baseline_source(ref: str, into: Path) -> Path:
-    archive = subprocess.run(
-        ["git", "archive", ref, "src"], capture_output=True, check=True, cwd=ROOT
-    ).stdout
-    into.mkdir()
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into / "src"
 
 
 def big(work: Path, size: int, baseline_ref: str) -> dict[str, Any]:
@@ -588,6 +543,9 @@ def main() -> int:
     report: dict[str, Any] = {
         "benchmark": "release-size artifacts on S3: multipart, parallel, resumable (issue 26)",
         "moto": "moto 5.2.5 with benchmarks/lean_moto.py (large objects read from files)",
+        "commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+        ).stdout.strip(),
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, shared 2-core (noisy: other work runs beside it)",
     }

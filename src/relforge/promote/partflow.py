@@ -140,13 +140,7 @@ def run_parts(
                 order.turn.notify_all()
             raise
 
-    count = max(1, min(workers, len(parts)))
-    with ThreadPoolExecutor(count, thread_name_prefix="relforge-part") as pool:
-        futures = [pool.submit(guarded) for _ in range(count)]
-    for future in futures:
-        failure = future.exception()
-        if failure is not None:
-            raise failure
+    _in_workers(max(1, min(workers, len(parts))), guarded)
     return digest.hexdigest()
 
 
@@ -173,7 +167,11 @@ def run_each(
                         failed.append(exc)
                     raise
 
-    count = max(1, min(workers, len(parts)))
+    _in_workers(max(1, min(workers, len(parts))), work)
+
+
+def _in_workers(count: int, work: Callable[[], None]) -> None:
+    """`work` in `count` threads at once; a failure is raised once all of them have stopped."""
     with ThreadPoolExecutor(count, thread_name_prefix="relforge-part") as pool:
         futures = [pool.submit(work) for _ in range(count)]
     for future in futures:

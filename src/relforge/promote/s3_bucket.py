@@ -26,6 +26,9 @@ class Bucket(Protocol):
     def bucket(self) -> str: ...
 
     @property
+    def endpoint_url(self) -> str: ...
+
+    @property
     def client(self) -> Any: ...
 
     @property
@@ -55,3 +58,9 @@ class Bucket(Protocol):
     def read_sha256(self, key: str, expected: str | None) -> str: ...
 
     def delete(self, key: str) -> None: ...
+
+
+def store_id(bucket: Bucket) -> str:
+    """The store in the records of started uploads: its URL and endpoint (two services may
+    each have a bucket of the same name)."""
+    return f"{bucket.url} at {bucket.endpoint_url or 'AWS'}"

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from relforge.errors import RefusedError
-from relforge.promote.s3_bucket import Bucket
+from relforge.promote.s3_bucket import Bucket, store_id
 from relforge.promote.s3_checksums import CHECKSUM_FIELD, Sent, composite, service_composite
 from relforge.promote.s3_faults import CONDITION_FAILED, code
 from relforge.promote.store import Unfinished
@@ -63,7 +63,7 @@ def finish(
     if outcome is not True and not (uncertain and _holds(bucket, key, sent, sha256)):
         abandon(bucket, key, sha256, upload_id)
         return False  # the key was there first; the caller compares its bytes
-    bucket.book.finish(bucket.url, key, sha256)
+    bucket.book.finish(store_id(bucket), key, sha256)
     _verify(bucket, key, sent, sha256, read_back=read_back)
     abort_stale(bucket, key)
     return True
@@ -110,7 +110,7 @@ def _verify(
 
 def abandon(bucket: Bucket, key: str, sha256: str, upload_id: str) -> None:
     abort(bucket, key, upload_id)
-    bucket.book.finish(bucket.url, key, sha256)
+    bucket.book.finish(store_id(bucket), key, sha256)
 
 
 def abort(bucket: Bucket, key: str, upload_id: str) -> None:

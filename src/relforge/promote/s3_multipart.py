@@ -26,7 +26,7 @@ from relforge.errors import RefusedError
 from relforge.promote.partflow import Fetch, body, run_each, run_parts
 from relforge.promote.parts import Part, cut, part_size_for
 from relforge.promote.resume import Started
-from relforge.promote.s3_bucket import Bucket
+from relforge.promote.s3_bucket import Bucket, store_id
 from relforge.promote.s3_checksums import CHECKSUM_FIELD, PART_CHECKSUM, Sent, b64_crc32
 from relforge.promote.s3_complete import NO_UPLOAD, abandon, abort, finish
 from relforge.promote.s3_faults import code
@@ -159,7 +159,7 @@ def _begin(
 ) -> tuple[str, dict[int, _Listed]]:
     """The recorded upload of these bytes to `key` with its listed parts, or a new one."""
     step = part_size_for(size, bucket.settings.part_size)
-    record = bucket.book.find(bucket.url, key, sha256)
+    record = bucket.book.find(store_id(bucket), key, sha256)
     if record is not None:
         listed = _list_parts(bucket, key, record.upload_id) if record.part_size == step else None
         if listed is not None:
@@ -179,7 +179,7 @@ def _begin(
 
     upload_id = str(bucket.request("start upload of", key, create)["UploadId"])
     bucket.book.start(
-        Started(store=bucket.url, key=key, sha256=sha256, upload_id=upload_id, part_size=step)
+        Started(store=store_id(bucket), key=key, sha256=sha256, upload_id=upload_id, part_size=step)
     )
     return upload_id, {}
 
