@@ -116,6 +116,7 @@ def test_a_release_over_the_project_quota_counts_what_the_index_already_holds(
     done = _upload(run, promoted, pypiserver, "--execute")
     assert done.code == 0, done.out + done.err
     assert "PyPI pre-flight: 2 file(s)" in done.out
+    assert "MiB to the 3.0 MiB the project uses on http://127.0.0.1:" in done.out
     assert len(list(pypiserver.packages.iterdir())) == 3
 
 

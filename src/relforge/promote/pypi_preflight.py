@@ -51,11 +51,15 @@ def preflight(
     for path in files:
         problems += file_problems(path)
     adds = sum(size for name, size in sizes if name not in usage.files)
-    used = "unknown" if usage.total is None else f"{usage.total / MIB:.1f} MiB"
+    used = (
+        f"(the project's usage on {where} unknown)"
+        if usage.total is None
+        else f"to the {usage.total / MIB:.1f} MiB the project uses on {where}"
+    )
     echo(
         f"PyPI pre-flight: {len(files)} file(s) (largest {max(s for _, s in sizes) / MIB:.1f} "
-        f"MiB of {limits.file_mb} MiB per file); the release adds {adds / MIB:.1f} MiB to the "
-        f"project's {used} on {where}, quota {limits.project_mb} MiB"
+        f"MiB of {limits.file_mb} MiB per file); the release adds {adds / MIB:.1f} MiB {used}; "
+        f"quota {limits.project_mb} MiB"
     )
     if usage.total is None:
         echo(
