@@ -1,8 +1,9 @@
 """Multipart uploads and part-by-part copies into one S3 bucket, resumable and verified.
 
-An upload sends each part with its SHA-256 as the part checksum and hashes the whole object in
-part order as the parts go (relforge.promote.partflow); it is completed (relforge.promote.
-s3_complete: create-if-absent, then checked) only when that hash is the expected sha256.  A copy
+An upload sends each part with its CRC32 as the part checksum and hashes the whole object with
+SHA-256 in part order as the parts are read (relforge.promote.partflow); it is completed
+(relforge.promote.s3_complete: create-if-absent, then checked) only when that hash is the
+expected sha256.  A copy
 (UploadPartCopy: nothing passes through here) is read back after completion, as every copy
 without a service-computed whole-object checksum is.
 
@@ -76,8 +77,10 @@ def upload(
         checksum = b64_crc32(data)
         with lock:
             before = sent.get(part.number)
-        if before is not None and before.checksum == checksum:
-            return  # sent in an earlier pass with these very bytes
+        if before is not None and _Listed(
+            etag=before.etag, size=part.length, checksum=before.checksum
+        ).holds(data, checksum):
+            return  # sent in an earlier pass with these very bytes (its CRC32 and MD5)
         found = listed.get(part.number)
         if found is not None and found.holds(data, checksum):
             etag = found.etag  # sent by the interrupted run
