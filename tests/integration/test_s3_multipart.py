@@ -12,16 +12,23 @@ are retried like every other request.
 from __future__ import annotations
 
 import hashlib
+import random
 import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from relforge.errors import RefusedError
+from relforge.promote.parts import Part, TransferSettings
+from relforge.promote.resume import UploadBook
+from relforge.promote.s3 import S3Store
+from relforge.promote.s3_multipart import upload
 from tests.conftest import Result
 from tests.faultproxy import FaultProxy
 from tests.integration.conftest import S3
@@ -348,3 +355,57 @@ def test_faults_inside_parts_are_retried_and_nothing_is_lost(
         assert found[f"dl/{BIG_KEY}"] == (sha, sha)
         assert found["dl/" + BIG_KEY.replace("whl/test/", "whl/")] == (sha, sha)
         assert _open_uploads(s3, name) == []
+
+
+def _store(s3: S3, tmp_path: Path, endpoint: str | None = None) -> S3Store:
+    s3.client().create_bucket(Bucket=f"{s3.bucket}-st")
+    return S3Store(
+        bucket=f"{s3.bucket}-st",
+        endpoint_url=endpoint or s3.endpoint,
+        settings=TransferSettings(multipart_threshold=6 * MIB, part_size=5 * MIB, concurrency=3),
+        book=UploadBook(tmp_path / "book"),
+    )
+
+
+def test_a_pass_whose_bytes_changed_on_the_way_is_read_again_and_only_that_part_resent(
+    s3: S3, tmp_path: Path
+) -> None:
+    """A stream (a copy from another endpoint) whose second part arrives with a byte changed the
+    first time: the whole sha256 disagrees, the second pass reads every part again and sends
+    only the part whose bytes changed; the object is the expected one."""
+    data = random.Random(5).randbytes(17 * MIB)
+    reads: Counter[int] = Counter()
+
+    def fetch(part: Part, into: memoryview) -> None:
+        reads[part.number] += 1
+        into[:] = data[part.start : part.start + part.length]
+        if part.number == 2 and reads[2] == 1:
+            into[100] ^= 0x5A  # a flipped byte, as a faulty wire delivers it
+
+    with FaultProxy(upstream=s3.endpoint, seed=1, rate=0.0) as proxy:
+        store = _store(s3, tmp_path, proxy.url)
+        sha = hashlib.sha256(data).hexdigest()
+        assert upload(
+            store, "x/flip.bin", size=len(data), fetch=fetch, sha256=sha,
+            content_type="application/octet-stream", passes=3, source="the source",
+        )  # fmt: skip
+        assert reads == {1: 2, 2: 2, 3: 2, 4: 2}  # two passes over the 4 parts
+        assert proxy.operations["UploadPart"] == 4 + 1  # part 2 once more, nothing else
+    assert store.read_sha256("x/flip.bin", None) == sha
+    assert _open_uploads(s3, f"{s3.bucket}-st") == []
+
+
+def test_bytes_that_never_hash_right_are_refused_and_nothing_is_written(
+    s3: S3, tmp_path: Path
+) -> None:
+    """A local file that is not the manifest's bytes (changed after it was hashed): refused
+    before completion — no object, no upload left open, no record."""
+    store = _store(s3, tmp_path)
+    path = tmp_path / "big.bin"
+    path.write_bytes(random.Random(6).randbytes(12 * MIB))
+    with pytest.raises(RefusedError, match="nothing was written") as refused:
+        store.put_if_absent("x/changed.bin", path, "0" * 64)
+    assert "changed after it was hashed" in str(refused.value.hint)
+    assert store.head("x/changed.bin") is None
+    assert _open_uploads(s3, f"{s3.bucket}-st") == []
+    assert list((tmp_path / "book").glob("*.json")) == []
