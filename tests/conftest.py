@@ -155,6 +155,7 @@ LONGEST_FIRST = (
     "test_build_docker.py",  # ~530 s alone, 230 s of it the torch extension in a container
     "test_generated_ci.py",  # act runs every generated workflow; the CUDA image is made once
     "test_real_projects.py",  # ~260 s alone: projects from init to installed on the host
+    "test_s3_multipart.py",  # ~90 s alone
     "test_s3_fault_kinds.py",  # ~60 s
     "test_s3_transient_faults.py",
     "test_archives_ship.py",
@@ -177,6 +178,7 @@ LONGEST_FIRST = (
     "test_index_pagesets.py",
     "test_workflows_generate.py",
     "test_promote_flow.py",
+    "test_pypi_preflight.py",  # ~35 s
 )
 
 

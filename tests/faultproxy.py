@@ -9,6 +9,15 @@ fault is counted by kind, so a test can check that each one was noticed (one ret
     with FaultProxy(upstream="http://127.0.0.1:5000", seed=1, rate=0.1) as proxy:
         ... point the S3 endpoint at proxy.url ...
         proxy.injected  # {"slowdown": 3, "cut": 1, ...}
+
+It also holds S3's single-request ceiling, which moto does not (moto takes a PUT or a CopyObject
+of any size): with `max_request`, a PutObject or UploadPart whose body is larger is refused with
+400 EntityTooLarge, and a CopyObject or UploadPartCopy whose source (or range) is larger with
+400 InvalidRequest, as AWS answers them.  Every request is counted by S3 operation
+(`operations`), with the bytes of its body (`sent`); `hold("UploadPart", after=n)` lets the
+first n requests of an operation through and holds the rest until `drop_held()` resets them
+unanswered (a client killed with its uploads in flight).  `only` limits the faults to some
+operations (the parts of multipart transfers, say).
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ import http.client
 import random
 import socket
 import struct
+import sys
 import threading
 import urllib.parse
 from collections import Counter
@@ -47,14 +57,30 @@ _ERRORS = {
 
 class FaultProxy:
     def __init__(
-        self, *, upstream: str, seed: int, rate: float, kinds: tuple[str, ...] = tuple(KINDS)
+        self,
+        *,
+        upstream: str,
+        seed: int,
+        rate: float,
+        kinds: tuple[str, ...] = tuple(KINDS),
+        max_request: int | None = None,
+        only: tuple[str, ...] = (),
     ) -> None:
         parts = urllib.parse.urlsplit(upstream)
         self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
         self.rate = rate
         self.kinds = kinds
+        self.max_request = max_request
+        self.only = only  # operations that may fail (empty: all)
         self.injected: Counter[str] = Counter()
+        self.faulted: Counter[str] = Counter()  # injected faults, by the operation they hit
+        self.operations: Counter[str] = Counter()
+        self.sent: Counter[str] = Counter()  # request body bytes forwarded, by operation
+        self.refused: Counter[str] = Counter()  # over max_request, by operation
         self.requests = 0
+        self._held_op = ""
+        self._held_after = 0
+        self._release = threading.Event()
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._server = _Server(self)
@@ -79,6 +105,7 @@ class FaultProxy:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        self.drop_held()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
@@ -97,9 +124,38 @@ class FaultProxy:
             return None
         return fits[min(int(number * len(fits)), len(fits) - 1)]
 
-    def count(self, kind: str) -> None:
+    def count(self, kind: str, operation: str = "") -> None:
         with self._lock:
             self.injected[kind] += 1
+            self.faulted[operation] += 1
+
+    def hold(self, operation: str, *, after: int) -> None:
+        """Let `after` requests of `operation` through, then hold every further one."""
+        with self._lock:
+            self._held_op, self._held_after = operation, after
+            self._release.clear()
+
+    def drop_held(self) -> None:
+        """Reset the held requests without forwarding them, and hold no more."""
+        with self._lock:
+            self._held_op = ""
+        self._release.set()
+
+    def admit(self, operation: str, size: int) -> bool:
+        """Count the request; False when it is to be held (and then dropped)."""
+        with self._lock:
+            self.operations[operation] += 1
+            if operation == self._held_op and self.operations[operation] > self._held_after:
+                return False
+            self.sent[operation] += size
+            return True
+
+    def refuse(self, operation: str) -> None:
+        with self._lock:
+            self.refused[operation] += 1
+
+    def wait_released(self) -> None:
+        self._release.wait()
 
 
 class _Server(ThreadingHTTPServer):
@@ -108,6 +164,11 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, proxy: FaultProxy) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.proxy = proxy
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # a client gone (killed, or reset by this proxy): nothing to report
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -138,6 +199,13 @@ class _Handler(BaseHTTPRequestHandler):
                 chunks.append(self.rfile.read(size))
                 self.rfile.readline()
         return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def _drain(self, size: int) -> None:
+        while size > 0:
+            block = self.rfile.read(min(size, 1 << 20))
+            if not block:
+                return
+            size -= len(block)
 
     def _reset(self) -> None:
         """Drop the connection with a TCP reset, as a load balancer does."""
@@ -172,9 +240,101 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             conn.close()
 
+    def _operation(self) -> str:
+        """The S3 operation of the request (as far as the tests need to tell them apart)."""
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query, True)
+        copy = "x-amz-copy-source" in self.headers
+        if self.command == "PUT" and "uploadId" in query:
+            return "UploadPartCopy" if copy else "UploadPart"
+        if self.command == "PUT":
+            return "CopyObject" if copy else "PutObject"
+        if self.command == "POST" and "uploads" in query:
+            return "CreateMultipartUpload"
+        if self.command == "POST" and "uploadId" in query:
+            return "CompleteMultipartUpload"
+        if self.command == "DELETE" and "uploadId" in query:
+            return "AbortMultipartUpload"
+        if self.command == "GET" and "uploadId" in query:
+            return "ListParts"
+        if self.command == "GET" and "uploads" in query:
+            return "ListMultipartUploads"
+        if self.command == "GET" and "Range" in self.headers:
+            return "GetObjectRange"
+        return self.command
+
+    def _too_large(self, operation: str, size: int) -> str | None:
+        """S3's error for a single request over the ceiling (None when it is within)."""
+        limit = self.proxy.max_request
+        if limit is None:
+            return None
+        if operation in ("PutObject", "UploadPart") and size > limit:
+            return "EntityTooLarge"
+        if operation in ("CopyObject", "UploadPartCopy"):
+            span = self.headers.get("x-amz-copy-source-range", "")
+            if span.startswith("bytes="):
+                first, _, last = span[len("bytes=") :].partition("-")
+                copied = int(last) - int(first) + 1
+            else:
+                copied = self._source_size()
+            if copied > limit:
+                return "InvalidRequest"
+        return None
+
+    def _source_size(self) -> int:
+        source = urllib.parse.unquote(self.headers["x-amz-copy-source"].split("?", 1)[0])
+        conn = http.client.HTTPConnection(*self.proxy.upstream, timeout=60)
+        try:
+            conn.request("HEAD", "/" + urllib.parse.quote(source.lstrip("/")))
+            response = conn.getresponse()
+            response.read()
+            return int(response.getheader("Content-Length") or 0)
+        finally:
+            conn.close()
+
+    def _refuse_large(self, code: str, size: int) -> None:
+        limit = self.proxy.max_request
+        if code == "EntityTooLarge":
+            message = "Your proposed upload exceeds the maximum allowed size"
+            extra = f"<ProposedSize>{size}</ProposedSize><MaxSizeAllowed>{limit}</MaxSizeAllowed>"
+        else:
+            message = (
+                "The specified copy source is larger than the maximum allowable size for a "
+                f"copy source: {limit}"
+            )
+            extra = ""
+        body = (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            f"<Error><Code>{code}</Code><Message>{message}</Message>{extra}"
+            "<RequestId>faultproxy</RequestId></Error>"
+        ).encode()
+        self.send_response(400)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def _relay(self) -> None:
-        body = self._read_body()
+        operation = self._operation()
+        length = self.headers.get("Content-Length")
+        declared = int(self.headers.get("x-amz-decoded-content-length") or length or 0)
+        refusal = self._too_large(operation, declared)
+        if refusal == "EntityTooLarge" and length is not None:
+            self._drain(int(length))  # S3 reads what it refuses; nothing of it is kept here
+            body = b""
+        else:
+            body = self._read_body()
+            declared = declared or len(body)
+            refusal = refusal or self._too_large(operation, declared)
+        if refusal is not None:
+            self.proxy.refuse(operation)
+            self._refuse_large(refusal, declared)
+            return
+        if not self.proxy.admit(operation, len(body)):
+            self.proxy.wait_released()
+            self._reset()
+            return
         fails, number = self.proxy.draw()
+        fails = fails and (not self.proxy.only or operation in self.proxy.only)
         split = urllib.parse.urlsplit(self.path)
         is_get = self.command == "GET"
         is_object = is_get and split.path.count("/") >= 2 and not split.query
@@ -182,18 +342,18 @@ class _Handler(BaseHTTPRequestHandler):
         if fails:
             kind = self.proxy.pick(number, upload=bool(body), body=is_get, obj=is_object)
         if kind in ("slowdown", "internal", "request_timeout", "reset"):
-            self.proxy.count(kind)
+            self.proxy.count(kind, operation)
             self._reset() if kind == "reset" else self._error(kind)
             return
         status, headers, data = self._forward(body)
         if (kind == "cut" and len(data) < 2) or (kind == "flip" and (status != 200 or not data)):
             kind = "reset_after"  # nothing to cut or flip in this answer
         if kind in ("internal_after", "reset_after"):
-            self.proxy.count(kind)
+            self.proxy.count(kind, operation)
             self._reset() if kind == "reset_after" else self._error(kind)
             return
         if kind == "flip":
-            self.proxy.count(kind)
+            self.proxy.count(kind, operation)
             middle = len(data) // 2
             data = data[:middle] + bytes([data[middle] ^ 0x5A]) + data[middle + 1 :]
         self.send_response(status)
@@ -207,7 +367,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self._head:
             return
         if kind == "cut":
-            self.proxy.count(kind)
+            self.proxy.count(kind, operation)
             self.wfile.write(data[: len(data) // 2])
             self.wfile.flush()
             self._reset()

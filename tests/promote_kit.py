@@ -4,11 +4,13 @@ matrix whose publishing section points at a given store."""
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 from relforge.manifest import ArtifactManifest, ManifestEntry, Verdict, sha256_file
@@ -16,20 +18,25 @@ from relforge.manifest import ArtifactManifest, ManifestEntry, Verdict, sha256_f
 PROJECT = "rfdemo"
 
 
+def matrix_head(size_limit_mb: int = 5) -> str:
+    """The project `rfdemo` and its three channels (the start of a matrix file)."""
+    return textwrap.dedent(f"""\
+        schema_version: 1
+        project:
+          name: rfdemo
+          size_limit_mb: {size_limit_mb}
+        channels:
+          nightly: {{version_scheme: dev-date, prefix: whl/nightly}}
+          test: {{version_scheme: final, prefix: whl/test}}
+          release: {{version_scheme: final, prefix: whl}}
+        """)
+
+
 def matrix_text(publishing: str = "", release_extra: str = "") -> str:
     """Release 1.0 of `rfdemo`: linux cpu + cu128, windows cpu; PyPI takes linux cu128 and
     windows cpu."""
     return (
-        textwrap.dedent("""\
-        schema_version: 1
-        project:
-          name: rfdemo
-          size_limit_mb: 5
-        channels:
-          nightly: {version_scheme: dev-date, prefix: whl/nightly}
-          test: {version_scheme: final, prefix: whl/test}
-          release: {version_scheme: final, prefix: whl}
-        """)
+        matrix_head()
         + (publishing or "")
         + textwrap.dedent("""\
         releases:
@@ -139,23 +146,47 @@ def _pip_wheel(out: Path, *, version: str, plat: str, payload: str) -> Path:
     return found
 
 
+def padded_wheel(wheel: Path, size: int, seed: int = 0) -> Path:
+    """`wheel` rewritten in place with `rfdemo/blob.bin` added: `size` random bytes, stored
+    uncompressed and listed in RECORD, so the (valid) wheel is large enough to go in parts."""
+    import base64
+    import hashlib
+    import random
+    import zipfile
+
+    blob = random.Random(seed).randbytes(size)
+    digest = base64.urlsafe_b64encode(hashlib.sha256(blob).digest()).rstrip(b"=").decode()
+    padded = wheel.with_suffix(".tmp")
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(padded, "w") as out:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith(".dist-info/RECORD"):
+                data += f"rfdemo/blob.bin,sha256={digest},{size}\n".encode()
+            out.writestr(info, data)
+        out.writestr(zipfile.ZipInfo("rfdemo/blob.bin"), blob, zipfile.ZIP_STORED)
+    padded.replace(wheel)
+    return wheel
+
+
 def write_manifest(
     path: Path,
     wheels: dict[str, Path],
     *,
     channel: str = "test",
     validated: bool | dict[str, bool] = True,
+    cells: Mapping[str, tuple[str, str]] = CELLS,
 ) -> ArtifactManifest:
-    """A manifest at `path` for {cell id: wheel}, with passing verdicts unless told not to."""
+    """A manifest at `path` for {cell id: wheel}, with passing verdicts unless told not to;
+    `cells`: each cell's variant and platform tag (those of matrix_text by default)."""
     manifest = ArtifactManifest(project=PROJECT, release="1.0", channel=channel)
     entries = []
     for cell_id, wheel in wheels.items():
-        variant, plat = CELLS[cell_id]
+        variant, plat = cells[cell_id]
         version = wheel.name.split("-")[1]
         entries.append(
             ManifestEntry(
                 cell_id=cell_id,
-                file=str(wheel.relative_to(path.parent)),
+                file=os.path.relpath(wheel, path.parent),
                 size=wheel.stat().st_size,
                 sha256=sha256_file(wheel),
                 version=version,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from relforge.cli.options import dry_run_note, execute_option, stop_for_dry_run
+from relforge.cli.options import dry_run_note, execute_option
 from relforge.matrix.load import load_matrix
 from relforge.output import append_step_summary
 
@@ -80,18 +80,19 @@ def upload(
     skipped; one it has with another sha256 stops everything before any upload.  Credentials
     come from TWINE_USERNAME/TWINE_PASSWORD.  FILE is the matrix file."""
     from relforge.promote.pypi_flow import (
-        apply_upload,
         plan_pypi_upload,
         refuse_upload,
         render_upload,
+        upload_release,
     )
 
     plan = plan_pypi_upload(load_matrix(file), version, repository_url, index_url)
     render_upload(plan, click.echo)
     refuse_upload(plan)
-    if stop_for_dry_run(execute, nothing="uploaded", to="upload"):
+    count = upload_release(plan, click.echo, execute=execute)
+    if count is None:
+        click.echo(dry_run_note("uploaded", "upload"))
         return
-    count = apply_upload(plan)
     summary = (
         f"uploaded {count} file(s) of {version}; {len(plan.items) - count} already on the index"
     )

@@ -115,6 +115,24 @@ def _check_mirrors(publishing: Publishing) -> None:
             )
 
 
+def _check_transfers(publishing: Publishing) -> None:
+    """The multipart settings stay within what S3 takes: parts of 5 MiB to 5 GiB, single
+    requests of at most 5 GiB; the PyPI limits are positive."""
+    bounds = {
+        "s3_multipart_threshold_mb": (5, 5120, "S3 takes at most 5 GiB in one request"),
+        "s3_part_size_mb": (5, 5120, "S3 parts are 5 MiB to 5 GiB"),
+        "s3_part_concurrency": (1, 64, "one to 64 parts in flight"),
+        "s3_copy_threshold_mb": (5, 5120, "S3 copies at most 5 GiB in one request"),
+        "pypi_file_limit_mb": (1, None, "a positive number of MiB"),
+        "pypi_project_limit_mb": (1, None, "a positive number of MiB"),
+    }
+    for key, (low, high, why) in bounds.items():
+        value = getattr(publishing, key)
+        if value < low or (high is not None and value > high):
+            within = f"from {low} to {high}" if high is not None else f"at least {low}"
+            raise _fail(f"{value} is out of range: {within} ({why})", publishing, key, "publishing")
+
+
 def _fail(message: str, obj: Located, key: str, path: str, hint: str | None = None) -> ConfigError:
     return ConfigError(message, where=obj.at(key), key=f"{path}.{key}" if key else path, hint=hint)
 
@@ -156,6 +174,7 @@ def check_matrix(matrix: Matrix) -> None:
         )
     _check_mirrors(matrix.publishing)
     _check_ci(matrix.ci)
+    _check_transfers(matrix.publishing)
     if matrix.channels.default == "release":
         raise _fail(
             "the release channel is filled only by promotion; a branch targets nightly or test",

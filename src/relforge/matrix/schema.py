@@ -198,8 +198,50 @@ class Publishing(Located):
             "throttling, a reset or unreachable endpoint) ends the command (exit 6)"
         },
     )
+    s3_multipart_threshold_mb: int = field(
+        default=64,
+        metadata={
+            "doc": "S3 objects larger than this (MiB) are uploaded, and copied between "
+            "endpoints, as multipart uploads: parts sent in parallel, resumable"
+        },
+    )
+    s3_part_size_mb: int = field(
+        default=8,
+        metadata={
+            "doc": "size (MiB, at least 5) of each part of a multipart upload or copy; grown "
+            "for objects that would need more than 10,000 parts"
+        },
+    )
+    s3_part_concurrency: int = field(
+        default=16,
+        metadata={
+            "doc": "parts in flight at once (all the stores a command writes together); the "
+            "memory parts hold is about this times s3_part_size_mb"
+        },
+    )
+    s3_copy_threshold_mb: int = field(
+        default=5120,
+        metadata={
+            "doc": "server-side copies larger than this (MiB, at most 5120: S3 copies at most "
+            "5 GiB in one request) are made part by part (UploadPartCopy)"
+        },
+    )
     backup_store: str = ""
     pypi_repository_url: str = ""
+    pypi_file_limit_mb: int = field(
+        default=100,
+        metadata={
+            "doc": "the PyPI project's per-file limit (MiB; PyPI's default 100, raised on "
+            "request): `pypi stage` and `pypi upload` refuse a larger file before any upload"
+        },
+    )
+    pypi_project_limit_mb: int = field(
+        default=10240,
+        metadata={
+            "doc": "the PyPI project's total size quota (MiB; PyPI's default 10 GiB): the "
+            "project's current usage plus the release must fit, checked before any upload"
+        },
+    )
     nightly_keep: int = field(default=30, metadata={"doc": "nightly versions kept per package"})
     trusted_keys: tuple[Ed25519Key, ...] = field(
         default=(),

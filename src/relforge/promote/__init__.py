@@ -10,7 +10,7 @@ Entry points: `plan_publish` (relforge.promote.publish) and `plan_promote`
 (relforge.promote.index) rebuild index pages;
 `plan_yank`/`apply_yank` (relforge.promote.yank) mark files yanked; `check_channel`
 (relforge.promote.integrity) verifies a channel; `plan_stage` with `stage_wheels` and
-`plan_pypi_upload` with `apply_upload` (relforge.promote.pypi_flow) stage and upload to PyPI.
+`plan_pypi_upload` with `upload_release` (relforge.promote.pypi_flow) stage and upload to PyPI.
 Stores implement the protocol of relforge.promote.store and are opened by URL with
 `open_store` (relforge.promote.registry).
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from relforge.promote.promote import plan_promote
     from relforge.promote.publish import plan_publish
     from relforge.promote.pypi import plan_stage
-    from relforge.promote.pypi_flow import apply_upload, plan_pypi_upload, stage_wheels
+    from relforge.promote.pypi_flow import plan_pypi_upload, stage_wheels, upload_release
     from relforge.promote.yank import apply_yank, plan_yank
 
 _HOMES = {
@@ -40,7 +40,7 @@ _HOMES = {
     "plan_promote": "relforge.promote.promote",
     "plan_publish": "relforge.promote.publish",
     "plan_stage": "relforge.promote.pypi",
-    "apply_upload": "relforge.promote.pypi_flow",
+    "upload_release": "relforge.promote.pypi_flow",
     "plan_pypi_upload": "relforge.promote.pypi_flow",
     "stage_wheels": "relforge.promote.pypi_flow",
     "apply_yank": "relforge.promote.yank",
@@ -49,7 +49,6 @@ _HOMES = {
 
 __all__ = [
     "Plan",
-    "apply_upload",
     "apply_yank",
     "check_channel",
     "execute",
@@ -60,6 +59,7 @@ __all__ = [
     "plan_yank",
     "render",
     "stage_wheels",
+    "upload_release",
 ]
 
 

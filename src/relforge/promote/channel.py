@@ -25,7 +25,8 @@ from relforge.errors import ConfigError, RefusedError, UsageError
 from relforge.manifest import ArtifactManifest, ManifestEntry, parse_manifest
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
-from relforge.matrix.schema import ChannelName, Matrix
+from relforge.matrix.schema import ChannelName, Matrix, Publishing
+from relforge.promote.parts import TransferSettings
 from relforge.promote.registry import StoreOptions, open_store
 from relforge.promote.signing import SIGNATURE_SUFFIX, Trust, trust_from
 from relforge.promote.store import DEFAULT_STORE, ObjectStore
@@ -51,14 +52,26 @@ class Placed:
         return self.key.rsplit("/", 1)[0]
 
 
+def store_options(pub: Publishing, key: str, endpoint_url: str) -> StoreOptions:
+    """How to open a store of the publishing section: its endpoint, retries and transfers."""
+    return StoreOptions(
+        s3_endpoint_url=endpoint_url,
+        key=key,
+        s3_attempts=pub.s3_attempts,
+        transfers=TransferSettings.from_mib(
+            threshold=pub.s3_multipart_threshold_mb,
+            part_size=pub.s3_part_size_mb,
+            concurrency=pub.s3_part_concurrency,
+            copy_threshold=pub.s3_copy_threshold_mb,
+        ),
+    )
+
+
 def main_store(matrix: Matrix) -> ObjectStore:
     """`publishing.store` (default: a local store under .relforge/), opened."""
     pub = matrix.publishing
     return open_store(
-        pub.store or DEFAULT_STORE,
-        StoreOptions(
-            s3_endpoint_url=pub.s3_endpoint_url, key="publishing.store", s3_attempts=pub.s3_attempts
-        ),
+        pub.store or DEFAULT_STORE, store_options(pub, "publishing.store", pub.s3_endpoint_url)
     )
 
 
@@ -66,12 +79,7 @@ def backup_store(matrix: Matrix) -> ObjectStore:
     """`publishing.backup_store`, or the `backup/` prefix of the main store."""
     pub = matrix.publishing
     url = pub.backup_store or (pub.store or DEFAULT_STORE).rstrip("/") + "/backup"
-    options = StoreOptions(
-        s3_endpoint_url=pub.s3_endpoint_url,
-        key="publishing.backup_store",
-        s3_attempts=pub.s3_attempts,
-    )
-    return open_store(url, options)
+    return open_store(url, store_options(pub, "publishing.backup_store", pub.s3_endpoint_url))
 
 
 def trust(matrix: Matrix) -> Trust:

@@ -20,6 +20,7 @@ botocore sends relforge's own writes; an object without a usable checksum is dow
 from __future__ import annotations
 
 import hashlib
+import os
 import tempfile
 import threading
 import weakref
@@ -30,7 +31,8 @@ from typing import IO, Any
 
 from relforge.errors import ConfigError, RelforgeError
 from relforge.promote.local import LocalStore
-from relforge.promote.s3 import S3Store, _hex
+from relforge.promote.s3 import S3Store
+from relforge.promote.s3_checksums import whole_checksum
 from relforge.promote.s3_faults import MISSING, code
 from relforge.promote.s3client import s3_client
 from relforge.promote.store import ObjectStore
@@ -97,11 +99,10 @@ def fetch_verified(store: ObjectStore, key: str, dest: Path, sha256: str) -> boo
 
 
 def _service_checksum(store: S3Store, key: str) -> Content | None:
-    head = store._head(key)  # the store's own HEAD with ChecksumMode=ENABLED
+    head = store.head_object(key)  # the store's own HEAD with ChecksumMode=ENABLED
     if head is None:
         return None
-    checksum = head.get("ChecksumSHA256")
-    digest = _hex(checksum) if checksum else None
+    digest = whole_checksum(head)  # None for a multipart object's composite checksum
     if digest is None:
         return None
     return Content(sha256=digest, size=int(head["ContentLength"]), from_service=True)
@@ -133,9 +134,20 @@ def _reader(store: S3Store) -> Any:
 def _hash_object(store: ObjectStore, key: str, keep: Path | None) -> tuple[str, int] | None:
     """Stream the object through sha256 (and into `keep` when given)."""
     if isinstance(store, S3Store):
+        head = store.head_object(key)
+        if head is None:
+            return None
+        size = int(head["ContentLength"])
+        if size > store.settings.multipart_threshold:
+            # parallel ranges hashed in order, each retried on its own; nothing is compared
+            # with a recorded hash (expected=None): the bytes are what is being verified
+            with ExitStack() as stack:
+                fd = stack.enter_context(keep.open("wb")).fileno() if keep else None
+                write = (lambda at, data: os.pwrite(fd, data, at)) if fd is not None else None
+                return store.read_parts(key, head, write, None), size
         # one attempt reads the whole body; a cut or reset body starts again from the first
         # byte (the store's bounded, jittered, counted retries)
-        return store._retry("get", key, lambda: _hash_s3(store, key, keep))
+        return store.request("get", key, lambda: _hash_s3(store, key, keep))
     digest = hashlib.sha256()
     size = 0
     with ExitStack() as stack:
@@ -155,7 +167,7 @@ def _hash_s3(store: S3Store, key: str, keep: Path | None) -> tuple[str, int] | N
     from botocore.exceptions import ClientError
 
     try:
-        body = _reader(store).get_object(Bucket=store.bucket, Key=store._key(key))["Body"]
+        body = _reader(store).get_object(Bucket=store.bucket, Key=store.object_key(key))["Body"]
     except ClientError as exc:
         if code(exc) in MISSING:
             return None

@@ -7,8 +7,16 @@ from typing import Any, Literal
 
 from relforge.promote.content import Content
 
-FindingKind = Literal["missing", "extra", "drifted", "sidecar", "page", "parity"]
-KINDS: tuple[FindingKind, ...] = ("missing", "extra", "drifted", "sidecar", "page", "parity")
+FindingKind = Literal["missing", "extra", "drifted", "sidecar", "page", "parity", "unfinished"]
+KINDS: tuple[FindingKind, ...] = (
+    "missing",
+    "extra",
+    "drifted",
+    "sidecar",
+    "page",
+    "parity",
+    "unfinished",
+)
 
 
 @dataclass(frozen=True, kw_only=True)

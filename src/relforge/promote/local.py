@@ -23,7 +23,7 @@ from pathlib import Path
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import EnvironmentFault, RefusedError, RelforgeError
 from relforge.manifest import sha256_file
-from relforge.promote.store import OCTET_STREAM, ObjectInfo, ObjectStore, copy_stream
+from relforge.promote.store import OCTET_STREAM, ObjectInfo, ObjectStore, Unfinished, copy_stream
 
 META_DIR = ".relforge-meta"
 _TMP = ".relforge-tmp-"
@@ -106,6 +106,18 @@ class LocalStore:
         except FileNotFoundError:
             raise RelforgeError(f"{self.url}: no object {key!r}") from None
 
+    def read_into(self, key: str, start: int, into: memoryview) -> None:
+        try:
+            with self._faults("read", key), self._path(key).open("rb") as src:
+                got = os.preadv(src.fileno(), [into], start)
+        except FileNotFoundError:
+            raise RelforgeError(f"{self.url}: no object {key!r}") from None
+        if got != into.nbytes:
+            raise RelforgeError(
+                f"{self.url}/{key}: {got} of {into.nbytes} bytes from offset {start} (the file "
+                "is shorter than it was)"
+            )
+
     def download(self, key: str, dest: Path) -> str:
         try:
             with (
@@ -146,7 +158,9 @@ class LocalStore:
                 )
             return self._link(tmp, path, key, sha256)
 
-    def copy_if_absent(self, source: ObjectStore, src_key: str, key: str, sha256: str) -> bool:
+    def copy_if_absent(
+        self, source: ObjectStore, src_key: str, key: str, sha256: str, size: int | None = None
+    ) -> bool:
         with self._faults("write", key):
             return self._copy_if_absent(source, src_key, key, sha256)
 
@@ -181,6 +195,12 @@ class LocalStore:
         with self._faults("delete", key):
             self._path(key).unlink(missing_ok=True)
             self._meta(key).unlink(missing_ok=True)
+
+    def unfinished(self, prefix: str) -> tuple[Unfinished, ...]:
+        return ()  # a write is a temporary file, then a hard link: there is no upload to resume
+
+    def abort(self, unfinished: Unfinished) -> None:
+        return None
 
     @contextlib.contextmanager
     def _faults(self, action: str, key: str) -> Iterator[None]:

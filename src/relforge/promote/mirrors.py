@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from relforge.errors import UsageError
 from relforge.matrix.schema import Matrix
-from relforge.promote.channel import main_store
-from relforge.promote.registry import StoreOptions, open_store
+from relforge.promote.channel import main_store, store_options
+from relforge.promote.registry import open_store
 from relforge.promote.store import ObjectStore
 from relforge.promote.transfer import Batch, Transfer, plan_batch
 
@@ -30,10 +30,8 @@ def mirror_stores(matrix: Matrix) -> list[NamedStore]:
     """The matrix's mirrors, in the order written."""
     out = []
     for i, mirror in enumerate(matrix.publishing.mirrors):
-        options = StoreOptions(
-            s3_endpoint_url=mirror.endpoint_url,
-            key=f"publishing.mirrors[{i}].url",
-            s3_attempts=matrix.publishing.s3_attempts,
+        options = store_options(
+            matrix.publishing, f"publishing.mirrors[{i}].url", mirror.endpoint_url
         )
         out.append(NamedStore(name=mirror.name, store=open_store(mirror.url, options)))
     return out

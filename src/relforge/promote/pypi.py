@@ -5,8 +5,6 @@ has with the same sha256 and refusing, before anything is uploaded, when it has 
 
 from __future__ import annotations
 
-import os
-import tempfile
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,7 +15,6 @@ from relforge.errors import (
     EnvironmentFault,
     NothingToDoError,
     RefusedError,
-    RelforgeError,
     UsageError,
 )
 from relforge.manifest import sha256_file
@@ -27,6 +24,7 @@ from relforge.promote.channel import trust as channel_trust
 from relforge.promote.index import canonical, parse_dist
 from relforge.promote.promote import check_digest, select_manifest
 from relforge.promote.publish import refuse_unvalidated
+from relforge.promote.pypi_checks import Limits
 from relforge.promote.store import ObjectStore
 from relforge.promote.transfer import Batch, Transfer, plan_batch
 from relforge.promote.wheels import pypi_name, strip_local
@@ -39,7 +37,8 @@ class StagePlan:
     store: ObjectStore
     version: str
     inputs: tuple[tuple[Placed, str], ...]  # (release-channel artifact, staged key)
-    size_limit_mb: int
+    limits: Limits  # publishing.pypi_file_limit_mb, pypi_project_limit_mb
+    index_url: str | None  # the simple index of publishing.pypi_repository_url, when set
     where: str
 
 
@@ -86,13 +85,20 @@ def plan_stage(
             hint="give each platform one pypi_default variant with its own platform tag",
         )
     inputs = tuple((p, f"{STAGING}/{version}/{pypi_name(Path(p.filename))}") for p in placed)
+    repository = matrix.publishing.pypi_repository_url
     return StagePlan(
         store=store,
         version=version,
         inputs=inputs,
-        size_limit_mb=matrix.project.size_limit_mb,
+        limits=pypi_limits(matrix),
+        index_url=default_index_url(repository) if repository else None,
         where=where,
     )
+
+
+def pypi_limits(matrix: Matrix) -> Limits:
+    pub = matrix.publishing
+    return Limits(file_mb=pub.pypi_file_limit_mb, project_mb=pub.pypi_project_limit_mb)
 
 
 def render_stage(plan: StagePlan, echo: Callable[[str], None]) -> None:
@@ -105,15 +111,11 @@ def render_stage(plan: StagePlan, echo: Callable[[str], None]) -> None:
         echo(f"  {p.entry.cell_id}: {p.key} → {key.rsplit('/', 1)[1]}  [{state}]")
 
 
-def apply_stage(
-    plan: StagePlan, workdir: Path, only: set[str] | None = None
-) -> tuple[Batch, list[Rewritten]]:
-    """Download, verify, rewrite each wheel (or those staged under the keys `only`) under
-    `workdir`; returns the batch to apply (the caller refuses conflicts before applying it)."""
+def apply_stage(plan: StagePlan, workdir: Path) -> tuple[Batch, list[Rewritten]]:
+    """Download, verify, rewrite each wheel under `workdir`; returns the batch to apply (the
+    caller checks the files against PyPI's limits and refuses conflicts before applying it)."""
     rewritten, transfers = [], []
     for p, key in plan.inputs:
-        if only is not None and key not in only:
-            continue
         src = workdir / "in" / p.filename
         src.parent.mkdir(parents=True, exist_ok=True)
         got = plan.store.download(p.key, src)
@@ -122,12 +124,6 @@ def apply_stage(
                 f"{plan.store.url}/{p.key}: sha256 {got}, the manifest says {p.entry.sha256}"
             )
         out = strip_local(src, workdir / "out")
-        if out.size > plan.size_limit_mb * 1024 * 1024:
-            raise RefusedError(
-                f"{out.path.name} is {out.size / 2**20:.1f} MiB, over the limit of "
-                f"{plan.size_limit_mb} MiB",
-                hint="project.size_limit_mb (PyPI's default is 100 MB per file)",
-            )
         rewritten.append(out)
         transfers.append(
             Transfer(key=key, sha256=out.sha256, size=out.size, what=p.entry.cell_id, path=out.path)
@@ -176,7 +172,7 @@ def public_url(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
-def _scrub(text: str, *urls: str) -> str:
+def scrub(text: str, *urls: str) -> str:
     """`text` with the credentials of `urls` removed."""
     for url in urls:
         if url != public_url(url):
@@ -222,7 +218,7 @@ def index_files(index_url: str, project: str) -> dict[str, tuple[str, str | None
     return out
 
 
-def _remote_sha256(url: str) -> str:
+def remote_sha256(url: str) -> str:
     import hashlib
 
     import requests
@@ -241,7 +237,7 @@ def _remote_sha256(url: str) -> str:
 
 def _unreachable(url: str, exc: Exception) -> EnvironmentFault:
     return EnvironmentFault(
-        f"cannot read {public_url(url)}: {_scrub(str(exc), url)}",
+        f"cannot read {public_url(url)}: {scrub(str(exc), url)}",
         key="--index-url",
         hint="check the index URL and the network (DNS, proxy, firewall), then rerun",
     )
@@ -296,7 +292,7 @@ def plan_upload(store: ObjectStore, version: str, index_url: str) -> list[Upload
         if remote is None:
             items.append(UploadItem(key=info.key, filename=filename, sha256=sha, state="upload"))
             continue
-        found = remote[1] or _remote_sha256(remote[0])
+        found = remote[1] or remote_sha256(remote[0])
         state = "identical" if found == sha else "conflict"
         items.append(
             UploadItem(key=info.key, filename=filename, sha256=sha, state=state, found=found)
@@ -317,121 +313,6 @@ def refuse_upload_conflicts(items: list[UploadItem], index_url: str) -> None:
             "(an index never takes a file name twice):\n  " + "\n  ".join(bad),
             hint="stage a new version (a post release) instead",
         )
-
-
-def upload(store: ObjectStore, items: list[UploadItem], repository_url: str, index_url: str) -> int:
-    """Upload the files to upload with twine, then check the index lists each with its hash."""
-    todo = [i for i in items if i.state == "upload"]
-    if not todo:
-        return 0
-    from twine.commands.upload import upload as twine_upload
-    from twine.exceptions import (
-        NonInteractive,
-        RedirectDetected,
-        TwineException,
-        UnreachableRepositoryURLDetected,
-    )
-    from twine.settings import Settings
-
-    with tempfile.TemporaryDirectory(prefix="relforge-pypi-") as tmp:
-        paths = []
-        for item in todo:
-            path = Path(tmp) / item.filename
-            if store.download(item.key, path) != item.sha256:
-                raise RefusedError(f"{store.url}/{item.key} changed while uploading")
-            paths.append(str(path))
-        settings = Settings(
-            repository_url=repository_url,
-            username=os.environ.get("TWINE_USERNAME"),
-            password=os.environ.get("TWINE_PASSWORD"),
-            non_interactive=True,
-            disable_progress_bar=True,
-        )
-        where = public_url(repository_url)
-        try:
-            twine_upload(settings, paths)
-        except NonInteractive as exc:
-            raise ConfigError(
-                f"no credentials to upload to {where}: {exc}",
-                key="TWINE_USERNAME/TWINE_PASSWORD",
-                hint="set TWINE_USERNAME and TWINE_PASSWORD (for PyPI: __token__ and an API "
-                "token) in the environment",
-            ) from None
-        except (RedirectDetected, UnreachableRepositoryURLDetected) as exc:
-            raise EnvironmentFault(
-                f"upload to {where} failed: {_one_line(_scrub(str(exc), repository_url))}",
-                key="--repository-url",
-                hint="give the repository's upload URL itself (no redirect), then rerun",
-            ) from None
-        except TwineException as exc:
-            raise RelforgeError(f"twine: {_scrub(str(exc), repository_url)}") from None
-        except Exception as exc:  # requests' HTTPError and friends: say what, never credentials
-            raise _upload_fault(exc, where, repository_url) from None
-    after = {}
-    for item in todo:
-        parsed = parse_dist(item.filename)
-        assert parsed is not None
-        after.update(index_files(index_url, parsed[0]))
-    for item in todo:
-        listed = after.get(item.filename)
-        if listed is None:
-            raise EnvironmentFault(
-                f"{item.filename} was uploaded but {public_url(index_url)} does not list it",
-                key="--index-url",
-                hint="the index's pages may lag behind its uploads (a cache): rerun later to "
-                "check again (uploaded files are skipped)",
-            )
-        found = listed[1] or _remote_sha256(listed[0])
-        if found != item.sha256:
-            raise RelforgeError(
-                f"{item.filename}: the index serves sha256 {found}, uploaded {item.sha256}"
-            )
-    return len(todo)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())  # twine's messages span lines; ours are one paragraph
-
-
-def _upload_fault(exc: Exception, where: str, repository_url: str) -> RelforgeError:
-    """An upload that failed: the index refused it or could not be reached (exit 6); any
-    other exception is a bug (exit 1)."""
-    import requests
-
-    status = getattr(getattr(exc, "response", None), "status_code", None) or 0
-    reason = _one_line(_scrub(str(exc), repository_url))
-    message = f"upload to {where} failed: {type(exc).__name__}: {reason}"
-    if status in (401, 403):
-        return EnvironmentFault(
-            message,
-            key="--repository-url",
-            hint="check TWINE_USERNAME and TWINE_PASSWORD (the index refused the credentials)",
-        )
-    if (
-        status >= 500
-        or status == 429
-        or isinstance(exc, requests.ConnectionError | requests.Timeout)
-    ):
-        return EnvironmentFault(
-            message,
-            key="--repository-url",
-            hint="the index cannot be reached or is failing; rerun later (uploaded files are "
-            "skipped)",
-        )
-    if status:
-        return EnvironmentFault(
-            message,
-            key="--repository-url",
-            hint="the index refused the upload for the reason it gives above (PyPI never takes "
-            "a file name twice, even after a delete)",
-        )
-    if isinstance(exc, requests.RequestException):
-        return EnvironmentFault(
-            message,
-            key="--repository-url",
-            hint="the connection to the index failed; rerun (uploaded files are skipped)",
-        )
-    return RelforgeError(message)
 
 
 def require_repository(url: str | None, matrix: Matrix) -> str:

@@ -1,5 +1,6 @@
-"""The two PyPI steps as the CLI runs them: stage (plan, rewrite, refuse conflicts, apply) and
-upload (resolve the repository and index, compare, upload) — each a dry run unless executed."""
+"""The two PyPI steps as the CLI runs them: stage (plan, rewrite, check against PyPI's limits,
+refuse conflicts, apply) and upload (resolve the repository and index, compare, check, upload) —
+each a dry run unless executed."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from relforge.matrix.schema import Matrix
 from relforge.promote.plan import Echo
 from relforge.promote.pypi import StagePlan, UploadItem
+from relforge.promote.pypi_checks import Limits
 from relforge.promote.store import ObjectStore
 from relforge.wheelversion import Rewritten
 
@@ -21,23 +23,21 @@ class StageResult:
 
 
 def stage_wheels(plan: StagePlan, echo: Echo, *, execute: bool) -> StageResult:
-    """Print the staging plan and, with `execute`, rewrite and write the staged wheels.
-
-    A dry run rewrites (in a temporary directory) the wheels whose staged name is taken, so it
-    refuses what an executed run would refuse: a staged file is never replaced."""
+    """Print the staging plan, rewrite every wheel (in a temporary directory), check them
+    against PyPI's limits and upload checks and refuse what an executed run would refuse (a
+    staged file is never replaced); with `execute`, write the staged wheels."""
     from relforge.promote.plan import Plan, render
     from relforge.promote.plan import execute as apply
     from relforge.promote.pypi import apply_stage, render_stage
+    from relforge.promote.pypi_preflight import preflight
     from relforge.promote.transfer import refuse_conflicts
 
     render_stage(plan, echo)
-    present = {key for _, key in plan.inputs if plan.store.head(key) is not None}
-    if not execute and not present:
-        return StageResult(rewritten=(), created=None)
     with tempfile.TemporaryDirectory(prefix="relforge-stage-") as tmp:
-        batch, rewritten = apply_stage(plan, Path(tmp), only=None if execute else present)
+        batch, rewritten = apply_stage(plan, Path(tmp))
         for r in rewritten:
             echo(f"  {r.path.name}: " + "; ".join(r.changes or ("unchanged",)))
+        preflight([r.path for r in rewritten], plan.limits, plan.index_url, echo, nothing="staged")
         staged = Plan(
             command="pypi-stage",
             title=f"PyPI staging of {plan.version}",
@@ -59,6 +59,7 @@ class UploadPlan:
     index: str  # simple index that shows what the repository holds
     store: ObjectStore  # holds pypi-staging/X.Y.Z/
     items: tuple[UploadItem, ...]
+    limits: Limits  # publishing.pypi_file_limit_mb, pypi_project_limit_mb
 
 
 def plan_pypi_upload(
@@ -66,14 +67,25 @@ def plan_pypi_upload(
 ) -> UploadPlan:
     """What uploading the staged files of `version` would do, file by file (no upload)."""
     from relforge.promote.channel import main_store
-    from relforge.promote.pypi import check_url, default_index_url, plan_upload, require_repository
+    from relforge.promote.pypi import (
+        check_url,
+        default_index_url,
+        plan_upload,
+        pypi_limits,
+        require_repository,
+    )
 
     repository = require_repository(repository_url, matrix)
     index = check_url(index_url, "--index-url") if index_url else default_index_url(repository)
     store = main_store(matrix)
     items = plan_upload(store, version, index)
     return UploadPlan(
-        version=version, repository=repository, index=index, store=store, items=tuple(items)
+        version=version,
+        repository=repository,
+        index=index,
+        store=store,
+        items=tuple(items),
+        limits=pypi_limits(matrix),
     )
 
 
@@ -100,8 +112,17 @@ def refuse_upload(plan: UploadPlan) -> None:
     refuse_upload_conflicts(list(plan.items), plan.index)
 
 
-def apply_upload(plan: UploadPlan) -> int:
-    """Upload the files the index lacks; returns how many were uploaded."""
-    from relforge.promote.pypi import upload
+def upload_release(plan: UploadPlan, echo: Echo, *, execute: bool) -> int | None:
+    """Download the files the index lacks, check them against PyPI's limits and upload checks
+    (one refusal naming every problem, nothing uploaded) and, with `execute`, upload them;
+    returns how many were uploaded (None on a dry run)."""
+    from relforge.promote.pypi_preflight import preflight
+    from relforge.promote.pypi_twine import download_staged, upload
 
-    return upload(plan.store, list(plan.items), plan.repository, plan.index)
+    todo = [i for i in plan.items if i.state == "upload"]
+    with tempfile.TemporaryDirectory(prefix="relforge-pypi-") as tmp:
+        paths = download_staged(plan.store, todo, Path(tmp))
+        preflight(paths, plan.limits, plan.index, echo, nothing="uploaded")
+        if not execute:
+            return None
+        return upload(todo, paths, plan.repository, plan.index)

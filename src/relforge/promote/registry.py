@@ -7,10 +7,11 @@ protocol, and this module imports the stores (when one is opened).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from relforge.errors import ConfigError
+from relforge.promote.parts import TransferSettings
 from relforge.promote.retry import RetryPolicy
 from relforge.promote.store import ObjectStore
 
@@ -20,6 +21,8 @@ class StoreOptions:
     s3_endpoint_url: str = ""
     key: str = "publishing.store"  # the matrix key the URL came from, for error messages
     s3_attempts: int = RetryPolicy.attempts  # publishing.s3_attempts: tries per S3 request
+    # publishing.s3_multipart_threshold_mb, s3_part_size_mb, s3_part_concurrency, …
+    transfers: TransferSettings = field(default_factory=TransferSettings)
 
 
 def _open_local(url: str, options: StoreOptions) -> ObjectStore:
@@ -42,6 +45,7 @@ def _open_s3(url: str, options: StoreOptions) -> ObjectStore:
         endpoint_url=options.s3_endpoint_url,
         config_key=options.key,
         policy=RetryPolicy(attempts=options.s3_attempts),
+        settings=options.transfers,
     )
 
 

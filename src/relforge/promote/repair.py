@@ -40,7 +40,7 @@ QUARANTINE = "relforge/quarantine"
 DELAY_ENV = "RELFORGE_TEST_REPAIR_DELAY"
 METADATA_TYPE = "text/plain; charset=utf-8"
 _PROMOTED_FROM: dict[str, ChannelName] = {"release": "test", "test": "nightly"}
-Verb = Literal["restore", "quarantine", "rebuild-pages"]
+Verb = Literal["restore", "quarantine", "rebuild-pages", "abort"]
 Echo = Callable[[str], None]
 
 
@@ -79,6 +79,8 @@ class Action:
             return f"rebuild   {where} pages of {self.key}/"
         if self.verb == "quarantine":
             return f"quarantine {where} {self.key} (sha256 {str(self.replaces)[:12]}…)"
+        if self.verb == "abort":
+            return f"abort     {where} the unfinished uploads of {self.key}"
         moved = f", moving sha256 {self.replaces[:12]}… to quarantine" if self.replaces else ""
         src = self.source.label if self.source else "?"
         return f"restore   {where} {self.key} ← {src}  sha256={str(self.sha256)[:12]}…{moved}"
@@ -201,8 +203,10 @@ def plan_repair(
         if action is None:
             broken.append(Unrepairable(finding=f, reason=reason))
             continue
+        if action.verb == "abort" and action in actions:
+            continue  # one abort takes every open upload of the key
         actions.append(action)
-        if f.kind != "parity":
+        if f.kind not in ("parity", "unfinished"):
             touched.add((f.store, f.folder))
     blocked = {(u.finding.store, u.finding.folder) for u in broken}
     for store_name, folder in sorted(touched - blocked):
@@ -230,6 +234,8 @@ def plan_repair(
 def _plan_one(
     planner: _Planner, truth: Truth, f: Finding, named: NamedStore
 ) -> tuple[Action | None, str]:
+    if f.kind == "unfinished":  # the key's other findings, if any, are planned on their own
+        return Action(verb="abort", store=named, key=f.key), ""
     if f.kind == "extra" or (f.kind == "parity" and f.expected_sha256 is None):
         if f.found_sha256 is None:
             return None, "the object could not be read"
@@ -329,6 +335,10 @@ def execute_repair(plan: RepairPlan, channel: str, vouchers: Vouchers, *, worker
             if not is_root:
                 _rebuild(store, action.key, vouchers, workers)
             roots[store.url] = (store, is_root or roots.get(store.url, (store, False))[1])
+        elif action.verb == "abort":
+            for upload in store.unfinished(action.key):
+                if upload.key == action.key:
+                    store.abort(upload)
         else:
             _replace(action, channel)
         done += 1

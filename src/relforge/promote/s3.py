@@ -4,8 +4,10 @@ Every artifact is written with `IfNoneMatch="*"` (never replaces an object), wit
 both `x-amz-meta-sha256` and the S3 checksum (the service rejects bytes that do not match it);
 copies are server-side (the batch lists the destination again just before, since not every
 service honours IfNoneMatch on CopyObject) and ask the service to compute the copy's SHA-256,
-which is compared with the expected one.  Single PUT/COPY requests take objects up to 5 GB,
-above any wheel.
+which is compared with the expected one.  Objects above `publishing.s3_multipart_threshold_mb`
+are uploaded in parts, and copies above `publishing.s3_copy_threshold_mb` made part by part
+(relforge.promote.s3_multipart): S3 takes at most 5 GiB in one request.  Large objects are read
+in parallel ranges, hashed in order, never held whole in memory.
 
 Every request is retried on transient faults (5xx, throttling, resets, cut or mangled bodies;
 see relforge.promote.retry), and every read checks the length and the sha256 of the bytes that
@@ -17,16 +19,20 @@ Credentials come from the environment (AWS_*), as boto3 finds them; they are nev
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import functools
 import hashlib
+import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from relforge.errors import ConfigError, RefusedError
+from relforge.errors import ConfigError, RefusedError, RelforgeError
+from relforge.promote import s3_complete, s3_multipart, s3_ranged
+from relforge.promote.partflow import shared_buffers
+from relforge.promote.parts import Part, TransferSettings
+from relforge.promote.resume import UploadBook
 from relforge.promote.retry import (
     DigestMismatch,
     RetryCounter,
@@ -34,6 +40,7 @@ from relforge.promote.retry import (
     TransientFault,
     call_with_retries,
 )
+from relforge.promote.s3_checksums import b64_hex, hex_b64, whole_checksum
 from relforge.promote.s3_faults import (
     CONDITION_FAILED,
     MISSING,
@@ -43,19 +50,9 @@ from relforge.promote.s3_faults import (
     translate,
 )
 from relforge.promote.s3client import s3_client
-from relforge.promote.store import OCTET_STREAM, ObjectInfo, ObjectStore
+from relforge.promote.store import OCTET_STREAM, ObjectInfo, ObjectStore, Unfinished
 
 T = TypeVar("T")
-
-
-def _b64(hex_digest: str) -> str:
-    return base64.b64encode(bytes.fromhex(hex_digest)).decode("ascii")
-
-
-def _hex(b64_digest: str | None) -> str | None:
-    if not b64_digest or "-" in b64_digest:  # a composite (per-part) checksum says nothing
-        return None
-    return base64.b64decode(b64_digest).hex()
 
 
 class S3Store:
@@ -67,12 +64,17 @@ class S3Store:
         endpoint_url: str = "",
         config_key: str = "publishing.store",
         policy: RetryPolicy | None = None,
+        settings: TransferSettings | None = None,
+        book: UploadBook | None = None,
     ) -> None:
         self.bucket = bucket
         self.prefix = f"{prefix}/" if prefix else ""
         self.endpoint_url = endpoint_url
         self.config_key = config_key  # the matrix key that names this store, for errors
         self.policy = policy or RetryPolicy()
+        self.settings = settings or TransferSettings()
+        self.buffers = shared_buffers(self.settings.concurrency, self.settings.part_size)
+        self.book = book or UploadBook()
         self._retries = RetryCounter()
         self._client: Any = None
         self._lock = threading.Lock()
@@ -113,10 +115,11 @@ class S3Store:
                     ) from None
             return self._client
 
-    def _key(self, key: str) -> str:
+    def object_key(self, key: str) -> str:
+        """The S3 key of the store's object `key` (under the store's prefix)."""
         return self.prefix + key
 
-    def _retry(
+    def request(
         self,
         action: str,
         key: str,
@@ -138,10 +141,10 @@ class S3Store:
     def list(self, prefix: str) -> Iterator[ObjectInfo]:
         token = ""
         while True:
-            args = {"Bucket": self.bucket, "Prefix": self._key(prefix)}
+            args = {"Bucket": self.bucket, "Prefix": self.object_key(prefix)}
             if token:
                 args["ContinuationToken"] = token
-            page = self._retry(
+            page = self.request(
                 "list", prefix, functools.partial(self.client.list_objects_v2, **args)
             )
             if "Name" not in page:  # every ListBucketResult names its bucket
@@ -154,11 +157,13 @@ class S3Store:
                 return
             token = page["NextContinuationToken"]
 
-    def _head(self, key: str) -> dict[str, Any] | None:
+    def head_object(self, key: str) -> dict[str, Any] | None:
+        """The HEAD answer for the object (None when it does not exist)."""
+
         def head() -> dict[str, Any] | None:
             try:
                 found: dict[str, Any] = self.client.head_object(
-                    Bucket=self.bucket, Key=self._key(key), ChecksumMode="ENABLED"
+                    Bucket=self.bucket, Key=self.object_key(key), ChecksumMode="ENABLED"
                 )
             except Exception as exc:
                 if code(exc) in MISSING:
@@ -168,21 +173,23 @@ class S3Store:
                 raise not_s3(self, "head", key, "an object without an ETag")
             return found
 
-        return self._retry("head", key, head)
+        return self.request("head", key, head)
 
     def head(self, key: str) -> ObjectInfo | None:
-        head = self._head(key)
+        head = self.head_object(key)
         if head is None:
             return None
         return ObjectInfo(key=key, size=head["ContentLength"], etag=head["ETag"])
 
     def sha256(self, key: str) -> str | None:
-        head = self._head(key)
+        head = self.head_object(key)
         if head is None:
             return None
         claimed = head.get("Metadata", {}).get("sha256")
-        computed = _hex(head.get("ChecksumSHA256"))
-        if computed is None:  # no service-computed checksum: the bytes decide
+        computed = whole_checksum(head)
+        if computed is None and int(head["ContentLength"]) > self.settings.multipart_threshold:
+            computed = self.read_parts(key, head, None, claimed)
+        elif computed is None:  # no service-computed checksum: the bytes decide
             computed = self._read(key, lambda block: None, lambda: None)
         if claimed and claimed != computed:
             raise RefusedError(
@@ -199,7 +206,7 @@ class S3Store:
         def attempt() -> str:
             restart()
             response = self.client.get_object(
-                Bucket=self.bucket, Key=self._key(key), ChecksumMode="ENABLED"
+                Bucket=self.bucket, Key=self.object_key(key), ChecksumMode="ENABLED"
             )
             length = int(response["ContentLength"])
             digest = hashlib.sha256()
@@ -215,12 +222,12 @@ class S3Store:
             # a mismatch is retried even when it repeats (a wire fault can repeat), and is
             # refused when every try disagrees (the object was changed outside relforge)
             metadata: dict[str, str] = response.get("Metadata", {})
-            expected = _hex(response.get("ChecksumSHA256")) or metadata.get("sha256")
+            expected = whole_checksum(response) or metadata.get("sha256")
             if expected and expected != got:
                 raise DigestMismatch(expected=expected, got=got)
             return got
 
-        return self._retry("get", key, attempt)
+        return self.request("get", key, attempt)
 
     def get(self, key: str) -> bytes:
         blocks: list[bytes] = []
@@ -228,7 +235,15 @@ class S3Store:
         return b"".join(blocks)
 
     def download(self, key: str, dest: Path) -> str:
+        head = self.head_object(key)
+        large = head is not None and int(head["ContentLength"]) > self.settings.multipart_threshold
         with dest.open("wb") as out:
+            if head is not None and large:
+                fd = out.fileno()
+                claimed = head.get("Metadata", {}).get("sha256")
+                return self.read_parts(
+                    key, head, lambda offset, data: os.pwrite(fd, data, offset), claimed
+                )
 
             def restart() -> None:
                 out.seek(0)
@@ -236,9 +251,35 @@ class S3Store:
 
             return self._read(key, out.write, restart)
 
+    def read_into(self, key: str, start: int, into: memoryview) -> None:
+        part = Part(number=1, start=start, length=into.nbytes)
+        s3_ranged.get_range(self, key, part, None, into)
+
+    def read_sha256(self, key: str, expected: str | None) -> str:
+        """The sha256 of the object's bytes, read in parallel ranges; when `expected` is given,
+        bytes that differ are read again (as every read), then refused."""
+        head = self.head_object(key)
+        if head is None:
+            raise RelforgeError(f"get {self.url}/{key}: the object does not exist")
+        return self.read_parts(key, head, None, expected)
+
+    def read_parts(
+        self,
+        key: str,
+        head: dict[str, Any],
+        write_at: Callable[[int, memoryview], object] | None,
+        expected: str | None,
+    ) -> str:
+        """The object read in parallel ranges (see relforge.promote.s3_ranged)."""
+        return s3_ranged.read_parts(self, key, head, write_at, expected)
+
     def put_if_absent(
         self, key: str, source: Path | bytes, sha256: str, content_type: str = OCTET_STREAM
     ) -> bool:
+        size = s3_multipart.source_size(self, key, source)
+        if size > self.settings.multipart_threshold:
+            return s3_multipart.upload_local(self, key, source, size, sha256, content_type)
+
         def put() -> None:
             with contextlib.ExitStack() as stack:  # a fresh stream for each attempt
                 body = (
@@ -246,21 +287,29 @@ class S3Store:
                 )
                 self.client.put_object(
                     Bucket=self.bucket,
-                    Key=self._key(key),
+                    Key=self.object_key(key),
                     Body=body,
                     ContentType=content_type,
                     # with the algorithm named, moto (like AWS) returns the checksum on HEAD
                     ChecksumAlgorithm="SHA256",
-                    ChecksumSHA256=_b64(sha256),
+                    ChecksumSHA256=b64_hex(sha256),
                     Metadata={"sha256": sha256},
                     IfNoneMatch="*",
                 )
 
         return self._create("put", key, sha256, put)
 
-    def copy_if_absent(self, source: ObjectStore, src_key: str, key: str, sha256: str) -> bool:
+    def copy_if_absent(
+        self, source: ObjectStore, src_key: str, key: str, sha256: str, size: int | None = None
+    ) -> bool:
         if not isinstance(source, S3Store) or source.endpoint_url != self.endpoint_url:
-            return self._copy_through(source, src_key, key, sha256)
+            return self._copy_through(source, src_key, key, sha256, size)
+        if size is None or size > self.settings.copy_threshold:
+            head = source.head_object(src_key)
+            if head is None:
+                raise RelforgeError(f"copy {source.url}/{src_key}: the object does not exist")
+            if int(head["ContentLength"]) > self.settings.copy_threshold:
+                return s3_multipart.copy_within(self, source, src_key, key, sha256, head)
         # AWS refuses a copy onto an existing key with IfNoneMatch; for services that ignore
         # the header on CopyObject, apply_batch lists the destination again right before.
         result: dict[str, Any] = {}
@@ -270,8 +319,8 @@ class S3Store:
             result.update(
                 self.client.copy_object(
                     Bucket=self.bucket,
-                    Key=self._key(key),
-                    CopySource={"Bucket": source.bucket, "Key": source._key(src_key)},
+                    Key=self.object_key(key),
+                    CopySource={"Bucket": source.bucket, "Key": source.object_key(src_key)},
                     MetadataDirective="COPY",
                     ChecksumAlgorithm="SHA256",
                     IfNoneMatch="*",
@@ -280,7 +329,7 @@ class S3Store:
 
         if not self._create("copy", key, sha256, copy):
             return False
-        got = _hex(result.get("CopyObjectResult", {}).get("ChecksumSHA256")) or self.sha256(key)
+        got = hex_b64(result.get("CopyObjectResult", {}).get("ChecksumSHA256")) or self.sha256(key)
         if got != sha256:
             self.delete(key)  # the object we just created; nobody else can have written it
             raise RefusedError(
@@ -290,11 +339,23 @@ class S3Store:
             )
         return True
 
-    def _copy_through(self, source: ObjectStore, src_key: str, key: str, sha256: str) -> bool:
+    def _copy_through(
+        self, source: ObjectStore, src_key: str, key: str, sha256: str, size: int | None
+    ) -> bool:
+        """A copy from another endpoint or a local store: large objects stream part by part
+        (each read from the source, sent, hashed in order; nothing held whole), smaller ones
+        go through a temporary file."""
         import tempfile
 
         if self.head(key) is not None:
             return False
+        if size is None:
+            info = source.head(src_key)
+            if info is None:
+                raise RelforgeError(f"copy {source.url}/{src_key}: the object does not exist")
+            size = info.size
+        if size > self.settings.multipart_threshold:
+            return s3_multipart.stream_from(self, source, src_key, key, sha256, size)
         with tempfile.TemporaryDirectory(prefix="relforge-copy-") as tmp:
             path = Path(tmp) / "object"
             got = source.download(src_key, path)
@@ -307,24 +368,32 @@ class S3Store:
 
     def write(self, key: str, data: bytes, content_type: str) -> None:
         digest = hashlib.sha256(data).hexdigest()
-        self._retry(
+        self.request(
             "put",
             key,
             lambda: self.client.put_object(
                 Bucket=self.bucket,
-                Key=self._key(key),
+                Key=self.object_key(key),
                 Body=data,
                 ContentType=content_type,
                 ChecksumAlgorithm="SHA256",
-                ChecksumSHA256=_b64(digest),
+                ChecksumSHA256=b64_hex(digest),
                 Metadata={"sha256": digest},
             ),
         )
 
     def delete(self, key: str) -> None:
-        self._retry(
-            "delete", key, lambda: self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+        self.request(
+            "delete",
+            key,
+            lambda: self.client.delete_object(Bucket=self.bucket, Key=self.object_key(key)),
         )
+
+    def unfinished(self, prefix: str) -> tuple[Unfinished, ...]:
+        return tuple(s3_complete.unfinished(self, prefix))
+
+    def abort(self, unfinished: Unfinished) -> None:
+        s3_complete.abort(self, unfinished.key, unfinished.upload_id)
 
     def _create(self, action: str, key: str, sha256: str, call: Callable[[], None]) -> bool:
         """A create-if-absent request: True when it created the object.  When the key exists
@@ -341,6 +410,6 @@ class S3Store:
                 raise
             return True
 
-        if self._retry(action, key, attempt, on_retry=uncertain.append):
+        if self.request(action, key, attempt, on_retry=uncertain.append):
             return True
         return bool(uncertain) and self.sha256(key) == sha256

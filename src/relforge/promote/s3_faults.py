@@ -204,6 +204,20 @@ def _refused_request(
             hint=f"check {network_key}: the S3 API endpoint (not a website or a proxy's page), "
             "then rerun",
         )
+    if name == "EntityTooLarge" or (name == "InvalidRequest" and "larger than" in message):
+        setting = (
+            "publishing.s3_part_size_mb"
+            if " part " in f" {where} "
+            else "publishing.s3_copy_threshold_mb"
+            if where.startswith("copy ")
+            else "publishing.s3_multipart_threshold_mb"
+        )
+        return EnvironmentFault(
+            f"{message} (HTTP {status}): the request is larger than the service takes in one",
+            key=setting,
+            hint=f"lower {setting} below the service's limit (AWS S3 and R2 take at most 5 GiB "
+            "in one request), then rerun: larger objects then go in parts",
+        )
     return EnvironmentFault(
         f"{message} (HTTP {status}): the service refused the request",
         key=store.config_key,

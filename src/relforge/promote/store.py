@@ -26,6 +26,15 @@ class ObjectInfo:
     etag: str
 
 
+@dataclass(frozen=True, kw_only=True)
+class Unfinished:
+    """A write begun and never finished (an S3 multipart upload still open)."""
+
+    key: str
+    upload_id: str
+    started: str  # ISO 8601, as the service reports it ("" when it does not)
+
+
 class ObjectStore(Protocol):
     """Where channels, indexes, backups and PyPI staging live."""
 
@@ -52,6 +61,10 @@ class ObjectStore(Protocol):
 
     def get(self, key: str) -> bytes: ...
 
+    def read_into(self, key: str, start: int, into: memoryview) -> None:
+        """Fill `into` with the object's bytes from offset `start` (all of it, or an error)."""
+        ...
+
     def download(self, key: str, dest: Path) -> str:
         """Write the object to `dest`; returns the sha256 of the bytes written."""
         ...
@@ -63,9 +76,12 @@ class ObjectStore(Protocol):
         are checked against `sha256`, which is stored with the object."""
         ...
 
-    def copy_if_absent(self, source: ObjectStore, src_key: str, key: str, sha256: str) -> bool:
+    def copy_if_absent(
+        self, source: ObjectStore, src_key: str, key: str, sha256: str, size: int | None = None
+    ) -> bool:
         """Copy (server-side when both ends allow) unless the key exists; the copy's sha256 is
-        verified, and a copy that does not match is removed and refused."""
+        verified, and a copy that does not match is removed and refused.  `size`, when known,
+        saves asking the source how large the object is."""
         ...
 
     def write(self, key: str, data: bytes, content_type: str) -> None:
@@ -73,6 +89,14 @@ class ObjectStore(Protocol):
         ...
 
     def delete(self, key: str) -> None: ...
+
+    def unfinished(self, prefix: str) -> tuple[Unfinished, ...]:
+        """Writes under `prefix` begun and never finished (multipart uploads still open)."""
+        ...
+
+    def abort(self, unfinished: Unfinished) -> None:
+        """Drop an unfinished write (its parts are deleted; the key is untouched)."""
+        ...
 
 
 def sha256_bytes(data: bytes) -> str:

@@ -149,7 +149,7 @@ def apply_batch(
             threading.Event().wait(delay)
         if t.source_key is not None:
             assert batch.source is not None
-            made = batch.store.copy_if_absent(batch.source, t.source_key, t.key, t.sha256)
+            made = batch.store.copy_if_absent(batch.source, t.source_key, t.key, t.sha256, t.size)
         else:
             body = t.path if t.path is not None else t.data
             assert body is not None

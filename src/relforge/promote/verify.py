@@ -12,6 +12,7 @@ Findings:
     page      a page links a file the store lacks, gives a hash other than the manifest's,
               leaves out a vouched file, or is missing
     parity    a mirror's stored manifests differ from the main store's
+    unfinished  a multipart upload left open in a folder of the channel (relforge.promote.leftovers)
 
 Nightly folders are pruned to the newest `publishing.nightly_keep` versions of each project:
 an older vouched version may be absent without a finding.
@@ -35,6 +36,7 @@ from relforge.promote.channel import MANIFESTS, place, stored_manifests, trust, 
 from relforge.promote.content import Content, read_content
 from relforge.promote.findings import Finding, FindingKind, Report, StoreReport
 from relforge.promote.index import SIDECAR, canonical, parse_dist
+from relforge.promote.leftovers import unfinished_findings
 from relforge.promote.mirrors import MAIN, NamedStore
 from relforge.promote.pagecheck import Want, check_project_pages, check_root_pages
 from relforge.promote.rootcheck import check_channel_root
@@ -164,6 +166,7 @@ def verify_store(
     findings.items.extend(
         archive_findings(truth.vouched, truth.archive_folders, files, store, name, truth.retired)
     )
+    findings.items.extend(unfinished_findings(store, name, truth.folders, set(files)))
     pages = _check_pages(store, truth, own, want, ours, findings)
     return StoreReport(
         name=name,

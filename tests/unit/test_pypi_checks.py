@@ -1,0 +1,77 @@
+"""The PyPI pre-flight's arithmetic and its reading of a PEP 691 page, without a server: the
+per-file limit, the quota with the project's usage (files already on the index not counted
+twice), a deprecated classifier, a PEP 691 page with and without PEP 700 sizes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from relforge.errors import RefusedError
+from relforge.promote.pypi_checks import (
+    Limits,
+    Usage,
+    classifier_problems,
+    refuse,
+    release_problems,
+)
+from relforge.promote.pypi_usage import sizes_from_json, usage_of
+
+MIB = 1 << 20
+LIMITS = Limits(file_mb=100, project_mb=1024)
+NONE = Usage(total=None, files=frozenset(), note="not read")
+
+
+def test_each_file_over_the_per_file_limit_is_named() -> None:
+    files = [("a.whl", 100 * MIB), ("b.whl", 100 * MIB + 1), ("c.whl", 800 * MIB)]
+    problems = release_problems(files, LIMITS, NONE, "the index")
+    assert [p.split(":")[0] for p in problems] == ["b.whl", "c.whl"]
+    assert "800.0 MiB, over the project's per-file limit of 100 MiB" in problems[1]
+
+
+def test_the_quota_counts_the_usage_but_not_files_already_on_the_index() -> None:
+    used = Usage(total=1000 * MIB, files=frozenset({"a.whl"}), note="3 file(s) on X")
+    files = [("a.whl", 20 * MIB), ("b.whl", 20 * MIB)]
+    assert release_problems(files, LIMITS, used, "X") == []  # 1000 + 20 (a.whl is there)
+    files.append(("c.whl", 5 * MIB))
+    (problem,) = release_problems(files, LIMITS, used, "X")
+    assert "adds 25.0 MiB to the 1000.0 MiB the project uses on X (3 file(s) on X)" in problem
+    assert "1025.0 MiB, over the project's quota of 1024 MiB" in problem
+    # usage unknown: the release alone is checked
+    assert release_problems(files, LIMITS, NONE, "X") == []
+
+
+def test_deprecated_and_unknown_classifiers_are_refused() -> None:
+    from trove_classifiers import deprecated_classifiers
+
+    old = next(iter(deprecated_classifiers))
+    problems = classifier_problems([old, "Made Up :: Thing", "Programming Language :: Python :: 3"])
+    assert len(problems) == 2
+    assert f"classifier {old!r} is deprecated" in problems[0]
+    assert "'Made Up :: Thing' is not a trove classifier" in problems[1]
+
+
+def test_one_refusal_lists_every_problem() -> None:
+    refuse([], "uploaded")  # nothing to refuse
+    with pytest.raises(RefusedError) as caught:
+        refuse(["x.whl: one", "y.whl: two"], "uploaded")
+    assert caught.value.message.startswith("2 problem(s) PyPI or twine would refuse")
+    assert "nothing was uploaded:\n  x.whl: one\n  y.whl: two" in caught.value.message
+
+
+def test_a_pep_691_page_gives_the_usage_only_when_every_file_has_its_size() -> None:
+    page: dict[str, Any] = {
+        "meta": {"api-version": "1.1"},
+        "name": "torch",
+        "files": [
+            {"filename": "torch-2.9.0-cp313-none-linux_x86_64.whl", "size": 900 * MIB},
+            {"filename": "torch-2.9.0.tar.gz", "size": 60 * MIB, "yanked": True},
+        ],
+    }
+    usage = usage_of(sizes_from_json(page), "https://pypi.org/simple/torch/")
+    assert usage.total == 960 * MIB  # a yanked file still counts
+    assert usage.files == {"torch-2.9.0-cp313-none-linux_x86_64.whl", "torch-2.9.0.tar.gz"}
+    del page["files"][1]["size"]  # an API 1.0 page: no sizes
+    unknown = usage_of(sizes_from_json(page), "I")
+    assert unknown.total is None and "gives no size for 1 of its 2 file(s)" in unknown.note
