@@ -199,14 +199,19 @@ class HostedRunner:
             result.log, encoding="utf-8"
         )
         if os.environ.get("RELFORGE_ACT_TRANSCRIPT"):  # `make demo-ci`
-            _transcript(repo, argv, result)
+            _transcript(repo, argv, env, result)
         return result
 
 
-def _transcript(repo: Path, argv: list[str], run: ActRun) -> None:
-    """What one act run did, for a person: the command line, then each job's steps."""
-    shown = [a for a in argv if not a.startswith(str(REPO.parent / "shared"))]
-    lines = [f"\n$ cd {repo}", "$ " + shlex.join(shown).replace(" --", " \\\n    --")]
+def _transcript(repo: Path, argv: list[str], env: Mapping[str, str], run: ActRun) -> None:
+    """What one act run did, for a person: where and how it ran, then each job's steps."""
+    hidden = ", ".join(HIDDEN)
+    lines = [
+        f"\n# a hosted runner's view: `unshare -m` with an empty tmpfs over {hidden}; only this",
+        "# environment: " + " ".join(f"{k}={v}" for k, v in env.items() if "SECRET" not in k),
+        f"$ cd {repo}",
+        "$ " + shlex.join(argv).replace(" --", " \\\n    --"),
+    ]
     for job, result in run.jobs.items():
         lines.append(f"  {'ok  ' if result == 'success' else 'FAIL'} {job}")
         for (step_job, step), step_result in run.steps.items():

@@ -106,7 +106,7 @@ class World:
 def world(tmp_path_factory: pytest.TempPathFactory, moto_endpoint: str) -> Iterator[World]:
     root = tmp_path_factory.mktemp("ci")
     with (
-        running_dockerd() as docker_host,
+        running_dockerd(exclusive=False) as docker_host,
         registry(root) as registry_host,
         pytest.MonkeyPatch.context() as mp,
     ):
