@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # relforge itself is imported where used
     from relforge.matrix.schema import Matrix
-    from relforge.promote.store import ObjectStore
+    from relforge.stores.store import ObjectStore
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

@@ -16,9 +16,9 @@ from relforge.deps.targets import cell_wheel, expand_platform, wheel_targets
 from relforge.errors import RefusedError
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import Matrix
-from relforge.promote.local import LocalStore
 from relforge.promote.policy import bucket_policy, private_prefixes
-from relforge.promote.store import ObjectInfo, sha256_bytes
+from relforge.stores.local import LocalStore
+from relforge.stores.store import ObjectInfo, sha256_bytes
 from tests.promote_kit import matrix_text
 
 

@@ -10,9 +10,9 @@ import pytest
 
 from relforge.errors import UsageError
 from relforge.matrix.load import load_matrix
-from relforge.promote.local import LocalStore
 from relforge.promote.mirrors import named_stores, select_stores
-from relforge.promote.s3 import S3Store
+from relforge.stores.local import LocalStore
+from relforge.stores.s3 import S3Store
 from tests.conftest import SMALL
 from tests.unit.test_load_errors import line_of, load_error
 

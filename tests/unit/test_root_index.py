@@ -17,14 +17,14 @@ from relforge.matrix.load import load_matrix
 from relforge.promote import pageset, rootpages
 from relforge.promote.channel import manifest_bytes, manifest_key
 from relforge.promote.index import apply_folder, plan_folder
-from relforge.promote.local import LocalStore
 from relforge.promote.pagecheck import Want
 from relforge.promote.rootcheck import check_channel_root
 from relforge.promote.rootpages import ROOT_MARKER, RootSpec, apply_root, plan_root, root_spec
-from relforge.promote.signing import Trust
-from relforge.promote.store import ObjectStore
 from relforge.promote.vouch import Vouchers
 from relforge.promote.yanked import write_yanked
+from relforge.signing import Trust
+from relforge.stores.local import LocalStore
+from relforge.stores.store import ObjectStore
 from tests.promote_kit import matrix_text
 
 META = b"Metadata-Version: 2.1\nName: alpha\nVersion: 1.0\nRequires-Python: >=3.10\n\n"

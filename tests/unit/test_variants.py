@@ -17,7 +17,7 @@ from relforge.errors import ConfigError, RefusedError
 from relforge.manifest import ArtifactManifest, ManifestEntry, Verdict, sha256_file
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
-from relforge.promote.local import LocalStore
+from relforge.stores.local import LocalStore
 from relforge.variants import format as fmt
 from relforge.variants.check import check_variant_folder, check_variant_wheel
 from relforge.variants.publish import apply_variants, plan_variants

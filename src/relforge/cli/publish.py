@@ -23,7 +23,7 @@ from relforge.matrix.schema import ChannelName
 from relforge.output import append_step_summary
 
 if TYPE_CHECKING:
-    from relforge.promote.store import ObjectStore
+    from relforge.stores.store import ObjectStore
 
 _EXECUTE = execute_option()
 _PARTIAL = click.option(
@@ -38,7 +38,7 @@ _WORKERS = workers_option()
 def _run_plan(plan: object, execute: bool) -> None:
     from relforge.promote.plan import Plan, render
     from relforge.promote.plan import execute as apply
-    from relforge.promote.transfer import refuse_conflicts
+    from relforge.stores.transfer import refuse_conflicts
 
     assert isinstance(plan, Plan)
     render(plan, click.echo)
@@ -79,7 +79,7 @@ def _recorded_lines(recorded: Sequence[tuple[str, bool]]) -> list[str]:
 def _retries(plan: object) -> int:
     """Requests the plan's stores tried again after a transient fault."""
     from relforge.promote.plan import Plan
-    from relforge.promote.retry import total_retries
+    from relforge.stores.retry import total_retries
 
     assert isinstance(plan, Plan)
     stores: list[object] = [plan.store]

@@ -38,15 +38,15 @@ from relforge.promote.channel import trust as channel_trust
 from relforge.promote.index import SIDECAR, apply_folder, plan_folder, refuse_drift
 from relforge.promote.plan import Plan, execute
 from relforge.promote.rootpages import refresh_root
-from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
-from relforge.promote.transfer import Transfer, plan_batch
 from relforge.promote.vouch import Vouchers, channel_vouchers
+from relforge.stores import content_types
+from relforge.stores.store import ObjectInfo, ObjectStore, sha256_bytes
+from relforge.stores.transfer import Transfer, plan_batch
 from relforge.wheelformat import core_metadata
 
 Echo = Callable[[str], None]
 State = Literal["create", "identical"]
 DOWNLOAD_TIMEOUT = 60
-METADATA_TYPE = "text/plain; charset=utf-8"  # as publish writes its PEP 658 sidecars
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -338,7 +338,7 @@ def apply_mirror(plan: MirrorPlan, echo: Echo, *, workers: int = 16) -> int:
                         size=len(meta),
                         what="core metadata (PEP 658)",
                         data=meta,
-                        content_type=METADATA_TYPE,
+                        content_type=content_types.TEXT,
                     )
                 )
             assert size is not None

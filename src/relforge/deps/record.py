@@ -20,11 +20,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from relforge.errors import RefusedError, RelforgeError
-from relforge.promote.store import ObjectStore
+from relforge.stores import content_types
+from relforge.stores.store import ObjectStore
 
 FORMAT = 1
 PREFIX = "relforge/deps"
-RECORD_TYPE = "application/json"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,5 +129,5 @@ def write_record(
     merged = merge(old, files)
     if merged == old:
         return False
-    store.write(record_key(folder), record_bytes(channel, folder, merged), RECORD_TYPE)
+    store.write(record_key(folder), record_bytes(channel, folder, merged), content_types.JSON)
     return True

@@ -11,8 +11,8 @@ Entry points: `plan_publish` (relforge.promote.publish) and `plan_promote`
 `plan_yank`/`apply_yank` (relforge.promote.yank) mark files yanked; `check_channel`
 (relforge.promote.integrity) verifies a channel; `plan_stage` with `stage_wheels` and
 `plan_pypi_upload` with `upload_release` (relforge.promote.pypi_flow) stage and upload to PyPI.
-Stores implement the protocol of relforge.promote.store and are opened by URL with
-`open_store` (relforge.promote.registry).
+Stores implement the protocol of relforge.stores.store and are opened by URL with
+`open_store` (relforge.stores.registry).
 
 The names are imported on first use, so a command that needs one store module does not pay for
 the rest of the package.

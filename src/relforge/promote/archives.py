@@ -27,13 +27,13 @@ from relforge.matrix.archives import archive_version
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import Placed
-from relforge.promote.content import read_bytes, read_content
 from relforge.promote.findings import Finding
-from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
-from relforge.promote.transfer import Transfer
+from relforge.stores import content_types
+from relforge.stores.content import read_bytes, read_content
+from relforge.stores.store import ObjectInfo, ObjectStore, sha256_bytes
+from relforge.stores.transfer import Transfer
 
 CHECKSUM = ".sha256"
-CHECKSUM_TYPE = "text/plain; charset=utf-8"
 ARCHIVE_SUFFIX = ".zip"
 
 
@@ -65,7 +65,7 @@ def checksum_transfer(key: str, sha256: str, what: str) -> Transfer:
         size=len(data),
         what=f"sha256 file of {what}",
         data=data,
-        content_type=CHECKSUM_TYPE,
+        content_type=content_types.TEXT,
     )
 
 

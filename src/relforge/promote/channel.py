@@ -26,10 +26,10 @@ from relforge.manifest import ArtifactManifest, ManifestEntry, parse_manifest
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix, Publishing
-from relforge.promote.parts import TransferSettings
-from relforge.promote.registry import StoreOptions, open_store
-from relforge.promote.signing import SIGNATURE_SUFFIX, Trust, trust_from
-from relforge.promote.store import DEFAULT_STORE, ObjectStore
+from relforge.signing import SIGNATURE_SUFFIX, Trust, trust_from
+from relforge.stores.parts import TransferSettings
+from relforge.stores.registry import StoreOptions, open_store
+from relforge.stores.store import DEFAULT_STORE, ObjectStore
 
 MANIFESTS = "relforge/manifests"
 STAGING = "pypi-staging"

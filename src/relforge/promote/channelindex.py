@@ -25,10 +25,10 @@ from relforge.promote.index import (
     refuse_drift,
 )
 from relforge.promote.prune import channel_prune
-from relforge.promote.retry import total_retries
 from relforge.promote.rootpages import refresh_root
-from relforge.promote.store import ObjectInfo, ObjectStore
 from relforge.promote.vouch import Vouchers, channel_vouchers
+from relforge.stores.retry import total_retries
+from relforge.stores.store import ObjectInfo, ObjectStore
 
 
 @dataclass(frozen=True, kw_only=True)

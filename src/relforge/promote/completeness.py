@@ -33,7 +33,7 @@ from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.advertised import read_advertised, write_advertised
-from relforge.promote.store import ObjectStore
+from relforge.stores.store import ObjectStore
 
 if TYPE_CHECKING:
     from relforge.promote.vouch import Vouchers

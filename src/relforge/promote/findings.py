@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from relforge.promote.content import Content
+from relforge.stores.content import Content
 
 FindingKind = Literal["missing", "extra", "drifted", "sidecar", "page", "parity", "unfinished"]
 KINDS: tuple[FindingKind, ...] = (

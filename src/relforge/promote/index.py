@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 
 from relforge.errors import RefusedError, RelforgeError
 from relforge.promote.pages import (
-    HTML_TYPE,
-    JSON_TYPE,
     SIDECAR,
     IndexedFile,
     canonical,
@@ -38,15 +36,16 @@ from relforge.promote.pages import (
 )
 from relforge.promote.pageset import (
     MARKER,
-    MARKER_TYPE,
     Marker,
     PageRecord,
     new_generation,
     read_marker,
     write_page,
 )
-from relforge.promote.store import ObjectInfo, ObjectStore
 from relforge.promote.vouch import Vouch, Vouchers
+from relforge.simplepages import JSON_V1
+from relforge.stores import content_types
+from relforge.stores.store import ObjectInfo, ObjectStore
 from relforge.wheelformat import requires_python
 
 __all__ = ["SIDECAR", "apply_folder", "canonical", "list_folder", "parse_dist", "plan_folder"]
@@ -469,15 +468,15 @@ def apply_folder(store: ObjectStore, plan: FolderPlan, *, workers: int = 16) -> 
         for name in PAGE_NAMES:
             store.delete(f"{base}{project}/{name}")
     marker = Marker(generation=generation, projects=records, root=plan.projects)
-    write_page(store, base + MARKER, marker.to_bytes(), MARKER_TYPE)
+    write_page(store, base + MARKER, marker.to_bytes(), content_types.JSON)
 
 
 def _write_set(store: ObjectStore, folder_key: str, html_page: bytes, json_page: bytes) -> None:
     """The pages of one project (or of the folder), in parallel: their order does not matter,
     the marker written after all of them commits the set."""
-    writes = [(f"{folder_key}index.json", json_page, JSON_TYPE)]
-    writes.append((f"{folder_key}index.html", html_page, HTML_TYPE))
+    writes = [(f"{folder_key}index.json", json_page, JSON_V1)]
+    writes.append((f"{folder_key}index.html", html_page, content_types.HTML))
     if store.directory_pages:
-        writes.append((folder_key, html_page, HTML_TYPE))
+        writes.append((folder_key, html_page, content_types.HTML))
     with ThreadPoolExecutor(len(writes)) as pool:
         list(pool.map(lambda w: write_page(store, *w), writes))

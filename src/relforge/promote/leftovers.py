@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from relforge.promote.findings import Finding
-from relforge.promote.store import ObjectStore
+from relforge.stores.store import ObjectStore
 
 
 def unfinished_findings(

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from relforge.errors import UsageError
 from relforge.matrix.schema import Matrix
 from relforge.promote.channel import main_store, store_options
-from relforge.promote.registry import open_store
-from relforge.promote.store import ObjectStore
-from relforge.promote.transfer import Batch, Transfer, plan_batch
+from relforge.stores.registry import open_store
+from relforge.stores.store import ObjectStore
+from relforge.stores.transfer import Batch, Transfer, plan_batch
 
 MAIN = "main"
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from relforge.errors import EnvironmentFault, RelforgeError
-from relforge.promote.content import read_bytes
-from relforge.promote.store import ObjectStore
 from relforge.simplepages import anchors as page_anchors
+from relforge.stores.content import read_bytes
+from relforge.stores.store import ObjectStore
 
 
 @dataclass(frozen=True, kw_only=True)

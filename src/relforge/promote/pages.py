@@ -27,8 +27,6 @@ from packaging.version import Version
 
 from relforge import __version__
 
-HTML_TYPE = "text/html; charset=utf-8"
-JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 SIDECAR = ".metadata"
 
 

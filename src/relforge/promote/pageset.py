@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from relforge.errors import RelforgeError
-from relforge.promote.store import ObjectStore
+from relforge.stores.store import ObjectStore
 
 MARKER = ".relforge-pages.json"
-MARKER_TYPE = "application/json"
 # Tests set this to slow each page write down (seconds), to kill a run between two writes.
 PAGE_DELAY_ENV = "RELFORGE_TEST_PAGE_DELAY"
 

@@ -8,11 +8,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from relforge.promote.index import FolderPlan, apply_folder, plan_folder, refuse_drift
-from relforge.promote.journal import Journal
 from relforge.promote.rootpages import refresh_root
-from relforge.promote.store import ObjectStore
-from relforge.promote.transfer import Batch, Step, apply_batch, plan_digest, refuse_conflicts
 from relforge.promote.vouch import Vouchers
+from relforge.stores.journal import Journal
+from relforge.stores.store import ObjectStore
+from relforge.stores.transfer import Batch, Step, apply_batch, plan_digest, refuse_conflicts
 
 Echo = Callable[[str], None]
 

@@ -27,10 +27,10 @@ from relforge.promote.index import SIDECAR
 from relforge.promote.mirrors import mirror_batches, mirror_stores
 from relforge.promote.plan import Plan
 from relforge.promote.publish import incoming, refuse_unvalidated, stored_manifest_transfers
-from relforge.promote.signing import Trust, require_signer
-from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
-from relforge.promote.transfer import Transfer, plan_batch
 from relforge.promote.vouch import Vouchers, channel_vouchers
+from relforge.signing import Trust, require_signer
+from relforge.stores.store import ObjectInfo, ObjectStore, sha256_bytes
+from relforge.stores.transfer import Transfer, plan_batch
 from relforge.wheelformat import core_metadata, requires_python
 
 

@@ -17,8 +17,8 @@ from packaging.version import Version
 
 from relforge.matrix.schema import Matrix
 from relforge.promote.index import SIDECAR, list_folder, parse_dist
-from relforge.promote.store import ObjectInfo, ObjectStore
 from relforge.promote.vouch import Vouchers
+from relforge.stores.store import ObjectInfo, ObjectStore
 
 
 def nightly_prune(

@@ -26,13 +26,12 @@ from relforge.promote.index import SIDECAR
 from relforge.promote.mirrors import mirror_batches, mirror_stores
 from relforge.promote.plan import Plan
 from relforge.promote.prune import nightly_prune
-from relforge.promote.signing import SIGNATURE_SUFFIX, Trust, require_signer
-from relforge.promote.store import sha256_bytes
-from relforge.promote.transfer import Transfer, plan_batch
 from relforge.promote.vouch import channel_vouchers
+from relforge.signing import SIGNATURE_SUFFIX, Trust, require_signer
+from relforge.stores import content_types
+from relforge.stores.store import sha256_bytes
+from relforge.stores.transfer import Transfer, plan_batch
 from relforge.wheelformat import core_metadata, requires_python
-
-METADATA_TYPE = "text/plain; charset=utf-8"
 
 
 def refuse_unvalidated(placed: list[Placed], where: str) -> None:
@@ -122,7 +121,7 @@ def artifact_transfers(
                     size=len(meta),
                     what="core metadata (PEP 658)",
                     data=meta,
-                    content_type=METADATA_TYPE,
+                    content_type=content_types.TEXT,
                 )
             )
     return out
@@ -141,7 +140,7 @@ def stored_manifest_transfers(
             size=len(data),
             what=f"manifest of {version}",
             data=data,
-            content_type="application/json",
+            content_type=content_types.JSON,
         )
     ]
     signature = trust.sign(data)
@@ -153,7 +152,7 @@ def stored_manifest_transfers(
                 size=len(signature),
                 what=f"signature of the manifest of {version}",
                 data=signature,
-                content_type="application/json",
+                content_type=content_types.JSON,
             )
         )
     return out

@@ -25,10 +25,10 @@ from relforge.promote.index import canonical, parse_dist
 from relforge.promote.promote import check_digest, select_manifest
 from relforge.promote.publish import refuse_unvalidated
 from relforge.promote.pypi_checks import Limits
-from relforge.promote.store import ObjectStore
-from relforge.promote.transfer import Batch, Transfer, plan_batch
 from relforge.promote.wheels import pypi_name, strip_local
 from relforge.simplepages import hrefs
+from relforge.stores.store import ObjectStore
+from relforge.stores.transfer import Batch, Transfer, plan_batch
 from relforge.wheelversion import Rewritten
 
 

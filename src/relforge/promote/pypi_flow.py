@@ -12,7 +12,7 @@ from relforge.matrix.schema import Matrix
 from relforge.promote.plan import Echo
 from relforge.promote.pypi import StagePlan, UploadItem
 from relforge.promote.pypi_checks import Limits
-from relforge.promote.store import ObjectStore
+from relforge.stores.store import ObjectStore
 from relforge.wheelversion import Rewritten
 
 
@@ -30,7 +30,7 @@ def stage_wheels(plan: StagePlan, echo: Echo, *, execute: bool) -> StageResult:
     from relforge.promote.plan import execute as apply
     from relforge.promote.pypi import apply_stage, render_stage
     from relforge.promote.pypi_preflight import preflight
-    from relforge.promote.transfer import refuse_conflicts
+    from relforge.stores.transfer import refuse_conflicts
 
     render_stage(plan, echo)
     with tempfile.TemporaryDirectory(prefix="relforge-stage-") as tmp:

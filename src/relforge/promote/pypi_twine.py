@@ -18,7 +18,7 @@ from relforge.promote.pypi import (
     remote_sha256,
     scrub,
 )
-from relforge.promote.store import ObjectStore
+from relforge.stores.store import ObjectStore
 
 
 def download_staged(store: ObjectStore, items: Sequence[UploadItem], into: Path) -> list[Path]:

@@ -17,9 +17,7 @@ from packaging.utils import canonicalize_name
 
 from relforge.promote.pypi import public_url
 from relforge.promote.pypi_checks import Usage
-from relforge.simplepages import hrefs
-
-JSON = "application/vnd.pypi.simple.v1+json"
+from relforge.simplepages import JSON_V1, hrefs
 
 
 def project_usage(index_url: str, project: str) -> Usage:
@@ -29,7 +27,7 @@ def project_usage(index_url: str, project: str) -> Usage:
     url = urllib.parse.urljoin(index_url.rstrip("/") + "/", f"{canonicalize_name(project)}/")
     shown = public_url(url)
     try:
-        response = requests.get(url, headers={"Accept": f"{JSON}, text/html;q=0.1"}, timeout=60)
+        response = requests.get(url, headers={"Accept": f"{JSON_V1}, text/html;q=0.1"}, timeout=60)
     except requests.RequestException as exc:
         return Usage(
             total=None, files=frozenset(), note=f"cannot read {shown}: {type(exc).__name__}"
@@ -40,7 +38,7 @@ def project_usage(index_url: str, project: str) -> Usage:
         return Usage(
             total=None, files=frozenset(), note=f"{shown} answered HTTP {response.status_code}"
         )
-    if response.headers.get("Content-Type", "").startswith(JSON):
+    if response.headers.get("Content-Type", "").startswith(JSON_V1):
         try:
             files = sizes_from_json(response.json())
         except (ValueError, KeyError, TypeError):

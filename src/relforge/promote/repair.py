@@ -24,21 +24,21 @@ from typing import Any, Literal
 from relforge.errors import RefusedError, RelforgeError
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
-from relforge.promote.archives import CHECKSUM_TYPE, restored_checksum
+from relforge.promote.archives import restored_checksum
 from relforge.promote.channel import backup_store
-from relforge.promote.content import fetch, fetch_verified, read_content
 from relforge.promote.findings import Finding, Report
 from relforge.promote.index import SIDECAR, apply_folder, plan_folder, refuse_drift
 from relforge.promote.mirrors import NamedStore
 from relforge.promote.pageset import MARKER
-from relforge.promote.store import OCTET_STREAM, ObjectStore, sha256_bytes
 from relforge.promote.verify import Truth, Vouched
 from relforge.promote.vouch import Vouchers
+from relforge.stores import content_types
+from relforge.stores.content import fetch, fetch_verified, read_content
+from relforge.stores.store import ObjectStore, sha256_bytes
 
 QUARANTINE = "relforge/quarantine"
 # Tests set this (seconds) to pause between removing a bad object and writing the good one.
 DELAY_ENV = "RELFORGE_TEST_REPAIR_DELAY"
-METADATA_TYPE = "text/plain; charset=utf-8"
 _PROMOTED_FROM: dict[str, ChannelName] = {"release": "test", "test": "nightly"}
 Verb = Literal["restore", "quarantine", "rebuild-pages", "abort"]
 Echo = Callable[[str], None]
@@ -61,7 +61,7 @@ class Action:
     size: int | None = None
     source: Source | None = None
     replaces: str | None = None  # sha256 of the object moved to quarantine first
-    content_type: str = OCTET_STREAM
+    content_type: str = content_types.OCTET_STREAM
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -255,7 +255,7 @@ def _plan_one(
             sha256=f.expected_sha256,
             source=source,
             replaces=f.found_sha256,
-            content_type="application/json",
+            content_type=content_types.JSON,
         ), ""
     checksum = restored_checksum(f.key, truth.vouched) if f.kind == "sidecar" else None
     if checksum is not None:  # an archive's .sha256 file, written from the manifest
@@ -267,7 +267,7 @@ def _plan_one(
             size=len(checksum),
             source=Source(label="the manifest's sha256", data=checksum),
             replaces=f.found_sha256,
-            content_type=CHECKSUM_TYPE,
+            content_type=content_types.TEXT,
         ), ""
     if f.kind == "sidecar":
         v = truth.vouched[f.key.removesuffix(SIDECAR)]
@@ -283,7 +283,7 @@ def _plan_one(
                 size=len(metadata),
                 source=source,
                 replaces=f.found_sha256,
-                content_type=METADATA_TYPE,
+                content_type=content_types.TEXT,
             ), ""
         if want is None:
             return None, "no verified copy of the wheel to take its METADATA from"
@@ -297,7 +297,7 @@ def _plan_one(
             sha256=want,
             source=found,
             replaces=f.found_sha256,
-            content_type=METADATA_TYPE,
+            content_type=content_types.TEXT,
         ), ""
     v = truth.vouched[f.key]
     found, tried = planner.verified(planner.candidates(v, named.name), v.entry.sha256, v.entry.size)

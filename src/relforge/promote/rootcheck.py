@@ -22,7 +22,7 @@ from relforge.promote.pagecheck import (
     read_page,
 )
 from relforge.promote.rootpages import RootSpec
-from relforge.promote.store import ObjectStore
+from relforge.stores.store import ObjectStore
 
 
 def _json_targets(data: bytes) -> dict[str, Link] | None:

@@ -33,8 +33,6 @@ from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix
 from relforge.promote.pages import (
-    HTML_TYPE,
-    JSON_TYPE,
     IndexedFile,
     canonical,
     carried,
@@ -43,8 +41,10 @@ from relforge.promote.pages import (
     root_html,
     root_json,
 )
-from relforge.promote.pageset import MARKER, MARKER_TYPE, new_generation, parse_marker, write_page
-from relforge.promote.store import ObjectStore
+from relforge.promote.pageset import MARKER, new_generation, parse_marker, write_page
+from relforge.simplepages import JSON_V1
+from relforge.stores import content_types
+from relforge.stores.store import ObjectStore
 
 ROOT_MARKER = ".relforge-root-pages.json"
 FORMAT = 1
@@ -360,7 +360,7 @@ def apply_root(store: ObjectStore, plan: RootPlan, *, workers: int = 16) -> bool
     )
     marker_key = base + ROOT_MARKER
     if spec.enabled:
-        write_page(store, marker_key, intent.to_bytes(), MARKER_TYPE)
+        write_page(store, marker_key, intent.to_bytes(), content_types.JSON)
     writes: list[tuple[str, bytes, str]] = []
     for project, found in plan.projects.items():
         html_page = project_html(project, found.files, generation, found.folders)
@@ -379,7 +379,7 @@ def apply_root(store: ObjectStore, plan: RootPlan, *, workers: int = 16) -> bool
         done = RootMarker(
             generation=generation, fingerprint=plan.fingerprint, projects=tuple(plan.projects)
         )
-        write_page(store, marker_key, done.to_bytes(), MARKER_TYPE)
+        write_page(store, marker_key, done.to_bytes(), content_types.JSON)
     else:
         for key in _page_keys(store, base):
             store.delete(key)
@@ -390,10 +390,10 @@ def apply_root(store: ObjectStore, plan: RootPlan, *, workers: int = 16) -> bool
 def _set(
     store: ObjectStore, folder_key: str, html_page: bytes, json_page: bytes
 ) -> list[tuple[str, bytes, str]]:
-    out = [(f"{folder_key}index.json", json_page, JSON_TYPE)]
-    out.append((f"{folder_key}index.html", html_page, HTML_TYPE))
+    out = [(f"{folder_key}index.json", json_page, JSON_V1)]
+    out.append((f"{folder_key}index.html", html_page, content_types.HTML))
     if store.directory_pages:
-        out.append((folder_key, html_page, HTML_TYPE))
+        out.append((folder_key, html_page, content_types.HTML))
     return out
 
 

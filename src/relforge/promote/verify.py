@@ -4,7 +4,7 @@ stored in the main store, and its index pages against both.
 Findings:
     missing   a manifest vouches for the object, the store lacks it
     extra     the store holds a file of the project that no manifest vouches for
-    drifted   the object's bytes (hashed here, see relforge.promote.content) differ from the
+    drifted   the object's bytes (hashed here, see relforge.stores.content) differ from the
               manifest's sha256/size
     sidecar   the `.whl.metadata` is missing or differs from the manifest's metadata digest
               (or, when the manifest has none, from the wheel's own METADATA); an archive's
@@ -33,7 +33,6 @@ from relforge.manifest import ManifestEntry
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.archives import archive_findings, archive_folders
 from relforge.promote.channel import MANIFESTS, place, stored_manifests, trust, wheel_folders
-from relforge.promote.content import Content, read_content
 from relforge.promote.findings import Finding, FindingKind, Report, StoreReport
 from relforge.promote.index import SIDECAR, canonical, parse_dist
 from relforge.promote.leftovers import unfinished_findings
@@ -41,9 +40,10 @@ from relforge.promote.mirrors import MAIN, NamedStore
 from relforge.promote.pagecheck import Want, check_project_pages, check_root_pages
 from relforge.promote.rootcheck import check_channel_root
 from relforge.promote.rootpages import RootSpec, root_spec
-from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
 from relforge.promote.vouch import channel_vouchers
 from relforge.promote.yanked import read_yanked
+from relforge.stores.content import Content, read_content
+from relforge.stores.store import ObjectInfo, ObjectStore, sha256_bytes
 
 
 @dataclass(frozen=True, kw_only=True)

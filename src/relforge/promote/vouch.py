@@ -23,8 +23,8 @@ from relforge.manifest import ManifestEntry
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import MANIFESTS, StoredManifest, read_manifests
 from relforge.promote.rootpages import RootSpec, root_spec
-from relforge.promote.signing import SIGNATURE_SUFFIX, Trust
-from relforge.promote.store import ObjectStore
+from relforge.signing import SIGNATURE_SUFFIX, Trust
+from relforge.stores.store import ObjectStore
 
 if TYPE_CHECKING:
     from relforge.promote.completeness import Completeness

@@ -18,9 +18,9 @@ from relforge.promote.channel import main_store, trust
 from relforge.promote.index import apply_folder, plan_folder, refuse_drift
 from relforge.promote.mirrors import mirror_stores
 from relforge.promote.rootpages import refresh_root
-from relforge.promote.store import ObjectStore
 from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.promote.yanked import read_yanked, write_yanked
+from relforge.stores.store import ObjectStore
 
 CHANNELS: tuple[ChannelName, ...] = ("test", "release", "nightly")
 

@@ -23,7 +23,8 @@ from pathlib import Path
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import EnvironmentFault, RefusedError, RelforgeError
 from relforge.manifest import sha256_file
-from relforge.promote.store import OCTET_STREAM, ObjectInfo, ObjectStore, Unfinished, copy_stream
+from relforge.stores.content_types import OCTET_STREAM
+from relforge.stores.store import ObjectInfo, ObjectStore, Unfinished, copy_stream
 
 META_DIR = ".relforge-meta"
 _TMP = ".relforge-tmp-"
@@ -130,7 +131,11 @@ class LocalStore:
             raise RelforgeError(f"{self.url}: no object {key!r}") from None
 
     def put_if_absent(
-        self, key: str, source: Path | bytes, sha256: str, content_type: str = OCTET_STREAM
+        self,
+        key: str,
+        source: Path | bytes,
+        sha256: str,
+        content_type: str = OCTET_STREAM,
     ) -> bool:
         with self._faults("write", key):
             return self._put_if_absent(key, source, sha256)
@@ -264,6 +269,6 @@ class LocalStore:
 
 
 def _hash(data: bytes) -> str:
-    from relforge.promote.store import sha256_bytes
+    from relforge.stores.store import sha256_bytes
 
     return sha256_bytes(data)

@@ -6,11 +6,11 @@ copies are server-side (the batch lists the destination again just before, since
 service honours IfNoneMatch on CopyObject) and ask the service to compute the copy's SHA-256,
 which is compared with the expected one.  Objects above `publishing.s3_multipart_threshold_mb`
 are uploaded in parts, and copies above `publishing.s3_copy_threshold_mb` made part by part
-(relforge.promote.s3_multipart): S3 takes at most 5 GiB in one request.  Large objects are read
+(relforge.stores.s3_multipart): S3 takes at most 5 GiB in one request.  Large objects are read
 in parallel ranges, hashed in order, never held whole in memory.
 
 Every request is retried on transient faults (5xx, throttling, resets, cut or mangled bodies;
-see relforge.promote.retry), and every read checks the length and the sha256 of the bytes that
+see relforge.stores.retry), and every read checks the length and the sha256 of the bytes that
 arrived before anything uses them.  botocore's own retries are off so each retry is counted
 (`retries`).  A conditional write retried after an attempt that may have landed counts as
 created when the key now holds exactly the expected bytes.
@@ -29,19 +29,20 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from relforge.errors import ConfigError, RefusedError, RelforgeError
-from relforge.promote import s3_complete, s3_multipart, s3_ranged
-from relforge.promote.partflow import shared_buffers
-from relforge.promote.parts import Part, TransferSettings
-from relforge.promote.resume import UploadBook
-from relforge.promote.retry import (
+from relforge.stores import s3_complete, s3_multipart, s3_ranged
+from relforge.stores.content_types import OCTET_STREAM
+from relforge.stores.partflow import shared_buffers
+from relforge.stores.parts import Part, TransferSettings
+from relforge.stores.resume import UploadBook
+from relforge.stores.retry import (
     DigestMismatch,
     RetryCounter,
     RetryPolicy,
     TransientFault,
     call_with_retries,
 )
-from relforge.promote.s3_checksums import b64_hex, hex_b64, whole_checksum
-from relforge.promote.s3_faults import (
+from relforge.stores.s3_checksums import b64_hex, hex_b64, whole_checksum
+from relforge.stores.s3_faults import (
     CONDITION_FAILED,
     MISSING,
     code,
@@ -49,8 +50,8 @@ from relforge.promote.s3_faults import (
     not_s3,
     translate,
 )
-from relforge.promote.s3client import s3_client
-from relforge.promote.store import OCTET_STREAM, ObjectInfo, ObjectStore, Unfinished
+from relforge.stores.s3client import s3_client
+from relforge.stores.store import ObjectInfo, ObjectStore, Unfinished
 
 T = TypeVar("T")
 
@@ -270,11 +271,15 @@ class S3Store:
         write_at: Callable[[int, memoryview], object] | None,
         expected: str | None,
     ) -> str:
-        """The object read in parallel ranges (see relforge.promote.s3_ranged)."""
+        """The object read in parallel ranges (see relforge.stores.s3_ranged)."""
         return s3_ranged.read_parts(self, key, head, write_at, expected)
 
     def put_if_absent(
-        self, key: str, source: Path | bytes, sha256: str, content_type: str = OCTET_STREAM
+        self,
+        key: str,
+        source: Path | bytes,
+        sha256: str,
+        content_type: str = OCTET_STREAM,
     ) -> bool:
         size = s3_multipart.source_size(self, key, source)
         if size > self.settings.multipart_threshold:

@@ -1,4 +1,4 @@
-"""The ObjectStore protocol (the stores register by URL scheme in relforge.promote.registry).
+"""The ObjectStore protocol (the stores register by URL scheme in relforge.stores.registry).
 
 A store holds objects by key (`whl/test/cpu/demo-1.0+cpu-py3-none-any.whl`).  Artifacts are
 written only with `put_if_absent`/`copy_if_absent` and carry their sha256; only index pages are
@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-OCTET_STREAM = "application/octet-stream"
+from relforge.stores.content_types import OCTET_STREAM
+
 DEFAULT_STORE = "file://.relforge/store"
 
 
@@ -70,7 +71,11 @@ class ObjectStore(Protocol):
         ...
 
     def put_if_absent(
-        self, key: str, source: Path | bytes, sha256: str, content_type: str = OCTET_STREAM
+        self,
+        key: str,
+        source: Path | bytes,
+        sha256: str,
+        content_type: str = OCTET_STREAM,
     ) -> bool:
         """Create the object unless the key exists (then False, nothing written).  The bytes
         are checked against `sha256`, which is stored with the object."""

@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from relforge.promote.journal import JOURNAL_DIR
+from relforge.stores.journal import JOURNAL_DIR
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Literal
 
 from relforge.errors import RefusedError
-from relforge.promote.journal import Journal
-from relforge.promote.store import OCTET_STREAM, ObjectStore
+from relforge.stores.content_types import OCTET_STREAM
+from relforge.stores.journal import Journal
+from relforge.stores.store import ObjectStore
 
 State = Literal["create", "identical", "conflict"]
 # Tests set this to slow each transfer down (seconds), to kill a run part-way through.

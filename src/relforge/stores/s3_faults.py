@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import ConfigError, EnvironmentFault, RefusedError, RelforgeError
-from relforge.promote.retry import DigestMismatch, TransientFault
+from relforge.stores.retry import DigestMismatch, TransientFault
 
 CONDITION_FAILED = {"PreconditionFailed", "412", "ConditionalRequestConflict", "409"}
 MISSING = {"404", "NoSuchKey", "NotFound"}

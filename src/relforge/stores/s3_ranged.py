@@ -1,6 +1,6 @@
 """Reading a large S3 object in parallel ranges: each range one GET (of the object version
 first seen, `IfMatch` its ETag), retried on its own when it is cut or short; the bytes hashed in
-order (relforge.promote.partflow) and, when asked, written at their offsets.  A cut at 90 % costs
+order (relforge.stores.partflow) and, when asked, written at their offsets.  A cut at 90 % costs
 one range again, not the whole object, and the bytes go into the store's reused part buffers.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from relforge.promote.partflow import run_parts
-from relforge.promote.parts import Part, cut
-from relforge.promote.retry import DigestMismatch, TransientFault
-from relforge.promote.s3_bucket import Bucket
+from relforge.stores.partflow import run_parts
+from relforge.stores.parts import Part, cut
+from relforge.stores.retry import DigestMismatch, TransientFault
+from relforge.stores.s3_bucket import Bucket
 
 CHUNK = 1 << 20  # read from the socket in blocks of this size, copied into the part's buffer
 

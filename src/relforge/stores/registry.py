@@ -1,6 +1,6 @@
 """The object stores, registered by URL scheme in one dict, and `open_store` that picks one.
 
-The protocol lives in relforge.promote.store, which imports no store: each store imports the
+The protocol lives in relforge.stores.store, which imports no store: each store imports the
 protocol, and this module imports the stores (when one is opened).
 """
 
@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from relforge.errors import ConfigError
-from relforge.promote.parts import TransferSettings
-from relforge.promote.retry import RetryPolicy
-from relforge.promote.store import ObjectStore
+from relforge.stores.parts import TransferSettings
+from relforge.stores.retry import RetryPolicy
+from relforge.stores.store import ObjectStore
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,13 +26,13 @@ class StoreOptions:
 
 
 def _open_local(url: str, options: StoreOptions) -> ObjectStore:
-    from relforge.promote.local import LocalStore
+    from relforge.stores.local import LocalStore
 
     return LocalStore(Path(url.removeprefix("file://")))
 
 
 def _open_s3(url: str, options: StoreOptions) -> ObjectStore:
-    from relforge.promote.s3 import S3Store
+    from relforge.stores.s3 import S3Store
 
     bucket, _, prefix = url.removeprefix("s3://").partition("/")
     if not bucket:

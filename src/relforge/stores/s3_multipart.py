@@ -1,13 +1,13 @@
 """Multipart uploads and part-by-part copies into one S3 bucket, resumable and verified.
 
 An upload sends each part with its CRC32 as the part checksum and hashes the whole object with
-SHA-256 in part order as the parts are read (relforge.promote.partflow); it is completed
-(relforge.promote.s3_complete: create-if-absent, then checked) only when that hash is the
+SHA-256 in part order as the parts are read (relforge.stores.partflow); it is completed
+(relforge.stores.s3_complete: create-if-absent, then checked) only when that hash is the
 expected sha256.  A copy
 (UploadPartCopy: nothing passes through here) is read back after completion, as every copy
 without a service-computed whole-object checksum is.
 
-Each started upload is recorded (relforge.promote.resume) before its first part; a rerun that
+Each started upload is recorded (relforge.stores.resume) before its first part; a rerun that
 brings the same bytes to the same key lists the upload's parts (ListParts) and sends only those
 the service lacks or holds with other bytes.
 """
@@ -24,14 +24,15 @@ from typing import Any
 
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import RefusedError
-from relforge.promote.partflow import Fetch, body, run_each, run_parts
-from relforge.promote.parts import Part, cut, part_size_for
-from relforge.promote.resume import Started
-from relforge.promote.s3_bucket import Bucket, store_id
-from relforge.promote.s3_checksums import CHECKSUM_FIELD, PART_CHECKSUM, Sent, b64_crc32
-from relforge.promote.s3_complete import NO_UPLOAD, abandon, abort, finish
-from relforge.promote.s3_faults import code
-from relforge.promote.store import OCTET_STREAM, ObjectStore
+from relforge.stores.content_types import OCTET_STREAM
+from relforge.stores.partflow import Fetch, body, run_each, run_parts
+from relforge.stores.parts import Part, cut, part_size_for
+from relforge.stores.resume import Started
+from relforge.stores.s3_bucket import Bucket, store_id
+from relforge.stores.s3_checksums import CHECKSUM_FIELD, PART_CHECKSUM, Sent, b64_crc32
+from relforge.stores.s3_complete import NO_UPLOAD, abandon, abort, finish
+from relforge.stores.s3_faults import code
+from relforge.stores.store import ObjectStore
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from relforge.promote.parts import Part
+from relforge.stores.parts import Part
 
 Fetch = Callable[[Part, memoryview], None]  # fills the view (exactly the part's length)
 Act = Callable[[Part, memoryview], object]

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from relforge.promote.partflow import Buffers
-from relforge.promote.parts import TransferSettings
-from relforge.promote.resume import UploadBook
-from relforge.promote.retry import RetryPolicy
+from relforge.stores.partflow import Buffers
+from relforge.stores.parts import TransferSettings
+from relforge.stores.resume import UploadBook
+from relforge.stores.retry import RetryPolicy
 
 T = TypeVar("T")
 
