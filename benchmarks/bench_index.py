@@ -156,7 +156,7 @@ def floor_list_and_head(endpoint: str) -> float:
 
 
 def relforge_index(endpoint: str) -> tuple[float, Any]:
-    from relforge.promote.index import apply_folder, plan_folder, refuse_drift
+    from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
     from relforge.promote.vouch import Vouchers
     from relforge.signing import Trust
     from relforge.stores.s3 import S3Store

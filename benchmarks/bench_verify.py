@@ -160,8 +160,8 @@ def full_index(matrix: Matrix, store: ObjectStore, folder: str) -> float:
     """A full `relforge index` of the folder: its page-set marker removed first, so every
     project is rebuilt from the stored manifests (each object checked by one HEAD)."""
     from relforge.promote.channel import trust
-    from relforge.promote.index import apply_folder, plan_folder, refuse_drift
-    from relforge.promote.pageset import MARKER
+    from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
+    from relforge.promote.index.pageset import MARKER
     from relforge.promote.vouch import channel_vouchers
 
     start = time.perf_counter()
@@ -174,7 +174,7 @@ def full_index(matrix: Matrix, store: ObjectStore, folder: str) -> float:
 
 
 def verify(matrix: Matrix) -> tuple[float, int, int]:
-    from relforge.promote.integrity import check_channel
+    from relforge.promote.integrity.check import check_channel
 
     start = time.perf_counter()
     outcome = check_channel(matrix, "test", "main", workers=WORKERS)

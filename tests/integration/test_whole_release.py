@@ -285,7 +285,7 @@ def test_an_index_partial_killed_before_its_pages_is_finished_by_the_next_run(
     # the record (the state it leaves is made here in-process: record written, no page) is
     # finished by a plain `index`, which advertises what the killed run began to
     from relforge.matrix.load import load_matrix
-    from relforge.promote.channelindex import plan_channel_index
+    from relforge.promote.index.channelindex import plan_channel_index
 
     store = tmp_path / ".relforge" / "store"
     read = local_reader(store)

@@ -16,7 +16,7 @@ from relforge.promote.completeness import (
     expected_cells,
     release_folders,
 )
-from relforge.promote.prune import kept_versions
+from relforge.promote.index.prune import kept_versions
 
 EXAMPLE = Path(__file__).parents[2] / "matrix" / "example.yaml"
 

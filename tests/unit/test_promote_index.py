@@ -14,8 +14,8 @@ import pytest
 from relforge.errors import EnvironmentFault, RefusedError
 from relforge.manifest import ArtifactManifest, ManifestEntry
 from relforge.promote.channel import manifest_bytes, manifest_key
-from relforge.promote.index import apply_folder, plan_folder
-from relforge.promote.pageset import MARKER
+from relforge.promote.index.folder import apply_folder, plan_folder
+from relforge.promote.index.pageset import MARKER
 from relforge.promote.vouch import Vouchers
 from relforge.signing import Trust
 from relforge.stores.local import LocalStore

@@ -14,12 +14,13 @@ import pytest
 from relforge.errors import ConfigError, RefusedError
 from relforge.manifest import ArtifactManifest, ManifestEntry
 from relforge.matrix.load import load_matrix
-from relforge.promote import pageset, rootpages
 from relforge.promote.channel import manifest_bytes, manifest_key
-from relforge.promote.index import apply_folder, plan_folder
-from relforge.promote.pagecheck import Want
-from relforge.promote.rootcheck import check_channel_root
-from relforge.promote.rootpages import ROOT_MARKER, RootSpec, apply_root, plan_root, root_spec
+from relforge.promote.index import pageset, rootpages
+from relforge.promote.index.folder import apply_folder, plan_folder
+from relforge.promote.index.rootpages import ROOT_MARKER, apply_root, plan_root
+from relforge.promote.integrity.pagecheck import Want
+from relforge.promote.integrity.rootcheck import check_channel_root
+from relforge.promote.rootspec import RootSpec, root_spec
 from relforge.promote.vouch import Vouchers
 from relforge.promote.yanked import write_yanked
 from relforge.signing import Trust

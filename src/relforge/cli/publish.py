@@ -90,7 +90,7 @@ def _retries(plan: object) -> int:
 
 def _warn_serving(download_url: str, store: ObjectStore, folders: Sequence[str]) -> None:
     """Warn (stderr, exit code unchanged) when project.download_url does not serve the pages."""
-    from relforge.promote.serving import serving_warnings
+    from relforge.promote.index.serving import serving_warnings
 
     for line in serving_warnings(store, download_url, folders):
         click.echo(line, err=True)
@@ -172,8 +172,8 @@ def index(
     from functools import partial as bind
 
     from relforge.output import print_json
-    from relforge.promote.channelindex import apply_channel_index, plan_channel_index
     from relforge.promote.completeness import report
+    from relforge.promote.index.channelindex import apply_channel_index, plan_channel_index
     from relforge.promote.plan import describe_index
 
     say = bind(click.echo, err=fmt == "json")

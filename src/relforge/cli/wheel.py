@@ -123,7 +123,7 @@ def strip_local(wheel_path: Path, out_dir: Path) -> None:
     """Write IN.whl without its local version (METADATA Version, .dist-info name, RECORD, file
     name) and without classifiers PyPI rejects, copying the other members' compressed bytes.
     An identical output is kept; a different file at the output is never overwritten."""
-    from relforge.promote.wheels import strip_local as rewrite
+    from relforge.promote.pypi.wheels import strip_local as rewrite
 
     if not wheel_path.is_file():
         raise UsageError(f"{wheel_path} does not exist", key="IN.whl")

@@ -26,7 +26,6 @@ from urllib.parse import urlsplit
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from relforge.deps.record import MirroredFile, record_key, write_record
 from relforge.deps.resolve import RESOLVERS, Resolved, pip_resolve, reachable, redact
 from relforge.deps.targets import Target, cell_wheel, wheel_targets
 from relforge.deps.upstream import published_hashes
@@ -35,9 +34,10 @@ from relforge.matrix.schema import ChannelName, Matrix
 from relforge.matrix.selector import Selector
 from relforge.promote.channel import main_store
 from relforge.promote.channel import trust as channel_trust
-from relforge.promote.index import SIDECAR, apply_folder, plan_folder, refuse_drift
+from relforge.promote.deps_record import MirroredFile, record_key, write_record
+from relforge.promote.index.folder import SIDECAR, apply_folder, plan_folder, refuse_drift
+from relforge.promote.index.rootpages import refresh_root
 from relforge.promote.plan import Plan, execute
-from relforge.promote.rootpages import refresh_root
 from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.stores import content_types
 from relforge.stores.store import ObjectInfo, ObjectStore, sha256_bytes

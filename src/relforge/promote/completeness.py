@@ -26,7 +26,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from relforge.errors import RefusedError
 from relforge.matrix.cell import Cell
@@ -34,9 +34,6 @@ from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.advertised import read_advertised, write_advertised
 from relforge.stores.store import ObjectStore
-
-if TYPE_CHECKING:
-    from relforge.promote.vouch import Vouchers
 
 # The package types whose files a version must have in a channel before it is advertised: its
 # wheels and its native archives.  The generated CI uploads them from separate workflows, each
@@ -64,6 +61,34 @@ def release_folders(matrix: Matrix, releases: Iterable[str], channel: ChannelNam
         for c in expected_cells(matrix, release, channel)
         if c.package_type == "wheel" and c.upload_prefix
     }
+
+
+class VouchedFile(Protocol):
+    """What the gate reads of one vouched object (relforge.promote.vouch.Vouch)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def sha256(self) -> str: ...
+    @property
+    def cell(self) -> str: ...
+    @property
+    def release(self) -> str: ...
+
+
+class VouchReader(Protocol):
+    """What the gate reads of a channel's stored manifests (relforge.promote.vouch.Vouchers,
+    which builds the gate: the gate only reads)."""
+
+    store: ObjectStore
+    channel: str
+    project: str
+
+    def lookup(
+        self, versions: Iterable[str], *, archives: bool = False
+    ) -> Mapping[str, VouchedFile]: ...
+
+    def fresh(self) -> VouchReader: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,7 +165,7 @@ class Completeness:
         self,
         matrix: Matrix,
         channel: ChannelName,
-        vouchers: Vouchers,
+        vouchers: VouchReader,
         *,
         partial: bool = False,
         incoming: Mapping[str, Iterable[Incoming]] | None = None,  # version → objects

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from relforge.promote.index import FolderPlan, apply_folder, plan_folder, refuse_drift
-from relforge.promote.rootpages import refresh_root
+from relforge.promote.index.folder import FolderPlan, apply_folder, plan_folder, refuse_drift
+from relforge.promote.index.rootpages import refresh_root
 from relforge.promote.vouch import Vouchers
 from relforge.stores.journal import Journal
 from relforge.stores.store import ObjectStore

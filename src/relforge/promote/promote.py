@@ -23,7 +23,7 @@ from relforge.promote.channel import (
 )
 from relforge.promote.channel import trust as channel_trust
 from relforge.promote.completeness import VersionState, release_folders
-from relforge.promote.index import SIDECAR
+from relforge.promote.index.folder import SIDECAR
 from relforge.promote.mirrors import mirror_batches, mirror_stores
 from relforge.promote.plan import Plan
 from relforge.promote.publish import incoming, refuse_unvalidated, stored_manifest_transfers

@@ -22,10 +22,10 @@ from relforge.promote.channel import (
 )
 from relforge.promote.channel import trust as channel_trust
 from relforge.promote.completeness import PUBLISHED_TYPES, Incoming, release_folders
-from relforge.promote.index import SIDECAR
+from relforge.promote.index.folder import SIDECAR
+from relforge.promote.index.prune import nightly_prune
 from relforge.promote.mirrors import mirror_batches, mirror_stores
 from relforge.promote.plan import Plan
-from relforge.promote.prune import nightly_prune
 from relforge.promote.vouch import channel_vouchers
 from relforge.signing import SIGNATURE_SUFFIX, Trust, require_signer
 from relforge.stores import content_types

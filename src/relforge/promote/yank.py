@@ -15,9 +15,9 @@ from packaging.version import InvalidVersion, Version
 from relforge.errors import NothingToDoError, UsageError
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import main_store, trust
-from relforge.promote.index import apply_folder, plan_folder, refuse_drift
+from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
+from relforge.promote.index.rootpages import refresh_root
 from relforge.promote.mirrors import mirror_stores
-from relforge.promote.rootpages import refresh_root
 from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.promote.yanked import read_yanked, write_yanked
 from relforge.stores.store import ObjectStore

@@ -24,13 +24,13 @@ from typing import Any, Literal
 from relforge.errors import RefusedError, RelforgeError
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
-from relforge.promote.archives import restored_checksum
 from relforge.promote.channel import backup_store
-from relforge.promote.findings import Finding, Report
-from relforge.promote.index import SIDECAR, apply_folder, plan_folder, refuse_drift
+from relforge.promote.index.folder import SIDECAR, apply_folder, plan_folder, refuse_drift
+from relforge.promote.index.pageset import MARKER
+from relforge.promote.integrity.archivecheck import restored_checksum
+from relforge.promote.integrity.findings import Finding, Report
+from relforge.promote.integrity.verify import Truth, Vouched
 from relforge.promote.mirrors import NamedStore
-from relforge.promote.pageset import MARKER
-from relforge.promote.verify import Truth, Vouched
 from relforge.promote.vouch import Vouchers
 from relforge.stores import content_types
 from relforge.stores.content import fetch, fetch_verified, read_content
@@ -343,7 +343,7 @@ def execute_repair(plan: RepairPlan, channel: str, vouchers: Vouchers, *, worker
             _replace(action, channel)
         done += 1
     if root is not None:  # the channel-root pages, from the variant pages just rebuilt
-        from relforge.promote.rootpages import refresh_root
+        from relforge.promote.index.rootpages import refresh_root
 
         for store, edited in roots.values():
             refresh_root(store, root, workers=workers, force=edited)

@@ -6,8 +6,8 @@ pages, advertising only whole versions (relforge.promote.completeness) unless `p
 changed folders' pages and the root pages.  The record comes first: a run killed between page
 writes leaves the decision behind, and the next run finishes it the same way.
 
-Of the nightly channel it also prunes (relforge.promote.prune: `publish --no-index` leaves that
-to this command): the pruned wheels are left off the pages and deleted after all of them are
+Of the nightly channel it also prunes (prune.py: `publish --no-index` leaves that to this
+command): the pruned wheels are left off the pages and deleted after all of them are
 written, so no page links a deleted file; a run killed before the deletes plans them again.
 """
 
@@ -17,15 +17,15 @@ from dataclasses import dataclass
 
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import main_store, trust, wheel_folders
-from relforge.promote.index import (
+from relforge.promote.index.folder import (
     FolderPlan,
     apply_folder,
     plan_folder,
     read_folder,
     refuse_drift,
 )
-from relforge.promote.prune import channel_prune
-from relforge.promote.rootpages import refresh_root
+from relforge.promote.index.prune import channel_prune
+from relforge.promote.index.rootpages import refresh_root
 from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.stores.retry import total_retries
 from relforge.stores.store import ObjectInfo, ObjectStore

@@ -1,6 +1,6 @@
 """The check before the first PyPI upload (and before staging): every file and the release's
-total against PyPI's limits and upload checks (relforge.promote.pypi_checks), the project's
-current usage read from the index (relforge.promote.pypi_usage) — one refusal lists every
+total against PyPI's limits and upload checks (relforge.promote.pypi.checks), the project's
+current usage read from the index (relforge.promote.pypi.usage) — one refusal lists every
 problem, and nothing is uploaded or staged.
 """
 
@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from relforge.promote.pypi import public_url
-from relforge.promote.pypi_checks import (
+from relforge.promote.pypi.checks import (
     MIB,
     Limits,
     Usage,
@@ -18,7 +17,8 @@ from relforge.promote.pypi_checks import (
     refuse,
     release_problems,
 )
-from relforge.promote.pypi_usage import project_usage
+from relforge.promote.pypi.stage import public_url
+from relforge.promote.pypi.usage import project_usage
 from relforge.wheelformat import WheelName
 
 NOT_CONFIGURED = (

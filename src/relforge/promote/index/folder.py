@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from relforge.errors import RefusedError, RelforgeError
-from relforge.promote.pages import (
+from relforge.promote.index.pages import (
     SIDECAR,
     IndexedFile,
     canonical,
@@ -34,7 +34,7 @@ from relforge.promote.pages import (
     root_html,
     root_json,
 )
-from relforge.promote.pageset import (
+from relforge.promote.index.pageset import (
     MARKER,
     Marker,
     PageRecord,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from relforge.promote.findings import Finding
+from relforge.promote.integrity.findings import Finding
 from relforge.stores.store import ObjectStore
 
 

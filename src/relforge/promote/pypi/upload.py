@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from relforge.errors import ConfigError, EnvironmentFault, RefusedError, RelforgeError
-from relforge.promote.index import parse_dist
-from relforge.promote.pypi import (
+from relforge.promote.index.folder import parse_dist
+from relforge.promote.pypi.stage import (
     UploadItem,
     index_files,
     public_url,

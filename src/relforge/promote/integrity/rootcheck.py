@@ -1,4 +1,4 @@
-"""`relforge verify` of the channel-root pages (relforge.promote.rootpages): the root project
+"""`relforge verify` of the channel-root pages (relforge.promote.index.rootpages): the root project
 pages of the channel's project must link each vouched file the store holds, once, into one of
 the channel's own variant folders, with the manifest's sha256 (and core-metadata digest); the
 root index must list the project; with `root_index: false` no root page may list it."""
@@ -10,7 +10,7 @@ import posixpath
 from collections.abc import Mapping, Set
 from urllib.parse import unquote
 
-from relforge.promote.pagecheck import (
+from relforge.promote.integrity.pagecheck import (
     Link,
     PageProblem,
     Want,
@@ -21,7 +21,7 @@ from relforge.promote.pagecheck import (
     link_problem,
     read_page,
 )
-from relforge.promote.rootpages import RootSpec
+from relforge.promote.rootspec import RootSpec
 from relforge.stores.store import ObjectStore
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from relforge.promote.pypi import public_url
-from relforge.promote.pypi_checks import Usage
+from relforge.promote.pypi.checks import Usage
+from relforge.promote.pypi.stage import public_url
 from relforge.simplepages import JSON_V1, hrefs
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from relforge.matrix.schema import Matrix
 from relforge.promote.plan import Echo
-from relforge.promote.pypi import StagePlan, UploadItem
-from relforge.promote.pypi_checks import Limits
+from relforge.promote.pypi.checks import Limits
+from relforge.promote.pypi.stage import StagePlan, UploadItem
 from relforge.stores.store import ObjectStore
 from relforge.wheelversion import Rewritten
 
@@ -28,8 +28,8 @@ def stage_wheels(plan: StagePlan, echo: Echo, *, execute: bool) -> StageResult:
     staged file is never replaced); with `execute`, write the staged wheels."""
     from relforge.promote.plan import Plan, render
     from relforge.promote.plan import execute as apply
-    from relforge.promote.pypi import apply_stage, render_stage
-    from relforge.promote.pypi_preflight import preflight
+    from relforge.promote.pypi.preflight import preflight
+    from relforge.promote.pypi.stage import apply_stage, render_stage
     from relforge.stores.transfer import refuse_conflicts
 
     render_stage(plan, echo)
@@ -67,7 +67,7 @@ def plan_pypi_upload(
 ) -> UploadPlan:
     """What uploading the staged files of `version` would do, file by file (no upload)."""
     from relforge.promote.channel import main_store
-    from relforge.promote.pypi import (
+    from relforge.promote.pypi.stage import (
         check_url,
         default_index_url,
         plan_upload,
@@ -91,7 +91,7 @@ def plan_pypi_upload(
 
 def render_upload(plan: UploadPlan, echo: Echo) -> None:
     """The upload plan, one line per staged file."""
-    from relforge.promote.pypi import public_url
+    from relforge.promote.pypi.stage import public_url
 
     echo(
         f"upload {len(plan.items)} staged file(s) of {plan.version} to "
@@ -107,7 +107,7 @@ def render_upload(plan: UploadPlan, echo: Echo) -> None:
 
 def refuse_upload(plan: UploadPlan) -> None:
     """Refuse (before anything is uploaded) when the index has a file with other bytes."""
-    from relforge.promote.pypi import refuse_upload_conflicts
+    from relforge.promote.pypi.stage import refuse_upload_conflicts
 
     refuse_upload_conflicts(list(plan.items), plan.index)
 
@@ -116,8 +116,8 @@ def upload_release(plan: UploadPlan, echo: Echo, *, execute: bool) -> int | None
     """Download the files the index lacks, check them against PyPI's limits and upload checks
     (one refusal naming every problem, nothing uploaded) and, with `execute`, upload them;
     returns how many were uploaded (None on a dry run)."""
-    from relforge.promote.pypi_preflight import preflight
-    from relforge.promote.pypi_twine import download_staged, upload
+    from relforge.promote.pypi.preflight import preflight
+    from relforge.promote.pypi.upload import download_staged, upload
 
     todo = [i for i in plan.items if i.state == "upload"]
     with tempfile.TemporaryDirectory(prefix="relforge-pypi-") as tmp:

@@ -21,11 +21,11 @@ from relforge.manifest import sha256_file
 from relforge.matrix.schema import Matrix
 from relforge.promote.channel import STAGING, Placed, main_store, place, public_version
 from relforge.promote.channel import trust as channel_trust
-from relforge.promote.index import canonical, parse_dist
+from relforge.promote.index.folder import canonical, parse_dist
 from relforge.promote.promote import check_digest, select_manifest
 from relforge.promote.publish import refuse_unvalidated
-from relforge.promote.pypi_checks import Limits
-from relforge.promote.wheels import pypi_name, strip_local
+from relforge.promote.pypi.checks import Limits
+from relforge.promote.pypi.wheels import pypi_name, strip_local
 from relforge.simplepages import hrefs
 from relforge.stores.store import ObjectStore
 from relforge.stores.transfer import Batch, Transfer, plan_batch

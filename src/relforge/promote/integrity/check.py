@@ -9,10 +9,10 @@ from typing import Any
 from relforge.errors import NothingToDoError
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import trust as channel_trust
-from relforge.promote.findings import Report
+from relforge.promote.integrity.findings import Report
+from relforge.promote.integrity.repair import RepairPlan, execute_repair, plan_repair
+from relforge.promote.integrity.verify import channel_truth, verify_channel
 from relforge.promote.mirrors import named_stores, select_stores
-from relforge.promote.repair import RepairPlan, execute_repair, plan_repair
-from relforge.promote.verify import channel_truth, verify_channel
 from relforge.promote.vouch import channel_vouchers
 
 

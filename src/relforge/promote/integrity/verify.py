@@ -8,11 +8,11 @@ Findings:
               manifest's sha256/size
     sidecar   the `.whl.metadata` is missing or differs from the manifest's metadata digest
               (or, when the manifest has none, from the wheel's own METADATA); an archive's
-              `.sha256` file is missing or names another sha256 (relforge.promote.archives)
+              `.sha256` file is missing or names another sha256 (archivecheck.py)
     page      a page links a file the store lacks, gives a hash other than the manifest's,
               leaves out a vouched file, or is missing
     parity    a mirror's stored manifests differ from the main store's
-    unfinished  a multipart upload left open in a folder of the channel (relforge.promote.leftovers)
+    unfinished  a multipart upload left open in a folder of the channel (leftovers.py)
 
 Nightly folders are pruned to the newest `publishing.nightly_keep` versions of each project:
 an older vouched version may be absent without a finding.
@@ -31,15 +31,16 @@ from packaging.version import InvalidVersion, Version
 from relforge.errors import RefusedError
 from relforge.manifest import ManifestEntry
 from relforge.matrix.schema import ChannelName, Matrix
-from relforge.promote.archives import archive_findings, archive_folders
+from relforge.promote.archives import archive_folders
 from relforge.promote.channel import MANIFESTS, place, stored_manifests, trust, wheel_folders
-from relforge.promote.findings import Finding, FindingKind, Report, StoreReport
-from relforge.promote.index import SIDECAR, canonical, parse_dist
-from relforge.promote.leftovers import unfinished_findings
+from relforge.promote.index.folder import SIDECAR, canonical, parse_dist
+from relforge.promote.integrity.archivecheck import archive_findings
+from relforge.promote.integrity.findings import Finding, FindingKind, Report, StoreReport
+from relforge.promote.integrity.leftovers import unfinished_findings
+from relforge.promote.integrity.pagecheck import Want, check_project_pages, check_root_pages
+from relforge.promote.integrity.rootcheck import check_channel_root
 from relforge.promote.mirrors import MAIN, NamedStore
-from relforge.promote.pagecheck import Want, check_project_pages, check_root_pages
-from relforge.promote.rootcheck import check_channel_root
-from relforge.promote.rootpages import RootSpec, root_spec
+from relforge.promote.rootspec import RootSpec, root_spec
 from relforge.promote.vouch import channel_vouchers
 from relforge.promote.yanked import read_yanked
 from relforge.stores.content import Content, read_content
@@ -76,7 +77,7 @@ class Truth:
     retired: frozenset[str]  # nightly keys past retention: absence is no finding
     main: ObjectStore  # where the manifests are (the root of trust)
     manifest_keys: tuple[str, ...]
-    root: RootSpec | None = None  # the channel-root pages (relforge.promote.rootpages)
+    root: RootSpec | None = None  # the channel-root pages (relforge.promote.index.rootpages)
     archive_folders: tuple[str, ...] = ()  # native archives: no index pages there
     yanked: Mapping[str, str] = field(default_factory=dict)  # key → reason (the yank record)
 
