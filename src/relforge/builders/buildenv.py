@@ -22,10 +22,10 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from relforge.builders.base import BuildFailure
-from relforge.builders.locations import user_cache_dir
+from relforge.builders.failures import BuildFailure
 from relforge.builders.process import run_logged
 from relforge.interpreters import Interpreter
+from relforge.locations import user_cache_dir
 
 FRONTEND = ["pip"]  # drives the default PEP 517 build inside the venv
 _QUIET = ["--disable-pip-version-check", "--no-input"]

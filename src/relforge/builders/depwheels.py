@@ -12,7 +12,6 @@ their own: the host builder installs them from its own wheelhouse (relforge.buil
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -26,9 +25,10 @@ from pathlib import Path
 
 from packaging.tags import mac_platforms
 
-from relforge.builders.base import BuildFailure
-from relforge.builders.locations import user_cache_dir
+from relforge.axiswheels import axis_cache_root, cache_folder
+from relforge.builders.failures import BuildFailure
 from relforge.builders.process import run_logged
+from relforge.locations import user_cache_dir
 from relforge.matrix.cell import Cell
 
 _MANYLINUX = re.compile(r"manylinux_2_(\d+)_(\w+)\Z")
@@ -87,7 +87,7 @@ def fetch_axis_wheels(
     """Fill `dest` with the wheels of every axis of `cell` (None when it has no axes)."""
     if not cell.axis_install:
         return None
-    root = (cache_root or user_cache_dir()) / "axis-wheels"
+    root = axis_cache_root(cache_root)
     dest.mkdir(parents=True, exist_ok=True)
     requirements: list[str] = []
     for axis, install in cell.axis_install.items():
@@ -127,21 +127,6 @@ def fetch_build_wheels(
             _link_or_copy(wheel, dest / wheel.name)
     (dest / REQUIREMENTS).write_text("".join(f"{r}\n" for r in requirements), encoding="utf-8")
     return dest
-
-
-def cached_folders(cell: Cell, cache_root: Path | None = None) -> list[Path]:
-    """The filled cache folders of the cell's axis values (all of them, or none)."""
-    root = (cache_root or user_cache_dir()) / "axis-wheels"
-    folders = [
-        cache_folder(cell, list(install), cell.axis_index.get(axis, ""), root)
-        for axis, install in cell.axis_install.items()
-    ]
-    return folders if all((f / ".complete").exists() for f in folders) else []
-
-
-def cache_folder(cell: Cell, install: list[str], index: str, root: Path) -> Path:
-    ident = [sorted(install), index, cell.platform_tag or "", cell.python or "", cell.abi_tag]
-    return root / hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:20]
 
 
 def _fetched(

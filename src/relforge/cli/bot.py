@@ -11,21 +11,30 @@ from typing import Any
 
 import click
 
-from relforge.bot.dispatch import dispatch
-from relforge.bot.events import CommentEvent, PullEvent
-from relforge.bot.flow import Action, FlowSettings, Plan, apply_plan, picked_with, plan_picks
-from relforge.bot.grammar import (
+from relforge.bot import (
     CATEGORY_NAMES,
     DEFAULT_BOT,
+    DEFAULT_LABEL_PREFIX,
+    Action,
+    BotSettings,
     Category,
+    CommentEvent,
+    FlowSettings,
+    Plan,
+    PullEvent,
+    apply_plan,
+    dispatch,
     make_command,
     parse_release_branch,
+    picked_with,
+    plan_picks,
+    post_once,
+    result_reply,
+    target_lines,
 )
-from relforge.bot.handler import DEFAULT_LABEL_PREFIX, BotSettings, post_once
-from relforge.bot.replies import result_reply, target_lines
 from relforge.cli.options import execute_option
 from relforge.errors import ConfigError, NothingToDoError, UsageError, ValidationFailed
-from relforge.forges.github import GitHubClient, repo_from_url
+from relforge.forges import GitHubClient, repo_from_url
 from relforge.git import Git
 from relforge.output import append_step_summary
 
@@ -316,7 +325,7 @@ def serve(
         if outcome.reply is not None and not outcome.posted:
             server.log(f"reply not posted (dry run or posted before):\n{outcome.reply}")
 
-    from relforge.bot.webhook import WebhookServer  # http.server only when serving
+    from relforge.bot import WebhookServer  # http.server only when serving
 
     server = WebhookServer((host, port), secret=secret.encode(), handle=on_event)
     click.echo(f"listening on {server.url} for {served}; {settings.summary()}")

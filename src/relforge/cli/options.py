@@ -12,7 +12,7 @@ import click
 from relforge.errors import UsageError
 
 if TYPE_CHECKING:
-    from relforge.matrix.selector import Selector
+    from relforge.matrix import Selector
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -109,7 +109,7 @@ def parse_date(value: str | None) -> datetime.date | None:
 
 def parse_selectors(values: tuple[str, ...], axes: Collection[str] = ()) -> list[Selector]:
     """Parse --select values; `axes` are the release's dependency axes (fields too)."""
-    from relforge.matrix.selector import parse_selector
+    from relforge.matrix import parse_selector
 
     selectors = []
     for value in values:

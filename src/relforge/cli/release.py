@@ -15,8 +15,7 @@ from relforge.cli.options import execute_option, format_option
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 from relforge.git import Git
 from relforge.output import append_step_summary, print_json
-from relforge.release.plan import Plan
-from relforge.release.versions import parse_line, parse_release
+from relforge.release import Plan, parse_line, parse_release
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,7 +69,7 @@ def release() -> None:
 
 def _finish(git: Git, plan: Plan, *, execute: bool, fmt: str) -> None:
     from relforge.cli.release_show import plan_markdown, print_plan
-    from relforge.release.apply import apply_plan
+    from relforge.release import apply_plan
 
     if plan.empty:
         if fmt == "json":
@@ -125,7 +124,7 @@ def cut_command(
 ) -> None:
     """Cut release/X.Y and orig/release/X.Y, commit the release-only changes on the branch and
     bump version.txt on the trunk to X.(Y+1).0a0."""
-    from relforge.release.cut import CutOptions, plan_cut
+    from relforge.release import CutOptions, plan_cut
 
     line = parse_line(version)
     git = Git(repo)
@@ -162,7 +161,7 @@ def tag_command(
     fmt: str,
 ) -> None:
     """Tag the next RC on the tip of release/X.Y, or the final on the newest RC."""
-    from relforge.release.tag import TagOptions, plan_tag
+    from relforge.release import TagOptions, plan_tag
 
     parsed = parse_release(version)
     if kind not in ("rc", "final"):
@@ -189,7 +188,7 @@ def patch_command(
     version: str, version_file: str, execute: bool, repo: str, remote: str, fmt: str
 ) -> None:
     """Bump version.txt on release/X.Y to X.Y.Z for a patch release (X.Y.(Z-1) must be final)."""
-    from relforge.release.patch import PatchOptions, plan_patch
+    from relforge.release import PatchOptions, plan_patch
 
     git = Git(repo)
     options = PatchOptions(version=parse_release(version), remote=remote, version_file=version_file)
@@ -206,7 +205,7 @@ def status_command(
 ) -> None:
     """Branches, cut point, RCs and finals, commits since the last RC, and the next command."""
     from relforge.cli.release_show import print_status
-    from relforge.release.status import release_status
+    from relforge.release import release_status
 
     status = release_status(
         Git(repo), parse_line(version), remote=remote, trunk=trunk, version_file=version_file
@@ -244,9 +243,7 @@ def audit_command(
     """Milestone fixes on the trunk that release/X.Y lacks, and trunk reverts it still needs.
     Exits 4 when something is missing."""
     from relforge.cli.release_show import audit_markdown, print_audit
-    from relforge.release.audit import audit_release
-    from relforge.release.github_repo import project_repo
-    from relforge.release.milestone import fetch_milestone, load_milestone_file
+    from relforge.release import audit_release, fetch_milestone, load_milestone_file, project_repo
 
     if (milestone_file is None) == (milestone_number is None):
         raise UsageError(
@@ -260,7 +257,7 @@ def audit_command(
     if milestone_file is not None:
         milestone = load_milestone_file(milestone_file, gh_repo)
     else:
-        from relforge.forges.github import GitHubClient
+        from relforge.forges import GitHubClient
 
         if gh_repo is None:
             raise UsageError(

@@ -37,7 +37,7 @@ from relforge.promote.channel import trust as channel_trust
 from relforge.promote.deps_record import MirroredFile, record_key, write_record
 from relforge.promote.index.folder import SIDECAR, apply_folder, plan_folder, refuse_drift
 from relforge.promote.index.rootpages import refresh_root
-from relforge.promote.plan import Plan, execute
+from relforge.promote.plans.plan import Plan, execute
 from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.stores import content_types
 from relforge.stores.store import ObjectInfo, ObjectStore, sha256_bytes

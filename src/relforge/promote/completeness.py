@@ -365,7 +365,9 @@ class Report:
         }
 
 
-def report(gate: Completeness | None, versions: Iterable[str] | None = None) -> Report:
+def whole_releases_report(
+    gate: Completeness | None, versions: Iterable[str] | None = None
+) -> Report:
     """The states the gate judged (only `versions` when given)."""
     if gate is None:
         return Report()

@@ -27,10 +27,7 @@ from relforge.errors import (
 from relforge.manifest import ArtifactManifest, ManifestEntry, sha256_file
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix, WheelVariants
-from relforge.stores import content_types
-from relforge.stores.store import ObjectStore, sha256_bytes
-from relforge.variants.check import check_variant_wheel
-from relforge.variants.format import (
+from relforge.matrix.variants import (
     VariantSpec,
     document,
     dumps,
@@ -38,6 +35,9 @@ from relforge.variants.format import (
     read_variants,
     variant_for,
 )
+from relforge.stores import content_types
+from relforge.stores.store import ObjectStore, sha256_bytes
+from relforge.variants.check import check_variant_wheel
 from relforge.variants.stage import stage_variant_wheel
 
 

@@ -4,7 +4,7 @@
 `publish` prunes as it re-indexes; `publish --no-index` (the generated workflows' per-cell
 upload) leaves it to `relforge index`, since its pages still list those files until the index
 job rebuilds them.  Either way the files are left off the pages first and deleted after them
-(relforge.promote.plan.execute, relforge.promote.index.channelindex): no page links a deleted file.
+(relforge.promote.plans.plan.execute, channelindex.py): no page links a deleted file.
 """
 
 from __future__ import annotations

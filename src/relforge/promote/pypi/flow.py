@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from relforge.matrix.schema import Matrix
-from relforge.promote.plan import Echo
+from relforge.promote.plans.plan import Echo
 from relforge.promote.pypi.checks import Limits
 from relforge.promote.pypi.stage import StagePlan, UploadItem
 from relforge.stores.store import ObjectStore
@@ -26,8 +26,8 @@ def stage_wheels(plan: StagePlan, echo: Echo, *, execute: bool) -> StageResult:
     """Print the staging plan, rewrite every wheel (in a temporary directory), check them
     against PyPI's limits and upload checks and refuse what an executed run would refuse (a
     staged file is never replaced); with `execute`, write the staged wheels."""
-    from relforge.promote.plan import Plan, render
-    from relforge.promote.plan import execute as apply
+    from relforge.promote.plans.plan import Plan, render
+    from relforge.promote.plans.plan import execute as apply
     from relforge.promote.pypi.preflight import preflight
     from relforge.promote.pypi.stage import apply_stage, render_stage
     from relforge.stores.transfer import refuse_conflicts

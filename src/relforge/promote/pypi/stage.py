@@ -22,8 +22,8 @@ from relforge.matrix.schema import Matrix
 from relforge.promote.channel import STAGING, Placed, main_store, place, public_version
 from relforge.promote.channel import trust as channel_trust
 from relforge.promote.index.folder import canonical, parse_dist
-from relforge.promote.promote import check_digest, select_manifest
-from relforge.promote.publish import refuse_unvalidated
+from relforge.promote.plans.promote import check_digest, select_manifest
+from relforge.promote.plans.publish import refuse_unvalidated
 from relforge.promote.pypi.checks import Limits
 from relforge.promote.pypi.wheels import pypi_name, strip_local
 from relforge.simplepages import hrefs

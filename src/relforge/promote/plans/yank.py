@@ -128,7 +128,7 @@ def plan_yank(
     )
 
 
-def render(plan: YankPlan, echo: Callable[[str], None]) -> None:
+def render_yank(plan: YankPlan, echo: Callable[[str], None]) -> None:
     verb = "unyank" if plan.undo else "yank"
     echo(f"{verb} {plan.version} in {plan.store.url}: {len(plan.files)} file(s)")
     for f in plan.files:

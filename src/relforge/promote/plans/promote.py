@@ -25,8 +25,8 @@ from relforge.promote.channel import trust as channel_trust
 from relforge.promote.completeness import VersionState, release_folders
 from relforge.promote.index.folder import SIDECAR
 from relforge.promote.mirrors import mirror_batches, mirror_stores
-from relforge.promote.plan import Plan
-from relforge.promote.publish import incoming, refuse_unvalidated, stored_manifest_transfers
+from relforge.promote.plans.plan import Plan
+from relforge.promote.plans.publish import incoming, refuse_unvalidated, stored_manifest_transfers
 from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.signing import Trust, require_signer
 from relforge.stores.store import ObjectInfo, ObjectStore, sha256_bytes

@@ -25,7 +25,7 @@ from relforge.promote.completeness import PUBLISHED_TYPES, Incoming, release_fol
 from relforge.promote.index.folder import SIDECAR
 from relforge.promote.index.prune import nightly_prune
 from relforge.promote.mirrors import mirror_batches, mirror_stores
-from relforge.promote.plan import Plan
+from relforge.promote.plans.plan import Plan
 from relforge.promote.vouch import channel_vouchers
 from relforge.signing import SIGNATURE_SUFFIX, Trust, require_signer
 from relforge.stores import content_types
