@@ -102,6 +102,7 @@ def test_from_init_to_a_dry_run_release_cut_without_hand_edits(
         "0.3",
         "--out",
         ".github/workflows",
+        "--no-upload",
         "--check",
     )
     assert branch_check.code == 0, branch_check.out + branch_check.err

@@ -62,7 +62,7 @@ def test_workflows_generate_into_a_read_only_or_full_directory(
     else:
         _fill(disk)
     out = disk / "wf"
-    done = run("workflows", "generate", str(EXAMPLE), "-r", "1.0", "--out", str(out))
+    done = run("workflows", "generate", str(EXAMPLE), "-r", "1.0", "--out", str(out), "--no-upload")
     reason = "Read-only file system" if fault == "ro" else "No space left on device"
     _one_paragraph(done, reason, str(disk))
     assert not out.exists() or list(out.iterdir()) == []  # nothing partial

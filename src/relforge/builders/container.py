@@ -122,7 +122,7 @@ class DockerBuilder:
         client = self.client()
         for name in dict.fromkeys(c.image for c in cells if c.image):
             present = self.image_id(name) is not None
-            if wants_pull(self.pull, present):
+            if wants_pull(self.pull, present, name):
                 why = "--pull always" if present else "the engine does not have it"
                 pull(client, name, why, self.say)
                 with self._lock:  # look the pulled image up afresh

@@ -6,6 +6,7 @@
 - `never`: use what the engine has; a missing image stops the build before any cell starts.
 
 `--builder auto` never pulls: it builds in Docker the cells whose image the engine already has.
+Images named as `relforge builder-image` names them (relforge/builder:…) are made, never pulled.
 A pull is never silent: it says which image and why, and afterwards the digest it got
 (`name@sha256:…`), which is also what the build records and the cache keys on.
 """
@@ -32,7 +33,14 @@ class Pulled:
     digest: str  # name@sha256:… as the registry gave it ("" when it gave none)
 
 
-def wants_pull(policy: PullPolicy, present: bool) -> bool:
+# Names `relforge builder-image` gives the images it makes on this engine: there is nothing to
+# pull them from (Docker Hub has no relforge/…), so they are never pulled; a missing one is made.
+LOCAL_ONLY = ("relforge/builder:", "relforge/builder-base:")
+
+
+def wants_pull(policy: PullPolicy, present: bool, name: str = "") -> bool:
+    if name.startswith(LOCAL_ONLY):
+        return False
     return policy == "always" or (policy == "missing" and not present)
 
 
