@@ -4,13 +4,19 @@ Release artifacts are promoted, never rebuilt: the bytes that were validated are
 users install.  Every write is create-if-absent and carries its sha256; nothing is overwritten
 except index pages, which are replaced atomically.
 
-Entry points: `plan_publish` (relforge.promote.plans.publish) and `plan_promote`
-(relforge.promote.plans.promote) plan the uploads and copies as a `Plan` that `render` prints and
-`execute` (relforge.promote.plans.plan) carries out; `plan_folder`/`apply_folder`
-(relforge.promote.index.folder) rebuild index pages;
-`plan_yank`/`apply_yank` (relforge.promote.plans.yank) mark files yanked; `check_channel`
-(relforge.promote.integrity.check) verifies a channel; `plan_stage` with `stage_wheels` and
-`plan_pypi_upload` with `upload_release` (relforge.promote.pypi.flow) stage and upload to PyPI.
+Entry points, one line of the command line's each:
+- `main_store` opens the channel's store (with its trust) from the matrix.
+- `plan_publish` and `plan_promote` plan uploads and copies as a `Plan`; `render` prints it,
+  `execute` carries it out, `describe_index` says what its index step will write, and
+  `whole_releases_report` what the pages leave off until a version is whole.
+- `plan_channel_index` / `apply_channel_index` rebuild a channel's index pages;
+  `serving_warnings` names what the download URL will not serve.
+- `plan_yank` / `apply_yank` / `render_yank` mark files yanked.
+- `check_channel` verifies a channel into an `Outcome`; `render_repair` prints its repairs.
+- `bucket_policy` writes the public-read policy of a channel's bucket.
+- `plan_stage` with `stage_wheels` stages wheels for PyPI (`strip_local` drops the local
+  version label); `plan_pypi_upload`, `refuse_upload`, `render_upload` and `upload_release`
+  upload them.
 The stores themselves are relforge.stores.
 
 Layout: the package's own modules say where things live in a store and what the stored
