@@ -34,7 +34,7 @@ from relforge.bot import (
 )
 from relforge.cli.options import execute_option
 from relforge.errors import ConfigError, NothingToDoError, UsageError, ValidationFailed
-from relforge.forges import GitHubClient, repo_from_url
+from relforge.forges import GitHubClient, require_project_repo
 from relforge.git import Git
 from relforge.output import append_step_summary
 
@@ -76,21 +76,6 @@ def _flow_settings(remote: str, draft_on_conflict: bool, *, bot: bool = False) -
     # checkout keeps no credentials; a person's own cherry-pick uses their git credentials.
     token = os.environ.get("GITHUB_TOKEN") if bot else None
     return FlowSettings(remote=remote, draft_on_conflict=draft_on_conflict, push_token=token)
-
-
-def _github_repo(git: Git, remote: str, given: str | None) -> str:
-    if given:
-        return given
-    git.remote_url(remote)  # a clear error for a missing remote
-    # The configured URL, not the one insteadOf rewrites it to (a mirror names no repository).
-    found = repo_from_url(git.run("config", "--get", f"remote.{remote}.url").strip())
-    if found is None:
-        raise ConfigError(
-            f"cannot tell the GitHub repository from the URL of remote {remote!r}",
-            key="--github-repo",
-            hint="pass --github-repo OWNER/NAME",
-        )
-    return found
 
 
 def _check_bot_name(name: str) -> str:
@@ -141,7 +126,7 @@ def cherry_pick(
     command = make_command(onto=branches, category=category, fixes=fixes)
     # Arguments are valid: only now touch git and the network.
     git = Git(repo)
-    gh = GitHubClient(_github_repo(git, remote, github_repo))
+    gh = GitHubClient(require_project_repo(git, remote, github_repo))
     settings = _flow_settings(remote, draft_on_conflict)
     plan = plan_picks(git, gh, settings, pr=pr, command=command)
     click.echo(f"cherry-pick #{pr} {plan.source.title!r} ({plan.commit[:12]}), {command.summary()}")
@@ -317,7 +302,7 @@ def serve(
             hint="set it to the secret configured on the GitHub webhook",
         )
     git = Git(repo)
-    served = _github_repo(git, remote, github_repo)
+    served = require_project_repo(git, remote, github_repo)
 
     def on_event(name: str, payload: Any) -> None:
         outcome = dispatch(name, payload, git=git, github_repo=served, settings=settings)

@@ -243,7 +243,8 @@ def audit_command(
     """Milestone fixes on the trunk that release/X.Y lacks, and trunk reverts it still needs.
     Exits 4 when something is missing."""
     from relforge.cli.release_show import audit_markdown, print_audit
-    from relforge.release import audit_release, fetch_milestone, load_milestone_file, project_repo
+    from relforge.forges import project_repo
+    from relforge.release import audit_release, fetch_milestone, load_milestone_file
 
     if (milestone_file is None) == (milestone_number is None):
         raise UsageError(

@@ -12,7 +12,6 @@ from __future__ import annotations
 from relforge.release.apply import apply_plan
 from relforge.release.audit import AuditReport, audit_release
 from relforge.release.cut import CutOptions, plan_cut
-from relforge.release.github_repo import project_repo
 from relforge.release.milestone import fetch_milestone, load_milestone_file
 from relforge.release.patch import PatchOptions, plan_patch
 from relforge.release.plan import NewCommit, NewTag, Plan, SetRef, target_text
@@ -39,7 +38,6 @@ __all__ = [
     "plan_cut",
     "plan_patch",
     "plan_tag",
-    "project_repo",
     "release_status",
     "target_text",
 ]
