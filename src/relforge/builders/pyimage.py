@@ -42,7 +42,6 @@ from relforge.builders.pythons import HostPython, NotFound, find_host_pythons
 from relforge.builders.toolchains import nvcc_version
 from relforge.builders.tools import patchelf_path
 from relforge.errors import ConfigError, EnvironmentFault, UsageError
-from relforge.interpreters import Interpreter
 from relforge.locations import user_cache_dir
 
 BUILD_REQUIREMENTS = ("pip", "setuptools", "wheel")
@@ -166,14 +165,9 @@ def _site_layer(python: HostPython, requirements: tuple[str, ...]) -> Path:
     `pip wheel --no-build-isolation --no-index` with the image's interpreter)."""
     log = user_cache_dir() / "builder-image.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    interpreter = Interpreter(
-        executable=str(python.executable),
-        version=python.version,
-        free_threaded=python.free_threaded,
-    )
     try:
         return requirements_layer(
-            interpreter,
+            python.interpreter(),
             list(requirements),
             env={**os.environ, "PIP_NO_INPUT": "1"},
             log=log,
