@@ -32,7 +32,12 @@ from relforge.bot import (
     result_reply,
     target_lines,
 )
-from relforge.cli.options import execute_option
+from relforge.cli.options import (
+    clone_option,
+    execute_option,
+    github_repo_option,
+    remote_option,
+)
 from relforge.errors import ConfigError, NothingToDoError, UsageError, ValidationFailed
 from relforge.forges import GitHubClient, require_project_repo
 from relforge.git import Git
@@ -45,18 +50,10 @@ def _common(command: Any) -> Any:
     """Options shared by every command that runs the flow."""
     for option in reversed(
         [
-            click.option(
-                "--repo",
-                default=".",
-                show_default=True,
-                type=click.Path(file_okay=False, path_type=Path),
-                help="The project's git clone.",
-            ),
-            click.option("--remote", default="origin", show_default=True, help="Its git remote."),
-            click.option(
-                "--github-repo",
-                metavar="OWNER/NAME",
-                help="The GitHub repository (default: from the event, or the remote's URL).",
+            clone_option(),
+            remote_option(),
+            github_repo_option(
+                "The GitHub repository (default: from the event, or the remote's URL)."
             ),
             click.option(
                 "--draft-on-conflict",

@@ -7,11 +7,18 @@ everything is already in place the plan is empty and the command exits 3 (nothin
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from relforge.cli.options import execute_option, format_option
+from relforge.cli.options import (
+    clone_option,
+    execute_option,
+    format_option,
+    github_repo_option,
+    remote_option,
+)
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 from relforge.git import Git
 from relforge.output import append_step_summary, print_json
@@ -23,16 +30,10 @@ _FORMAT = format_option("text", "json", help="json prints one JSON document for 
 
 
 def _common(func: F) -> F:
-    func = click.option(
-        "--repo",
-        default=".",
-        show_default=True,
-        metavar="DIR",
-        help="The project's clone (its remote is what relforge reads and pushes to).",
-    )(func)
-    func = click.option(
-        "--remote", default="origin", show_default=True, metavar="NAME", help="Git remote."
-    )(func)
+    func = clone_option("The project's clone (its remote is what relforge reads and pushes to).")(
+        func
+    )
+    func = remote_option("Git remote.")(func)
     return _FORMAT(func)
 
 
@@ -52,11 +53,7 @@ _MAIN = click.option(
     metavar="BRANCH",
     help="The development branch (the trunk) release lines are cut from.",
 )
-_GITHUB_REPO = click.option(
-    "--github-repo",
-    metavar="OWNER/NAME",
-    help="The project's GitHub repository (default: from the remote's URL).",
-)
+_GITHUB_REPO = github_repo_option()
 
 
 @click.group()
@@ -118,7 +115,7 @@ def cut_command(
     version_file: str,
     github_repo: str | None,
     execute: bool,
-    repo: str,
+    repo: Path,
     remote: str,
     fmt: str,
 ) -> None:
@@ -156,7 +153,7 @@ def tag_command(
     at: str | None,
     version_file: str,
     execute: bool,
-    repo: str,
+    repo: Path,
     remote: str,
     fmt: str,
 ) -> None:
@@ -185,7 +182,7 @@ def tag_command(
 @_EXECUTE
 @_common
 def patch_command(
-    version: str, version_file: str, execute: bool, repo: str, remote: str, fmt: str
+    version: str, version_file: str, execute: bool, repo: Path, remote: str, fmt: str
 ) -> None:
     """Bump version.txt on release/X.Y to X.Y.Z for a patch release (X.Y.(Z-1) must be final)."""
     from relforge.release import PatchOptions, plan_patch
@@ -201,7 +198,7 @@ def patch_command(
 @_VERSION_FILE
 @_common
 def status_command(
-    version: str, trunk: str, version_file: str, repo: str, remote: str, fmt: str
+    version: str, trunk: str, version_file: str, repo: Path, remote: str, fmt: str
 ) -> None:
     """Branches, cut point, RCs and finals, commits since the last RC, and the next command."""
     from relforge.cli.release_show import print_status
@@ -236,7 +233,7 @@ def audit_command(
     milestone_number: int | None,
     github_repo: str | None,
     trunk: str,
-    repo: str,
+    repo: Path,
     remote: str,
     fmt: str,
 ) -> None:

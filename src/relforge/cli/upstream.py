@@ -12,8 +12,10 @@ from relforge.cli.options import (
     date_option,
     execute_option,
     format_option,
+    github_repo_option,
     optional_release_option,
     parse_date,
+    remote_option,
     stop_for_dry_run,
 )
 from relforge.errors import ValidationFailed
@@ -84,12 +86,10 @@ def check(file: str, release: str | None, index_url: str, date_text: str | None,
     help="Commit the update on a branch of its own and open (or update) a pull request; needs "
     "GITHUB_TOKEN.",
 )
-@click.option(
-    "--github-repo",
-    metavar="OWNER/NAME",
-    help="Repository of the pull request (default: $GITHUB_REPOSITORY, else the remote's URL).",
+@github_repo_option(
+    "Repository of the pull request (default: $GITHUB_REPOSITORY, else the remote's URL)."
 )
-@click.option("--remote", default="origin", show_default=True, help="Git remote to push to.")
+@remote_option("Git remote to push to.")
 @execute_option("Write the matrix (with --pull-request: push and open the pull request).")
 def update(
     file: str,
