@@ -35,13 +35,12 @@ from relforge.matrix.selector import Selector
 from relforge.promote.channel import main_store
 from relforge.promote.channel import trust as channel_trust
 from relforge.promote.deps_record import MirroredFile, record_key, write_record
-from relforge.promote.index.folder import SIDECAR, apply_folder, plan_folder, refuse_drift
+from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
 from relforge.promote.index.rootpages import refresh_root
 from relforge.promote.plans.plan import Plan, execute
 from relforge.promote.vouch import Vouchers, channel_vouchers
-from relforge.stores import content_types
 from relforge.stores.store import ObjectInfo, ObjectStore, sha256_bytes
-from relforge.stores.transfer import Transfer, plan_batch
+from relforge.stores.transfer import SIDECAR, Transfer, plan_batch, sidecar_transfer
 from relforge.wheelformat import core_metadata
 
 Echo = Callable[[str], None]
@@ -331,16 +330,7 @@ def apply_mirror(plan: MirrorPlan, echo: Echo, *, workers: int = 16) -> int:
                 )
                 meta = core_metadata(path)
                 meta_digest = (sha256_bytes(meta), len(meta))
-                transfers.append(
-                    Transfer(
-                        key=w.key + SIDECAR,
-                        sha256=sha256_bytes(meta),
-                        size=len(meta),
-                        what="core metadata (PEP 658)",
-                        data=meta,
-                        content_type=content_types.TEXT,
-                    )
-                )
+                transfers.append(sidecar_transfer(w.key, meta))
             assert size is not None
             recorded.setdefault(w.folder, []).append(
                 MirroredFile(

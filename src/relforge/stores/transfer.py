@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from relforge.errors import RefusedError
-from relforge.stores.content_types import OCTET_STREAM
+from relforge.stores.content_types import OCTET_STREAM, TEXT
 from relforge.stores.journal import Journal
 from relforge.stores.store import ObjectStore
 
@@ -43,6 +43,23 @@ class Transfer:
     @property
     def id(self) -> str:
         return f"{self.key}@{self.sha256}"
+
+
+# PEP 658: a wheel's core metadata is served beside it, at the wheel's URL with this suffix
+SIDECAR = ".metadata"
+
+
+def sidecar_transfer(wheel_key: str, meta: bytes) -> Transfer:
+    """The PEP 658 sidecar of the wheel at `wheel_key`: `meta` is the wheel's own METADATA,
+    byte for byte (installers compare its sha256 with the page's data-dist-info-metadata)."""
+    return Transfer(
+        key=wheel_key + SIDECAR,
+        sha256=hashlib.sha256(meta).hexdigest(),
+        size=len(meta),
+        what="core metadata (PEP 658)",
+        data=meta,
+        content_type=TEXT,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 
 from relforge.errors import RefusedError, RelforgeError
 from relforge.promote.index.pages import (
-    SIDECAR,
     IndexedFile,
     canonical,
     carried,
@@ -46,6 +45,7 @@ from relforge.promote.vouch import Vouch, Vouchers
 from relforge.simplepages import JSON_V1
 from relforge.stores import content_types
 from relforge.stores.store import ObjectInfo, ObjectStore
+from relforge.stores.transfer import SIDECAR
 from relforge.wheelformat import requires_python
 
 __all__ = ["SIDECAR", "apply_folder", "canonical", "list_folder", "parse_dist", "plan_folder"]

@@ -27,8 +27,6 @@ from packaging.version import Version
 
 from relforge import __version__
 
-SIDECAR = ".metadata"
-
 
 def parse_dist(filename: str) -> tuple[str, Version] | None:
     """(project, version) of a wheel or sdist file name; None for anything else."""

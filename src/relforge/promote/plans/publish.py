@@ -22,7 +22,6 @@ from relforge.promote.channel import (
 )
 from relforge.promote.channel import trust as channel_trust
 from relforge.promote.completeness import PUBLISHED_TYPES, Incoming, release_folders
-from relforge.promote.index.folder import SIDECAR
 from relforge.promote.index.prune import nightly_prune
 from relforge.promote.mirrors import mirror_batches, mirror_stores
 from relforge.promote.plans.plan import Plan
@@ -30,7 +29,7 @@ from relforge.promote.vouch import channel_vouchers
 from relforge.signing import SIGNATURE_SUFFIX, Trust, require_signer
 from relforge.stores import content_types
 from relforge.stores.store import sha256_bytes
-from relforge.stores.transfer import Transfer, plan_batch
+from relforge.stores.transfer import Transfer, plan_batch, sidecar_transfer
 from relforge.wheelformat import core_metadata, requires_python
 
 
@@ -114,16 +113,7 @@ def artifact_transfers(
             )
         )
         if meta is not None:
-            out.append(
-                Transfer(
-                    key=p.key + SIDECAR,
-                    sha256=sha256_bytes(meta),
-                    size=len(meta),
-                    what="core metadata (PEP 658)",
-                    data=meta,
-                    content_type=content_types.TEXT,
-                )
-            )
+            out.append(sidecar_transfer(p.key, meta))
     return out
 
 
