@@ -11,21 +11,18 @@ their own: the host builder installs them from its own wheelhouse (relforge.buil
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
 import re
 import shutil
 import sys
-import tempfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.tags import mac_platforms
 
 from relforge.axiswheels import axis_cache_root, cache_folder
+from relforge.builders.cachedir import made_once
 from relforge.builders.failures import BuildFailure
 from relforge.builders.process import run_logged
 from relforge.locations import user_cache_dir
@@ -141,37 +138,20 @@ def _fetched(
     what: str = "fetching the axis wheels (pip download)",
 ) -> Path:
     folder = cache_folder(cell, install, index, root)
-    if (folder / ".complete").exists():
-        return folder
-    root.mkdir(parents=True, exist_ok=True)
-    with _locked(root / f"{folder.name}.lock"):
-        if (folder / ".complete").exists():
-            return folder
-        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
-        try:
-            argv = download_argv(cell, install, index, tmp)
-            fetch_env = {k: v for k, v in env.items() if not k.startswith("PIP_")}
-            if not index:  # pip's configured sources stay in force
-                fetch_env.update({k: v for k, v in os.environ.items() if k.startswith("PIP_")})
-            run_logged(
-                argv,
-                cwd=tmp,
-                env=fetch_env,
-                log=log,
-                deadline=deadline,
-                what=what,
-            )
-            record = {
-                "requirements": install,
-                "index": index,
-                "files": sorted(p.name for p in tmp.iterdir()),
-            }
-            (tmp / ".complete").write_text(json.dumps(record), encoding="utf-8")
-            tmp.rename(folder)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-    return folder
+
+    def make(tmp: Path) -> object:
+        argv = download_argv(cell, install, index, tmp)
+        fetch_env = {k: v for k, v in env.items() if not k.startswith("PIP_")}
+        if not index:  # pip's configured sources stay in force
+            fetch_env.update({k: v for k, v in os.environ.items() if k.startswith("PIP_")})
+        run_logged(argv, cwd=tmp, env=fetch_env, log=log, deadline=deadline, what=what)
+        return {
+            "requirements": install,
+            "index": index,
+            "files": sorted(p.name for p in tmp.iterdir()),
+        }
+
+    return made_once(folder, make)
 
 
 def download_argv(cell: Cell, install: list[str], index: str, dest: Path) -> list[str]:
@@ -200,13 +180,6 @@ def pip_find_links_env(wheels: DependencyWheels, folder: str) -> dict[str, str]:
         "RELFORGE_AXIS_WHEELS": folder,
         "RELFORGE_AXIS_INSTALL": "\n".join(wheels.requirements),
     }
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        yield
 
 
 def _link_or_copy(src: Path, dest: Path) -> None:
