@@ -5,13 +5,14 @@ them on the release tracker) â†’ handler (GitHub events, permissions, replies) â
 
 Entry points: `dispatch` (relforge.bot.dispatch) answers one webhook delivery (comments in
 relforge.bot.handler, pull requests in relforge.bot.pulls); `plan_picks`/`apply_plan`
-(relforge.bot.flow) are the picks themselves, for `relforge cherry-pick`.
+(relforge.bot.flow) are the picks themselves, for `relforge cherry-pick`;
+`read_actions_event` reads the event a workflow job is given into an `ActionsEvent`.
 """
 
 from __future__ import annotations
 
 from relforge.bot.dispatch import dispatch
-from relforge.bot.events import CommentEvent, PullEvent
+from relforge.bot.events import ActionsEvent, CommentEvent, PullEvent, read_actions_event
 from relforge.bot.flow import Action, FlowSettings, Plan, apply_plan, picked_with, plan_picks
 from relforge.bot.grammar import (
     CATEGORY_NAMES,
@@ -29,6 +30,7 @@ __all__ = [
     "DEFAULT_BOT",
     "DEFAULT_LABEL_PREFIX",
     "Action",
+    "ActionsEvent",
     "BotSettings",
     "Category",
     "CommentEvent",
@@ -43,6 +45,7 @@ __all__ = [
     "picked_with",
     "plan_picks",
     "post_once",
+    "read_actions_event",
     "result_reply",
     "target_lines",
 ]

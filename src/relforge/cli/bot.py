@@ -3,7 +3,6 @@ and `relforge cherry-pick` (the same flow from a terminal)."""
 
 from __future__ import annotations
 
-import json
 import os
 import string
 from pathlib import Path
@@ -18,10 +17,8 @@ from relforge.bot import (
     Action,
     BotSettings,
     Category,
-    CommentEvent,
     FlowSettings,
     Plan,
-    PullEvent,
     apply_plan,
     dispatch,
     make_command,
@@ -29,6 +26,7 @@ from relforge.bot import (
     picked_with,
     plan_picks,
     post_once,
+    read_actions_event,
     result_reply,
     target_lines,
 )
@@ -224,30 +222,13 @@ def handle(
     settings = _bot_settings(
         bot_name, remote, draft_on_conflict, execute, label_prefix, label_category
     )
-    try:
-        payload = json.loads(event_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read the event: {exc}", key=str(event_file)) from None
-    if not isinstance(payload, dict):
-        raise ConfigError("the event is not a JSON object", key=str(event_file))
-    if not event_name:
-        event_name = "pull_request" if "pull_request" in payload else "issue_comment"
-    if event_name in ("pull_request", "pull_request_target"):
-        event: CommentEvent | PullEvent = PullEvent.from_payload(payload)
-    else:
-        event = CommentEvent.from_payload(payload)
-    if github_repo and event.repo and github_repo != event.repo:
-        raise ConfigError(
-            f"the event is from {event.repo!r}, not {github_repo!r}", key="--github-repo"
-        )
-    name = event.repo or github_repo
-    if not name:
-        raise ConfigError("the event names no repository", key="--github-repo")
+    given = read_actions_event(event_file, event_name, github_repo)
+    event = given.event
     outcome = dispatch(
-        event_name,
-        payload,
+        given.name,
+        given.payload,
         git=Git(repo),
-        github_repo=name,
+        github_repo=given.repo,
         settings=settings,
         client=GitHubClient,
     )
