@@ -67,7 +67,9 @@ def _whole_release_lines(plan: object) -> list[str]:
     from relforge.promote import Plan, whole_releases_report
 
     assert isinstance(plan, Plan)
-    return whole_releases_report(plan.vouchers.gate if plan.vouchers is not None else None).lines()
+    return whole_releases_report(
+        plan.vouchers.completeness if plan.vouchers is not None else None
+    ).lines()
 
 
 def _recorded_lines(recorded: Sequence[tuple[str, bool]]) -> list[str]:
@@ -185,7 +187,7 @@ def index(
     say(f"index of the {chosen} channel in {store.url}: {len(plans)} folder(s)")
     describe_index(plans, say)
     changed = planned.changed
-    lines = whole_releases_report(vouchers.gate).lines()
+    lines = whole_releases_report(vouchers.completeness).lines()
     for line in lines:
         say(line)
     recorded: list[str] = []
@@ -225,7 +227,7 @@ def index(
                 "folders": len(plans),
                 "folders_changed": len(changed),
                 "pruned": list(planned.deletes),
-                "whole_releases": whole_releases_report(vouchers.gate).to_json(),
+                "whole_releases": whole_releases_report(vouchers.completeness).to_json(),
                 "recorded": [x.split(" ")[1] for x in recorded],
             }
         )

@@ -64,7 +64,7 @@ def release_folders(matrix: Matrix, releases: Iterable[str], channel: ChannelNam
 
 
 class VouchedFile(Protocol):
-    """What the gate reads of one vouched object (relforge.promote.vouch.Vouch)."""
+    """What the judgement reads of one vouched object (relforge.promote.vouch.Vouch)."""
 
     @property
     def key(self) -> str: ...
@@ -77,8 +77,8 @@ class VouchedFile(Protocol):
 
 
 class VouchReader(Protocol):
-    """What the gate reads of a channel's stored manifests (relforge.promote.vouch.Vouchers,
-    which builds the gate: the gate only reads)."""
+    """What the judgement reads of a channel's stored manifests (relforge.promote.vouch.Vouchers,
+    which builds the judgement: it only reads)."""
 
     store: ObjectStore
     channel: str
@@ -158,8 +158,9 @@ class Incoming:
 
 
 class Completeness:
-    """The gate: which versions of the project the channel's pages may advertise, judged once
-    per (store, version) in a run.  `incoming` projects a plan's uploads (dry-run reports)."""
+    """The completeness judgement: which versions of the project the channel's pages may
+    advertise, judged once per (store, version) in a run.  `incoming` projects a plan's uploads
+    (dry-run reports)."""
 
     def __init__(
         self,
@@ -183,8 +184,8 @@ class Completeness:
         self._lock = threading.Lock()
 
     def projected(self, incoming: Mapping[str, Iterable[Incoming]]) -> Completeness:
-        """The same gate, with a plan's uploads counted as already there (on its own reading
-        of the manifests: the plan's gate must read them after the plan stored its own)."""
+        """The same judgement, with a plan's uploads counted as already there (on its own reading
+        of the manifests: the plan's judgement must read them after the plan stored its own)."""
         fresh = self.vouchers.fresh()
         return Completeness(
             self.matrix,
@@ -366,11 +367,11 @@ class Report:
 
 
 def whole_releases_report(
-    gate: Completeness | None, versions: Iterable[str] | None = None
+    completeness: Completeness | None, versions: Iterable[str] | None = None
 ) -> Report:
-    """The states the gate judged (only `versions` when given)."""
-    if gate is None:
+    """The states the completeness judgement found (only `versions` when given)."""
+    if completeness is None:
         return Report()
     wanted = set(versions) if versions is not None else None
-    states = [s for s in gate.states() if wanted is None or s.version in wanted]
-    return Report(states=tuple(states), partial=gate.partial)
+    states = [s for s in completeness.states() if wanted is None or s.version in wanted]
+    return Report(states=tuple(states), partial=completeness.partial)

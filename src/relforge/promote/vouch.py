@@ -79,10 +79,10 @@ class Vouchers:
         self._yanked: dict[str, str] | None = None
         self._lock = threading.Lock()
         # which versions may be advertised (whole releases only); None: every vouched version
-        self.gate: Completeness | None = None
+        self.completeness: Completeness | None = None
 
     def fresh(self) -> Vouchers:
-        """The same reading of the same channel, with nothing read yet (a plan's gate must
+        """The same reading of the same channel, with nothing read yet (a plan's judgement must
         read the manifests after the plan stored its own)."""
         return Vouchers(
             self.store,
@@ -265,5 +265,7 @@ def channel_vouchers(
         root=root_spec(matrix, channel),
         archive_prefix=matrix.channels.get(channel).libtorch_prefix,
     )
-    vouchers.gate = Completeness(matrix, channel, vouchers, partial=partial, workers=workers)
+    vouchers.completeness = Completeness(
+        matrix, channel, vouchers, partial=partial, workers=workers
+    )
     return vouchers

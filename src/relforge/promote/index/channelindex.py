@@ -82,8 +82,8 @@ def plan_channel_index(
 
 def apply_channel_index(index: ChannelIndex, *, workers: int = 32) -> IndexOutcome:
     """Record what becomes advertised, then write the changed folders and the root pages."""
-    gate = index.vouchers.gate
-    recorded = tuple(gate.record()) if gate is not None else ()
+    completeness = index.vouchers.completeness
+    recorded = tuple(completeness.record()) if completeness is not None else ()
     for plan in index.changed:
         apply_folder(index.store, plan, workers=workers)
     root = refresh_root(index.store, index.vouchers.root, workers=workers)

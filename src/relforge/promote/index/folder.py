@@ -6,8 +6,8 @@ are checked against the manifest (S3: the service-computed SHA-256 from one HEAD
 store: its hash record, or the bytes): when they differ the object has *drifted*, and the
 folder is refused (exit 5) with nothing written.  An object that no manifest vouches for
 (a dependency mirrored by another tool, a file put there by hand) is left off the pages and
-reported.  Only whole versions are advertised: the vouchers' gate (completeness.py) leaves
-out every version of which the channel lacks an expected cell.  Re-indexing rebuilds only
+reported.  Only whole versions are advertised: the completeness judgement (completeness.py)
+leaves out every version of which the channel lacks an expected cell.  Re-indexing rebuilds only
 projects whose files (listing: key, size, ETag, sidecar ETag) or manifests changed, and carries
 each unchanged file over from the project's previous page when that page is the one the marker
 committed.  Pages commit as one unit (pageset).
@@ -253,17 +253,17 @@ def plan_folder(
 
 def _gate_drift(store: ObjectStore, listing: FolderListing, vouchers: Vouchers) -> list[str]:
     """Drifted objects of the folder's versions, wherever in the channel they are."""
-    if vouchers.gate is None:
+    if vouchers.completeness is None:
         return []
-    return vouchers.gate.drift(store, set(listing.version_of.values()))
+    return vouchers.completeness.drift(store, set(listing.version_of.values()))
 
 
 def _withheld_versions(store: ObjectStore, listing: FolderListing, vouchers: Vouchers) -> set[str]:
     """Versions in the folder that are not advertised: not whole in the channel (completeness)."""
-    if vouchers.gate is None:
+    if vouchers.completeness is None:
         return set()
     versions = set(listing.version_of.values())
-    return versions - vouchers.gate.exposed(store, versions)
+    return versions - vouchers.completeness.exposed(store, versions)
 
 
 @dataclass(frozen=True, kw_only=True)

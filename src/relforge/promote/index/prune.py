@@ -85,15 +85,15 @@ def channel_prune(
     infos: Mapping[str, Sequence[ObjectInfo]],
 ) -> tuple[str, ...]:
     """What `relforge index` of the nightly channel prunes: the matrix's own project's older
-    nightlies in the folders `infos` lists, judged whole by the channel's gate (as the pages
-    are)."""
-    gate = vouchers.gate
-    assert gate is not None
+    nightlies in the folders `infos` lists, judged whole by the channel's completeness
+    judgement (as the pages are)."""
+    completeness = vouchers.completeness
+    assert completeness is not None
     project = frozenset({canonicalize_name(matrix.project.name)})
     keep = matrix.publishing.nightly_keep
 
     def exposed(version: str) -> bool:
-        return gate.state(store, version).exposed
+        return completeness.state(store, version).exposed
 
     found = nightly_prune(store, list(infos), set(), keep, exposed, projects=project, infos=infos)
     return tuple(found)

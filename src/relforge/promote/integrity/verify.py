@@ -435,10 +435,10 @@ def verify_channel(
     trust_service: bool = False,
 ) -> Report:
     reports = []
-    gate = channel_vouchers(matrix, truth.main, truth.channel, trust(matrix)).gate
+    completeness = channel_vouchers(matrix, truth.main, truth.channel, trust(matrix)).completeness
     versions = {v.version for v in truth.vouched.values()}
     for named in stores:
-        exposed = gate.exposed(named.store, versions) if gate else versions
+        exposed = completeness.exposed(named.store, versions) if completeness else versions
         report = verify_store(
             truth,
             named,

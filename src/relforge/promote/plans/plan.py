@@ -125,11 +125,11 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
                     for folder in plan.index_folders
                 ]
                 refuse_drift(folder_plans, store)
-                if store is plan.store and plan.vouchers.gate is not None:
+                if store is plan.store and plan.vouchers.completeness is not None:
                     # intent before effect: a version is recorded as advertised before any
                     # page lists it, so a run killed between the pages is finished by the
                     # next one (which keeps advertising what this one began to)
-                    recorded = plan.vouchers.gate.record(plan.mirrors)
+                    recorded = plan.vouchers.completeness.record(plan.mirrors)
             for folder_plan in folder_plans:
                 if folder_plan.changed:
                     apply_folder(store, folder_plan, workers=workers)

@@ -178,8 +178,8 @@ def refuse_partial(
 ) -> VersionState:
     """Whole releases only: what the target channel holds of `version` once the promotion is
     done; refused (nothing copied) when a cell the matrix expects is missing, unless `partial`."""
-    assert vouchers.gate is not None
-    state = vouchers.gate.projected(incoming(dst)).state(vouchers.store, version)
+    assert vouchers.completeness is not None
+    state = vouchers.completeness.projected(incoming(dst)).state(vouchers.store, version)
     if not state.complete and not partial:
         raise RefusedError(
             f"{version} is not a whole release: after promotion the {vouchers.channel} channel "

@@ -230,8 +230,8 @@ def plan_publish(
     vouchers = channel_vouchers(
         matrix, store, channel, trust, workers=min(workers, 16), partial=partial
     )
-    assert vouchers.gate is not None
-    projected = vouchers.gate.projected(incoming(placed))
+    assert vouchers.completeness is not None
+    projected = vouchers.completeness.projected(incoming(placed))
     versions = sorted({public_version(p.entry.version) for p in placed})
     notes += [f"after this upload: {projected.state(store, v).line()}" for v in versions]
     if channel == "nightly":

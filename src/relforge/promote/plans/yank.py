@@ -177,5 +177,5 @@ def channel_vouchers_fresh(plan: YankPlan, channel: ChannelName) -> Vouchers:
     """The channel's vouchers with the yank record read again (it was just written)."""
     old = plan.vouchers[channel]
     fresh = old.fresh()
-    fresh.gate = old.gate  # whole releases only, as judged for the plan
+    fresh.completeness = old.completeness  # whole releases only, as judged for the plan
     return fresh
