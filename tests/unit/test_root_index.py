@@ -14,6 +14,7 @@ import pytest
 from relforge.errors import ConfigError, RefusedError
 from relforge.manifest import ArtifactManifest, ManifestEntry
 from relforge.matrix.load import load_matrix
+from relforge.promote.cells import ChannelCells
 from relforge.promote.channel import manifest_bytes, manifest_key
 from relforge.promote.index import pageset, rootpages
 from relforge.promote.index.folder import apply_folder, plan_folder
@@ -188,20 +189,22 @@ def test_a_project_named_like_a_variant_folder_is_a_config_error(tmp_path: Path)
     path = tmp_path / "m.yaml"
     path.write_text(matrix_text().replace("name: rfdemo", "name: cu128"), encoding="utf-8")
     with pytest.raises(ConfigError) as caught:
-        root_spec(load_matrix(str(path)), "release")
+        root_spec(ChannelCells(load_matrix(str(path)), "release"))
     assert caught.value.key == "releases.1.0.accelerators.cu128"
     assert caught.value.where is not None and caught.value.where.line > 0  # file:line
     path.write_text(matrix_text().replace("name: rfdemo", "name: Test"), encoding="utf-8")
     with pytest.raises(ConfigError, match=r"channels\.test\.prefix"):
-        root_spec(load_matrix(str(path)), "release")
-    assert root_spec(load_matrix(str(path)), "test").folders  # whl/test/ has no such folder
+        root_spec(ChannelCells(load_matrix(str(path)), "release"))
+    assert root_spec(
+        ChannelCells(load_matrix(str(path)), "test")
+    ).folders  # whl/test/ has no such folder
     opted_out = matrix_text().replace("name: rfdemo", "name: cu128")
     opted_out = opted_out.replace(
         "release: {version_scheme: final, prefix: whl}",
         "release: {version_scheme: final, prefix: whl, root_index: false}",
     )
     path.write_text(opted_out, encoding="utf-8")
-    assert root_spec(load_matrix(str(path)), "release").enabled is False
+    assert root_spec(ChannelCells(load_matrix(str(path)), "release")).enabled is False
 
 
 def test_a_mirrored_dependency_named_like_a_folder_is_a_config_error(tmp_path: Path) -> None:
@@ -353,7 +356,7 @@ def test_folders_whose_wheels_share_file_names_are_a_config_error_before_any_upl
     path.write_text(unlabelled, encoding="utf-8")
     matrix = load_matrix(str(path))  # the matrix itself is fine: one folder per axis value
     with pytest.raises(ConfigError) as caught:
-        root_spec(matrix, "test")
+        root_spec(ChannelCells(matrix, "test"))
     err = caught.value
     assert err.key == "channels.test.root_index"
     assert "whl/test/cpu-numpy1.26/" in str(err) and "whl/test/cpu-numpy2.x/" in str(err)
@@ -365,11 +368,13 @@ def test_folders_whose_wheels_share_file_names_are_a_config_error_before_any_upl
         "test: {version_scheme: final, prefix: whl/test, root_index: false}",
     )
     path.write_text(opted_out, encoding="utf-8")
-    assert root_spec(load_matrix(str(path)), "test").enabled is False
+    assert root_spec(ChannelCells(load_matrix(str(path)), "test")).enabled is False
     with pytest.raises(ConfigError, match="release channel"):
-        root_spec(load_matrix(str(path)), "release")  # only the test channel opted out
+        root_spec(
+            ChannelCells(load_matrix(str(path)), "release")
+        )  # only the test channel opted out
     path.write_text(text, encoding="utf-8")  # the label tells the two wheels apart
-    assert root_spec(load_matrix(str(path)), "test").enabled
+    assert root_spec(ChannelCells(load_matrix(str(path)), "test")).enabled
 
 
 def test_pytorch_27_full_wheel_folder_is_left_off_the_root_pages() -> None:
@@ -379,7 +384,7 @@ def test_pytorch_27_full_wheel_folder_is_left_off_the_root_pages() -> None:
 
     matrix = load_matrix(str(PYTORCH))
     for channel in ("nightly", "test", "release"):
-        spec = root_spec(matrix, channel)
+        spec = root_spec(ChannelCells(matrix, channel))
         assert spec.enabled and not any(f.endswith("_full") for f in spec.folders)
         assert any(f.endswith("/cu126") for f in spec.folders)
 

@@ -32,8 +32,7 @@ from relforge.deps.upstream import published_hashes
 from relforge.errors import EnvironmentFault, NothingToDoError, RefusedError, ValidationFailed
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.matrix.selector import Selector
-from relforge.promote.channel import main_store
-from relforge.promote.channel import trust as channel_trust
+from relforge.promote.context import open_publishing
 from relforge.promote.deps_record import MirroredFile, record_key, write_record
 from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
 from relforge.promote.index.rootpages import refresh_root
@@ -192,7 +191,8 @@ def plan_mirror(
     targets = wheel_targets(matrix, channel, selectors)
     if not targets:
         raise NothingToDoError(f"the {channel} channel has no wheel cells", key="--channel")
-    store = main_store(matrix)
+    here = open_publishing(matrix).channel(channel)
+    store = here.store
     reachable(upstream)
     listings = {f: folder_files(store, f) for f in sorted({t.folder for t in targets})}
     found, resolved, skipped = _closure(matrix, store, targets, upstream, version, listings, built)
@@ -256,7 +256,7 @@ def plan_mirror(
         wanted=tuple(wanted),
         resolved_cells=tuple(resolved),
         skipped=tuple(skipped),
-        vouchers=channel_vouchers(matrix, store, channel, channel_trust(matrix)),
+        vouchers=channel_vouchers(here),
     )
 
 

@@ -22,8 +22,8 @@ from packaging.version import InvalidVersion, Version
 
 from relforge.errors import RefusedError
 from relforge.matrix.archives import archive_version
-from relforge.matrix.expand import expand_cells
-from relforge.matrix.schema import ChannelName, Matrix
+from relforge.matrix.schema import Matrix
+from relforge.promote.cells import ChannelCells
 from relforge.promote.channel import Placed
 from relforge.stores import content_types
 from relforge.stores.store import ObjectInfo, ObjectStore, sha256_bytes
@@ -128,15 +128,14 @@ def nightly_archive_prune(
     return sorted(doomed)
 
 
-def archive_folders(matrix: Matrix, channel: ChannelName) -> list[str]:
+def archive_folders(cells: ChannelCells) -> list[str]:
     """Every folder of the channel that holds only archives, across the matrix's releases (a
     channel without a `libtorch_prefix` puts archives in its wheel folders, which keep their
     pages and are no archive folders)."""
     archives: set[str] = set()
     wheels: set[str] = set()
-    for release in matrix.releases:
-        for cell in expand_cells(matrix, release, channel=channel):
-            if cell.upload_prefix:
-                chosen = wheels if cell.package_type == "wheel" else archives
-                chosen.add(cell.upload_prefix.rstrip("/"))
+    for cell in cells.every():
+        if cell.upload_prefix:
+            chosen = wheels if cell.package_type == "wheel" else archives
+            chosen.add(cell.upload_prefix.rstrip("/"))
     return sorted(archives - wheels)

@@ -30,9 +30,8 @@ from typing import Protocol
 
 from relforge.errors import RefusedError
 from relforge.matrix.cell import Cell
-from relforge.matrix.expand import expand_cells
-from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.advertised import read_advertised, write_advertised
+from relforge.promote.cells import ChannelCells
 from relforge.stores.store import ObjectStore
 
 # The package types whose files a version must have in a channel before it is advertised: its
@@ -42,23 +41,19 @@ from relforge.stores.store import ObjectStore
 PUBLISHED_TYPES = frozenset({"wheel", "libtorch"})
 
 
-def expected_cells(matrix: Matrix, release: str, channel: ChannelName) -> list[Cell]:
-    """The cells of `release` whose artifacts every version of it must have in `channel`."""
-    return [
-        c
-        for c in expand_cells(matrix, release, channel=channel)
-        if c.package_type in PUBLISHED_TYPES and c.upload_prefix
-    ]
+def expected_cells(cells: ChannelCells, release: str) -> list[Cell]:
+    """The cells of `release` whose artifacts every version of it must have in the channel."""
+    return [c for c in cells.of(release) if c.package_type in PUBLISHED_TYPES and c.upload_prefix]
 
 
-def release_folders(matrix: Matrix, releases: Iterable[str], channel: ChannelName) -> set[str]:
+def release_folders(cells: ChannelCells, releases: Iterable[str]) -> set[str]:
     """The index folders of the releases' expected wheel cells: the cell that completes a
     version changes the pages of every one of them, not only its own folder's."""
     return {
         c.upload_prefix.rstrip("/")
         for release in set(releases)
-        if release in matrix.releases
-        for c in expected_cells(matrix, release, channel)
+        if release in cells.matrix.releases
+        for c in expected_cells(cells, release)
         if c.package_type == "wheel" and c.upload_prefix
     }
 
@@ -164,16 +159,16 @@ class Completeness:
 
     def __init__(
         self,
-        matrix: Matrix,
-        channel: ChannelName,
+        cells: ChannelCells,
         vouchers: VouchReader,
         *,
         partial: bool = False,
         incoming: Mapping[str, Iterable[Incoming]] | None = None,  # version → objects
         workers: int = 16,
     ) -> None:
-        self.matrix = matrix
-        self.channel = channel
+        self.cells = cells
+        self.matrix = cells.matrix
+        self.channel = cells.channel
         self.vouchers = vouchers
         self.partial = partial
         self.incoming = {v: tuple(i) for v, i in (incoming or {}).items()}
@@ -188,8 +183,7 @@ class Completeness:
         of the manifests: the plan's judgement must read them after the plan stored its own)."""
         fresh = self.vouchers.fresh()
         return Completeness(
-            self.matrix,
-            self.channel,
+            self.cells,
             fresh,
             partial=self.partial,
             incoming=incoming,
@@ -235,7 +229,7 @@ class Completeness:
         with self._lock:
             known = self._expected.get(release)
         if known is None:
-            known = {c.id: c for c in expected_cells(self.matrix, release, self.channel)}
+            known = {c.id: c for c in expected_cells(self.cells, release)}
             with self._lock:
                 self._expected[release] = known
         return known

@@ -14,8 +14,8 @@ from packaging.utils import canonicalize_name
 
 from relforge.errors import ConfigError, Span
 from relforge.matrix.cell import Cell
-from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix
+from relforge.promote.cells import ChannelCells
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,8 +35,9 @@ class RootSpec:
         return folder[len(self.prefix) + 1 :]
 
 
-def root_spec(matrix: Matrix, channel: ChannelName) -> RootSpec:
+def root_spec(cells: ChannelCells) -> RootSpec:
     """The channel's root index; a project name that is also a folder name is a config error."""
+    matrix, channel = cells.matrix, cells.channel
     chan = matrix.channels.get(channel)
     prefix = chan.prefix.strip("/")
     folders: set[str] = set()
@@ -44,7 +45,7 @@ def root_spec(matrix: Matrix, channel: ChannelName) -> RootSpec:
     where: dict[str, Span] = {}
     names: dict[tuple[str, str, str, str], Cell] = {}  # a wheel file name's parts → its cell
     for name, release in matrix.releases.items():
-        for cell in expand_cells(matrix, name, channel=channel):
+        for cell in cells.of(name):
             if cell.package_type != "wheel" or not cell.upload_prefix:
                 continue
             folder = cell.upload_prefix.rstrip("/")

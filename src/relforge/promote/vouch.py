@@ -19,12 +19,12 @@ from packaging.version import InvalidVersion, Version
 
 from relforge.errors import RefusedError
 from relforge.manifest import ManifestEntry
-from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import MANIFESTS, StoredManifest, read_manifests
 from relforge.promote.completeness import Completeness
+from relforge.promote.context import ChannelContext
 from relforge.promote.deps_record import PREFIX as DEPS_PREFIX
 from relforge.promote.deps_record import read_record, record_key
-from relforge.promote.rootspec import RootSpec, root_spec
+from relforge.promote.rootspec import RootSpec
 from relforge.promote.yanked import read_yanked
 from relforge.signing import SIGNATURE_SUFFIX, Trust
 from relforge.stores.store import ObjectStore
@@ -245,27 +245,26 @@ def _add(out: dict[str, Vouch], vouch: Vouch, url: str) -> None:
 
 
 def channel_vouchers(
-    matrix: Matrix,
-    store: ObjectStore,
-    channel: ChannelName,
-    trust: Trust,
-    workers: int = 16,
+    channel: ChannelContext,
     *,
+    store: ObjectStore | None = None,
+    workers: int = 16,
     partial: bool = False,
 ) -> Vouchers:
-    """What the manifests stored in `channel` vouch for, for the matrix's project, gated so
-    that only whole versions are advertised (`partial`: incomplete ones too, reported)."""
+    """What the manifests stored in the channel (of the main store, or `store`) vouch for, for
+    the matrix's project, judged so that only whole versions are advertised (`partial`:
+    incomplete ones too, reported)."""
+    matrix = channel.matrix
+    settings = matrix.channels.get(channel.name)
     vouchers = Vouchers(
-        store,
-        channel=channel,
+        channel.store if store is None else store,
+        channel=channel.name,
         project=matrix.project.name,
-        prefix=matrix.channels.get(channel).prefix,
-        trust=trust,
+        prefix=settings.prefix,
+        trust=channel.trust,
         workers=workers,
-        root=root_spec(matrix, channel),
-        archive_prefix=matrix.channels.get(channel).libtorch_prefix,
+        root=channel.root,
+        archive_prefix=settings.libtorch_prefix,
     )
-    vouchers.completeness = Completeness(
-        matrix, channel, vouchers, partial=partial, workers=workers
-    )
+    vouchers.completeness = Completeness(channel.cells, vouchers, partial=partial, workers=workers)
     return vouchers

@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from relforge.matrix.schema import ChannelName, Matrix
-from relforge.promote.channel import main_store, trust, wheel_folders
+from relforge.promote.channel import wheel_folders
+from relforge.promote.context import open_publishing
 from relforge.promote.index.folder import (
     FolderPlan,
     apply_folder,
@@ -59,11 +60,10 @@ def plan_channel_index(
 ) -> ChannelIndex:
     """Every wheel folder of `channel` planned against the stored manifests; refuses (exit 5)
     when an object's bytes differ from its manifest's.  Reads only."""
-    store = main_store(matrix)
-    vouchers = channel_vouchers(
-        matrix, store, channel, trust(matrix), workers=min(workers, 16), partial=partial
-    )
-    folders = wheel_folders(matrix, channel)
+    here = open_publishing(matrix).channel(channel)
+    store = here.store
+    vouchers = channel_vouchers(here, workers=min(workers, 16), partial=partial)
+    folders = wheel_folders(here.cells)
     deletes: tuple[str, ...] = ()
     infos: dict[str, list[ObjectInfo]] = {}
     if channel == "nightly":  # one listing of each folder for the pruning and the pages

@@ -8,11 +8,11 @@ from typing import Any
 
 from relforge.errors import NothingToDoError
 from relforge.matrix.schema import ChannelName, Matrix
-from relforge.promote.channel import trust as channel_trust
+from relforge.promote.context import open_publishing
 from relforge.promote.integrity.findings import Report
 from relforge.promote.integrity.repair import RepairPlan, execute_repair, plan_repair
 from relforge.promote.integrity.verify import channel_truth, verify_channel
-from relforge.promote.mirrors import named_stores, select_stores
+from relforge.promote.mirrors import select_stores
 from relforge.promote.vouch import channel_vouchers
 
 
@@ -47,10 +47,12 @@ def check_channel(
     trust_service: bool = False,
 ) -> Outcome:
     """Verify (and with `repair`, plan; with `execute`, apply and verify again)."""
-    stores = named_stores(matrix)
-    chosen = select_stores(matrix, store_name)
-    truth = channel_truth(matrix, stores[0].store, channel)
-    before = verify_channel(matrix, truth, chosen, workers=workers, trust_service=trust_service)
+    publishing = open_publishing(matrix)
+    here = publishing.channel(channel)
+    stores = publishing.named_stores()
+    chosen = select_stores(stores, store_name, matrix.file)
+    truth = channel_truth(here)
+    before = verify_channel(here, truth, chosen, workers=workers, trust_service=trust_service)
     if not truth.vouched and not before.findings:
         raise NothingToDoError(
             f"no manifest of {matrix.project.name} is stored in the {channel} channel of "
@@ -60,12 +62,10 @@ def check_channel(
         )
     if not repair:
         return Outcome(before=before)
-    plan = plan_repair(matrix, truth, before, stores)
+    plan = plan_repair(publishing, truth, before, stores)
     if not execute or not plan.actions:
         return Outcome(before=before, repair=plan)
-    vouchers = channel_vouchers(
-        matrix, stores[0].store, channel, channel_trust(matrix), workers=min(workers, 16)
-    )
+    vouchers = channel_vouchers(here, workers=min(workers, 16))
     done = execute_repair(plan, channel, vouchers, workers=workers)
-    after = verify_channel(matrix, truth, chosen, workers=workers, trust_service=trust_service)
+    after = verify_channel(here, truth, chosen, workers=workers, trust_service=trust_service)
     return Outcome(before=before, repair=plan, executed=done, after=after)

@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from relforge.errors import RefusedError, RelforgeError
-from relforge.matrix.expand import expand_cells
-from relforge.matrix.schema import ChannelName, Matrix
-from relforge.promote.channel import backup_store
+from relforge.matrix.schema import ChannelName
+from relforge.promote.context import Publishing
 from relforge.promote.index.folder import SIDECAR, apply_folder, plan_folder, refuse_drift
 from relforge.promote.index.pageset import MARKER
 from relforge.promote.integrity.archivecheck import restored_checksum
@@ -112,22 +111,18 @@ def quarantine_key(channel: str, sha256: str, key: str) -> str:
 
 
 class _Planner:
-    def __init__(self, matrix: Matrix, truth: Truth, stores: Sequence[NamedStore]) -> None:
-        self.matrix = matrix
+    def __init__(self, publishing: Publishing, truth: Truth, stores: Sequence[NamedStore]) -> None:
+        self.publishing = publishing
+        self.matrix = publishing.matrix
         self.truth = truth
         self.stores = stores
-        self.backup = backup_store(matrix)
-        self._cells: dict[tuple[str, str], dict[str, Any]] = {}
+        self.backup = publishing.backup
 
     def _from_channel_key(self, v: Vouched) -> tuple[str, str] | None:
         source = _PROMOTED_FROM.get(self.truth.channel)
         if source is None:
             return None
-        cells = self._cells.get((v.release, source))
-        if cells is None:
-            cells = {c.id: c for c in expand_cells(self.matrix, v.release, channel=source)}
-            self._cells[(v.release, source)] = cells
-        cell = cells.get(v.entry.cell_id)
+        cell = self.publishing.channel(source).cells.by_id(v.release).get(v.entry.cell_id)
         if cell is None or not cell.upload_prefix:
             return None
         return source, cell.upload_prefix + v.key.rsplit("/", 1)[1]
@@ -186,10 +181,10 @@ class _Planner:
 
 
 def plan_repair(
-    matrix: Matrix, truth: Truth, report: Report, stores: Sequence[NamedStore]
+    publishing: Publishing, truth: Truth, report: Report, stores: Sequence[NamedStore]
 ) -> RepairPlan:
     """An action per finding (restore, quarantine), then page rebuilds; read-only."""
-    planner = _Planner(matrix, truth, stores)
+    planner = _Planner(publishing, truth, stores)
     by_name = {s.name: s for s in stores}
     actions: list[Action] = []
     broken: list[Unrepairable] = []

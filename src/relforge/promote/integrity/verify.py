@@ -30,9 +30,10 @@ from packaging.version import InvalidVersion, Version
 
 from relforge.errors import RefusedError
 from relforge.manifest import ManifestEntry
-from relforge.matrix.schema import ChannelName, Matrix
+from relforge.matrix.schema import ChannelName
 from relforge.promote.archives import archive_folders
-from relforge.promote.channel import MANIFESTS, place, stored_manifests, trust, wheel_folders
+from relforge.promote.channel import MANIFESTS, place, stored_manifests, wheel_folders
+from relforge.promote.context import ChannelContext
 from relforge.promote.index.folder import SIDECAR, canonical, parse_dist
 from relforge.promote.integrity.archivecheck import archive_findings
 from relforge.promote.integrity.findings import Finding, FindingKind, Report, StoreReport
@@ -40,7 +41,7 @@ from relforge.promote.integrity.leftovers import unfinished_findings
 from relforge.promote.integrity.pagecheck import Want, check_project_pages, check_root_pages
 from relforge.promote.integrity.rootcheck import check_channel_root
 from relforge.promote.mirrors import MAIN, NamedStore
-from relforge.promote.rootspec import RootSpec, root_spec
+from relforge.promote.rootspec import RootSpec
 from relforge.promote.vouch import channel_vouchers
 from relforge.promote.yanked import read_yanked
 from relforge.stores.content import Content, read_content
@@ -82,17 +83,19 @@ class Truth:
     yanked: Mapping[str, str] = field(default_factory=dict)  # key → reason (the yank record)
 
 
-def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Truth:
+def channel_truth(here: ChannelContext) -> Truth:
+    """What the manifests stored in the main store say the channel holds."""
+    matrix, main, channel = here.matrix, here.store, here.name
     project = matrix.project.name
     prefix = f"{MANIFESTS}/{channel}/{project}/"
     listed = list(main.list(prefix))
     versions = sorted({info.key[len(prefix) :].split("/", 1)[0] for info in listed})
     vouched: dict[str, Vouched] = {}
     for version in versions:
-        for stored in stored_manifests(main, channel, project, version, trust(matrix)):
+        for stored in stored_manifests(main, channel, project, version, here.trust):
             manifest = stored.manifest
             where = f"{main.url}/{prefix}{version}/"
-            for p in place(matrix, manifest, channel, where=where):
+            for p in place(here.cells, manifest, where=where):
                 known = vouched.get(p.key)
                 if known is not None and known.entry.sha256 != p.entry.sha256:
                     raise RefusedError(
@@ -107,9 +110,9 @@ def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Tr
                     project=project,
                     release=manifest.release,
                 )
-    archives = archive_folders(matrix, channel)
+    archives = archive_folders(here.cells)
     folders = sorted(
-        {v.folder for v in vouched.values()} | set(wheel_folders(matrix, channel)) | set(archives)
+        {v.folder for v in vouched.values()} | set(wheel_folders(here.cells)) | set(archives)
     )
     retired = _retired(vouched, matrix.publishing.nightly_keep) if channel == "nightly" else set()
     return Truth(
@@ -120,7 +123,7 @@ def channel_truth(matrix: Matrix, main: ObjectStore, channel: ChannelName) -> Tr
         retired=frozenset(retired),
         main=main,
         manifest_keys=tuple(info.key for info in listed),
-        root=root_spec(matrix, channel),
+        root=here.root,
         archive_folders=tuple(archives),
         yanked=read_yanked(main, channel),
     )
@@ -427,7 +430,7 @@ def parity(truth: Truth, named: NamedStore) -> list[Finding]:
 
 
 def verify_channel(
-    matrix: Matrix,
+    here: ChannelContext,
     truth: Truth,
     stores: Sequence[NamedStore],
     *,
@@ -435,7 +438,7 @@ def verify_channel(
     trust_service: bool = False,
 ) -> Report:
     reports = []
-    completeness = channel_vouchers(matrix, truth.main, truth.channel, trust(matrix)).completeness
+    completeness = channel_vouchers(here, store=truth.main).completeness
     versions = {v.version for v in truth.vouched.values()}
     for named in stores:
         exposed = completeness.exposed(named.store, versions) if completeness else versions

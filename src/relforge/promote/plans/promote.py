@@ -14,17 +14,15 @@ from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.archives import promoted_checksums
 from relforge.promote.channel import (
     Placed,
-    backup_store,
-    main_store,
     merged,
     place,
     public_version,
     stored_manifests,
 )
-from relforge.promote.channel import trust as channel_trust
 from relforge.promote.completeness import VersionState, release_folders
+from relforge.promote.context import open_publishing
 from relforge.promote.index.folder import SIDECAR
-from relforge.promote.mirrors import mirror_batches, mirror_stores
+from relforge.promote.mirrors import mirror_batches
 from relforge.promote.plans.plan import Plan
 from relforge.promote.plans.publish import incoming, refuse_unvalidated, stored_manifest_transfers
 from relforge.promote.vouch import Vouchers, channel_vouchers
@@ -210,19 +208,19 @@ def plan_promote(
         raise UsageError("--from and --to name the same channel", key="--to")
     version = public_version(version)
     pin = check_digest(manifest_digest)
-    trust = channel_trust(matrix)
+    publishing = open_publishing(matrix)
+    trust = publishing.trust
     require_signer(trust, "promote")
-    store = main_store(matrix)
+    store = publishing.store
     manifest, where = select_manifest(
         store, matrix, source, version, manifest_path, trust=trust, pin=pin
     )
     selected = _version_entries(manifest, version, target, where)
-    src = place(matrix, selected, source, where)
-    dst = place(matrix, selected, target, where)
+    there = publishing.channel(target)
+    src = place(publishing.channel(source).cells, selected, where)
+    dst = place(there.cells, selected, where)
     refuse_unvalidated(src, where)
-    vouchers = channel_vouchers(
-        matrix, store, target, trust, workers=min(workers, 16), partial=partial
-    )
+    vouchers = channel_vouchers(there, workers=min(workers, 16), partial=partial)
     whole = refuse_partial(vouchers, dst, version, source, partial)
     present = _present_in_source(store, src, source)
     refuse_changed_sources(store, src, source, workers)
@@ -236,8 +234,8 @@ def plan_promote(
                 checksum, key=f"{manifest.project}/{version}/{checksum.key}", what="backup"
             )
         )
-    backup = backup_store(matrix)
-    mirrors = mirror_stores(matrix)
+    backup = publishing.backup
+    mirrors = publishing.mirrors
     record = stored_manifest_transfers(selected, version, trust)
     promoted = record[0].key.rsplit("/", 1)[1].removesuffix(".json")
     return Plan(
@@ -249,16 +247,16 @@ def plan_promote(
             plan_batch(backup, backups, source=store, label="backup", workers=workers),
             plan_batch(store, record, label="promoted manifest", workers=workers),
             *mirror_batches(
-                matrix, copies, source=store, label=f"{target} channel", workers=workers
+                mirrors, copies, source=store, label=f"{target} channel", workers=workers
             ),
-            *mirror_batches(matrix, record, label="promoted manifest", workers=workers),
+            *mirror_batches(mirrors, record, label="promoted manifest", workers=workers),
         ),
         store=store,
         mirrors=tuple(m.store for m in mirrors),
         index_folders=tuple(
             sorted(
                 {p.folder for p in dst if p.cell.package_type == "wheel"}
-                | release_folders(matrix, {p.cell.release for p in dst}, target)
+                | release_folders(there.cells, {p.cell.release for p in dst})
             )
         ),
         vouchers=vouchers,

@@ -14,16 +14,15 @@ from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.archives import checksum_transfers, nightly_archive_prune
 from relforge.promote.channel import (
     Placed,
-    main_store,
     manifest_bytes,
     manifest_key,
     place,
     public_version,
 )
-from relforge.promote.channel import trust as channel_trust
 from relforge.promote.completeness import PUBLISHED_TYPES, Incoming, release_folders
+from relforge.promote.context import open_publishing
 from relforge.promote.index.prune import nightly_prune
-from relforge.promote.mirrors import mirror_batches, mirror_stores
+from relforge.promote.mirrors import mirror_batches
 from relforge.promote.plans.plan import Plan
 from relforge.promote.vouch import channel_vouchers
 from relforge.signing import SIGNATURE_SUFFIX, Trust, require_signer
@@ -197,7 +196,9 @@ def plan_publish(
             f"{matrix.project.name!r}",
             key="--manifest",
         )
-    placed = place(matrix, manifest, channel, where=str(manifest_path))
+    publishing = open_publishing(matrix)
+    here = publishing.channel(channel)
+    placed = place(here.cells, manifest, where=str(manifest_path))
     if not placed:
         raise NothingToDoError(f"{manifest_path} has no entries", key="--manifest")
     refuse_unvalidated(placed, str(manifest_path))
@@ -207,29 +208,29 @@ def plan_publish(
                 lambda p: _check_file(manifest_path.parent, p, matrix.project.size_limit_mb), placed
             )
         )
-    trust = channel_trust(matrix)
+    trust = publishing.trust
     require_signer(trust, "publish")
     filled = [with_sidecar(p, path) for p, path in zip(placed, paths, strict=True)]
     placed = [p for p, _ in filled]
-    store = main_store(matrix)
+    store = publishing.store
     files = artifact_transfers(placed, paths, [meta for _, meta in filled])
     files += checksum_transfers(placed)  # archives: <file>.sha256 beside each
     records = manifest_transfers(manifest, placed, trust)
     artifacts = plan_batch(store, files, label="artifacts", workers=workers)
     stored = plan_batch(store, records, label="manifest", workers=workers)
-    mirrored = mirror_batches(matrix, [*files, *records], label="artifacts", workers=workers)
+    mirrored = mirror_batches(
+        publishing.mirrors, [*files, *records], label="artifacts", workers=workers
+    )
     folders = sorted(
         {p.folder for p in placed if p.cell.package_type == "wheel"}
-        | release_folders(matrix, {p.cell.release for p in placed}, channel)
+        | release_folders(here.cells, {p.cell.release for p in placed})
     )
     deletes: list[str] = []
     notes = [
         f"store: {store.url}",
         f"channel: {channel} ({len(placed)} artifacts from {manifest_path})",
     ]
-    vouchers = channel_vouchers(
-        matrix, store, channel, trust, workers=min(workers, 16), partial=partial
-    )
+    vouchers = channel_vouchers(here, workers=min(workers, 16), partial=partial)
     assert vouchers.completeness is not None
     projected = vouchers.completeness.projected(incoming(placed))
     versions = sorted({public_version(p.entry.version) for p in placed})
@@ -258,7 +259,7 @@ def plan_publish(
         title=f"publish {manifest.project} {manifest.release} to {channel}",
         batches=(artifacts, stored, *mirrored),
         store=store,
-        mirrors=tuple(m.store for m in mirror_stores(matrix)),
+        mirrors=tuple(m.store for m in publishing.mirrors),
         deletes=tuple(deletes),
         index_folders=tuple(folders) if index else (),
         vouchers=vouchers,

@@ -14,10 +14,9 @@ from packaging.version import InvalidVersion, Version
 
 from relforge.errors import NothingToDoError, UsageError
 from relforge.matrix.schema import ChannelName, Matrix
-from relforge.promote.channel import main_store, trust
+from relforge.promote.context import open_publishing
 from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
 from relforge.promote.index.rootpages import refresh_root
-from relforge.promote.mirrors import mirror_stores
 from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.promote.yanked import read_yanked, write_yanked
 from relforge.stores.store import ObjectStore
@@ -80,13 +79,14 @@ def plan_yank(
     """The files of `version` each selected channel's manifests vouch for and the store holds,
     with their yank state now and after the change."""
     public = _public(version)
-    store = main_store(matrix)
+    publishing = open_publishing(matrix)
+    store = publishing.store
     chosen = tuple(channels) or CHANNELS
     files: list[YankChange] = []
     vouchers: dict[ChannelName, Vouchers] = {}
     seen_cells: set[str] = set()
     for channel in chosen:
-        v = channel_vouchers(matrix, store, channel, trust(matrix), workers=workers)
+        v = channel_vouchers(publishing.channel(channel), workers=workers)
         vouched = v.lookup([public])
         yanked = read_yanked(store, channel)
         for key, vouch in sorted(vouched.items()):
@@ -122,7 +122,7 @@ def plan_yank(
         version=version,
         undo=undo,
         store=store,
-        mirrors=tuple(m.store for m in mirror_stores(matrix)),
+        mirrors=tuple(m.store for m in publishing.mirrors),
         files=tuple(files),
         vouchers=vouchers,
     )

@@ -19,8 +19,8 @@ from relforge.errors import (
 )
 from relforge.manifest import sha256_file
 from relforge.matrix.schema import Matrix
-from relforge.promote.channel import STAGING, Placed, main_store, place, public_version
-from relforge.promote.channel import trust as channel_trust
+from relforge.promote.channel import STAGING, Placed, place, public_version
+from relforge.promote.context import open_publishing
 from relforge.promote.index.folder import canonical, parse_dist
 from relforge.promote.plans.promote import check_digest, select_manifest
 from relforge.promote.plans.publish import refuse_unvalidated
@@ -53,13 +53,14 @@ def plan_stage(
     channel, or the one given) into the store's PyPI staging folder.  Writes nothing."""
     version = public_version(version)
     pin = check_digest(manifest_digest)
-    store = main_store(matrix)
+    release = open_publishing(matrix).channel("release")
+    store = release.store
     manifest, where = select_manifest(
-        store, matrix, "release", version, manifest_path, trust=channel_trust(matrix), pin=pin
+        store, matrix, "release", version, manifest_path, trust=release.trust, pin=pin
     )
     placed = [
         p
-        for p in place(matrix, manifest, "release", where)
+        for p in place(release.cells, manifest, where)
         if p.cell.pypi_default
         and p.cell.package_type == "wheel"
         and public_version(p.entry.version) == version
