@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-import relforge.promote.cells
-import relforge.promote.context
+import relforge.matrix.expand
+import relforge.promote.channel
 from tests.conftest import Result
 from tests.promote_kit import build_wheel, matrix_text, write_manifest
 
@@ -23,9 +23,9 @@ CPU = "wheel-linux-x86_64-py3.11-cpu"
 @pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[tuple[str, ...]]]:
     seen: Counter[tuple[str, ...]] = Counter()
-    expand = relforge.promote.cells.expand_cells
-    main_store = relforge.promote.context.main_store
-    trust = relforge.promote.context.trust
+    expand = relforge.matrix.expand.expand_cells
+    main_store = relforge.promote.channel.main_store
+    trust = relforge.promote.channel.trust
 
     def counting_expand(matrix: Any, release: str, **kw: Any) -> Any:
         seen["expand", release, str(kw.get("channel"))] += 1
@@ -39,9 +39,10 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[tuple[str, ...]
         seen["trust",] += 1
         return trust(matrix)
 
-    monkeypatch.setattr(relforge.promote.cells, "expand_cells", counting_expand)
-    monkeypatch.setattr(relforge.promote.context, "main_store", counting_store)
-    monkeypatch.setattr(relforge.promote.context, "trust", counting_trust)
+    # where the context finds them (each module holds its own reference)
+    monkeypatch.setattr("relforge.promote.cells.expand_cells", counting_expand)
+    monkeypatch.setattr("relforge.promote.context.main_store", counting_store)
+    monkeypatch.setattr("relforge.promote.context.trust", counting_trust)
     yield seen
 
 
