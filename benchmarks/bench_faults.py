@@ -50,7 +50,7 @@ def baseline_source(ref: str, into: Path) -> Path:
     """relforge's `src/` at `ref` (default: the parent of the commit that added retries)."""
     if not ref:
         added = subprocess.run(
-            ["git", "log", "--diff-filter=A", "--format=%H", "--", "src/relforge/promote/retry.py"],
+            ["git", "log", "--diff-filter=A", "--format=%H", "--", "src/relforge/stores/retry.py"],
             capture_output=True, text=True, check=True, cwd=ROOT,
         ).stdout.split()  # fmt: skip
         ref = f"{added[-1]}~1"
@@ -170,7 +170,7 @@ def main() -> int:
         "fault_free_seconds": clean.get("seconds"),
         "faulted_seconds": [r.get("seconds") for r in runs],
         "baseline": {
-            "source": args.baseline_ref or "the commit before src/relforge/promote/retry.py",
+            "source": args.baseline_ref or "the commit before src/relforge/stores/retry.py",
             "completed": sum(1 for r in baseline if r["completed"]),
             "lossless": sum(
                 1 for r in baseline if r["completed"] and r["byte_identical_to_fault_free"]

@@ -156,10 +156,10 @@ def floor_list_and_head(endpoint: str) -> float:
 
 
 def relforge_index(endpoint: str) -> tuple[float, Any]:
-    from relforge.promote.index import apply_folder, plan_folder, refuse_drift
-    from relforge.promote.s3 import S3Store
-    from relforge.promote.signing import Trust
+    from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
     from relforge.promote.vouch import Vouchers
+    from relforge.signing import Trust
+    from relforge.stores.s3 import S3Store
 
     store = S3Store(bucket=BUCKET, endpoint_url=endpoint)
     start = time.perf_counter()

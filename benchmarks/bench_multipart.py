@@ -172,7 +172,7 @@ def put_files(url: str, bucket: str, files: list[str]) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     from relforge.manifest import sha256_file
-    from relforge.promote.s3 import S3Store
+    from relforge.stores.s3 import S3Store
 
     store = S3Store(bucket=bucket, endpoint_url=url)
     paths = [Path(f) for f in files]

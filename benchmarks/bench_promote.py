@@ -60,9 +60,9 @@ def seed(client: Any, count: int) -> dict[str, str]:
 
 
 def relforge_promote(endpoint: str, objects: dict[str, str], dest: str) -> tuple[float, int]:
-    from relforge.promote.plan import Plan, execute
-    from relforge.promote.s3 import S3Store
-    from relforge.promote.transfer import Transfer, plan_batch
+    from relforge.promote.plans.plan import Plan, execute
+    from relforge.stores.s3 import S3Store
+    from relforge.stores.transfer import Transfer, plan_batch
 
     store = S3Store(bucket=BUCKET, endpoint_url=endpoint)
     start = time.perf_counter()

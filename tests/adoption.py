@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import pytest
 import yaml
 
-from relforge.builders.depwheels import cached_folders
+from relforge.axiswheels import cached_folders
 from relforge.interpreters import find_interpreter
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix

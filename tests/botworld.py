@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from relforge.bot.dispatch import dispatch
 from relforge.bot.flow import FlowSettings
 from relforge.bot.handler import BotSettings, CommentEvent, Outcome, handle_comment
@@ -251,3 +253,10 @@ def pull_event(
     if label is not None:
         payload["label"] = {"name": label, "color": "ededed"}
     return payload
+
+
+@pytest.fixture
+def world(tmp_path: Path, fake_github: FakeGitHub) -> World:
+    """A project with its origin, release branches and a bot checkout, on the GitHub double
+    (the bot tests' common world; tests/conftest.py loads this module as a plugin)."""
+    return make_world(tmp_path, fake_github)

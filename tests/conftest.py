@@ -13,6 +13,9 @@ import pytest
 from relforge.cli import main
 from tests import fakegithub
 
+# fixtures shared by several test files, kept beside the helpers they use
+pytest_plugins = ["tests.botworld"]
+
 REPO = Path(__file__).resolve().parent.parent
 PYTORCH = REPO / "matrix" / "pytorch.yaml"
 EXAMPLE = REPO / "matrix" / "example.yaml"

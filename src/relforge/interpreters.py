@@ -24,19 +24,33 @@ _PROBE = (
     "'executable': sys.executable, 'version': platform.python_version(), "
     "'implementation': sys.implementation.name, "
     "'free_threaded': bool(sysconfig.get_config_var('Py_GIL_DISABLED')), "
+    "'prefix': sys.base_prefix, 'stdlib': sysconfig.get_paths()['stdlib'], "
     "'venv': importlib.util.find_spec('venv') is not None}))"
 )
 
 
 @dataclass(frozen=True, kw_only=True)
 class Interpreter:
+    """What a CPython on the host says it is (asked with `-I`, so nothing of the caller's)."""
+
     executable: str
     version: str  # full, e.g. 3.12.1
     free_threaded: bool
+    prefix: str  # sys.base_prefix
+    stdlib: str
+    can_make_venv: bool  # some distributions ship CPython without the venv module
 
     @property
     def label(self) -> str:
         return f"CPython {self.version}{' (free-threaded)' if self.free_threaded else ''}"
+
+    def serves(self, wanted: PythonVersion) -> bool:
+        """It is the X.Y (and the free-threaded build or not) that `wanted` names."""
+        try:
+            release = Version(self.version).release[:2]
+        except InvalidVersion:
+            return False
+        return release == wanted.version.release[:2] and self.free_threaded == wanted.free_threaded
 
 
 @functools.cache
@@ -45,11 +59,7 @@ def find_interpreter(python: str) -> Interpreter | None:
     wanted = PythonVersion.parse(python)
     for candidate in _candidates(wanted):
         found = probe(candidate)
-        if (
-            found is not None
-            and Version(found.version).release[:2] == wanted.version.release[:2]
-            and found.free_threaded == wanted.free_threaded
-        ):
+        if found is not None and found.can_make_venv and found.serves(wanted):
             return found
     return None
 
@@ -63,12 +73,15 @@ def probe(path: str) -> Interpreter | None:
         data = json.loads(done.stdout) if done.returncode == 0 else None
     except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError):
         return None
-    if not isinstance(data, dict) or data.get("implementation") != "cpython" or not data["venv"]:
+    if not isinstance(data, dict) or data.get("implementation") != "cpython":
         return None
     return Interpreter(
         executable=str(data["executable"]),
         version=str(data["version"]),
         free_threaded=bool(data["free_threaded"]),
+        prefix=str(data["prefix"]),
+        stdlib=str(data["stdlib"]),
+        can_make_venv=bool(data["venv"]),
     )
 
 

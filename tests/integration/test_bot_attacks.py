@@ -11,17 +11,11 @@ import pytest
 
 from relforge.bot.handler import Status
 from relforge.forges.github import GitHubError
-from tests.botworld import REPO, World, api_commit, make_world, pull_event
-from tests.fakegithub import FakeGitHub
+from tests.botworld import REPO, World, api_commit, pull_event
 from tests.fakegithub_routes import BODY_LIMIT
 from tests.gitrepos import git
 
 PICK = "@relforge-bot cherry-pick --onto release/2.9 -c docs"
-
-
-@pytest.fixture
-def world(tmp_path: Path, fake_github: FakeGitHub) -> World:
-    return make_world(tmp_path, fake_github)
 
 
 def test_thousands_of_extra_command_lines_still_get_one_reply(world: World) -> None:

@@ -10,17 +10,12 @@ import pytest
 import yaml
 
 from relforge.git import token_env
-from tests.botworld import FIXES, REPO, World, comment_event, make_world, pull_event
+from tests.botworld import FIXES, REPO, World, comment_event, pull_event
 from tests.conftest import EXAMPLE, Result
 from tests.fakegithub import FakeGitHub
 from tests.gitrepos import git
 
 Run = Callable[..., Result]
-
-
-@pytest.fixture
-def world(tmp_path: Path, fake_github: FakeGitHub) -> World:
-    return make_world(tmp_path, fake_github)
 
 
 def pick(world: World, run: Run, pr: int, *args: str) -> Result:

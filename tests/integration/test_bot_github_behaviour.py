@@ -8,14 +8,12 @@ from __future__ import annotations
 import re
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
 from relforge.bot.handler import Status
 from relforge.forges.github import GitHubError, RateLimited
-from tests.botworld import REPO, World, make_world
-from tests.fakegithub import FakeGitHub
+from tests.botworld import REPO, World
 from tests.gitrepos import git
 
 CMD = "@relforge-bot cherry-pick"
@@ -33,11 +31,6 @@ STEPS = [
         },
     ),
 ]
-
-
-@pytest.fixture
-def world(tmp_path: Path, fake_github: FakeGitHub) -> World:
-    return make_world(tmp_path, fake_github)
 
 
 def _branch_commits(world: World, pr: int) -> list[str]:

@@ -10,16 +10,10 @@ from relforge.bot.dispatch import dispatch
 from relforge.bot.handler import BotSettings, Status
 from relforge.errors import ConfigError
 from relforge.forges.github import GitHubError
-from tests.botworld import FIXES, REPO, World, comment_event, make_world
-from tests.fakegithub import FakeGitHub
+from tests.botworld import FIXES, REPO, World, comment_event
 from tests.gitrepos import git
 
 CMD = "@relforge-bot cherry-pick"
-
-
-@pytest.fixture
-def world(tmp_path: Path, fake_github: FakeGitHub) -> World:
-    return make_world(tmp_path, fake_github)
 
 
 def test_clean_pick_of_a_merge_commit_onto_one_branch(world: World) -> None:

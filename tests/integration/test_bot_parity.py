@@ -3,24 +3,16 @@ commands, and an @mention of the requester on every failure.  Real git on a bare
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from relforge.bot.grammar import Category
 from relforge.bot.handler import Status
-from tests.botworld import FIXES, REPO, World, make_world, pull_event
-from tests.fakegithub import FakeGitHub
+from tests.botworld import FIXES, REPO, World, pull_event
 from tests.gitrepos import git
 
 CMD = "@relforge-bot cherry-pick"
 LABEL = "cherry-pick/release-2.9"
 FIX = {"src/lib.py": "def answer():\n    return 42\n"}
-
-
-@pytest.fixture
-def world(tmp_path: Path, fake_github: FakeGitHub) -> World:
-    return make_world(tmp_path, fake_github)
 
 
 # -- label trigger ----------------------------------------------------------------------------

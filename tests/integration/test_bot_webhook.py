@@ -14,16 +14,10 @@ import pytest
 import requests
 
 from relforge.bot.webhook import signature, verify
-from tests.botworld import REPO, World, comment_event, make_world, pull_event
+from tests.botworld import REPO, World, comment_event, pull_event
 from tests.conftest import Result
-from tests.fakegithub import FakeGitHub
 
 SECRET = "It's a Secret to Everybody"
-
-
-@pytest.fixture
-def world(tmp_path: Path, fake_github: FakeGitHub) -> World:
-    return make_world(tmp_path, fake_github)
 
 
 @pytest.fixture

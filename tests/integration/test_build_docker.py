@@ -16,8 +16,8 @@ from typing import Any
 import docker
 import pytest
 
+from relforge.axiswheels import cached_folders
 from relforge.builders import container
-from relforge.builders.depwheels import cached_folders
 from relforge.builders.images import ImageSpec
 from relforge.builders.pyimage import PythonImageSpec, base_spec, make_python_image
 from relforge.interpreters import find_interpreter

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders.depwheels import cached_folders
+from relforge.axiswheels import cached_folders
 from relforge.interpreters import find_interpreter
 from relforge.manifest import load_manifest
 from relforge.matrix.expand import expand_cells

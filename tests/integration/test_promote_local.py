@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from relforge.promote.store import ObjectInfo
+from relforge.stores.store import ObjectInfo
 from tests.conftest import Result
 from tests.integration.conftest import pip_install
 from tests.promote_kit import build_wheel, matrix_text, write_manifest
@@ -97,7 +97,7 @@ def test_no_page_links_a_pruned_file_while_it_is_deleted_and_a_kill_there_is_fin
     """Nightly pruning deletes a file only once the pages (variant and channel root) no longer
     list it: every delete is checked against the pages of that moment; a run killed at the
     first delete leaves pages that link only files the store holds, and the rerun deletes."""
-    from relforge.promote.local import LocalStore
+    from relforge.stores.local import LocalStore
 
     monkeypatch.chdir(tmp_path)
     matrix = tmp_path / "matrix.yaml"
@@ -151,7 +151,7 @@ def test_the_index_job_prunes_what_no_index_uploads_leave_and_no_page_links_it(
     older nightlies), the index job leaves them off the pages and deletes them after; every
     delete is checked against the pages of that moment, and a kill at the first delete is
     finished by the rerun."""
-    from relforge.promote.local import LocalStore
+    from relforge.stores.local import LocalStore
 
     monkeypatch.chdir(tmp_path)
     matrix = tmp_path / "matrix.yaml"

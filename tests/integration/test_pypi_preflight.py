@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from relforge.promote.local import LocalStore
+from relforge.stores.local import LocalStore
 from tests.conftest import Result
 from tests.integration.conftest import PyPIServer
 from tests.promote_kit import build_wheel, matrix_text, padded_wheel, release_wheels, write_manifest

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import requests
 
-from relforge.deps.record import MirroredFile, write_record
-from relforge.promote.local import LocalStore
+from relforge.promote.deps_record import MirroredFile, write_record
+from relforge.stores.local import LocalStore
 from tests.conftest import Result
 from tests.integration.conftest import S3, pip_install
 from tests.integration.test_promote_flow import s3_matrix

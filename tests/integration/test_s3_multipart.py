@@ -25,10 +25,10 @@ from typing import Any
 import pytest
 
 from relforge.errors import RefusedError
-from relforge.promote.parts import Part, TransferSettings
-from relforge.promote.resume import UploadBook
-from relforge.promote.s3 import S3Store
-from relforge.promote.s3_multipart import upload
+from relforge.stores.parts import Part, TransferSettings
+from relforge.stores.resume import UploadBook
+from relforge.stores.s3 import S3Store
+from relforge.stores.s3_multipart import upload
 from tests.conftest import Result
 from tests.faultproxy import FaultProxy
 from tests.integration.conftest import S3

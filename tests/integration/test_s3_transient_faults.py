@@ -151,8 +151,8 @@ def test_bytes_that_never_match_their_stored_sha256_are_refused_not_retried_fore
     """A retry heals the wire, not the store: an object changed outside relforge (its stored
     sha256 no longer matches) is refused after the bounded tries, by every read."""
     from relforge.errors import RefusedError
-    from relforge.promote.retry import RetryPolicy
-    from relforge.promote.s3 import S3Store
+    from relforge.stores.retry import RetryPolicy
+    from relforge.stores.s3 import S3Store
 
     client: Any = s3.client()
     data = b"the validated bytes"

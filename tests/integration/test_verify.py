@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from relforge.promote.local import LocalStore
+from relforge.stores.local import LocalStore
 from tests.conftest import Result
 from tests.integration.conftest import S3
 from tests.integration.verify_kit import LocalRaw, Raw, S3Raw, flip

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from relforge.promote.content import read_content
-from relforge.promote.s3 import S3Store
+from relforge.stores.content import read_content
+from relforge.stores.s3 import S3Store
 from tests.integration.conftest import S3
 
 pytestmark = pytest.mark.slow

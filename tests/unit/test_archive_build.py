@@ -22,6 +22,7 @@ from relforge.matrix.docs import render_docs
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
 from relforge.promote.archives import archive_folders
+from relforge.promote.cells import ChannelCells
 from relforge.workflows.context import pr_paths
 from tests.conftest import EXAMPLE, REPO
 
@@ -188,13 +189,13 @@ def test_a_bad_per_platform_file_name_names_its_key(tmp_path: Path) -> None:
 def test_archive_folders_are_only_folders_without_wheels(tmp_path: Path) -> None:
     path = tmp_path / "example.yaml"
     path.write_text(EXAMPLE.read_text())
-    assert archive_folders(load_matrix(path), "test") == ["libtorch/test/cpu"]
+    assert archive_folders(ChannelCells(load_matrix(path), "test")) == ["libtorch/test/cpu"]
     text = EXAMPLE.read_text().replace(", libtorch_prefix: libtorch/test}", "}")
     path.write_text(text)  # no archive prefix: archives go to the wheel folder, which keeps pages
     matrix = load_matrix(path)
     (cell,) = [c for c in expand_cells(matrix, "1.0", channel="test") if c.package_type != "wheel"]
     assert cell.upload_prefix == "whl/test/cpu/"
-    assert archive_folders(matrix, "test") == []
+    assert archive_folders(ChannelCells(matrix, "test")) == []
 
 
 def test_the_version_is_read_back_from_an_archive_name() -> None:

@@ -249,13 +249,27 @@ def test_code_spans_and_blocks_cannot_be_closed_by_their_text(text: str) -> None
         ("https://github.com/acme/widget", "acme/widget"),
         ("git@github.com:acme/widget.git", "acme/widget"),
         ("ssh://git@github.com/acme/widget.git", "acme/widget"),
+        ("https://x-access-token@github.com/pytorch/pytorch", "pytorch/pytorch"),
         ("/srv/git/origin.git", None),
         ("../origin.git", None),
+        ("file:///srv/acme/widget.git", None),
         ("https://github.com/acme", None),
+        ("https://gitlab.com/acme/widget.git", None),
+        ("https://ghe.example/acme/widget.git", None),
     ],
 )
-def test_repo_from_url(url: str, repo: str | None) -> None:
+def test_repo_from_url(url: str, repo: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # one rule for the bot, release cut and upstream PRs: github.com or the workflow's own server
+    monkeypatch.delenv("GITHUB_SERVER_URL", raising=False)
     assert repo_from_url(url) == repo
+
+
+def test_repo_from_url_on_github_enterprise(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://GHE.example")
+    assert repo_from_url("https://ghe.example/acme/widget.git") == "acme/widget"
+    assert repo_from_url("git@ghe.example:acme/widget.git") == "acme/widget"
+    assert repo_from_url("https://github.com/acme/widget") == "acme/widget"
+    assert repo_from_url("https://gitlab.com/acme/widget") is None
 
 
 _GOOD_EVENT = {

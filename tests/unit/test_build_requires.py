@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders.base import BuildFailure
 from relforge.builders.buildreqs import (
     backend_requirements,
     link_env,
@@ -22,6 +21,7 @@ from relforge.builders.buildreqs import (
     static_requirements,
     write_control,
 )
+from relforge.builders.failures import BuildFailure
 from relforge.builders.link_env import link_env as linker_variables
 from relforge.builders.link_env import without_rpath
 from relforge.builders.project import LEGACY_BACKEND, PEP518_DEFAULT, BuildSystem, build_system

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,10 @@ from relforge.builders.container import image_lacks
 from relforge.builders.imagecheck import parse_check
 from relforge.builders.imageroot import CudaToolkit, ImageRoot
 from relforge.builders.pythons import HostPython, find_host_pythons
+from relforge.interpreters import find_interpreter, probe
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
+from relforge.matrix.values import PythonVersion
 from tests.conftest import EXAMPLE, Result
 
 Run = Callable[..., Result]
@@ -319,3 +322,17 @@ def test_builder_image_refuses_bad_flags_before_touching_the_engine(
     result = run("builder-image", *args)
     assert result.code == 2, result.err
     assert message in result.err and "Traceback" not in result.err
+
+
+def test_the_image_and_the_builds_ask_interpreters_the_same_way() -> None:
+    # one probe and one matching rule (relforge.interpreters) behind both finders
+    built = find_interpreter("3.12")
+    assert built is not None
+    (imaged,), _ = find_host_pythons(["3.12"])
+    asked = probe(str(imaged.executable))
+    assert asked is not None and asked.version == built.version == imaged.version
+    assert (asked.prefix, asked.stdlib) == (str(imaged.prefix), str(imaged.stdlib))
+    assert asked.serves(PythonVersion.parse("3.12"))
+    assert not replace(asked, free_threaded=True).serves(PythonVersion.parse("3.12"))
+    assert not asked.serves(PythonVersion.parse("3.11"))
+    assert not replace(asked, version="not a version").serves(PythonVersion.parse("3.12"))

@@ -8,6 +8,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from relforge.matrix.load import load_matrix
+from relforge.promote.cells import ChannelCells
 from relforge.promote.completeness import (
     NOT_UPLOADED,
     CellState,
@@ -16,20 +17,20 @@ from relforge.promote.completeness import (
     expected_cells,
     release_folders,
 )
-from relforge.promote.prune import kept_versions
+from relforge.promote.index.prune import kept_versions
 
 EXAMPLE = Path(__file__).parents[2] / "matrix" / "example.yaml"
 
 
 def test_the_example_release_expects_its_eight_wheels_and_its_archive() -> None:
     matrix = load_matrix(str(EXAMPLE))
-    cells = expected_cells(matrix, "1.0", "test")
+    cells = expected_cells(ChannelCells(matrix, "test"), "1.0")
     assert len(cells) == 9
     assert sorted(c.package_type for c in cells) == ["libtorch"] + ["wheel"] * 8
     cells = [c for c in cells if c.package_type == "wheel"]
     assert {c.upload_prefix for c in cells} == {"whl/test/cpu/", "whl/test/cu130/"}
-    assert release_folders(matrix, ["1.0"], "release") == {"whl/cpu", "whl/cu130"}
-    assert release_folders(matrix, ["0.1-not-a-release"], "test") == set()
+    assert release_folders(ChannelCells(matrix, "release"), ["1.0"]) == {"whl/cpu", "whl/cu130"}
+    assert release_folders(ChannelCells(matrix, "test"), ["0.1-not-a-release"]) == set()
 
 
 def _state(problems: dict[str, str], *, exposed: bool = True, recorded: str = "") -> VersionState:

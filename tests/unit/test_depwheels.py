@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders.base import BuildFailure
+from relforge.axiswheels import cached_folders
 from relforge.builders.depwheels import (
     REQUIREMENTS,
-    cached_folders,
     download_argv,
     fetch_axis_wheels,
     platforms,
 )
+from relforge.builders.failures import BuildFailure
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix

@@ -1,7 +1,10 @@
 """The layering of src/relforge, read from the source (no import is executed).
 
-Two rules: no module outside `relforge.cli` imports `relforge.cli` (the CLI parses, calls and
-prints; stages never reach back into it), and the modules import each other without cycles.
+The rules: no module outside `relforge.cli` imports `relforge.cli` (the CLI parses, calls and
+prints; stages never reach back into it); the modules import each other without cycles; every
+package sits in one of the LAYERS and imports only from its own package or from layers below its
+own; the CLI imports each package by its front door (`relforge.promote`, never
+`relforge.promote.plans.plan`).
 Every import that can run counts: module level, class bodies, `if`/`try`/`with`/`match` blocks,
 and function bodies too (marked "in a function": a deferred import hides a cycle from the
 interpreter, not from a reader); `if TYPE_CHECKING:` blocks never run and do not count.
@@ -24,6 +27,47 @@ CLI = "relforge.cli"
 # `python -m relforge` starts the CLI: the one module outside it allowed to import it.
 CLI_IMPORTERS_ALLOWED = frozenset({"relforge.__main__"})
 
+# The layers of relforge, lowest first, each a set of its top-level packages and modules
+# (`relforge.X`; "relforge" is the package's own __init__).  A package imports only from itself and
+# from layers below its own: two packages of one layer never import each other, so each can be
+# read, tested and changed without the other.  The foundation is the exception: its small
+# modules (formats, files, processes, git, the forge API) build on each other, without cycles.
+_FOUNDATION_MODULES = [
+    "relforge",
+    "errors",
+    "output",
+    "atomic",
+    "locations",
+    "providedlibs",
+    "record",
+    "simplepages",
+    "versiontags",
+    "envfaults",
+    "forges",
+    "manifest",
+    "signing",
+    "wheelformat",
+    "zipcopy",
+    "gitfaults",
+    "wheelversion",
+    "git",
+]
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("foundation", frozenset(_FOUNDATION_MODULES)),
+    ("object stores", frozenset({"stores"})),
+    ("the matrix", frozenset({"matrix"})),
+    (
+        "readers of the matrix",
+        frozenset({"axiswheels", "interpreters", "workflows", "site", "variants"}),
+    ),
+    ("stages", frozenset({"promote", "release", "validate"})),
+    ("stages on stages", frozenset({"builders", "bot", "deps"})),
+    ("front ends of stages", frozenset({"init", "upstream"})),
+    ("command line", frozenset({"cli"})),
+    ("entry point", frozenset({"__main__"})),
+)
+FOUNDATION = LAYERS[0][0]
+
 
 @dataclass(frozen=True, kw_only=True)
 class Edge:
@@ -31,6 +75,7 @@ class Edge:
     target: str
     where: str  # file:line of the import, relative to the source root
     deferred: bool  # the import is in a function body: it runs on the first call
+    written: str  # the module the statement names (`from X import y`, `import X`): X
 
 
 def module_files(src: Path, package: str) -> dict[str, Path]:
@@ -91,6 +136,10 @@ def _with_packages(name: str, importer: str, modules: Mapping[str, Path]) -> Ite
             yield candidate
 
 
+def _is_within(module: str, package: str) -> bool:
+    return module.startswith(package + ".")
+
+
 def _where(root: Path, path: Path, line: int) -> str:
     return f"{path.relative_to(root).as_posix()}:{line}"
 
@@ -104,17 +153,27 @@ def import_edges(root: Path, modules: Mapping[str, Path]) -> list[Edge]:
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
+                written = {name: name for name in targets}
             else:
                 base = _absolute(module, path, node)
-                targets = [base]
-                targets += [f"{base}.{alias.name}" for alias in node.names]
+                names = [f"{base}.{alias.name}" for alias in node.names]
+                # `from pkg import sub` inside pkg needs only pkg.sub: pkg is already loading
+                only_modules = all(n in modules for n in names) and _is_within(module, base)
+                targets = names if only_modules else [base, *names]
+                written = dict.fromkeys(targets, base)
             seen: set[str] = set()
             for target in targets:
                 for hit in _with_packages(target, module, modules):
                     if hit != module and hit not in seen:
                         seen.add(hit)
                         where = _where(root, path, node.lineno)
-                        edge = Edge(source=module, target=hit, where=where, deferred=deferred)
+                        edge = Edge(
+                            source=module,
+                            target=hit,
+                            where=where,
+                            deferred=deferred,
+                            written=written[target],
+                        )
                         edges.append(edge)
     return edges
 
@@ -218,6 +277,54 @@ def cycles(modules: Mapping[str, Path], edges: Sequence[Edge]) -> list[str]:
     ]
 
 
+def top_level(module: str) -> str:
+    """`relforge.promote.plans.plan` → `promote`; the package's own __init__ → `relforge`."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def layer_of(module: str, layers: Sequence[tuple[str, frozenset[str]]]) -> tuple[int, str] | None:
+    top = top_level(module)
+    for rank, (name, members) in enumerate(layers):
+        if top in members:
+            return rank, name
+    return None
+
+
+def layer_breaches(
+    edges: Sequence[Edge], layers: Sequence[tuple[str, frozenset[str]]], *, foundation: str
+) -> list[str]:
+    """Imports that go up a layer, or across to another package of the same layer."""
+    found: dict[tuple[str, str], str] = {}
+    for e in edges:
+        source, target = layer_of(e.source, layers), layer_of(e.target, layers)
+        if source is None or target is None or top_level(e.source) == top_level(e.target):
+            continue
+        upward = target[0] > source[0]
+        sideways = target[0] == source[0] and source[1] != foundation
+        if upward or sideways:
+            way = "up to" if upward else "across"
+            found.setdefault(
+                (e.source, e.where),
+                f"  {e.source} ({source[1]}) → {e.target} ({way} {target[1]})  ({e.where})",
+            )
+    return sorted(found.values())
+
+
+def behind_front_doors(edges: Sequence[Edge], modules: Mapping[str, Path]) -> list[Edge]:
+    """Imports by the CLI that name a module inside another package (not its front door);
+    `from relforge.bot import dispatch` names the front door, whatever `dispatch` is."""
+    found: dict[tuple[str, str], Edge] = {}
+    for e in edges:
+        if not _in_cli(e.source) or _in_cli(e.written):
+            continue
+        parts = e.written.split(".")
+        package = ".".join(parts[:2])
+        if len(parts) > 2 and modules[package].name == "__init__.py":
+            found.setdefault((e.source, e.where), e)
+    return list(found.values())
+
+
 # --- the rules, on the real tree ---------------------------------------------------------------
 
 
@@ -251,9 +358,40 @@ def test_no_import_cycles_through_imports_in_functions(
     assert not found, "\n".join(found)
 
 
+def test_every_package_has_a_layer(modules: dict[str, Path]) -> None:
+    placed = set().union(*(members for _, members in LAYERS))
+    unplaced = sorted({top_level(m) for m in modules} - placed)
+    assert not unplaced, f"packages in no layer of LAYERS (tests/unit/test_layers.py): {unplaced}"
+    gone = sorted(placed - {top_level(m) for m in modules})
+    assert not gone, f"LAYERS names packages that no longer exist: {gone}"
+
+
+def test_imports_go_down_the_layers(edges: list[Edge]) -> None:
+    breaches = layer_breaches(edges, LAYERS, foundation=FOUNDATION)
+    assert not breaches, "imports against the layers (LAYERS, lowest first):\n" + "\n".join(
+        breaches
+    )
+
+
+def test_the_stores_serve_deps_site_and_variants_without_promote(edges: list[Edge]) -> None:
+    # the object stores used to live in promote, and these three reached into it for them
+    into_promote = sorted(
+        f"{e.source} → {e.target} ({e.where})"
+        for e in edges
+        if top_level(e.source) in {"site", "variants"} and top_level(e.target) == "promote"
+    )
+    assert not into_promote
+    assert {top_level(e.target) for e in edges if top_level(e.source) == "site"} >= {"stores"}
+
+
+def test_the_cli_imports_front_doors_only(modules: dict[str, Path], edges: list[Edge]) -> None:
+    offenders = behind_front_doors(edges, modules)
+    assert not offenders, "the CLI imports behind a package's front door:\n" + describe(offenders)
+
+
 def test_the_scan_sees_the_whole_package(modules: dict[str, Path], edges: list[Edge]) -> None:
     # a scan that found nothing would pass every rule; make sure it reads what it should
-    assert {"relforge.cli", "relforge.errors", "relforge.promote.store"} <= set(modules)
+    assert {"relforge.cli", "relforge.errors", "relforge.stores.store"} <= set(modules)
     assert any(e.source == "relforge.__main__" and e.target == CLI for e in edges)
     assert len(modules) > 150 and len(edges) > 400
 
@@ -339,6 +477,49 @@ def test_imports_in_class_bodies_try_and_match_blocks_count(tmp_path: Path) -> N
         "pkg/d.py": "try:\n    pass\nexcept ImportError:\n    from pkg import c\n",
     }
     assert _components(tmp_path, files, deferred=False) == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.d"]]
+
+
+def test_an_upward_or_sideways_import_is_a_breach(tmp_path: Path) -> None:
+    _tree(
+        tmp_path,
+        {
+            "relforge/__init__.py": "",
+            "relforge/errors.py": "",
+            "relforge/git.py": "from relforge import errors\n",
+            "relforge/low/__init__.py": "def f() -> None:\n    from relforge.high import x\n",
+            "relforge/high/__init__.py": "from relforge.errors import E\n",
+            "relforge/peer/__init__.py": "from relforge.high import y\n",
+        },
+    )
+    modules = module_files(tmp_path, "relforge")
+    layers = (
+        ("base", frozenset({"relforge", "errors", "git"})),
+        ("low", frozenset({"low"})),
+        ("high", frozenset({"high", "peer"})),
+    )
+    assert layer_breaches(import_edges(tmp_path, modules), layers, foundation="base") == [
+        "  relforge.low (low) → relforge.high (up to high)  (relforge/low/__init__.py:2)",
+        "  relforge.peer (high) → relforge.high (across high)  (relforge/peer/__init__.py:1)",
+    ]
+
+
+def test_a_cli_import_behind_a_front_door_is_named(tmp_path: Path) -> None:
+    _tree(
+        tmp_path,
+        {
+            "relforge/__init__.py": "",
+            "relforge/errors.py": "",
+            "relforge/cli/__init__.py": "from relforge.cli import sub\nfrom relforge import errors",
+            "relforge/cli/sub.py": "from relforge.stage import deep\nimport relforge.stage.deep",
+            "relforge/stage/__init__.py": "from relforge.stage.deep import deep\n",
+            "relforge/stage/deep.py": "",
+        },
+    )
+    modules = module_files(tmp_path, "relforge")
+    behind = behind_front_doors(import_edges(tmp_path, modules), modules)
+    assert [(e.written, e.where) for e in behind] == [
+        ("relforge.stage.deep", "relforge/cli/sub.py:2")
+    ]
 
 
 def test_a_back_edge_into_the_cli_is_named(tmp_path: Path) -> None:

@@ -10,9 +10,10 @@ import pytest
 
 from relforge.errors import UsageError
 from relforge.matrix.load import load_matrix
-from relforge.promote.local import LocalStore
-from relforge.promote.mirrors import named_stores, select_stores
-from relforge.promote.s3 import S3Store
+from relforge.promote.context import open_publishing
+from relforge.promote.mirrors import select_stores
+from relforge.stores.local import LocalStore
+from relforge.stores.s3 import S3Store
 from tests.conftest import SMALL
 from tests.unit.test_load_errors import line_of, load_error
 
@@ -91,11 +92,13 @@ def test_bad_mirrors_name_the_place(
 
 def test_good_mirrors_open_as_named_stores(write: Callable[[str], Path]) -> None:
     matrix = load_matrix(write(with_mirrors(GOOD)))
-    stores = named_stores(matrix)
+    publishing = open_publishing(matrix)
+    stores = publishing.named_stores()
+    assert stores == publishing.named_stores()  # each store is opened once per command
     assert [s.name for s in stores] == ["main", "r2", "disk"]
     r2 = stores[1].store
     assert isinstance(r2, S3Store) and r2.endpoint_url.startswith("https://account.r2")
     assert isinstance(stores[2].store, LocalStore)
-    assert [s.name for s in select_stores(matrix, "disk")] == ["disk"]
+    assert [s.name for s in select_stores(stores, "disk", matrix.file)] == ["disk"]
     with pytest.raises(UsageError, match="no store named 'r3'"):
-        select_stores(matrix, "r3")
+        select_stores(stores, "r3", matrix.file)

@@ -1,8 +1,8 @@
 """The pieces of multipart transfers that need no server: how objects are cut into parts
-(relforge.promote.parts), the ordered parallel part flow and its bounded memory
-(relforge.promote.partflow), the records of started uploads (relforge.promote.resume), S3's
-whole and composite checksums (relforge.promote.s3_checksums), and what a request over the
-service's ceiling tells the user (relforge.promote.s3_faults)."""
+(relforge.stores.parts), the ordered parallel part flow and its bounded memory
+(relforge.stores.partflow), the records of started uploads (relforge.stores.resume), S3's
+whole and composite checksums (relforge.stores.s3_checksums), and what a request over the
+service's ceiling tells the user (relforge.stores.s3_faults)."""
 
 from __future__ import annotations
 
@@ -19,18 +19,18 @@ import pytest
 from botocore.exceptions import ClientError
 
 from relforge.errors import EnvironmentFault
-from relforge.promote.partflow import Buffers, body, run_each, run_parts
-from relforge.promote.parts import MAX_PARTS, MIB, MIN_PART, Part, cut, part_size_for
-from relforge.promote.resume import Started, UploadBook
-from relforge.promote.s3 import S3Store
-from relforge.promote.s3_checksums import (
+from relforge.stores.partflow import Buffers, body, run_each, run_parts
+from relforge.stores.parts import MAX_PARTS, MIB, MIN_PART, Part, cut, part_size_for
+from relforge.stores.resume import Started, UploadBook
+from relforge.stores.s3 import S3Store
+from relforge.stores.s3_checksums import (
     Sent,
     b64_crc32,
     composite,
     service_composite,
     whole_checksum,
 )
-from relforge.promote.s3_faults import translate
+from relforge.stores.s3_faults import translate
 
 
 def test_an_object_is_cut_into_parts_that_cover_it_exactly() -> None:

@@ -14,11 +14,11 @@ import pytest
 from relforge.errors import EnvironmentFault, RefusedError
 from relforge.manifest import ArtifactManifest, ManifestEntry
 from relforge.promote.channel import manifest_bytes, manifest_key
-from relforge.promote.index import apply_folder, plan_folder
-from relforge.promote.local import LocalStore
-from relforge.promote.pageset import MARKER
-from relforge.promote.signing import Trust
+from relforge.promote.index.folder import apply_folder, plan_folder
+from relforge.promote.index.pageset import MARKER
 from relforge.promote.vouch import Vouchers
+from relforge.signing import Trust
+from relforge.stores.local import LocalStore
 
 METADATA = b"Metadata-Version: 2.1\nName: alpha\nVersion: 1.0+cpu\nRequires-Python: >=3.10\n\n"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from relforge.errors import ConfigError, RefusedError
-from relforge.promote.local import LocalStore
-from relforge.promote.registry import STORES, StoreOptions, open_store
+from relforge.stores.local import LocalStore
+from relforge.stores.registry import STORES, StoreOptions, open_store
 from tests.promote_kit import matrix_text
 
 
@@ -76,7 +76,7 @@ def test_publishing_s3_attempts_reaches_every_s3_store_of_the_matrix(tmp_path: P
     from relforge.matrix.load import load_matrix
     from relforge.promote.channel import backup_store, main_store
     from relforge.promote.mirrors import mirror_stores
-    from relforge.promote.s3 import S3Store
+    from relforge.stores.s3 import S3Store
 
     publishing = textwrap.dedent("""\
         publishing:

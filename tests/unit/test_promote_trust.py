@@ -192,7 +192,7 @@ def test_signed_manifests(
     good = signature.read_bytes()
 
     # a valid signature by a key that is not trusted: refused
-    from relforge.promote.signing import Trust
+    from relforge.signing import Trust
 
     forged = Trust(signing_key=base64.b64decode(other_secret)).sign(stored.read_bytes())
     assert forged is not None

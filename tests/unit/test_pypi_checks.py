@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 
 from relforge.errors import RefusedError
-from relforge.promote.pypi_checks import (
+from relforge.promote.pypi.checks import (
     Limits,
     Usage,
     classifier_problems,
     refuse,
     release_problems,
 )
-from relforge.promote.pypi_usage import sizes_from_json, usage_of
+from relforge.promote.pypi.usage import sizes_from_json, usage_of
 
 MIB = 1 << 20
 LIMITS = Limits(file_mb=100, project_mb=1024)

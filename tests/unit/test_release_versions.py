@@ -6,7 +6,6 @@ import pytest
 from packaging.version import Version
 
 from relforge.errors import UsageError
-from relforge.release.github_repo import repo_from_url
 from relforge.release.milestone import references
 from relforge.release.versions import (
     Line,
@@ -64,22 +63,6 @@ def test_tags_are_read_with_packaging() -> None:
 def test_with_release_keeps_the_style() -> None:
     assert with_release(Version("2.9.0a0"), Version("2.9.1")) == "2.9.1a0"
     assert with_release(Version("2.9.0"), Version("2.9.1")) == "2.9.1"
-
-
-@pytest.mark.parametrize(
-    ("url", "repo"),
-    [
-        ("https://github.com/pytorch/pytorch.git", "pytorch/pytorch"),
-        ("https://x-access-token@github.com/pytorch/pytorch", "pytorch/pytorch"),
-        ("git@github.com:pytorch/vision.git", "pytorch/vision"),
-        ("ssh://git@github.com/pytorch/audio", "pytorch/audio"),
-        ("https://gitlab.com/a/b.git", None),
-        ("/srv/git/origin.git", None),
-        ("https://github.com/only-owner", None),
-    ],
-)
-def test_repo_from_remote_url(url: str, repo: str | None) -> None:
-    assert repo_from_url(url) == repo
 
 
 def test_references_in_commit_messages() -> None:

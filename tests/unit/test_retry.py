@@ -1,5 +1,5 @@
-"""Bounded, jittered, counted retries (relforge.promote.retry) and which S3 failures count as
-transient (relforge.promote.s3_faults), on botocore's own exception classes."""
+"""Bounded, jittered, counted retries (relforge.stores.retry) and which S3 failures count as
+transient (relforge.stores.s3_faults), on botocore's own exception classes."""
 
 from __future__ import annotations
 
@@ -16,15 +16,15 @@ from botocore.exceptions import (
 )
 
 from relforge.errors import ConfigError, EnvironmentFault
-from relforge.promote.retry import (
+from relforge.stores.retry import (
     RetryCounter,
     RetryPolicy,
     TransientFault,
     call_with_retries,
     total_retries,
 )
-from relforge.promote.s3 import S3Store
-from relforge.promote.s3_faults import is_transient, translate
+from relforge.stores.s3 import S3Store
+from relforge.stores.s3_faults import is_transient, translate
 
 
 def _client_error(code: str, status: int) -> ClientError:

@@ -14,17 +14,19 @@ import pytest
 from relforge.errors import ConfigError, RefusedError
 from relforge.manifest import ArtifactManifest, ManifestEntry
 from relforge.matrix.load import load_matrix
-from relforge.promote import pageset, rootpages
+from relforge.promote.cells import ChannelCells
 from relforge.promote.channel import manifest_bytes, manifest_key
-from relforge.promote.index import apply_folder, plan_folder
-from relforge.promote.local import LocalStore
-from relforge.promote.pagecheck import Want
-from relforge.promote.rootcheck import check_channel_root
-from relforge.promote.rootpages import ROOT_MARKER, RootSpec, apply_root, plan_root, root_spec
-from relforge.promote.signing import Trust
-from relforge.promote.store import ObjectStore
+from relforge.promote.index import pageset, rootpages
+from relforge.promote.index.folder import apply_folder, plan_folder
+from relforge.promote.index.rootpages import ROOT_MARKER, apply_root, plan_root
+from relforge.promote.integrity.pagecheck import Want
+from relforge.promote.integrity.rootcheck import check_channel_root
+from relforge.promote.rootspec import RootSpec, root_spec
 from relforge.promote.vouch import Vouchers
 from relforge.promote.yanked import write_yanked
+from relforge.signing import Trust
+from relforge.stores.local import LocalStore
+from relforge.stores.store import ObjectStore
 from tests.promote_kit import matrix_text
 
 META = b"Metadata-Version: 2.1\nName: alpha\nVersion: 1.0\nRequires-Python: >=3.10\n\n"
@@ -187,20 +189,22 @@ def test_a_project_named_like_a_variant_folder_is_a_config_error(tmp_path: Path)
     path = tmp_path / "m.yaml"
     path.write_text(matrix_text().replace("name: rfdemo", "name: cu128"), encoding="utf-8")
     with pytest.raises(ConfigError) as caught:
-        root_spec(load_matrix(str(path)), "release")
+        root_spec(ChannelCells(load_matrix(str(path)), "release"))
     assert caught.value.key == "releases.1.0.accelerators.cu128"
     assert caught.value.where is not None and caught.value.where.line > 0  # file:line
     path.write_text(matrix_text().replace("name: rfdemo", "name: Test"), encoding="utf-8")
     with pytest.raises(ConfigError, match=r"channels\.test\.prefix"):
-        root_spec(load_matrix(str(path)), "release")
-    assert root_spec(load_matrix(str(path)), "test").folders  # whl/test/ has no such folder
+        root_spec(ChannelCells(load_matrix(str(path)), "release"))
+    assert root_spec(
+        ChannelCells(load_matrix(str(path)), "test")
+    ).folders  # whl/test/ has no such folder
     opted_out = matrix_text().replace("name: rfdemo", "name: cu128")
     opted_out = opted_out.replace(
         "release: {version_scheme: final, prefix: whl}",
         "release: {version_scheme: final, prefix: whl, root_index: false}",
     )
     path.write_text(opted_out, encoding="utf-8")
-    assert root_spec(load_matrix(str(path)), "release").enabled is False
+    assert root_spec(ChannelCells(load_matrix(str(path)), "release")).enabled is False
 
 
 def test_a_mirrored_dependency_named_like_a_folder_is_a_config_error(tmp_path: Path) -> None:
@@ -352,7 +356,7 @@ def test_folders_whose_wheels_share_file_names_are_a_config_error_before_any_upl
     path.write_text(unlabelled, encoding="utf-8")
     matrix = load_matrix(str(path))  # the matrix itself is fine: one folder per axis value
     with pytest.raises(ConfigError) as caught:
-        root_spec(matrix, "test")
+        root_spec(ChannelCells(matrix, "test"))
     err = caught.value
     assert err.key == "channels.test.root_index"
     assert "whl/test/cpu-numpy1.26/" in str(err) and "whl/test/cpu-numpy2.x/" in str(err)
@@ -364,11 +368,13 @@ def test_folders_whose_wheels_share_file_names_are_a_config_error_before_any_upl
         "test: {version_scheme: final, prefix: whl/test, root_index: false}",
     )
     path.write_text(opted_out, encoding="utf-8")
-    assert root_spec(load_matrix(str(path)), "test").enabled is False
+    assert root_spec(ChannelCells(load_matrix(str(path)), "test")).enabled is False
     with pytest.raises(ConfigError, match="release channel"):
-        root_spec(load_matrix(str(path)), "release")  # only the test channel opted out
+        root_spec(
+            ChannelCells(load_matrix(str(path)), "release")
+        )  # only the test channel opted out
     path.write_text(text, encoding="utf-8")  # the label tells the two wheels apart
-    assert root_spec(load_matrix(str(path)), "test").enabled
+    assert root_spec(ChannelCells(load_matrix(str(path)), "test")).enabled
 
 
 def test_pytorch_27_full_wheel_folder_is_left_off_the_root_pages() -> None:
@@ -378,7 +384,7 @@ def test_pytorch_27_full_wheel_folder_is_left_off_the_root_pages() -> None:
 
     matrix = load_matrix(str(PYTORCH))
     for channel in ("nightly", "test", "release"):
-        spec = root_spec(matrix, channel)
+        spec = root_spec(ChannelCells(matrix, channel))
         assert spec.enabled and not any(f.endswith("_full") for f in spec.folders)
         assert any(f.endswith("/cu126") for f in spec.folders)
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from botocore.loaders import JSONFileLoader
 
-from relforge.promote.s3client import s3_client
+from relforge.stores.s3client import s3_client
 
 ENDPOINT = "http://127.0.0.1:9"  # never contacted: making a client sends no request
 

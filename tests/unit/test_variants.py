@@ -15,10 +15,10 @@ from variantlib.variants_json import VariantsJson
 
 from relforge.errors import ConfigError, RefusedError
 from relforge.manifest import ArtifactManifest, ManifestEntry, Verdict, sha256_file
+from relforge.matrix import variants as fmt
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
-from relforge.promote.local import LocalStore
-from relforge.variants import format as fmt
+from relforge.stores.local import LocalStore
 from relforge.variants.check import check_variant_folder, check_variant_wheel
 from relforge.variants.publish import apply_variants, plan_variants
 from relforge.variants.stage import stage_variant_wheel, variant_name

@@ -15,9 +15,9 @@ from variantlib.variant_dist_info import VariantDistInfo
 from variantlib.variants_json import VariantsJson
 
 from relforge.errors import ConfigError
+from relforge.matrix import variants as fmt
 from relforge.matrix.load import load_matrix
 from relforge.record import record_hash
-from relforge.variants import format as fmt
 from tests.conftest import Result
 from tests.unit.test_variants import built, publish
 from tests.wheelfactory import WheelSpec, write_wheel

@@ -3,7 +3,14 @@ pages parse too, and every way a page can lie about a file is named."""
 
 from __future__ import annotations
 
-from relforge.promote.pagecheck import (
+from relforge.promote.index.pages import (
+    IndexedFile,
+    project_html,
+    project_json,
+    root_html,
+    root_json,
+)
+from relforge.promote.integrity.pagecheck import (
     Want,
     check_links,
     html_links,
@@ -11,7 +18,6 @@ from relforge.promote.pagecheck import (
     json_links,
     json_projects,
 )
-from relforge.promote.pages import IndexedFile, project_html, project_json, root_html, root_json
 
 A = "demo-1.0+cpu-py3-none-any.whl"
 B = "demo-1.1+cpu-py3-none-any.whl"

@@ -11,7 +11,7 @@ import pytest
 
 from relforge.builders.wheelfile import add_requires_dist
 from relforge.errors import ConfigError
-from relforge.promote.wheels import strip_local
+from relforge.promote.pypi.wheels import strip_local
 from relforge.validate.wheel import WheelArchive
 from relforge.wheelformat import (
     RecordRow,

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from relforge.errors import RefusedError
-from relforge.promote.index import plan_folder
-from relforge.promote.local import LocalStore
-from relforge.promote.pages import IndexedFile, project_html, project_json
+from relforge.promote.index.folder import plan_folder
+from relforge.promote.index.pages import IndexedFile, project_html, project_json
 from relforge.promote.yanked import read_yanked, record_key, write_yanked
+from relforge.stores.local import LocalStore
 from tests.unit.test_promote_index import METADATA, index, publish, vouchers
 
 ALPHA = "whl/cpu/alpha-1.0+cpu-py3-none-any.whl"

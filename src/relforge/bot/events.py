@@ -4,8 +4,10 @@ converted.  User fields are `nullable-simple-user` (null for a deleted account):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from relforge.errors import ConfigError
@@ -99,3 +101,40 @@ def _get(data: Any, key: str, kind: type[Any], default: Any = _MISSING) -> Any:
         name = {int: "integer", str: "string", dict: "object"}.get(kind, kind.__name__)
         raise TypeError(f"{key!r} is not a JSON {name}")
     return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class ActionsEvent:
+    """One event as GitHub Actions hands it to a job: `$GITHUB_EVENT_NAME` and the payload file
+    at `$GITHUB_EVENT_PATH`, with the repository it came from."""
+
+    name: str
+    payload: dict[str, Any]
+    event: CommentEvent | PullEvent
+    repo: str
+
+
+def read_actions_event(path: Path, name: str | None, given_repo: str | None) -> ActionsEvent:
+    """Read and check the event file; `name` defaults from the payload's shape, the repository
+    comes from the event and must match `given_repo` (--github-repo) when both are known."""
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the event: {exc}", key=str(path)) from None
+    if not isinstance(payload, dict):
+        raise ConfigError("the event is not a JSON object", key=str(path))
+    if not name:
+        name = "pull_request" if "pull_request" in payload else "issue_comment"
+    event: CommentEvent | PullEvent
+    if name in ("pull_request", "pull_request_target"):
+        event = PullEvent.from_payload(payload)
+    else:
+        event = CommentEvent.from_payload(payload)
+    if given_repo and event.repo and given_repo != event.repo:
+        raise ConfigError(
+            f"the event is from {event.repo!r}, not {given_repo!r}", key="--github-repo"
+        )
+    repo = event.repo or given_repo
+    if not repo:
+        raise ConfigError("the event names no repository", key="--github-repo")
+    return ActionsEvent(name=name, payload=payload, event=event, repo=repo)

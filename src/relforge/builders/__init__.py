@@ -4,6 +4,65 @@ Entry points: `plan_build` (relforge.builders.plan) selects the cells and stamps
 `assign_builders` (relforge.builders.registry) picks Docker or the host per cell; `run_build`
 and `write_manifest` (relforge.builders.executor) build them in parallel and record the
 artifacts; `make_builder_image` (relforge.builders.images) and `make_python_image`
-(relforge.builders.pyimage) make local builder images.  The submodules are imported where they
-are used (no re-exports here: the Docker SDK and its kin load only when a build runs).
+(relforge.builders.pyimage) make local builder images.  The Docker SDK and its kin load only
+when a build runs (inside the functions that need them), so importing this front door is cheap.
 """
+
+from __future__ import annotations
+
+from relforge.builders.executor import CellResult, run_build, write_manifest
+from relforge.builders.images import ImageSpec, make_builder_image
+from relforge.builders.plan import BuildPlan, plan_build
+from relforge.builders.pull import PULL_POLICIES, PullPolicy
+from relforge.builders.pyimage import (
+    BUILD_REQUIREMENTS,
+    PythonImageSpec,
+    base_spec,
+    make_python_image,
+)
+from relforge.builders.registry import (
+    BUILDER_CHOICES,
+    Assignment,
+    BuilderChoice,
+    BuilderOptions,
+    assign_builders,
+)
+from relforge.builders.report import (
+    LineReporter,
+    LiveReporter,
+    results_json,
+    shown,
+    summary_markdown,
+    summary_table,
+)
+from relforge.builders.version import BUILD_CHANNELS, BuildChannel, release_refused
+
+__all__ = [
+    "BUILDER_CHOICES",
+    "BUILD_CHANNELS",
+    "BUILD_REQUIREMENTS",
+    "PULL_POLICIES",
+    "Assignment",
+    "BuildChannel",
+    "BuildPlan",
+    "BuilderChoice",
+    "BuilderOptions",
+    "CellResult",
+    "ImageSpec",
+    "LineReporter",
+    "LiveReporter",
+    "PullPolicy",
+    "PythonImageSpec",
+    "assign_builders",
+    "base_spec",
+    "make_builder_image",
+    "make_python_image",
+    "plan_build",
+    "release_refused",
+    "results_json",
+    "run_build",
+    "shown",
+    "summary_markdown",
+    "summary_table",
+    "write_manifest",
+]

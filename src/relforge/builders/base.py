@@ -12,13 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
+from relforge.builders.depwheels import DependencyWheels
 from relforge.builders.postbuild import RepairPolicy
 from relforge.matrix.cell import Cell
-
-if TYPE_CHECKING:
-    from relforge.builders.depwheels import DependencyWheels
 
 BuilderName = Literal["docker", "host"]
 BUILDER_NAMES: tuple[BuilderName, ...] = ("docker", "host")
@@ -38,14 +36,6 @@ def default_command(output_dir: str) -> tuple[str, ...]:
         output_dir,
         ".",
     )
-
-
-class BuildFailure(Exception):
-    """The cell's build failed; the message says why in one line (details are in the log)."""
-
-
-class CellSkipped(Exception):
-    """The builder cannot build this cell here (e.g. no nvcc); the message says why."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -10,22 +10,20 @@ ensurepip takes 3–5 s and a pip install of the requirements 2–5 s, the linke
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import importlib.util
 import json
 import os
 import shutil
 import sys
-import tempfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 
-from relforge.builders.base import BuildFailure
-from relforge.builders.locations import user_cache_dir
+from relforge.builders.cachedir import locked, made_once
+from relforge.builders.failures import BuildFailure
 from relforge.builders.process import run_logged
 from relforge.interpreters import Interpreter
+from relforge.locations import user_cache_dir
 
 FRONTEND = ["pip"]  # drives the default PEP 517 build inside the venv
 _QUIET = ["--disable-pip-version-check", "--no-input"]
@@ -96,24 +94,14 @@ def _layer(
     """The cached `pip install --target` of `wanted` for this interpreter (made once)."""
     ident = [interpreter.executable, interpreter.version, interpreter.free_threaded, wanted]
     key = hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:20]
-    root = user_cache_dir() / "build-env"
-    layer = root / key
-    if (layer / ".complete").exists():
-        return layer
-    root.mkdir(parents=True, exist_ok=True)
-    with _locked(root / f"{key}.lock"):
-        if (layer / ".complete").exists():
-            return layer
-        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
-        try:
-            pip = [sys.executable, "-m", "pip", "--python", str(python)]
-            _pip_install(pip, ["install", "--target", str(tmp), *wanted], env, log, deadline)
-            (tmp / ".complete").write_text(json.dumps(ident), encoding="utf-8")
-            tmp.rename(layer)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-    return layer
+    layer = user_cache_dir() / "build-env" / key
+
+    def make(tmp: Path) -> object:
+        pip = [sys.executable, "-m", "pip", "--python", str(python)]
+        _pip_install(pip, ["install", "--target", str(tmp), *wanted], env, log, deadline)
+        return ident
+
+    return made_once(layer, make)
 
 
 def _pip_install(
@@ -132,19 +120,12 @@ def _pip_install(
     requirements = [a for a in args[1:] if not a.startswith("-")]
     if "--target" in args:
         requirements.remove(args[args.index("--target") + 1])
-    with _locked(wheelhouse / ".lock"):  # cells share the folder
+    with locked(wheelhouse / ".lock"):  # cells share the folder
         fill = [*pip, "wheel", *_QUIET, "--wheel-dir", str(wheelhouse), *requirements]
         run_logged(
             fill, cwd=cwd, env=env, log=log, deadline=deadline, what="filling the wheelhouse"
         )
     run_logged(offline, cwd=cwd, env=env, log=log, deadline=deadline, what="pip install")
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        yield
 
 
 def _link_tree(src: Path, dest: Path) -> None:

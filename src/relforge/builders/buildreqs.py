@@ -19,10 +19,10 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
-from relforge.builders.base import BuildFailure
-from relforge.builders.locations import user_cache_dir
+from relforge.builders.failures import BuildFailure
 from relforge.builders.process import run_logged
 from relforge.builders.project import BuildSystem
+from relforge.locations import user_cache_dir
 from relforge.matrix.cell import Cell
 from relforge.matrix.values import requirement_name
 

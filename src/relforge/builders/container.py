@@ -25,14 +25,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from relforge.builders import cancel
-from relforge.builders.base import (
-    BuilderName,
-    BuildFailure,
-    BuildJob,
-    CellSkipped,
-    default_command,
-    output_files,
-)
+from relforge.builders.base import BuilderName, BuildJob, default_command, output_files
 from relforge.builders.buildreqs import (
     merged,
     read_requirements,
@@ -44,13 +37,14 @@ from relforge.builders.buildreqs import (
 from relforge.builders.cancel import cancellable
 from relforge.builders.depwheels import fetch_build_wheels, pip_find_links_env
 from relforge.builders.engine import connect, image_id, missing_image_hint
+from relforge.builders.failures import BuildFailure, CellSkipped
 from relforge.builders.images import LABEL_CUDA, LABEL_PYTHONS
-from relforge.builders.locations import user_cache_dir
 from relforge.builders.postbuild import RepairPolicy
 from relforge.builders.project import BuildSystem, build_system
 from relforge.builders.pull import PullPolicy, pull, repo_digest, wants_pull
 from relforge.builders.tools import container_tools_dir
 from relforge.errors import ConfigError, RelforgeError
+from relforge.locations import user_cache_dir
 from relforge.matrix.cell import Cell
 
 SKIP_EXIT = 86  # in_container.sh: the image cannot build this cell

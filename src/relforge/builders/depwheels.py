@@ -11,24 +11,21 @@ their own: the host builder installs them from its own wheelhouse (relforge.buil
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import json
 import os
 import re
 import shutil
 import sys
-import tempfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.tags import mac_platforms
 
-from relforge.builders.base import BuildFailure
-from relforge.builders.locations import user_cache_dir
+from relforge.axiswheels import axis_cache_root, cache_folder
+from relforge.builders.cachedir import made_once
+from relforge.builders.failures import BuildFailure
 from relforge.builders.process import run_logged
+from relforge.locations import user_cache_dir
 from relforge.matrix.cell import Cell
 
 _MANYLINUX = re.compile(r"manylinux_2_(\d+)_(\w+)\Z")
@@ -87,7 +84,7 @@ def fetch_axis_wheels(
     """Fill `dest` with the wheels of every axis of `cell` (None when it has no axes)."""
     if not cell.axis_install:
         return None
-    root = (cache_root or user_cache_dir()) / "axis-wheels"
+    root = axis_cache_root(cache_root)
     dest.mkdir(parents=True, exist_ok=True)
     requirements: list[str] = []
     for axis, install in cell.axis_install.items():
@@ -129,21 +126,6 @@ def fetch_build_wheels(
     return dest
 
 
-def cached_folders(cell: Cell, cache_root: Path | None = None) -> list[Path]:
-    """The filled cache folders of the cell's axis values (all of them, or none)."""
-    root = (cache_root or user_cache_dir()) / "axis-wheels"
-    folders = [
-        cache_folder(cell, list(install), cell.axis_index.get(axis, ""), root)
-        for axis, install in cell.axis_install.items()
-    ]
-    return folders if all((f / ".complete").exists() for f in folders) else []
-
-
-def cache_folder(cell: Cell, install: list[str], index: str, root: Path) -> Path:
-    ident = [sorted(install), index, cell.platform_tag or "", cell.python or "", cell.abi_tag]
-    return root / hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:20]
-
-
 def _fetched(
     cell: Cell,
     install: list[str],
@@ -156,37 +138,20 @@ def _fetched(
     what: str = "fetching the axis wheels (pip download)",
 ) -> Path:
     folder = cache_folder(cell, install, index, root)
-    if (folder / ".complete").exists():
-        return folder
-    root.mkdir(parents=True, exist_ok=True)
-    with _locked(root / f"{folder.name}.lock"):
-        if (folder / ".complete").exists():
-            return folder
-        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
-        try:
-            argv = download_argv(cell, install, index, tmp)
-            fetch_env = {k: v for k, v in env.items() if not k.startswith("PIP_")}
-            if not index:  # pip's configured sources stay in force
-                fetch_env.update({k: v for k, v in os.environ.items() if k.startswith("PIP_")})
-            run_logged(
-                argv,
-                cwd=tmp,
-                env=fetch_env,
-                log=log,
-                deadline=deadline,
-                what=what,
-            )
-            record = {
-                "requirements": install,
-                "index": index,
-                "files": sorted(p.name for p in tmp.iterdir()),
-            }
-            (tmp / ".complete").write_text(json.dumps(record), encoding="utf-8")
-            tmp.rename(folder)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-    return folder
+
+    def make(tmp: Path) -> object:
+        argv = download_argv(cell, install, index, tmp)
+        fetch_env = {k: v for k, v in env.items() if not k.startswith("PIP_")}
+        if not index:  # pip's configured sources stay in force
+            fetch_env.update({k: v for k, v in os.environ.items() if k.startswith("PIP_")})
+        run_logged(argv, cwd=tmp, env=fetch_env, log=log, deadline=deadline, what=what)
+        return {
+            "requirements": install,
+            "index": index,
+            "files": sorted(p.name for p in tmp.iterdir()),
+        }
+
+    return made_once(folder, make)
 
 
 def download_argv(cell: Cell, install: list[str], index: str, dest: Path) -> list[str]:
@@ -215,13 +180,6 @@ def pip_find_links_env(wheels: DependencyWheels, folder: str) -> dict[str, str]:
         "RELFORGE_AXIS_WHEELS": folder,
         "RELFORGE_AXIS_INSTALL": "\n".join(wheels.requirements),
     }
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        yield
 
 
 def _link_or_copy(src: Path, dest: Path) -> None:

@@ -18,10 +18,11 @@ from typing import Any, Literal, Protocol
 
 from relforge import __version__
 from relforge.builders import cancel
-from relforge.builders.base import Builder, BuildFailure, BuildJob, CellSkipped, output_files
+from relforge.builders.base import Builder, BuildJob, output_files
 from relforge.builders.cache import BuildCache, CachedArtifact, cache_key
 from relforge.builders.cancel import cancel_all
 from relforge.builders.depwheels import DependencyWheels, fetch_axis_wheels
+from relforge.builders.failures import BuildFailure, CellSkipped
 from relforge.builders.plan import BuildPlan
 from relforge.builders.postbuild import (
     ArtifactProblem,

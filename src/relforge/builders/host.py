@@ -12,13 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from relforge.builders.base import (
-    BuilderName,
-    BuildFailure,
-    BuildJob,
-    default_command,
-    output_files,
-)
+from relforge.builders.base import BuilderName, BuildJob, default_command, output_files
 from relforge.builders.buildenv import install_into, make_venv
 from relforge.builders.buildreqs import (
     backend_requirements,
@@ -27,6 +21,7 @@ from relforge.builders.buildreqs import (
     write_control,
 )
 from relforge.builders.depwheels import REQUIREMENTS, DependencyWheels, pip_find_links_env
+from relforge.builders.failures import BuildFailure
 from relforge.builders.postbuild import ArtifactProblem, pick_artifact
 from relforge.builders.process import run_logged
 from relforge.builders.project import build_system

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from relforge.builders.engine import connect, image_id
-from relforge.builders.locations import user_cache_dir
 from relforge.errors import ConfigError, UsageError
+from relforge.locations import user_cache_dir
 
 DEFAULT_IMAGE = "relforge/builder:bookworm"
 # Labels of a multi-Python image (pyimage.py): what it holds, read by `--builder auto` and skips.

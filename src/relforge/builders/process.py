@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from relforge.builders import cancel
-from relforge.builders.base import BuildFailure
 from relforge.builders.cancel import cancellable
+from relforge.builders.failures import BuildFailure
 
 
 def run_logged(

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from relforge.builders.base import BuildFailure
 from relforge.builders.compat import tomllib
+from relforge.builders.failures import BuildFailure
 
 PYPROJECT = "pyproject.toml"
 PEP518_DEFAULT = ("setuptools>=40.8.0",)  # what a project without [build-system] gets

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from relforge.builders.base import BuildFailure
 from relforge.builders.buildenv import requirements_layer
 from relforge.builders.engine import connect, image_id
+from relforge.builders.failures import BuildFailure
 from relforge.builders.imagecheck import ImageCheck, check_image
 from relforge.builders.imageroot import CudaToolkit, ImageRoot
 from relforge.builders.images import (
@@ -38,12 +38,11 @@ from relforge.builders.images import (
     ImageSpec,
     make_builder_image,
 )
-from relforge.builders.locations import user_cache_dir
 from relforge.builders.pythons import HostPython, NotFound, find_host_pythons
 from relforge.builders.toolchains import nvcc_version
 from relforge.builders.tools import patchelf_path
 from relforge.errors import ConfigError, EnvironmentFault, UsageError
-from relforge.interpreters import Interpreter
+from relforge.locations import user_cache_dir
 
 BUILD_REQUIREMENTS = ("pip", "setuptools", "wheel")
 
@@ -166,14 +165,9 @@ def _site_layer(python: HostPython, requirements: tuple[str, ...]) -> Path:
     `pip wheel --no-build-isolation --no-index` with the image's interpreter)."""
     log = user_cache_dir() / "builder-image.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    interpreter = Interpreter(
-        executable=str(python.executable),
-        version=python.version,
-        free_threaded=python.free_threaded,
-    )
     try:
         return requirements_layer(
-            interpreter,
+            python.interpreter(),
             list(requirements),
             env={**os.environ, "PIP_NO_INPUT": "1"},
             log=log,

@@ -12,25 +12,14 @@ version, which the image check then proves.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
-
-from relforge.interpreters import pyenv_candidates, pyenv_root, uv_candidates
+from relforge.interpreters import Interpreter, probe, pyenv_candidates, pyenv_root, uv_candidates
 from relforge.matrix.values import PythonVersion
 
-_PROBE = (
-    "import json, platform, sys, sysconfig; print(json.dumps({"
-    "'implementation': sys.implementation.name, 'version': platform.python_version(), "
-    "'free_threaded': bool(sysconfig.get_config_var('Py_GIL_DISABLED')), "
-    "'prefix': sys.base_prefix, 'executable': sys.executable, "
-    "'stdlib': sysconfig.get_paths()['stdlib']}))"
-)
 SYSTEM_PREFIXES = ("/usr", "/usr/local")
 
 
@@ -63,6 +52,17 @@ class HostPython:
             return f"/opt/python/{self.tag}"
         return f"/opt/_internal/cpython-{self.version}{'t' if self.free_threaded else ''}"
 
+    def interpreter(self) -> Interpreter:
+        """As relforge.interpreters describes a host interpreter (pip runs it for the image)."""
+        return Interpreter(
+            executable=str(self.executable),
+            version=self.version,
+            free_threaded=self.free_threaded,
+            prefix=str(self.prefix),
+            stdlib=str(self.stdlib),
+            can_make_venv=True,
+        )
+
     @property
     def label(self) -> str:
         threaded = " (free-threaded)" if self.free_threaded else ""
@@ -84,11 +84,11 @@ def find_host_pythons(wanted: Sequence[str]) -> tuple[list[HostPython], list[Not
         seen: list[str] = []
         chosen: HostPython | None = None
         for origin, path in _candidates(version):
-            python = _probe(path, str(version), origin)
+            python = probe(path)
             if python is None:
                 continue
-            if _matches(python, version):
-                chosen = python
+            if python.serves(version):
+                chosen = _host_python(python, str(version), origin)
                 break
             seen.append(f"{path} is {python.version}{'t' if python.free_threaded else ''}")
         if chosen is None:
@@ -100,14 +100,6 @@ def find_host_pythons(wanted: Sequence[str]) -> tuple[list[HostPython], list[Not
         else:
             found.append(chosen)
     return found, missing
-
-
-def _matches(python: HostPython, wanted: PythonVersion) -> bool:
-    try:
-        release = Version(python.version).release[:2]
-    except InvalidVersion:
-        return False
-    return release == wanted.version.release[:2] and python.free_threaded == wanted.free_threaded
 
 
 def _candidates(wanted: PythonVersion) -> Iterator[tuple[str, str]]:
@@ -122,22 +114,13 @@ def _candidates(wanted: PythonVersion) -> Iterator[tuple[str, str]]:
             yield "PATH", str(candidate)
 
 
-def _probe(path: str, wanted: str, origin: str) -> HostPython | None:
-    try:
-        done = subprocess.run(
-            [path, "-I", "-c", _PROBE], capture_output=True, text=True, timeout=30, check=False
-        )
-        data = json.loads(done.stdout) if done.returncode == 0 else None
-    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError):
-        return None
-    if not isinstance(data, dict) or data.get("implementation") != "cpython":
-        return None
+def _host_python(found: Interpreter, wanted: str, origin: str) -> HostPython:
     return HostPython(
         wanted=wanted,
-        version=str(data["version"]),
-        free_threaded=bool(data["free_threaded"]),
-        prefix=Path(str(data["prefix"])),
-        executable=Path(str(data["executable"])),
-        stdlib=Path(str(data["stdlib"])),
+        version=found.version,
+        free_threaded=found.free_threaded,
+        prefix=Path(found.prefix),
+        executable=Path(found.executable),
+        stdlib=Path(found.stdlib),
         origin=origin,
     )

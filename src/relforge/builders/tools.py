@@ -10,8 +10,8 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-from relforge.builders.locations import user_cache_dir
 from relforge.errors import ConfigError
+from relforge.locations import user_cache_dir
 
 _DISTRIBUTIONS = ("auditwheel", "pyelftools", "packaging")
 

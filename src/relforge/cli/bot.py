@@ -3,7 +3,6 @@ and `relforge cherry-pick` (the same flow from a terminal)."""
 
 from __future__ import annotations
 
-import json
 import os
 import string
 from pathlib import Path
@@ -11,21 +10,34 @@ from typing import Any
 
 import click
 
-from relforge.bot.dispatch import dispatch
-from relforge.bot.events import CommentEvent, PullEvent
-from relforge.bot.flow import Action, FlowSettings, Plan, apply_plan, picked_with, plan_picks
-from relforge.bot.grammar import (
+from relforge.bot import (
     CATEGORY_NAMES,
     DEFAULT_BOT,
+    DEFAULT_LABEL_PREFIX,
+    Action,
+    BotSettings,
     Category,
+    FlowSettings,
+    Plan,
+    apply_plan,
+    dispatch,
     make_command,
     parse_release_branch,
+    picked_with,
+    plan_picks,
+    post_once,
+    read_actions_event,
+    result_reply,
+    target_lines,
 )
-from relforge.bot.handler import DEFAULT_LABEL_PREFIX, BotSettings, post_once
-from relforge.bot.replies import result_reply, target_lines
-from relforge.cli.options import execute_option
+from relforge.cli.options import (
+    clone_option,
+    execute_option,
+    github_repo_option,
+    remote_option,
+)
 from relforge.errors import ConfigError, NothingToDoError, UsageError, ValidationFailed
-from relforge.forges.github import GitHubClient, repo_from_url
+from relforge.forges import GitHubClient, require_project_repo
 from relforge.git import Git
 from relforge.output import append_step_summary
 
@@ -36,18 +48,10 @@ def _common(command: Any) -> Any:
     """Options shared by every command that runs the flow."""
     for option in reversed(
         [
-            click.option(
-                "--repo",
-                default=".",
-                show_default=True,
-                type=click.Path(file_okay=False, path_type=Path),
-                help="The project's git clone.",
-            ),
-            click.option("--remote", default="origin", show_default=True, help="Its git remote."),
-            click.option(
-                "--github-repo",
-                metavar="OWNER/NAME",
-                help="The GitHub repository (default: from the event, or the remote's URL).",
+            clone_option(),
+            remote_option(),
+            github_repo_option(
+                "The GitHub repository (default: from the event, or the remote's URL)."
             ),
             click.option(
                 "--draft-on-conflict",
@@ -67,21 +71,6 @@ def _flow_settings(remote: str, draft_on_conflict: bool, *, bot: bool = False) -
     # checkout keeps no credentials; a person's own cherry-pick uses their git credentials.
     token = os.environ.get("GITHUB_TOKEN") if bot else None
     return FlowSettings(remote=remote, draft_on_conflict=draft_on_conflict, push_token=token)
-
-
-def _github_repo(git: Git, remote: str, given: str | None) -> str:
-    if given:
-        return given
-    git.remote_url(remote)  # a clear error for a missing remote
-    # The configured URL, not the one insteadOf rewrites it to (a mirror names no repository).
-    found = repo_from_url(git.run("config", "--get", f"remote.{remote}.url").strip())
-    if found is None:
-        raise ConfigError(
-            f"cannot tell the GitHub repository from the URL of remote {remote!r}",
-            key="--github-repo",
-            hint="pass --github-repo OWNER/NAME",
-        )
-    return found
 
 
 def _check_bot_name(name: str) -> str:
@@ -132,7 +121,7 @@ def cherry_pick(
     command = make_command(onto=branches, category=category, fixes=fixes)
     # Arguments are valid: only now touch git and the network.
     git = Git(repo)
-    gh = GitHubClient(_github_repo(git, remote, github_repo))
+    gh = GitHubClient(require_project_repo(git, remote, github_repo))
     settings = _flow_settings(remote, draft_on_conflict)
     plan = plan_picks(git, gh, settings, pr=pr, command=command)
     click.echo(f"cherry-pick #{pr} {plan.source.title!r} ({plan.commit[:12]}), {command.summary()}")
@@ -233,30 +222,13 @@ def handle(
     settings = _bot_settings(
         bot_name, remote, draft_on_conflict, execute, label_prefix, label_category
     )
-    try:
-        payload = json.loads(event_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read the event: {exc}", key=str(event_file)) from None
-    if not isinstance(payload, dict):
-        raise ConfigError("the event is not a JSON object", key=str(event_file))
-    if not event_name:
-        event_name = "pull_request" if "pull_request" in payload else "issue_comment"
-    if event_name in ("pull_request", "pull_request_target"):
-        event: CommentEvent | PullEvent = PullEvent.from_payload(payload)
-    else:
-        event = CommentEvent.from_payload(payload)
-    if github_repo and event.repo and github_repo != event.repo:
-        raise ConfigError(
-            f"the event is from {event.repo!r}, not {github_repo!r}", key="--github-repo"
-        )
-    name = event.repo or github_repo
-    if not name:
-        raise ConfigError("the event names no repository", key="--github-repo")
+    given = read_actions_event(event_file, event_name, github_repo)
+    event = given.event
     outcome = dispatch(
-        event_name,
-        payload,
+        given.name,
+        given.payload,
         git=Git(repo),
-        github_repo=name,
+        github_repo=given.repo,
         settings=settings,
         client=GitHubClient,
     )
@@ -308,7 +280,7 @@ def serve(
             hint="set it to the secret configured on the GitHub webhook",
         )
     git = Git(repo)
-    served = _github_repo(git, remote, github_repo)
+    served = require_project_repo(git, remote, github_repo)
 
     def on_event(name: str, payload: Any) -> None:
         outcome = dispatch(name, payload, git=git, github_repo=served, settings=settings)
@@ -316,7 +288,7 @@ def serve(
         if outcome.reply is not None and not outcome.posted:
             server.log(f"reply not posted (dry run or posted before):\n{outcome.reply}")
 
-    from relforge.bot.webhook import WebhookServer  # http.server only when serving
+    from relforge.bot import WebhookServer  # http.server only when serving
 
     server = WebhookServer((host, port), secret=secret.encode(), handle=on_event)
     click.echo(f"listening on {server.url} for {served}; {settings.summary()}")

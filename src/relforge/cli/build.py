@@ -10,14 +10,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from relforge.builders.pull import PULL_POLICIES, PullPolicy
-from relforge.builders.registry import (
+from relforge.builders import (
+    BUILD_CHANNELS,
     BUILDER_CHOICES,
+    PULL_POLICIES,
     Assignment,
+    BuildChannel,
     BuilderChoice,
     BuilderOptions,
+    PullPolicy,
+    release_refused,
 )
-from relforge.builders.version import BUILD_CHANNELS, BuildChannel, release_refused
 from relforge.cli.options import (
     format_option,
     jobs_option,
@@ -29,9 +32,7 @@ from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 from relforge.output import append_step_summary, console, print_json
 
 if TYPE_CHECKING:
-    from relforge.builders.executor import CellResult
-    from relforge.builders.images import ImageSpec
-    from relforge.builders.plan import BuildPlan
+    from relforge.builders import BuildPlan, CellResult, ImageSpec
 
 
 @click.command()
@@ -99,10 +100,8 @@ def build(
     """
     if channel == "release":
         raise release_refused()
-    from relforge.builders.executor import write_manifest
-    from relforge.builders.plan import plan_build
-    from relforge.builders.registry import assign_builders
-    from relforge.matrix.load import load_matrix
+    from relforge.builders import assign_builders, plan_build, write_manifest
+    from relforge.matrix import load_matrix
 
     matrix = load_matrix(file)
     selectors = parse_selectors(selects, matrix.release(release).axes)
@@ -145,8 +144,7 @@ def _pull_policy(builder: BuilderChoice, pull: PullPolicy | None) -> PullPolicy:
 def _run_cells(plan: BuildPlan, assignment: Assignment) -> list[CellResult]:
     """Print the plan's preamble and each cell's builder (stderr), then build the cells with a
     live display on a terminal, line by line otherwise."""
-    from relforge.builders.executor import run_build
-    from relforge.builders.report import LineReporter, LiveReporter
+    from relforge.builders import LineReporter, LiveReporter, run_build
 
     builders = assignment.builders
     err = console(stderr=True)
@@ -167,7 +165,7 @@ def _print_results(
     entries: int,
     fmt: str,
 ) -> None:
-    from relforge.builders.report import results_json, shown, summary_markdown, summary_table
+    from relforge.builders import results_json, shown, summary_markdown, summary_table
 
     if fmt == "json":
         cells = results_json(results, assignment.reasons)
@@ -180,7 +178,7 @@ def _print_results(
 
 def _exit_for(results: list[CellResult]) -> None:
     """Exit 4 when a cell failed, 3 when every cell was skipped."""
-    from relforge.builders.report import shown
+    from relforge.builders import shown
 
     failed = [r for r in results if r.status == "failed"]
     if failed:
@@ -240,7 +238,7 @@ def builder_image(
     cached by the digest of its inputs.  The root filesystem tarball is cached
     (~/.cache/relforge/rootfs).  Uses the engine of DOCKER_HOST; a no-op when the image exists.
     """
-    from relforge.builders.images import ImageSpec, make_builder_image
+    from relforge.builders import ImageSpec, make_builder_image
 
     wanted = _python_list(pythons, more_pythons)
     say = lambda text: click.echo(text, err=True)  # noqa: E731
@@ -260,7 +258,7 @@ def builder_image(
 
 def _python_list(first: tuple[str, ...], more: tuple[str, ...]) -> list[str]:
     """`--python 3.10 3.11` (the values after the option), `--python 3.10,3.11`, repeated."""
-    from relforge.matrix.values import PythonVersion
+    from relforge.matrix import PythonVersion
 
     if more and not first:
         raise UsageError(f"unexpected argument {more[0]!r}", key="--python")
@@ -281,7 +279,7 @@ def _python_image(
     rebuild: bool,
     say: Callable[[str], None],
 ) -> None:
-    from relforge.builders.pyimage import (
+    from relforge.builders import (
         BUILD_REQUIREMENTS,
         PythonImageSpec,
         base_spec,

@@ -14,8 +14,7 @@ from relforge.cli.options import (
     stop_for_dry_run,
     workers_option,
 )
-from relforge.matrix.load import load_matrix
-from relforge.matrix.schema import ChannelName
+from relforge.matrix import ChannelName, load_matrix
 from relforge.output import append_step_summary
 
 _CHANNEL = channel_option(
@@ -75,8 +74,7 @@ def mirror(
     depends on (transitively, for the cell's platform and Python, as pip resolves them) from
     the upstream index into the cell's folder, each checked against the upstream's sha256;
     record them and re-index.  FILE is the matrix."""
-    from relforge.deps.manifest import built_wheels
-    from relforge.deps.mirror import apply_mirror, plan_mirror, render_mirror
+    from relforge.deps import apply_mirror, built_wheels, plan_mirror, render_mirror
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
@@ -111,7 +109,7 @@ def check(
 ) -> None:
     """Prove that pip resolves and would install each cell's wheel from the cell's folder
     index alone (exit 4 naming what is missing per cell).  FILE is the matrix file."""
-    from relforge.deps.check import check_channel
+    from relforge.deps import check_channel
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)

@@ -19,11 +19,16 @@ from relforge.cli.options import (
 )
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
-from relforge.matrix.cell import Cell
-from relforge.matrix.describe import newest_release
-from relforge.matrix.expand import candidates, expand_cells
-from relforge.matrix.load import load_matrix
-from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix
+from relforge.matrix import (
+    CHANNEL_NAMES,
+    Cell,
+    ChannelName,
+    Matrix,
+    candidates,
+    expand_cells,
+    load_matrix,
+    newest_release,
+)
 from relforge.output import append_step_summary, console, print_json
 
 _FILE_HELP = "Matrix file, or REV:PATH for the file at a git revision."
@@ -154,7 +159,7 @@ def _cells_markdown(loaded: Matrix, release: str, cells: list[Cell]) -> str:
 @format_option("text", "json")
 def explain(file: str, cell_id: str, release: str, fmt: str) -> None:
     """Why CELL exists in a release, or which rule or definition keeps it out."""
-    from relforge.matrix.explain import explain_cell
+    from relforge.matrix import explain_cell
 
     found = explain_cell(load_matrix(file), release, cell_id)
     if found.status == "unknown":
@@ -185,7 +190,7 @@ def diff(file: str, other: str | None, from_release: str, to_release: str | None
 
     FILE and OTHER may be REV:PATH to read a git revision, e.g. HEAD~1:matrix/pytorch.yaml.
     """
-    from relforge.matrix.diff import diff_releases, render_markdown
+    from relforge.matrix import diff_releases, render_markdown
 
     if to_release is None:
         if other is None:
@@ -229,8 +234,7 @@ def docs(
     file: str, releases: tuple[str, ...], out_path: Path | None, download_url: str | None
 ) -> None:
     """The compatibility table of every release and install commands per variant and channel."""
-    from relforge.matrix.docs import render_docs, with_download_url
-    from relforge.matrix.values import base_url_problem
+    from relforge.matrix import base_url_problem, render_docs, with_download_url
 
     if out_path is not None and out_path.name in ("", ".", ".."):
         raise UsageError(f"{str(out_path)!r} is not a file name", key="--out")
@@ -262,7 +266,7 @@ def docs(
 def lint(file: str, releases: tuple[str, ...], fmt: str, strict: bool) -> None:
     """Policy checks with stable IDs (RF-L001…); exit 4 when an error (or, with --strict, any
     finding) is found."""
-    from relforge.matrix.lint import RULES, lint_matrix
+    from relforge.matrix import RULES, lint_matrix
 
     loaded = load_matrix(file)
     findings = lint_matrix(loaded, list(releases) or None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
@@ -12,7 +13,7 @@ import click
 from relforge.errors import UsageError
 
 if TYPE_CHECKING:
-    from relforge.matrix.selector import Selector
+    from relforge.matrix import Selector
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -78,6 +79,30 @@ def execute_option(help: str = EXECUTE_HELP) -> Decorator:
     return click.option("--execute", is_flag=True, help=help)
 
 
+def clone_option(help: str = "The project's git clone.") -> Decorator:
+    """`--repo DIR` (default .): the project's clone a git-driven command reads and pushes from."""
+    return click.option(
+        "--repo",
+        default=".",
+        show_default=True,
+        metavar="DIR",
+        type=click.Path(file_okay=False, path_type=Path),
+        help=help,
+    )
+
+
+def remote_option(help: str = "Its git remote.") -> Decorator:
+    """`--remote NAME` (default origin)."""
+    return click.option("--remote", default="origin", show_default=True, metavar="NAME", help=help)
+
+
+def github_repo_option(
+    help: str = "The project's GitHub repository (default: from the remote's URL).",
+) -> Decorator:
+    """`--github-repo OWNER/NAME`: checked and defaulted by relforge.forges.project_repo."""
+    return click.option("--github-repo", metavar="OWNER/NAME", help=help)
+
+
 def workers_option(default: int = 32, help: str = "Parallel transfers.") -> Decorator:
     """`--workers N` (1–256): parallel requests to a store."""
     return click.option(
@@ -109,7 +134,7 @@ def parse_date(value: str | None) -> datetime.date | None:
 
 def parse_selectors(values: tuple[str, ...], axes: Collection[str] = ()) -> list[Selector]:
     """Parse --select values; `axes` are the release's dependency axes (fields too)."""
-    from relforge.matrix.selector import parse_selector
+    from relforge.matrix import parse_selector
 
     selectors = []
     for value in values:

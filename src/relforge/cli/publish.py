@@ -18,12 +18,11 @@ from relforge.cli.options import (
     stop_for_dry_run,
     workers_option,
 )
-from relforge.matrix.load import load_matrix
-from relforge.matrix.schema import ChannelName
+from relforge.matrix import ChannelName, load_matrix
 from relforge.output import append_step_summary
 
 if TYPE_CHECKING:
-    from relforge.promote.store import ObjectStore
+    from relforge.stores import ObjectStore
 
 _EXECUTE = execute_option()
 _PARTIAL = click.option(
@@ -36,9 +35,9 @@ _WORKERS = workers_option()
 
 
 def _run_plan(plan: object, execute: bool) -> None:
-    from relforge.promote.plan import Plan, render
-    from relforge.promote.plan import execute as apply
-    from relforge.promote.transfer import refuse_conflicts
+    from relforge.promote import Plan, render
+    from relforge.promote import execute as apply
+    from relforge.stores import refuse_conflicts
 
     assert isinstance(plan, Plan)
     render(plan, click.echo)
@@ -65,11 +64,12 @@ def _run_plan(plan: object, execute: bool) -> None:
 
 def _whole_release_lines(plan: object) -> list[str]:
     """What the plan's index left off the pages (or put there with --partial), one line each."""
-    from relforge.promote.completeness import report
-    from relforge.promote.plan import Plan
+    from relforge.promote import Plan, whole_releases_report
 
     assert isinstance(plan, Plan)
-    return report(plan.vouchers.gate if plan.vouchers is not None else None).lines()
+    return whole_releases_report(
+        plan.vouchers.completeness if plan.vouchers is not None else None
+    ).lines()
 
 
 def _recorded_lines(recorded: Sequence[tuple[str, bool]]) -> list[str]:
@@ -78,8 +78,8 @@ def _recorded_lines(recorded: Sequence[tuple[str, bool]]) -> list[str]:
 
 def _retries(plan: object) -> int:
     """Requests the plan's stores tried again after a transient fault."""
-    from relforge.promote.plan import Plan
-    from relforge.promote.retry import total_retries
+    from relforge.promote import Plan
+    from relforge.stores import total_retries
 
     assert isinstance(plan, Plan)
     stores: list[object] = [plan.store]
@@ -90,7 +90,7 @@ def _retries(plan: object) -> int:
 
 def _warn_serving(download_url: str, store: ObjectStore, folders: Sequence[str]) -> None:
     """Warn (stderr, exit code unchanged) when project.download_url does not serve the pages."""
-    from relforge.promote.serving import serving_warnings
+    from relforge.promote import serving_warnings
 
     for line in serving_warnings(store, download_url, folders):
         click.echo(line, err=True)
@@ -134,7 +134,7 @@ def publish(
     manifest there, prune old nightlies, and re-index.  A version appears on the pages only
     once every cell the matrix expects of it is there (--partial: at once).  FILE is the
     matrix file."""
-    from relforge.promote.publish import plan_publish
+    from relforge.promote import plan_publish
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
@@ -172,9 +172,12 @@ def index(
     from functools import partial as bind
 
     from relforge.output import print_json
-    from relforge.promote.channelindex import apply_channel_index, plan_channel_index
-    from relforge.promote.completeness import report
-    from relforge.promote.plan import describe_index
+    from relforge.promote import (
+        apply_channel_index,
+        describe_index,
+        plan_channel_index,
+        whole_releases_report,
+    )
 
     say = bind(click.echo, err=fmt == "json")
     matrix = load_matrix(file)
@@ -184,7 +187,7 @@ def index(
     say(f"index of the {chosen} channel in {store.url}: {len(plans)} folder(s)")
     describe_index(plans, say)
     changed = planned.changed
-    lines = report(vouchers.gate).lines()
+    lines = whole_releases_report(vouchers.completeness).lines()
     for line in lines:
         say(line)
     recorded: list[str] = []
@@ -224,7 +227,7 @@ def index(
                 "folders": len(plans),
                 "folders_changed": len(changed),
                 "pruned": list(planned.deletes),
-                "whole_releases": report(vouchers.gate).to_json(),
+                "whole_releases": whole_releases_report(vouchers.completeness).to_json(),
                 "recorded": [x.split(" ")[1] for x in recorded],
             }
         )
@@ -270,7 +273,7 @@ def promote(
     """Copy the exact validated objects of one version between channels (server-side, each
     sha256 verified, never overwriting), back them up, and re-index the destination last.
     A killed run resumes when rerun.  FILE is the matrix file."""
-    from relforge.promote.promote import plan_promote
+    from relforge.promote import plan_promote
 
     plan = plan_promote(
         load_matrix(file),

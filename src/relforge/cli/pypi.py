@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from relforge.cli.options import dry_run_note, execute_option
-from relforge.matrix.load import load_matrix
+from relforge.matrix import load_matrix
 from relforge.output import append_step_summary
 
 
@@ -42,8 +42,7 @@ def stage(
 ) -> None:
     """Rewrite each platform's PyPI-default wheel without its local version (2.9.0+cu128 →
     2.9.0) into pypi-staging/X.Y.Z/ of the store.  FILE is the matrix file."""
-    from relforge.promote.pypi import plan_stage
-    from relforge.promote.pypi_flow import stage_wheels
+    from relforge.promote import plan_stage, stage_wheels
 
     plan = plan_stage(load_matrix(file), version, manifest_path, manifest_digest=manifest_digest)
     result = stage_wheels(plan, click.echo, execute=execute)
@@ -79,7 +78,7 @@ def upload(
     """Upload pypi-staging/X.Y.Z/ with twine.  A file the index has with the same sha256 is
     skipped; one it has with another sha256 stops everything before any upload.  Credentials
     come from TWINE_USERNAME/TWINE_PASSWORD.  FILE is the matrix file."""
-    from relforge.promote.pypi_flow import (
+    from relforge.promote import (
         plan_pypi_upload,
         refuse_upload,
         render_upload,

@@ -7,16 +7,22 @@ everything is already in place the plan is empty and the command exits 3 (nothin
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from relforge.cli.options import execute_option, format_option
+from relforge.cli.options import (
+    clone_option,
+    execute_option,
+    format_option,
+    github_repo_option,
+    remote_option,
+)
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 from relforge.git import Git
 from relforge.output import append_step_summary, print_json
-from relforge.release.plan import Plan
-from relforge.release.versions import parse_line, parse_release
+from relforge.release import Plan, parse_line, parse_release
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -24,16 +30,10 @@ _FORMAT = format_option("text", "json", help="json prints one JSON document for 
 
 
 def _common(func: F) -> F:
-    func = click.option(
-        "--repo",
-        default=".",
-        show_default=True,
-        metavar="DIR",
-        help="The project's clone (its remote is what relforge reads and pushes to).",
-    )(func)
-    func = click.option(
-        "--remote", default="origin", show_default=True, metavar="NAME", help="Git remote."
-    )(func)
+    func = clone_option("The project's clone (its remote is what relforge reads and pushes to).")(
+        func
+    )
+    func = remote_option("Git remote.")(func)
     return _FORMAT(func)
 
 
@@ -53,11 +53,7 @@ _MAIN = click.option(
     metavar="BRANCH",
     help="The development branch (the trunk) release lines are cut from.",
 )
-_GITHUB_REPO = click.option(
-    "--github-repo",
-    metavar="OWNER/NAME",
-    help="The project's GitHub repository (default: from the remote's URL).",
-)
+_GITHUB_REPO = github_repo_option()
 
 
 @click.group()
@@ -70,7 +66,7 @@ def release() -> None:
 
 def _finish(git: Git, plan: Plan, *, execute: bool, fmt: str) -> None:
     from relforge.cli.release_show import plan_markdown, print_plan
-    from relforge.release.apply import apply_plan
+    from relforge.release import apply_plan
 
     if plan.empty:
         if fmt == "json":
@@ -119,13 +115,13 @@ def cut_command(
     version_file: str,
     github_repo: str | None,
     execute: bool,
-    repo: str,
+    repo: Path,
     remote: str,
     fmt: str,
 ) -> None:
     """Cut release/X.Y and orig/release/X.Y, commit the release-only changes on the branch and
     bump version.txt on the trunk to X.(Y+1).0a0."""
-    from relforge.release.cut import CutOptions, plan_cut
+    from relforge.release import CutOptions, plan_cut
 
     line = parse_line(version)
     git = Git(repo)
@@ -157,12 +153,12 @@ def tag_command(
     at: str | None,
     version_file: str,
     execute: bool,
-    repo: str,
+    repo: Path,
     remote: str,
     fmt: str,
 ) -> None:
     """Tag the next RC on the tip of release/X.Y, or the final on the newest RC."""
-    from relforge.release.tag import TagOptions, plan_tag
+    from relforge.release import TagOptions, plan_tag
 
     parsed = parse_release(version)
     if kind not in ("rc", "final"):
@@ -186,10 +182,10 @@ def tag_command(
 @_EXECUTE
 @_common
 def patch_command(
-    version: str, version_file: str, execute: bool, repo: str, remote: str, fmt: str
+    version: str, version_file: str, execute: bool, repo: Path, remote: str, fmt: str
 ) -> None:
     """Bump version.txt on release/X.Y to X.Y.Z for a patch release (X.Y.(Z-1) must be final)."""
-    from relforge.release.patch import PatchOptions, plan_patch
+    from relforge.release import PatchOptions, plan_patch
 
     git = Git(repo)
     options = PatchOptions(version=parse_release(version), remote=remote, version_file=version_file)
@@ -202,11 +198,11 @@ def patch_command(
 @_VERSION_FILE
 @_common
 def status_command(
-    version: str, trunk: str, version_file: str, repo: str, remote: str, fmt: str
+    version: str, trunk: str, version_file: str, repo: Path, remote: str, fmt: str
 ) -> None:
     """Branches, cut point, RCs and finals, commits since the last RC, and the next command."""
     from relforge.cli.release_show import print_status
-    from relforge.release.status import release_status
+    from relforge.release import release_status
 
     status = release_status(
         Git(repo), parse_line(version), remote=remote, trunk=trunk, version_file=version_file
@@ -237,16 +233,15 @@ def audit_command(
     milestone_number: int | None,
     github_repo: str | None,
     trunk: str,
-    repo: str,
+    repo: Path,
     remote: str,
     fmt: str,
 ) -> None:
     """Milestone fixes on the trunk that release/X.Y lacks, and trunk reverts it still needs.
     Exits 4 when something is missing."""
     from relforge.cli.release_show import audit_markdown, print_audit
-    from relforge.release.audit import audit_release
-    from relforge.release.github_repo import project_repo
-    from relforge.release.milestone import fetch_milestone, load_milestone_file
+    from relforge.forges import project_repo
+    from relforge.release import audit_release, fetch_milestone, load_milestone_file
 
     if (milestone_file is None) == (milestone_number is None):
         raise UsageError(
@@ -260,7 +255,7 @@ def audit_command(
     if milestone_file is not None:
         milestone = load_milestone_file(milestone_file, gh_repo)
     else:
-        from relforge.forges.github import GitHubClient
+        from relforge.forges import GitHubClient
 
         if gh_repo is None:
             raise UsageError(

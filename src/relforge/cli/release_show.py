@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from rich.markup import escape
+from typing_extensions import assert_never
 
 from relforge.output import console
-from relforge.release.audit import AuditReport
-from relforge.release.plan import NewCommit, NewTag, Plan, SetRef, assert_never, target_text
-from relforge.release.status import Status
+from relforge.release import AuditReport, NewCommit, NewTag, Plan, SetRef, Status, target_text
 
 
 def print_plan(plan: Plan, *, execute: bool, results: dict[str, str] | None = None) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from relforge.cli.options import execute_option, releases_option, stop_for_dry_run
-from relforge.matrix.load import load_matrix
+from relforge.matrix import load_matrix
 
 
 @click.command()
@@ -41,6 +41,7 @@ def site(
 ) -> None:
     """Static install-selector site: index.html, compatibility.html, published_versions.json."""
     from relforge.errors import UsageError
+    from relforge.promote import main_store
     from relforge.site import build_site, publish_site
 
     if execute and not publish:
@@ -53,7 +54,7 @@ def site(
     )
     if not publish:
         return
-    plan, written, where = publish_site(matrix, result, execute=execute)
+    plan, written, where = publish_site(main_store(matrix), result, execute=execute)
     click.echo(f"publish the site to {where}")
     for item in plan:
         click.echo(f"  {'upload' if item.state == 'upload' else 'skip':<6} {item.key}")

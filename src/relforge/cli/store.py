@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from relforge.matrix.load import load_matrix
+from relforge.matrix import load_matrix
 from relforge.output import print_json
 
 
@@ -27,7 +27,7 @@ def policy(file: str, cloudfront_distribution: str) -> None:
     channel, native-archive and site prefixes only; manifests, PyPI staging and backups stay
     private.  FILE is the matrix file.  Apply it with
     `aws s3api put-bucket-policy --bucket B --policy file://policy.json`."""
-    from relforge.promote.policy import bucket_policy
+    from relforge.promote import bucket_policy
 
     matrix = load_matrix(file)
     print_json(bucket_policy(matrix, cloudfront_distribution=cloudfront_distribution))

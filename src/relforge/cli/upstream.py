@@ -12,13 +12,15 @@ from relforge.cli.options import (
     date_option,
     execute_option,
     format_option,
+    github_repo_option,
     optional_release_option,
     parse_date,
+    remote_option,
     stop_for_dry_run,
 )
 from relforge.errors import ValidationFailed
 from relforge.output import append_step_summary, print_json
-from relforge.upstream.index import PYPI
+from relforge.upstream import PYPI
 
 _RELEASE = optional_release_option("Release to follow upstream (default: the newest in FILE).")
 _INDEX = click.option(
@@ -48,10 +50,15 @@ def check(file: str, release: str | None, index_url: str, date_text: str | None,
     """Report what upstream asks of a release of the matrix FILE: new values of its dependency
     axes, pins that differ from the upstream wheel's METADATA, yanked or missing pins, Pythons
     to add or drop.  Exit 0 when current, 4 when a change is due."""
-    from relforge.matrix.load import read_text
-    from relforge.upstream.check import Loaded, check_upstream
-    from relforge.upstream.index import UpstreamIndex
-    from relforge.upstream.report import check_lines, markdown, summary
+    from relforge.matrix import read_text
+    from relforge.upstream import (
+        Loaded,
+        UpstreamIndex,
+        check_lines,
+        check_upstream,
+        markdown,
+        summary,
+    )
 
     loaded = Loaded.parse(file, read_text(file))
     report = check_upstream(
@@ -79,12 +86,10 @@ def check(file: str, release: str | None, index_url: str, date_text: str | None,
     help="Commit the update on a branch of its own and open (or update) a pull request; needs "
     "GITHUB_TOKEN.",
 )
-@click.option(
-    "--github-repo",
-    metavar="OWNER/NAME",
-    help="Repository of the pull request (default: $GITHUB_REPOSITORY, else the remote's URL).",
+@github_repo_option(
+    "Repository of the pull request (default: $GITHUB_REPOSITORY, else the remote's URL)."
 )
-@click.option("--remote", default="origin", show_default=True, help="Git remote to push to.")
+@remote_option("Git remote to push to.")
 @execute_option("Write the matrix (with --pull-request: push and open the pull request).")
 def update(
     file: str,
@@ -99,11 +104,8 @@ def update(
     """Write the due changes into the matrix FILE, keeping its comments and layout: a new axis
     value, pins from the upstream wheel's METADATA, Pythons added or dropped.  The dry run
     prints each change with its reason and the diff."""
-    from relforge.matrix.load import read_text
-    from relforge.upstream.check import Loaded, check_upstream
-    from relforge.upstream.index import UpstreamIndex
-    from relforge.upstream.report import update_lines
-    from relforge.upstream.update import plan_update
+    from relforge.matrix import read_text
+    from relforge.upstream import Loaded, UpstreamIndex, check_upstream, plan_update, update_lines
 
     today = parse_date(date_text)
     if pull_request:
@@ -136,17 +138,18 @@ def _pull_request(
     remote: str,
     execute: bool,
 ) -> None:
-    from relforge.forges.github import GitHubClient
-    from relforge.upstream.check import Loaded, check_upstream
-    from relforge.upstream.index import UpstreamIndex
-    from relforge.upstream.pullrequest import (
+    from relforge.forges import GitHubClient
+    from relforge.upstream import (
+        Loaded,
+        UpstreamIndex,
         apply_pull_request,
+        check_upstream,
         github_token,
         open_checkout,
         plan_pull_request,
+        plan_update,
+        update_lines,
     )
-    from relforge.upstream.report import update_lines
-    from relforge.upstream.update import plan_update
 
     checkout = open_checkout(file, remote=remote, github_repo=github_repo)
     token = github_token()

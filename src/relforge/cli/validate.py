@@ -19,11 +19,11 @@ from relforge.cli.options import (
     select_option,
 )
 from relforge.errors import ValidationFailed
-from relforge.matrix.schema import CHANNEL_NAMES, ChannelName
+from relforge.matrix import CHANNEL_NAMES, ChannelName
 from relforge.output import append_step_summary, print_json
 
 if TYPE_CHECKING:
-    from relforge.validate.report import ValidationReport
+    from relforge.validate import ValidationReport
 
 
 @click.command()
@@ -98,8 +98,8 @@ def validate(
 ) -> None:
     """Check every artifact of a release against its cell (FILE is the matrix), statically and
     with --runtime by installing it; exit 4 when any check fails."""
-    from relforge.deps.closure import Closure, mirrored_closure
-    from relforge.matrix.load import load_matrix
+    from relforge.deps import Closure, mirrored_closure
+    from relforge.matrix import load_matrix
     from relforge.validate import ArtifactSource, Options, ReleaseRequest, validate_release
 
     source = ArtifactSource.choose(dist=dist, manifest_path=manifest_path, index_url=index_url)

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from relforge.cli.options import channel_option, execute_option, stop_for_dry_run
-from relforge.matrix.schema import ChannelName
+from relforge.matrix import ChannelName
 from relforge.output import append_step_summary
 
 
@@ -37,9 +37,9 @@ def publish_command(
     the release's `variants:`) and publish them with {name}-{version}-variants.json to the
     channel's variant folder.  FILE is the matrix file."""
     from relforge.manifest import load_manifest
-    from relforge.matrix.load import load_matrix
-    from relforge.promote.channel import main_store
-    from relforge.variants.publish import apply_variants, plan_variants, staging_dir
+    from relforge.matrix import load_matrix
+    from relforge.promote import main_store
+    from relforge.variants import apply_variants, plan_variants, staging_dir
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
@@ -68,7 +68,7 @@ def check_command(folder: Path) -> None:
     """Check every variant wheel of FOLDER against the variants.json beside it (label ↔
     variant.json ↔ variants.json, RECORD); exit 4 on any problem."""
     from relforge.errors import NothingToDoError, ValidationFailed
-    from relforge.variants.check import check_variant_folder
+    from relforge.variants import check_variant_folder
 
     found = check_variant_folder(folder)
     if not found:

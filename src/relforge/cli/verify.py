@@ -13,8 +13,7 @@ from relforge.cli.options import (
     workers_option,
 )
 from relforge.errors import UsageError, ValidationFailed
-from relforge.matrix.load import load_matrix
-from relforge.matrix.schema import ChannelName
+from relforge.matrix import ChannelName, load_matrix
 from relforge.output import append_step_summary
 
 
@@ -52,7 +51,7 @@ def verify(
     """Compare a channel with its stored manifests and index pages: missing, extra, drifted
     (bytes hashed), sidecar mismatch, page ≠ objects, mirror parity.  Exit 4 on any finding.
     FILE is the matrix file."""
-    from relforge.promote.integrity import check_channel
+    from relforge.promote import check_channel
 
     if execute and not repair:
         raise UsageError("--execute applies a repair", key="--execute", hint="add --repair")
@@ -88,8 +87,7 @@ def verify(
 
 def _print_table(outcome: object) -> None:
     from relforge.output import console
-    from relforge.promote.integrity import Outcome
-    from relforge.promote.repair import render_repair
+    from relforge.promote import Outcome, render_repair
 
     assert isinstance(outcome, Outcome)
     out = console()

@@ -40,7 +40,7 @@ def inspect_command(
 ) -> None:
     """Tags, the symbol-version ceiling the ELF files need, external libraries, C++ ABI and size
     of WHEEL; exit 4 when the wheel contradicts its own tag or breaks its ABI contract."""
-    from relforge.validate.inspect import inspect_wheel
+    from relforge.validate import inspect_wheel
     from relforge.wheelformat import WheelError
 
     for given, key in ((path, "WHEEL"), *((w, "--with") for w in with_wheels)):
@@ -82,8 +82,7 @@ def _reported(error: RelforgeError, path: Path, fmt: str) -> RelforgeError:
 def _print(found: object) -> None:
     from rich.table import Table
 
-    from relforge.validate.checks import CHECKS
-    from relforge.validate.inspect import Inspection
+    from relforge.validate import CHECKS, Inspection
 
     assert isinstance(found, Inspection)
     f = found.facts
@@ -123,7 +122,7 @@ def strip_local(wheel_path: Path, out_dir: Path) -> None:
     """Write IN.whl without its local version (METADATA Version, .dist-info name, RECORD, file
     name) and without classifiers PyPI rejects, copying the other members' compressed bytes.
     An identical output is kept; a different file at the output is never overwritten."""
-    from relforge.promote.wheels import strip_local as rewrite
+    from relforge.promote import strip_local as rewrite
 
     if not wheel_path.is_file():
         raise UsageError(f"{wheel_path} does not exist", key="IN.whl")

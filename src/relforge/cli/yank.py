@@ -9,8 +9,7 @@ from __future__ import annotations
 import click
 
 from relforge.cli.options import execute_option, stop_for_dry_run
-from relforge.matrix.load import load_matrix
-from relforge.matrix.schema import ChannelName
+from relforge.matrix import ChannelName, load_matrix
 from relforge.output import append_step_summary
 
 
@@ -48,7 +47,7 @@ def yank(
     kept in the store (relforge/yanked/<channel>.json), so re-indexing keeps it.  FILE is the
     matrix file."""
     from relforge.errors import UsageError
-    from relforge.promote.yank import apply_yank, plan_yank, render
+    from relforge.promote import apply_yank, plan_yank, render_yank
 
     if not undo and not reason.strip():
         raise UsageError("a yank needs a reason", key="--reason", hint="--reason TEXT")
@@ -57,7 +56,7 @@ def yank(
     plan = plan_yank(
         load_matrix(file), version, reason=reason.strip(), undo=undo, cells=cells, channels=channels
     )
-    render(plan, click.echo)
+    render_yank(plan, click.echo)
     if stop_for_dry_run(execute):
         return
     changed, written = apply_yank(plan)

@@ -26,27 +26,25 @@ from urllib.parse import urlsplit
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from relforge.deps.record import MirroredFile, record_key, write_record
 from relforge.deps.resolve import RESOLVERS, Resolved, pip_resolve, reachable, redact
 from relforge.deps.targets import Target, cell_wheel, wheel_targets
 from relforge.deps.upstream import published_hashes
 from relforge.errors import EnvironmentFault, NothingToDoError, RefusedError, ValidationFailed
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.matrix.selector import Selector
-from relforge.promote.channel import main_store
-from relforge.promote.channel import trust as channel_trust
-from relforge.promote.index import SIDECAR, apply_folder, plan_folder, refuse_drift
-from relforge.promote.plan import Plan, execute
-from relforge.promote.rootpages import refresh_root
-from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
-from relforge.promote.transfer import Transfer, plan_batch
+from relforge.promote.context import open_publishing
+from relforge.promote.deps_record import MirroredFile, record_key, write_record
+from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
+from relforge.promote.index.rootpages import refresh_root
+from relforge.promote.plans.plan import Plan, execute
 from relforge.promote.vouch import Vouchers, channel_vouchers
+from relforge.stores.store import ObjectInfo, ObjectStore, sha256_bytes
+from relforge.stores.transfer import SIDECAR, Transfer, plan_batch, sidecar_transfer
 from relforge.wheelformat import core_metadata
 
 Echo = Callable[[str], None]
 State = Literal["create", "identical"]
 DOWNLOAD_TIMEOUT = 60
-METADATA_TYPE = "text/plain; charset=utf-8"  # as publish writes its PEP 658 sidecars
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -193,7 +191,8 @@ def plan_mirror(
     targets = wheel_targets(matrix, channel, selectors)
     if not targets:
         raise NothingToDoError(f"the {channel} channel has no wheel cells", key="--channel")
-    store = main_store(matrix)
+    here = open_publishing(matrix).channel(channel)
+    store = here.store
     reachable(upstream)
     listings = {f: folder_files(store, f) for f in sorted({t.folder for t in targets})}
     found, resolved, skipped = _closure(matrix, store, targets, upstream, version, listings, built)
@@ -257,7 +256,7 @@ def plan_mirror(
         wanted=tuple(wanted),
         resolved_cells=tuple(resolved),
         skipped=tuple(skipped),
-        vouchers=channel_vouchers(matrix, store, channel, channel_trust(matrix)),
+        vouchers=channel_vouchers(here),
     )
 
 
@@ -331,16 +330,7 @@ def apply_mirror(plan: MirrorPlan, echo: Echo, *, workers: int = 16) -> int:
                 )
                 meta = core_metadata(path)
                 meta_digest = (sha256_bytes(meta), len(meta))
-                transfers.append(
-                    Transfer(
-                        key=w.key + SIDECAR,
-                        sha256=sha256_bytes(meta),
-                        size=len(meta),
-                        what="core metadata (PEP 658)",
-                        data=meta,
-                        content_type=METADATA_TYPE,
-                    )
-                )
+                transfers.append(sidecar_transfer(w.key, meta))
             assert size is not None
             recorded.setdefault(w.folder, []).append(
                 MirroredFile(

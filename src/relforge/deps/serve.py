@@ -14,16 +14,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlsplit
 
 from relforge.errors import RelforgeError
-from relforge.promote.pages import HTML_TYPE, JSON_TYPE
-from relforge.promote.store import ObjectStore
+from relforge.simplepages import JSON_V1
+from relforge.stores import content_types
+from relforge.stores.store import ObjectStore
 
 
 def _content_type(key: str) -> str:
     if key.endswith(".html"):
-        return HTML_TYPE
+        return content_types.HTML
     if key.endswith(".json"):
-        return JSON_TYPE
-    return "application/octet-stream"
+        return JSON_V1
+    return content_types.OCTET_STREAM
 
 
 @contextlib.contextmanager

@@ -320,14 +320,27 @@ class GitHubClient:
         return Permission(permission=base, role_name=str(data.get("role_name") or base))
 
 
-def repo_from_url(url: str) -> str | None:
-    """`owner/name` of a GitHub remote URL (https://…, ssh://…, git@host:owner/name.git)."""
+GITHUB_HOST = "github.com"
+
+
+def github_hosts() -> frozenset[str]:
+    """github.com, and the GitHub Enterprise server a workflow runs on (`GITHUB_SERVER_URL`)."""
+    server = urlsplit(os.environ.get("GITHUB_SERVER_URL", "")).hostname
+    return frozenset({GITHUB_HOST, *([server.lower()] if server else [])})
+
+
+def repo_from_url(url: str, *, hosts: frozenset[str] | None = None) -> str | None:
+    """`owner/name` of a GitHub remote URL (https://…, ssh://…, git@host:owner/name.git) on one
+    of `hosts` (default `github_hosts()`), else None: another forge's URL or a path on disk."""
     if "://" in url:
-        path = urlsplit(url).path
-    elif ":" in url and not url.startswith(("/", ".")):
-        path = url.split(":", 1)[1]
+        parts = urlsplit(url)
+        host, path = parts.hostname or "", parts.path
+    elif ":" in url and "@" in url.split(":", 1)[0]:  # git@github.com:owner/name.git
+        user_host, path = url.split(":", 1)
+        host = user_host.rsplit("@", 1)[1]
     else:
         return None
-    path = path.strip("/").removesuffix(".git")
-    parts = path.split("/")
-    return path if len(parts) == 2 and all(parts) else None
+    if host.lower() not in (github_hosts() if hosts is None else hosts):
+        return None
+    pieces = [p for p in path.strip("/").removesuffix(".git").split("/") if p]
+    return "/".join(pieces) if len(pieces) == 2 else None

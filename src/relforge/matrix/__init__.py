@@ -7,3 +7,40 @@ Entry points: `load_matrix` (relforge.matrix.load) reads and checks a file; `exp
 `relforge matrix explain/lint/diff/docs`; `parse_selector` (relforge.matrix.selector) reads
 `--select`.  Every other stage imports from here, so this package imports no stage.
 """
+
+from __future__ import annotations
+
+from relforge.matrix.cell import Cell
+from relforge.matrix.describe import newest_release
+from relforge.matrix.diff import diff_releases, render_markdown
+from relforge.matrix.docs import render_docs, with_download_url
+from relforge.matrix.expand import candidates, expand_cells
+from relforge.matrix.explain import explain_cell
+from relforge.matrix.lint import RULES, lint_matrix
+from relforge.matrix.load import load_matrix, read_text
+from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix
+from relforge.matrix.selector import Selector, parse_selector
+from relforge.matrix.values import PythonVersion, base_url_problem
+
+__all__ = [
+    "CHANNEL_NAMES",
+    "RULES",
+    "Cell",
+    "ChannelName",
+    "Matrix",
+    "PythonVersion",
+    "Selector",
+    "base_url_problem",
+    "candidates",
+    "diff_releases",
+    "expand_cells",
+    "explain_cell",
+    "lint_matrix",
+    "load_matrix",
+    "newest_release",
+    "parse_selector",
+    "read_text",
+    "render_docs",
+    "render_markdown",
+    "with_download_url",
+]

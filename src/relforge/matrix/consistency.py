@@ -36,7 +36,7 @@ from relforge.matrix.values import (
     platform_tag_problem,
     requirement_name,
 )
-from relforge.variants.format import check_wheel_variants
+from relforge.matrix.variants import check_wheel_variants
 
 # Packages whose pin must equal a variant field (nvidia-cudnn-cu12==X ⇔ cudnn: X).
 _PINNED_FIELDS = {"nvidia-cudnn": "cudnn", "nvidia-nccl": "nccl"}

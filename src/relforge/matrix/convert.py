@@ -59,7 +59,7 @@ def _platform_tag(text: str) -> schema.PlatformTag:
 def _ed25519_key(text: str) -> schema.Ed25519Key:
     import base64
 
-    from relforge.promote.signing import parse_public_key
+    from relforge.signing import parse_public_key
 
     return schema.Ed25519Key(base64.b64encode(parse_public_key(text)).decode("ascii"))
 

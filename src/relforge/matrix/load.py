@@ -16,7 +16,7 @@ from relforge.matrix.convert import convert
 from relforge.matrix.expand import candidates
 from relforge.matrix.schema import Matrix, Release, Variant
 from relforge.matrix.source import Map, Node, Scalar, merge, parse_yaml, without
-from relforge.variants.format import check_variant_names
+from relforge.matrix.variants import check_variant_names
 
 # Keys that describe one release only; a release that extends another does not inherit them.
 _NOT_INHERITED = ("extends", "version", "date", "notes")

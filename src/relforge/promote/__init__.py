@@ -1,70 +1,77 @@
-"""Promotion: object stores, channel layout, package indexes, publish/promote plans, PyPI.
+"""Promotion: channels in object stores, their package indexes, publish/promote/yank plans, PyPI.
 
 Release artifacts are promoted, never rebuilt: the bytes that were validated are the bytes
 users install.  Every write is create-if-absent and carries its sha256; nothing is overwritten
 except index pages, which are replaced atomically.
 
-Entry points: `plan_publish` (relforge.promote.publish) and `plan_promote`
-(relforge.promote.promote) plan the uploads and copies as a `Plan` that `render` prints and
-`execute` (relforge.promote.plan) carries out; `plan_folder`/`apply_folder`
-(relforge.promote.index) rebuild index pages;
-`plan_yank`/`apply_yank` (relforge.promote.yank) mark files yanked; `check_channel`
-(relforge.promote.integrity) verifies a channel; `plan_stage` with `stage_wheels` and
-`plan_pypi_upload` with `upload_release` (relforge.promote.pypi_flow) stage and upload to PyPI.
-Stores implement the protocol of relforge.promote.store and are opened by URL with
-`open_store` (relforge.promote.registry).
+Entry points, one line of the command line's each:
+- `main_store` opens the channel's store (with its trust) from the matrix.
+- `plan_publish` and `plan_promote` plan uploads and copies as a `Plan`; `render` prints it,
+  `execute` carries it out, `describe_index` says what its index step will write, and
+  `whole_releases_report` what the pages leave off until a version is whole.
+- `plan_channel_index` / `apply_channel_index` rebuild a channel's index pages;
+  `serving_warnings` names what the download URL will not serve.
+- `plan_yank` / `apply_yank` / `render_yank` mark files yanked.
+- `check_channel` verifies a channel into an `Outcome`; `render_repair` prints its repairs.
+- `bucket_policy` writes the public-read policy of a channel's bucket.
+- `plan_stage` with `stage_wheels` stages wheels for PyPI (`strip_local` drops the local
+  version label); `plan_pypi_upload`, `refuse_upload`, `render_upload` and `upload_release`
+  upload them.
+The stores themselves are relforge.stores.
 
-The names are imported on first use, so a command that needs one store module does not pay for
-the rest of the package.
+Layout: the package's own modules say where things live in a store and what the stored
+manifests vouch for (channel, rootspec, vouch, completeness, advertised, yanked, deps_record,
+mirrors, archives, policy); index/ builds pages from that, plans/ changes a channel, integrity/
+checks and repairs it, pypi/ ships to PyPI.  The command line imports this front door only.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from relforge.promote.integrity import check_channel
-    from relforge.promote.plan import Plan, execute, render
-    from relforge.promote.promote import plan_promote
-    from relforge.promote.publish import plan_publish
-    from relforge.promote.pypi import plan_stage
-    from relforge.promote.pypi_flow import plan_pypi_upload, stage_wheels, upload_release
-    from relforge.promote.yank import apply_yank, plan_yank
-
-_HOMES = {
-    "check_channel": "relforge.promote.integrity",
-    "Plan": "relforge.promote.plan",
-    "execute": "relforge.promote.plan",
-    "render": "relforge.promote.plan",
-    "plan_promote": "relforge.promote.promote",
-    "plan_publish": "relforge.promote.publish",
-    "plan_stage": "relforge.promote.pypi",
-    "upload_release": "relforge.promote.pypi_flow",
-    "plan_pypi_upload": "relforge.promote.pypi_flow",
-    "stage_wheels": "relforge.promote.pypi_flow",
-    "apply_yank": "relforge.promote.yank",
-    "plan_yank": "relforge.promote.yank",
-}
+from relforge.promote.channel import main_store
+from relforge.promote.completeness import whole_releases_report
+from relforge.promote.index.channelindex import apply_channel_index, plan_channel_index
+from relforge.promote.index.serving import serving_warnings
+from relforge.promote.integrity.check import Outcome, check_channel
+from relforge.promote.integrity.repair import render_repair
+from relforge.promote.plans.plan import Plan, describe_index, execute, render
+from relforge.promote.plans.promote import plan_promote
+from relforge.promote.plans.publish import plan_publish
+from relforge.promote.plans.yank import apply_yank, plan_yank, render_yank
+from relforge.promote.policy import bucket_policy
+from relforge.promote.pypi.flow import (
+    plan_pypi_upload,
+    refuse_upload,
+    render_upload,
+    stage_wheels,
+    upload_release,
+)
+from relforge.promote.pypi.stage import plan_stage
+from relforge.promote.pypi.wheels import strip_local
 
 __all__ = [
+    "Outcome",
     "Plan",
+    "apply_channel_index",
     "apply_yank",
+    "bucket_policy",
     "check_channel",
+    "describe_index",
     "execute",
+    "main_store",
+    "plan_channel_index",
     "plan_promote",
     "plan_publish",
     "plan_pypi_upload",
     "plan_stage",
     "plan_yank",
+    "refuse_upload",
     "render",
+    "render_repair",
+    "render_upload",
+    "render_yank",
+    "serving_warnings",
     "stage_wheels",
+    "strip_local",
     "upload_release",
+    "whole_releases_report",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)

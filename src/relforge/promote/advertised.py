@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from relforge.promote.store import ObjectStore
+from relforge.stores import content_types
+from relforge.stores.store import ObjectStore
 
 ADVERTISED = "relforge/advertised"
 
@@ -60,5 +61,5 @@ def write_advertised(
         "verified": sorted(verified),
         "missing": dict(sorted(missing.items())),
     }
-    store.write(key, (json.dumps(data, indent=1) + "\n").encode(), "application/json")
+    store.write(key, (json.dumps(data, indent=1) + "\n").encode(), content_types.JSON)
     return key

@@ -17,34 +17,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol
 
 from packaging.version import InvalidVersion, Version
 
 from relforge.errors import RefusedError
-from relforge.manifest import ManifestEntry
 from relforge.matrix.archives import archive_version
-from relforge.matrix.expand import expand_cells
-from relforge.matrix.schema import ChannelName, Matrix
+from relforge.matrix.schema import Matrix
+from relforge.promote.cells import ChannelCells
 from relforge.promote.channel import Placed
-from relforge.promote.content import read_bytes, read_content
-from relforge.promote.findings import Finding
-from relforge.promote.store import ObjectInfo, ObjectStore, sha256_bytes
-from relforge.promote.transfer import Transfer
+from relforge.stores import content_types
+from relforge.stores.store import ObjectInfo, ObjectStore, sha256_bytes
+from relforge.stores.transfer import Transfer
 
 CHECKSUM = ".sha256"
-CHECKSUM_TYPE = "text/plain; charset=utf-8"
 ARCHIVE_SUFFIX = ".zip"
-
-
-class VouchedLike(Protocol):
-    """What verify knows of a vouched object (relforge.promote.verify.Vouched)."""
-
-    @property
-    def key(self) -> str: ...
-
-    @property
-    def entry(self) -> ManifestEntry: ...
 
 
 def is_archive(p: Placed) -> bool:
@@ -65,7 +51,7 @@ def checksum_transfer(key: str, sha256: str, what: str) -> Transfer:
         size=len(data),
         what=f"sha256 file of {what}",
         data=data,
-        content_type=CHECKSUM_TYPE,
+        content_type=content_types.TEXT,
     )
 
 
@@ -142,101 +128,14 @@ def nightly_archive_prune(
     return sorted(doomed)
 
 
-def archive_folders(matrix: Matrix, channel: ChannelName) -> list[str]:
+def archive_folders(cells: ChannelCells) -> list[str]:
     """Every folder of the channel that holds only archives, across the matrix's releases (a
     channel without a `libtorch_prefix` puts archives in its wheel folders, which keep their
     pages and are no archive folders)."""
     archives: set[str] = set()
     wheels: set[str] = set()
-    for release in matrix.releases:
-        for cell in expand_cells(matrix, release, channel=channel):
-            if cell.upload_prefix:
-                chosen = wheels if cell.package_type == "wheel" else archives
-                chosen.add(cell.upload_prefix.rstrip("/"))
+    for cell in cells.every():
+        if cell.upload_prefix:
+            chosen = wheels if cell.package_type == "wheel" else archives
+            chosen.add(cell.upload_prefix.rstrip("/"))
     return sorted(archives - wheels)
-
-
-def checksum_finding(
-    store: ObjectStore, key: str, sha256: str, listed: bool
-) -> tuple[str, str | None, str] | None:
-    """`verify`: what is wrong with the checksum file of the archive at `key` (None: nothing):
-    (message, sha256 found, sha256 expected)."""
-    want = checksum_bytes(key.rsplit("/", 1)[1], sha256)
-    expected = sha256_bytes(want)
-    if not listed:
-        return "the archive's sha256 file is missing", None, expected
-    content = read_content(store, key + CHECKSUM)
-    if content is None:
-        return "the archive's sha256 file is missing", None, expected
-    if content.sha256 == expected:
-        return None
-    got = read_bytes(store, key + CHECKSUM) or b""  # as served: the recorded hash may lie
-    return (
-        f"the archive's sha256 file says {got[:80].decode(errors='replace').strip()!r}, the "
-        f"manifest says {sha256}",
-        content.sha256,
-        expected,
-    )
-
-
-def archive_findings(
-    vouched: Mapping[str, VouchedLike],
-    folders: Iterable[str],
-    files: Mapping[str, ObjectInfo],
-    store: ObjectStore,
-    name: str,
-    retired: frozenset[str] = frozenset(),
-) -> list[Finding]:
-    """`verify`: the checksum file of every vouched archive (a `sidecar` finding when it is
-    missing or says another sha256 than the manifest), and every archive or checksum file in
-    an archive folder that no manifest vouches for (`extra`)."""
-    out = []
-    for key, v in sorted(vouched.items()):
-        if v.entry.package_type == "wheel" or (key in retired and key not in files):
-            continue  # a pruned nightly takes its checksum file with it
-        wrong = checksum_finding(store, key, v.entry.sha256, key + CHECKSUM in files)
-        if wrong is not None:
-            message, found, expected = wrong
-            out.append(
-                Finding(
-                    kind="sidecar",
-                    store=name,
-                    key=key + CHECKSUM,
-                    message=f"{v.entry.cell_id}: {message}",
-                    expected_sha256=expected,
-                    found_sha256=found,
-                    cell_id=v.entry.cell_id,
-                    folder=key.rsplit("/", 1)[0],
-                )
-            )
-    inside = tuple(f + "/" for f in folders)
-    for key in sorted(files):
-        if not key.startswith(inside) or key in vouched:
-            continue
-        base = key.removesuffix(CHECKSUM)
-        if not base.endswith(ARCHIVE_SUFFIX) or (base in vouched and key != base):
-            continue
-        content = read_content(store, key)
-        out.append(
-            Finding(
-                kind="extra",
-                store=name,
-                key=key,
-                message="no stored manifest vouches for this archive"
-                + (" (a sha256 file)" if key != base else ""),
-                found_sha256=content.sha256 if content else None,
-                folder=key.rsplit("/", 1)[0],
-            )
-        )
-    return out
-
-
-def restored_checksum(key: str, vouched: Mapping[str, VouchedLike]) -> bytes | None:
-    """`verify --repair`: the bytes the checksum file at `key` must hold (from the manifest),
-    or None when `key` is not the checksum file of a vouched archive."""
-    if not key.endswith(CHECKSUM):
-        return None
-    v = vouched.get(key.removesuffix(CHECKSUM))
-    if v is None or v.entry.package_type == "wheel":
-        return None
-    return checksum_bytes(v.key.rsplit("/", 1)[1], v.entry.sha256)

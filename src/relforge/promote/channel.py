@@ -24,12 +24,12 @@ from packaging.version import InvalidVersion, Version
 from relforge.errors import ConfigError, RefusedError, UsageError
 from relforge.manifest import ArtifactManifest, ManifestEntry, parse_manifest
 from relforge.matrix.cell import Cell
-from relforge.matrix.expand import expand_cells
-from relforge.matrix.schema import ChannelName, Matrix, Publishing
-from relforge.promote.parts import TransferSettings
-from relforge.promote.registry import StoreOptions, open_store
-from relforge.promote.signing import SIGNATURE_SUFFIX, Trust, trust_from
-from relforge.promote.store import DEFAULT_STORE, ObjectStore
+from relforge.matrix.schema import Matrix, Publishing
+from relforge.promote.cells import ChannelCells
+from relforge.signing import SIGNATURE_SUFFIX, Trust, trust_from
+from relforge.stores.parts import TransferSettings
+from relforge.stores.registry import StoreOptions, open_store
+from relforge.stores.store import DEFAULT_STORE, ObjectStore
 
 MANIFESTS = "relforge/manifests"
 STAGING = "pypi-staging"
@@ -94,14 +94,13 @@ def public_version(text: str) -> str:
         raise UsageError(f"{text!r} is not a PEP 440 version", key="--version") from None
 
 
-def place(
-    matrix: Matrix, manifest: ArtifactManifest, channel: ChannelName, where: str
-) -> list[Placed]:
-    """Each entry of the manifest with its cell (on `channel`) and key there."""
-    cells = {c.id: c for c in expand_cells(matrix, manifest.release, channel=channel)}
+def place(cells: ChannelCells, manifest: ArtifactManifest, where: str) -> list[Placed]:
+    """Each entry of the manifest with its cell (on the cells' channel) and key there."""
+    matrix = cells.matrix
+    by_id = cells.by_id(manifest.release)
     out = []
     for cell_id, entry in sorted(manifest.entries.items()):
-        cell = cells.get(cell_id)
+        cell = by_id.get(cell_id)
         if cell is None:
             raise ConfigError(
                 f"entry {cell_id!r} is not a cell of release {manifest.release} in {matrix.file}",
@@ -120,14 +119,15 @@ def place(
     return out
 
 
-def wheel_folders(matrix: Matrix, channel: ChannelName) -> list[str]:
+def wheel_folders(cells: ChannelCells) -> list[str]:
     """Every wheel folder of the channel across the matrix's releases (indexed even if empty)."""
-    folders = set()
-    for release in matrix.releases:
-        for cell in expand_cells(matrix, release, channel=channel):
-            if cell.package_type == "wheel" and cell.upload_prefix:
-                folders.add(cell.upload_prefix.rstrip("/"))
-    return sorted(folders)
+    return sorted(
+        {
+            cell.upload_prefix.rstrip("/")
+            for cell in cells.every()
+            if cell.package_type == "wheel" and cell.upload_prefix
+        }
+    )
 
 
 def manifest_bytes(manifest: ArtifactManifest) -> bytes:

@@ -26,17 +26,13 @@ import threading
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from relforge.errors import RefusedError
 from relforge.matrix.cell import Cell
-from relforge.matrix.expand import expand_cells
-from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.advertised import read_advertised, write_advertised
-from relforge.promote.store import ObjectStore
-
-if TYPE_CHECKING:
-    from relforge.promote.vouch import Vouchers
+from relforge.promote.cells import ChannelCells
+from relforge.stores.store import ObjectStore
 
 # The package types whose files a version must have in a channel before it is advertised: its
 # wheels and its native archives.  The generated CI uploads them from separate workflows, each
@@ -45,25 +41,49 @@ if TYPE_CHECKING:
 PUBLISHED_TYPES = frozenset({"wheel", "libtorch"})
 
 
-def expected_cells(matrix: Matrix, release: str, channel: ChannelName) -> list[Cell]:
-    """The cells of `release` whose artifacts every version of it must have in `channel`."""
-    return [
-        c
-        for c in expand_cells(matrix, release, channel=channel)
-        if c.package_type in PUBLISHED_TYPES and c.upload_prefix
-    ]
+def expected_cells(cells: ChannelCells, release: str) -> list[Cell]:
+    """The cells of `release` whose artifacts every version of it must have in the channel."""
+    return [c for c in cells.of(release) if c.package_type in PUBLISHED_TYPES and c.upload_prefix]
 
 
-def release_folders(matrix: Matrix, releases: Iterable[str], channel: ChannelName) -> set[str]:
+def release_folders(cells: ChannelCells, releases: Iterable[str]) -> set[str]:
     """The index folders of the releases' expected wheel cells: the cell that completes a
     version changes the pages of every one of them, not only its own folder's."""
     return {
         c.upload_prefix.rstrip("/")
         for release in set(releases)
-        if release in matrix.releases
-        for c in expected_cells(matrix, release, channel)
+        if release in cells.matrix.releases
+        for c in expected_cells(cells, release)
         if c.package_type == "wheel" and c.upload_prefix
     }
+
+
+class VouchedFile(Protocol):
+    """What the judgement reads of one vouched object (relforge.promote.vouch.Vouch)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def sha256(self) -> str: ...
+    @property
+    def cell(self) -> str: ...
+    @property
+    def release(self) -> str: ...
+
+
+class VouchReader(Protocol):
+    """What the judgement reads of a channel's stored manifests (relforge.promote.vouch.Vouchers,
+    which builds the judgement: it only reads)."""
+
+    store: ObjectStore
+    channel: str
+    project: str
+
+    def lookup(
+        self, versions: Iterable[str], *, archives: bool = False
+    ) -> Mapping[str, VouchedFile]: ...
+
+    def fresh(self) -> VouchReader: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,21 +153,22 @@ class Incoming:
 
 
 class Completeness:
-    """The gate: which versions of the project the channel's pages may advertise, judged once
-    per (store, version) in a run.  `incoming` projects a plan's uploads (dry-run reports)."""
+    """The completeness judgement: which versions of the project the channel's pages may
+    advertise, judged once per (store, version) in a run.  `incoming` projects a plan's uploads
+    (dry-run reports)."""
 
     def __init__(
         self,
-        matrix: Matrix,
-        channel: ChannelName,
-        vouchers: Vouchers,
+        cells: ChannelCells,
+        vouchers: VouchReader,
         *,
         partial: bool = False,
         incoming: Mapping[str, Iterable[Incoming]] | None = None,  # version → objects
         workers: int = 16,
     ) -> None:
-        self.matrix = matrix
-        self.channel = channel
+        self.cells = cells
+        self.matrix = cells.matrix
+        self.channel = cells.channel
         self.vouchers = vouchers
         self.partial = partial
         self.incoming = {v: tuple(i) for v, i in (incoming or {}).items()}
@@ -158,12 +179,11 @@ class Completeness:
         self._lock = threading.Lock()
 
     def projected(self, incoming: Mapping[str, Iterable[Incoming]]) -> Completeness:
-        """The same gate, with a plan's uploads counted as already there (on its own reading
-        of the manifests: the plan's gate must read them after the plan stored its own)."""
+        """The same judgement, with a plan's uploads counted as already there (on its own reading
+        of the manifests: the plan's judgement must read them after the plan stored its own)."""
         fresh = self.vouchers.fresh()
         return Completeness(
-            self.matrix,
-            self.channel,
+            self.cells,
             fresh,
             partial=self.partial,
             incoming=incoming,
@@ -209,7 +229,7 @@ class Completeness:
         with self._lock:
             known = self._expected.get(release)
         if known is None:
-            known = {c.id: c for c in expected_cells(self.matrix, release, self.channel)}
+            known = {c.id: c for c in expected_cells(self.cells, release)}
             with self._lock:
                 self._expected[release] = known
         return known
@@ -340,10 +360,12 @@ class Report:
         }
 
 
-def report(gate: Completeness | None, versions: Iterable[str] | None = None) -> Report:
-    """The states the gate judged (only `versions` when given)."""
-    if gate is None:
+def whole_releases_report(
+    completeness: Completeness | None, versions: Iterable[str] | None = None
+) -> Report:
+    """The states the completeness judgement found (only `versions` when given)."""
+    if completeness is None:
         return Report()
     wanted = set(versions) if versions is not None else None
-    states = [s for s in gate.states() if wanted is None or s.version in wanted]
-    return Report(states=tuple(states), partial=gate.partial)
+    states = [s for s in completeness.states() if wanted is None or s.version in wanted]
+    return Report(states=tuple(states), partial=completeness.partial)

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from relforge.errors import UsageError
 from relforge.matrix.schema import Matrix
-from relforge.promote.channel import main_store, store_options
-from relforge.promote.registry import open_store
-from relforge.promote.store import ObjectStore
-from relforge.promote.transfer import Batch, Transfer, plan_batch
+from relforge.promote.channel import store_options
+from relforge.stores.registry import open_store
+from relforge.stores.store import ObjectStore
+from relforge.stores.transfer import Batch, Transfer, plan_batch
 
 MAIN = "main"
 
@@ -37,28 +37,24 @@ def mirror_stores(matrix: Matrix) -> list[NamedStore]:
     return out
 
 
-def named_stores(matrix: Matrix) -> list[NamedStore]:
-    """The main store, then every mirror."""
-    return [NamedStore(name=MAIN, store=main_store(matrix)), *mirror_stores(matrix)]
-
-
-def select_stores(matrix: Matrix, name: str | None) -> list[NamedStore]:
+def select_stores(
+    stores: Sequence[NamedStore], name: str | None, matrix_file: str
+) -> list[NamedStore]:
     """The store called `name` (main or a mirror), or all of them when no name is given."""
-    stores = named_stores(matrix)
     if name is None:
-        return stores
+        return list(stores)
     for named in stores:
         if named.name == name:
             return [named]
     raise UsageError(
-        f"no store named {name!r} in {matrix.file}",
+        f"no store named {name!r} in {matrix_file}",
         key="--store",
         hint="stores: " + ", ".join(s.name for s in stores),
     )
 
 
 def mirror_batches(
-    matrix: Matrix,
+    mirrors: Sequence[NamedStore],
     transfers: Sequence[Transfer],
     *,
     label: str,
@@ -75,5 +71,5 @@ def mirror_batches(
             label=f"{label} (mirror {m.name})",
             workers=workers,
         )
-        for m in mirror_stores(matrix)
+        for m in mirrors
     )

@@ -15,8 +15,8 @@ from typing import Any
 from relforge.errors import RefusedError, Span, UsageError
 from relforge.matrix.schema import CHANNEL_NAMES, Matrix
 from relforge.promote.channel import MANIFESTS, STAGING
-from relforge.promote.store import DEFAULT_STORE
 from relforge.site.publish import SITE_PREFIX
+from relforge.stores.store import DEFAULT_STORE
 
 PRIVATE = ("relforge", STAGING)  # relative to the store's prefix
 _UNSAFE = ("*", "?", "$")

@@ -14,20 +14,20 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
 from relforge.errors import RefusedError
 from relforge.manifest import ManifestEntry
-from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import MANIFESTS, StoredManifest, read_manifests
-from relforge.promote.rootpages import RootSpec, root_spec
-from relforge.promote.signing import SIGNATURE_SUFFIX, Trust
-from relforge.promote.store import ObjectStore
-
-if TYPE_CHECKING:
-    from relforge.promote.completeness import Completeness
+from relforge.promote.completeness import Completeness
+from relforge.promote.context import ChannelContext
+from relforge.promote.deps_record import PREFIX as DEPS_PREFIX
+from relforge.promote.deps_record import read_record, record_key
+from relforge.promote.rootspec import RootSpec
+from relforge.promote.yanked import read_yanked
+from relforge.signing import SIGNATURE_SUFFIX, Trust
+from relforge.stores.store import ObjectStore
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,10 +79,10 @@ class Vouchers:
         self._yanked: dict[str, str] | None = None
         self._lock = threading.Lock()
         # which versions may be advertised (whole releases only); None: every vouched version
-        self.gate: Completeness | None = None
+        self.completeness: Completeness | None = None
 
     def fresh(self) -> Vouchers:
-        """The same reading of the same channel, with nothing read yet (a plan's gate must
+        """The same reading of the same channel, with nothing read yet (a plan's judgement must
         read the manifests after the plan stored its own)."""
         return Vouchers(
             self.store,
@@ -97,8 +97,6 @@ class Vouchers:
 
     def yanked(self) -> dict[str, str]:
         """Object key → reason of the channel's yanked files (its yank record, read once)."""
-        from relforge.promote.yanked import read_yanked
-
         with self._lock:
             if self._yanked is None:
                 self._yanked = read_yanked(self.store, self.channel)
@@ -123,10 +121,10 @@ class Vouchers:
         return tuple(k for v in sorted(set(versions)) for k in listed.get(v, ()))
 
     def still_stored(self, manifest_key: str) -> bool:
-        from relforge.deps.record import PREFIX
-
-        if manifest_key.startswith(PREFIX + "/"):  # a dependency record vouched
-            return bool(self.dependencies(manifest_key[len(PREFIX) + 1 :].removesuffix(".json")))
+        if manifest_key.startswith(DEPS_PREFIX + "/"):  # a dependency record vouched
+            return bool(
+                self.dependencies(manifest_key[len(DEPS_PREFIX) + 1 :].removesuffix(".json"))
+            )
         self._listing()
         return manifest_key in self._present
 
@@ -160,8 +158,6 @@ class Vouchers:
     def dependencies(self, folder: str) -> dict[str, Vouch]:
         """What the folder's dependency record (relforge/deps/<folder>.json) vouches for: the
         wheels `relforge deps mirror` copied, checked against the upstream's published hashes."""
-        from relforge.deps.record import read_record, record_key
-
         folder = folder.strip("/")
         with self._lock:
             known = self._dependencies.get(folder)
@@ -249,27 +245,26 @@ def _add(out: dict[str, Vouch], vouch: Vouch, url: str) -> None:
 
 
 def channel_vouchers(
-    matrix: Matrix,
-    store: ObjectStore,
-    channel: ChannelName,
-    trust: Trust,
-    workers: int = 16,
+    channel: ChannelContext,
     *,
+    store: ObjectStore | None = None,
+    workers: int = 16,
     partial: bool = False,
 ) -> Vouchers:
-    """What the manifests stored in `channel` vouch for, for the matrix's project, gated so
-    that only whole versions are advertised (`partial`: incomplete ones too, reported)."""
-    from relforge.promote.completeness import Completeness
-
+    """What the manifests stored in the channel (of the main store, or `store`) vouch for, for
+    the matrix's project, judged so that only whole versions are advertised (`partial`:
+    incomplete ones too, reported)."""
+    matrix = channel.matrix
+    settings = matrix.channels.get(channel.name)
     vouchers = Vouchers(
-        store,
-        channel=channel,
+        channel.store if store is None else store,
+        channel=channel.name,
         project=matrix.project.name,
-        prefix=matrix.channels.get(channel).prefix,
-        trust=trust,
+        prefix=settings.prefix,
+        trust=channel.trust,
         workers=workers,
-        root=root_spec(matrix, channel),
-        archive_prefix=matrix.channels.get(channel).libtorch_prefix,
+        root=channel.root,
+        archive_prefix=settings.libtorch_prefix,
     )
-    vouchers.gate = Completeness(matrix, channel, vouchers, partial=partial, workers=workers)
+    vouchers.completeness = Completeness(channel.cells, vouchers, partial=partial, workers=workers)
     return vouchers

@@ -16,11 +16,11 @@ import json
 from collections.abc import Mapping
 
 from relforge.errors import RefusedError
-from relforge.promote.store import ObjectStore
+from relforge.stores import content_types
+from relforge.stores.store import ObjectStore
 
 FORMAT = 1
 PREFIX = "relforge/yanked"
-RECORD_TYPE = "application/json"
 
 
 def record_key(channel: str) -> str:
@@ -53,4 +53,4 @@ def write_yanked(store: ObjectStore, channel: str, files: Mapping[str, str]) -> 
         store.delete(key)
         return
     body = {"format": FORMAT, "channel": channel, "files": dict(sorted(files.items()))}
-    store.write(key, (json.dumps(body, indent=1) + "\n").encode(), RECORD_TYPE)
+    store.write(key, (json.dumps(body, indent=1) + "\n").encode(), content_types.JSON)

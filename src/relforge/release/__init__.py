@@ -6,3 +6,38 @@ Entry points: `plan_cut` (relforge.release.cut), `plan_tag` (relforge.release.ta
 `audit_release` (relforge.release.audit) report on a release line; git itself is run through
 `Git` (relforge.release.git).
 """
+
+from __future__ import annotations
+
+from relforge.release.apply import apply_plan
+from relforge.release.audit import AuditReport, audit_release
+from relforge.release.cut import CutOptions, plan_cut
+from relforge.release.milestone import fetch_milestone, load_milestone_file
+from relforge.release.patch import PatchOptions, plan_patch
+from relforge.release.plan import NewCommit, NewTag, Plan, SetRef, target_text
+from relforge.release.status import Status, release_status
+from relforge.release.tag import TagOptions, plan_tag
+from relforge.release.versions import parse_line, parse_release
+
+__all__ = [
+    "AuditReport",
+    "CutOptions",
+    "NewCommit",
+    "NewTag",
+    "PatchOptions",
+    "Plan",
+    "SetRef",
+    "Status",
+    "TagOptions",
+    "apply_plan",
+    "audit_release",
+    "fetch_milestone",
+    "load_milestone_file",
+    "parse_line",
+    "parse_release",
+    "plan_cut",
+    "plan_patch",
+    "plan_tag",
+    "release_status",
+    "target_text",
+]

@@ -7,8 +7,10 @@ so a remote that moved in between is refused (exit 5) instead of overwritten.
 
 from __future__ import annotations
 
+from typing_extensions import assert_never
+
 from relforge.git import Git
-from relforge.release.plan import NewCommit, NewTag, Plan, SetRef, assert_never
+from relforge.release.plan import NewCommit, NewTag, Plan, SetRef
 
 
 def apply_plan(git: Git, plan: Plan) -> dict[str, str]:

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from packaging.version import Version
 
 from relforge.errors import ConfigError, RefusedError
+from relforge.forges import project_repo
 from relforge.git import Git
 from relforge.release.checkout import require_clean_checkout
-from relforge.release.github_repo import project_repo
 from relforge.release.plan import FileChange, NewCommit, Plan, PlanBuilder, SetRef
 from relforge.release.release_only import (
     WORKFLOW_DIRS,

@@ -11,12 +11,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
-
-
-def assert_never(value: NoReturn) -> NoReturn:
-    """typing.assert_never (Python 3.11+), for `match` over a closed union."""
-    raise AssertionError(f"unhandled value: {value!r}")
+from typing import Any
 
 
 @dataclass(frozen=True, kw_only=True)

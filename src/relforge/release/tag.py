@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from packaging.version import Version
+from typing_extensions import assert_never
 
 from relforge.errors import ConfigError, RefusedError
 from relforge.git import Git
 from relforge.release.checkout import require_clean_checkout, require_no_unpushed
-from relforge.release.plan import NewTag, Plan, PlanBuilder, SetRef, assert_never
+from relforge.release.plan import NewTag, Plan, PlanBuilder, SetRef
 from relforge.release.remote import RemoteState
 from relforge.release.versions import (
     final_of,

@@ -19,6 +19,7 @@ from relforge.matrix.values import base_url_problem
 from relforge.site.publish import SITE_PREFIX, SiteUpload, apply_site_upload, plan_site_upload
 from relforge.site.render import render_site
 from relforge.site.write import write_site
+from relforge.stores.store import ObjectStore
 
 __all__ = ["SiteResult", "build_site", "publish_site"]
 
@@ -71,13 +72,10 @@ def build_site(
 
 
 def publish_site(
-    matrix: Matrix, result: SiteResult, *, execute: bool
+    store: ObjectStore, result: SiteResult, *, execute: bool
 ) -> tuple[list[SiteUpload], int, str]:
-    """The upload plan of a built site to the matrix's store, applied when `execute`; returns
-    the plan, the number of files written and where they go."""
-    from relforge.promote.channel import main_store
-
-    store = main_store(matrix)
+    """The upload plan of a built site to `store` (the matrix's `publishing.store`), applied
+    when `execute`; returns the plan, the number of files written and where they go."""
     plan = plan_site_upload(store, result.files)
     written = apply_site_upload(store, result.files, plan) if execute else 0
     return plan, written, f"{store.url.rstrip('/')}/{SITE_PREFIX}/"

@@ -10,12 +10,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from relforge.promote.store import ObjectStore
+from relforge.stores import content_types
+from relforge.stores.store import ObjectStore
 
 SITE_PREFIX = "site"
 CONTENT_TYPES = {
-    ".html": "text/html; charset=utf-8",
-    ".json": "application/json",
+    ".html": content_types.HTML,
+    ".json": content_types.JSON,
 }
 
 
@@ -44,7 +45,7 @@ def apply_site_upload(store: ObjectStore, files: Mapping[str, str], plan: list[S
     for item in plan:
         if item.state == "upload":
             suffix = item.name[item.name.rfind(".") :]
-            content_type = CONTENT_TYPES.get(suffix, "application/octet-stream")
+            content_type = CONTENT_TYPES.get(suffix, content_types.OCTET_STREAM)
             store.write(item.key, files[item.name].encode("utf-8"), content_type)
             written += 1
     return written

@@ -7,3 +7,32 @@
   place (comments and layout kept), checked to load and lint no worse.
 - `relforge.upstream.pullrequest`: the update as a branch and a pull request, rerun-safe.
 """
+
+from __future__ import annotations
+
+from relforge.upstream.check import Loaded, check_upstream
+from relforge.upstream.index import PYPI, UpstreamIndex
+from relforge.upstream.pullrequest import (
+    apply_pull_request,
+    github_token,
+    open_checkout,
+    plan_pull_request,
+)
+from relforge.upstream.report import check_lines, markdown, summary, update_lines
+from relforge.upstream.update import plan_update
+
+__all__ = [
+    "PYPI",
+    "Loaded",
+    "UpstreamIndex",
+    "apply_pull_request",
+    "check_lines",
+    "check_upstream",
+    "github_token",
+    "markdown",
+    "open_checkout",
+    "plan_pull_request",
+    "plan_update",
+    "summary",
+    "update_lines",
+]

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Literal
 
 from relforge.errors import ConfigError, UsageError
-from relforge.forges.github import GitHubClient, GitHubError, PullRequest, repo_from_url
+from relforge.forges import require_project_repo
+from relforge.forges.github import GitHubClient, GitHubError, PullRequest
 from relforge.git import Git
 from relforge.upstream.model import Finding
 from relforge.upstream.update import UpdatePlan
@@ -50,15 +51,8 @@ def open_checkout(file: str, *, remote: str, github_repo: str | None) -> Checkou
             key="FILE",
             hint="commit or stash them first",
         )
-    repo = (
-        github_repo or os.environ.get("GITHUB_REPOSITORY") or repo_from_url(git.remote_url(remote))
-    )
-    if not repo:
-        raise ConfigError(
-            f"cannot tell the GitHub repository from remote {remote!r}",
-            key="--github-repo",
-            hint="pass --github-repo OWNER/NAME",
-        )
+    # in the generated workflow, the repository it runs for
+    repo = require_project_repo(git, remote, github_repo or os.environ.get("GITHUB_REPOSITORY"))
     return Checkout(git=git, path=rel, base=base, text=committed, repo=repo)
 
 

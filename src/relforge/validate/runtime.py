@@ -26,7 +26,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from relforge.builders.depwheels import cached_folders
+from relforge.axiswheels import cached_folders
 from relforge.errors import RelforgeError
 from relforge.interpreters import find_interpreter
 from relforge.manifest import Verdict, VerdictStatus

@@ -4,8 +4,15 @@
 (`{name}-{version}-{python}-{abi}-{platform}-{label}.whl` with `*.dist-info/variant.json`,
 members copied without recompression) into one index folder per channel whose project pages
 also link `{name}-{version}-variants.json`.  The format version is pinned in
-`relforge.variants.format.SCHEMA_URL`.
+`relforge.matrix.variants.SCHEMA_URL`.
 
 Entry points: `variant_for` (the label and properties of a cell), `stage_variant_wheel`,
 `publish_variants`, `check_variant_folder`.
 """
+
+from __future__ import annotations
+
+from relforge.variants.check import check_variant_folder
+from relforge.variants.publish import apply_variants, plan_variants, staging_dir
+
+__all__ = ["apply_variants", "check_variant_folder", "plan_variants", "staging_dir"]

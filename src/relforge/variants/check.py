@@ -12,14 +12,14 @@ from pathlib import Path
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from relforge.record import record_hash
-from relforge.variants.format import (
+from relforge.matrix.variants import (
     DIST_INFO_FILE,
     LABEL,
     Property,
     read_providers,
     read_variants,
 )
+from relforge.record import record_hash
 
 # What reading a hostile archive raises: a broken zip, encrypted members (RuntimeError), an
 # unknown compression method (NotImplementedError), corrupt deflate data (zlib.error).

@@ -27,9 +27,7 @@ from relforge.errors import (
 from relforge.manifest import ArtifactManifest, ManifestEntry, sha256_file
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix, WheelVariants
-from relforge.promote.store import ObjectStore, sha256_bytes
-from relforge.variants.check import check_variant_wheel
-from relforge.variants.format import (
+from relforge.matrix.variants import (
     VariantSpec,
     document,
     dumps,
@@ -37,11 +35,10 @@ from relforge.variants.format import (
     read_variants,
     variant_for,
 )
+from relforge.stores import content_types
+from relforge.stores.store import ObjectStore, sha256_bytes
+from relforge.variants.check import check_variant_wheel
 from relforge.variants.stage import stage_variant_wheel
-
-JSON_TYPE = "application/json"
-HTML_TYPE = "text/html; charset=utf-8"
-WHEEL_TYPE = "application/octet-stream"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -225,12 +222,12 @@ def apply_variants(store: ObjectStore, plan: VariantPlan) -> int:
     written = 0
     for wheel in plan.wheels:
         if not wheel.exists and store.put_if_absent(
-            wheel.key, wheel.path, wheel.sha256, WHEEL_TYPE
+            wheel.key, wheel.path, wheel.sha256, content_types.OCTET_STREAM
         ):
             written += 1
     for key, data in plan.documents.items():
         if key not in plan.unchanged:
-            store.write(key, data, JSON_TYPE)
+            store.write(key, data, content_types.JSON)
             written += 1
     write_pages(store, plan.folder, plan.project)
     return written
@@ -264,7 +261,7 @@ def write_pages(store: ObjectStore, folder: str, project: str) -> None:
 def _write_changed(store: ObjectStore, key: str, page: bytes) -> None:
     """Replace a page only when its bytes change, so that a rerun writes nothing."""
     if store.head(key) is None or store.get(key) != page:
-        store.write(key, page, HTML_TYPE)
+        store.write(key, page, content_types.HTML)
 
 
 def _page(title: str, rows: list[str]) -> bytes:

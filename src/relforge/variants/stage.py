@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from relforge.errors import ConfigError, RefusedError
+from relforge.matrix.variants import DIST_INFO_FILE, LABEL
 from relforge.record import record_hash
 from relforge.variants.check import split_variant_name
-from relforge.variants.format import DIST_INFO_FILE, LABEL
 from relforge.wheelformat import WheelName
 from relforge.wheelversion import (
     Rewritten,

@@ -1,0 +1,97 @@
+"""`relforge index`: rebuild the pages of every wheel folder of one channel, then its channel-root
+pages, advertising only whole versions (relforge.promote.completeness) unless `partial`.
+
+`plan_channel_index` reads the store and plans every folder (nothing written; drift refused);
+`apply_channel_index` records the versions advertised for the first time, then writes the
+changed folders' pages and the root pages.  The record comes first: a run killed between page
+writes leaves the decision behind, and the next run finishes it the same way.
+
+Of the nightly channel it also prunes (prune.py: `publish --no-index` leaves that to this
+command): the pruned wheels are left off the pages and deleted after all of them are
+written, so no page links a deleted file; a run killed before the deletes plans them again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.channel import wheel_folders
+from relforge.promote.context import open_publishing
+from relforge.promote.index.folder import (
+    FolderPlan,
+    apply_folder,
+    plan_folder,
+    read_folder,
+    refuse_drift,
+)
+from relforge.promote.index.prune import channel_prune
+from relforge.promote.index.rootpages import refresh_root
+from relforge.promote.vouch import Vouchers, channel_vouchers
+from relforge.stores.retry import total_retries
+from relforge.stores.store import ObjectInfo, ObjectStore
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChannelIndex:
+    """The planned index of one channel in the main store."""
+
+    channel: ChannelName
+    store: ObjectStore
+    vouchers: Vouchers
+    plans: tuple[FolderPlan, ...]
+    deletes: tuple[str, ...] = ()  # nightly wheels pruned once the pages no longer list them
+
+    @property
+    def changed(self) -> list[FolderPlan]:
+        return [p for p in self.plans if p.changed]
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndexOutcome:
+    recorded: tuple[tuple[str, bool], ...]  # advertised records written: (key, whole)
+    root: str | None  # what happened to the channel-root pages (None: the channel has none)
+    retries: int
+    deleted: int = 0
+
+
+def plan_channel_index(
+    matrix: Matrix, channel: ChannelName, *, partial: bool = False, workers: int = 32
+) -> ChannelIndex:
+    """Every wheel folder of `channel` planned against the stored manifests; refuses (exit 5)
+    when an object's bytes differ from its manifest's.  Reads only."""
+    here = open_publishing(matrix).channel(channel)
+    store = here.store
+    vouchers = channel_vouchers(here, workers=min(workers, 16), partial=partial)
+    folders = wheel_folders(here.cells)
+    deletes: tuple[str, ...] = ()
+    infos: dict[str, list[ObjectInfo]] = {}
+    if channel == "nightly":  # one listing of each folder for the pruning and the pages
+        infos = {f: read_folder(store, f) for f in folders}
+        deletes = channel_prune(matrix, store, vouchers, infos)
+    absent = frozenset(deletes)
+    plans = tuple(
+        plan_folder(store, f, vouchers, workers=workers, absent=absent, infos=infos.get(f))
+        for f in folders
+    )
+    refuse_drift(list(plans), store)
+    return ChannelIndex(
+        channel=channel, store=store, vouchers=vouchers, plans=plans, deletes=deletes
+    )
+
+
+def apply_channel_index(index: ChannelIndex, *, workers: int = 32) -> IndexOutcome:
+    """Record what becomes advertised, then write the changed folders and the root pages."""
+    completeness = index.vouchers.completeness
+    recorded = tuple(completeness.record()) if completeness is not None else ()
+    for plan in index.changed:
+        apply_folder(index.store, plan, workers=workers)
+    root = refresh_root(index.store, index.vouchers.root, workers=workers)
+    for key in index.deletes:  # no page lists them any more
+        index.store.delete(key)
+    return IndexOutcome(
+        recorded=recorded,
+        root=root.describe() if root is not None else None,
+        retries=total_retries([index.store]),
+        deleted=len(index.deletes),
+    )

@@ -1,0 +1,71 @@
+"""The entry point of `relforge verify`: verify a channel in its stores, optionally plan a
+repair, optionally apply it and verify again."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from relforge.errors import NothingToDoError
+from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.context import open_publishing
+from relforge.promote.integrity.findings import Report
+from relforge.promote.integrity.repair import RepairPlan, execute_repair, plan_repair
+from relforge.promote.integrity.verify import channel_truth, verify_channel
+from relforge.promote.mirrors import select_stores
+from relforge.promote.vouch import channel_vouchers
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    before: Report
+    repair: RepairPlan | None = None
+    executed: int = 0
+    after: Report | None = None
+
+    @property
+    def final(self) -> Report:
+        return self.after or self.before
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.before.to_json()
+        if self.repair is not None:
+            data["repair"] = {**self.repair.to_json(), "executed": self.after is not None}
+        if self.after is not None:
+            data["after"] = self.after.to_json()
+        return data
+
+
+def check_channel(
+    matrix: Matrix,
+    channel: ChannelName,
+    store_name: str | None = None,
+    *,
+    repair: bool = False,
+    execute: bool = False,
+    workers: int = 32,
+    trust_service: bool = False,
+) -> Outcome:
+    """Verify (and with `repair`, plan; with `execute`, apply and verify again)."""
+    publishing = open_publishing(matrix)
+    here = publishing.channel(channel)
+    stores = publishing.named_stores()
+    chosen = select_stores(stores, store_name, matrix.file)
+    truth = channel_truth(here)
+    before = verify_channel(here, truth, chosen, workers=workers, trust_service=trust_service)
+    if not truth.vouched and not before.findings:
+        raise NothingToDoError(
+            f"no manifest of {matrix.project.name} is stored in the {channel} channel of "
+            f"{stores[0].store.url}, and no file of it is there",
+            key="--channel",
+            hint="publish (or promote) to the channel first",
+        )
+    if not repair:
+        return Outcome(before=before)
+    plan = plan_repair(publishing, truth, before, stores)
+    if not execute or not plan.actions:
+        return Outcome(before=before, repair=plan)
+    vouchers = channel_vouchers(here, workers=min(workers, 16))
+    done = execute_repair(plan, channel, vouchers, workers=workers)
+    after = verify_channel(here, truth, chosen, workers=workers, trust_service=trust_service)
+    return Outcome(before=before, repair=plan, executed=done, after=after)
