@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from relforge.actions import annotate, append_markdown, step_summary
 from relforge.atomic import replacing
 from relforge.cli.options import (
     channel_option,
@@ -29,7 +30,7 @@ from relforge.matrix import (
     load_matrix,
     newest_release,
 )
-from relforge.output import append_step_summary, console, print_json
+from relforge.output import console, print_foreign_json, print_json
 
 _FILE_HELP = "Matrix file, or REV:PATH for the file at a git revision."
 
@@ -97,12 +98,12 @@ def list_cells(
             key="--select",
         )
     if fmt == "json":
-        print_json([c.to_json() for c in cells])
-    elif fmt == "github":
-        print_json({"include": [c.to_json() for c in cells]})
+        print_json({"release": release, "cells": [c.to_json() for c in cells]})
+    elif fmt == "github":  # GitHub's job matrix: a key of ours would become an axis
+        print_foreign_json({"include": [c.to_json() for c in cells]})
     else:
         _print_cells(loaded, release, cells, channel)
-    append_step_summary(_cells_markdown(loaded, release, cells))
+    append_markdown(_cells_markdown(loaded, release, cells))
 
 
 def _print_cells(
@@ -213,7 +214,7 @@ def diff(file: str, other: str | None, from_release: str, to_release: str | None
         print_json(result.to_json())
     else:
         click.echo(markdown, nl=False)
-    append_step_summary(markdown)
+    append_markdown(markdown)
 
 
 @matrix.command()
@@ -294,14 +295,21 @@ def lint(file: str, releases: tuple[str, ...], fmt: str, strict: bool) -> None:
     else:
         click.echo(f"{file}: no findings")
     if findings:
-        append_step_summary(
-            "\n".join(
-                ["### Matrix lint", ""]
-                + [
-                    f"- **{f.rule.id}** ({f.rule.severity}) {f.release}: {f.message} — `{f.where}`"
-                    for f in findings
-                ]
+        for f in findings:
+            annotate(
+                f.rule.severity,
+                f"{f.release}: {f.message}",
+                file=f.where.file,
+                line=f.where.line,
+                column=f.where.column,
+                title=f"{f.rule.id} {f.rule.name}",
             )
+        step_summary(
+            "Matrix lint",
+            "\n".join(
+                f"- **{f.rule.id}** ({f.rule.severity}) {f.release}: {f.message} — `{f.where}`"
+                for f in findings
+            ),
         )
     failing = [f for f in findings if strict or f.rule.severity == "error"]
     if failing:

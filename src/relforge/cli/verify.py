@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from relforge.actions import step_summary
 from relforge.cli.options import (
     channel_option,
     dry_run_note,
@@ -14,7 +15,6 @@ from relforge.cli.options import (
 )
 from relforge.errors import UsageError, ValidationFailed
 from relforge.matrix import ChannelName, load_matrix
-from relforge.output import append_step_summary
 
 
 @click.command()
@@ -76,7 +76,7 @@ def verify(
     summary = f"{len(outcome.before.findings)} finding(s) in the {chosen} channel"
     if outcome.after is not None:
         summary += f"; {outcome.executed} repair action(s) applied, {len(left)} left"
-    append_step_summary(f"### relforge verify\n\n{summary}")
+    step_summary("relforge verify", summary)
     if left:
         raise ValidationFailed(
             f"{len(left)} finding(s) in the {chosen} channel"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from relforge.actions import Level, annotate
 from relforge.manifest import Verdict
 from relforge.validate.checks import CHECKS
 
@@ -128,6 +129,15 @@ class ValidationReport:
             )
             lines.append(f"| `{a.subject}` | {'❌' if a.failed else '✅'} | {failed} |")
         return "\n".join(lines)
+
+    def annotate(self) -> None:
+        """Under GitHub Actions, each failed check as an `::error` annotation and each warning
+        as a `::warning`, titled with the check's ID and the artifact; nothing elsewhere."""
+        for a in self.artifacts:
+            for v in (*a.failed, *a.warned):
+                name = CHECKS[v.check].name if v.check in CHECKS else ""
+                level: Level = "error" if v.status == "fail" else "warning"
+                annotate(level, v.message, title=f"{v.check} {name} ({a.subject})")
 
     def print_table(self) -> None:
         from rich.table import Table
