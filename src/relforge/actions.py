@@ -1,6 +1,6 @@
 """What a command tells GitHub Actions: its markdown step summary and, when it runs in Actions
 (GITHUB_ACTIONS=true), workflow commands — `::error`/`::warning` annotations and `::group::`
-folds around long logs.
+folds around long logs (their own commands switched off with `::stop-commands::`).
 
 Every step summary and workflow command relforge writes goes through here.  Outside Actions
 the workflow commands are not written at all, so local output is unchanged.  They go to stderr
@@ -12,6 +12,7 @@ become `%25`, `%0D`, `%0A`; in a property value `:` and `,` also become `%3A` an
 from __future__ import annotations
 
 import os
+import secrets
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -99,6 +100,18 @@ def group(title: str) -> Iterator[None]:
         yield
     finally:
         _emit("::endgroup::")
+
+
+def fold(title: str, text: str) -> None:
+    """Under Actions, `text` (a log written by other programs) in a fold, read verbatim: a line
+    of it that looks like a workflow command is not run (`::stop-commands::` around it)."""
+    if not in_actions():
+        return
+    token = secrets.token_hex(16)
+    with group(title):
+        _emit(f"::stop-commands::{token}")
+        sys.stderr.write(text if text.endswith("\n") or not text else text + "\n")
+        _emit(f"::{token}::")
 
 
 def step_summary(title: str, body: str = "") -> None:

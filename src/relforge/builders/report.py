@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from relforge.actions import group, in_actions
+from relforge.actions import fold, in_actions
 from relforge.builders.executor import CellResult
 from relforge.matrix.cell import Cell
 
@@ -81,8 +81,7 @@ def fold_log(result: CellResult) -> None:
     if not in_actions() or result.log is None or not result.log.is_file():
         return
     text = result.log.read_text(encoding="utf-8", errors="replace")
-    with group(f"{result.cell.id}: build log ({result.status})"):
-        sys.stderr.write(text if text.endswith("\n") or not text else text + "\n")
+    fold(f"{result.cell.id}: build log ({result.status})", text)
 
 
 class LiveReporter:
