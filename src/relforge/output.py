@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -43,3 +43,15 @@ def print_foreign_json(data: Any) -> None:
     """JSON in a shape another program defines (a GitHub job matrix, an S3 bucket policy):
     printed as it is, with no key of relforge's added."""
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
+
+
+def columns(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as plain lines in aligned columns (two spaces apart); the last column is neither
+    padded nor cut, so a long message stays whole on its line for people and for grep."""
+    if not rows:
+        return []
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return [
+        "  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]])
+        for row in rows
+    ]

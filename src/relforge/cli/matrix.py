@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from relforge.actions import annotate, append_markdown, step_summary
+from relforge.actions import append_markdown, step_summary
 from relforge.atomic import replacing
 from relforge.cli.options import (
     channel_option,
@@ -267,54 +267,20 @@ def docs(
 def lint(file: str, releases: tuple[str, ...], fmt: str, strict: bool) -> None:
     """Policy checks with stable IDs (RF-L001…); exit 4 when an error (or, with --strict, any
     finding) is found."""
-    from relforge.matrix import RULES, lint_matrix
+    from relforge.matrix import lint_report
 
-    loaded = load_matrix(file)
-    findings = lint_matrix(loaded, list(releases) or None)
+    report = lint_report(load_matrix(file), list(releases) or None, strict=strict)
     if fmt == "json":
-        print_json(
-            {
-                "findings": [f.to_json() for f in findings],
-                "rules": {
-                    r.id: {"name": r.name, "severity": r.severity, "doc": r.doc}
-                    for r in RULES.values()
-                },
-            }
-        )
-    elif findings:
-        from rich.table import Table
-
-        table = Table(title=f"{len(findings)} findings", title_justify="left")
-        for name in ("id", "severity", "release", "message", "where"):
-            table.add_column(name)
-        for f in findings:
-            table.add_row(
-                f"{f.rule.id} {f.rule.name}", f.rule.severity, f.release, f.message, str(f.where)
-            )
-        console().print(table)
+        print_json(report.to_json())
     else:
-        click.echo(f"{file}: no findings")
-    if findings:
-        for f in findings:
-            annotate(
-                f.rule.severity,
-                f"{f.release}: {f.message}",
-                file=f.where.file,
-                line=f.where.line,
-                column=f.where.column,
-                title=f"{f.rule.id} {f.rule.name}",
-            )
-        step_summary(
-            "Matrix lint",
-            "\n".join(
-                f"- **{f.rule.id}** ({f.rule.severity}) {f.release}: {f.message} — `{f.where}`"
-                for f in findings
-            ),
-        )
-    failing = [f for f in findings if strict or f.rule.severity == "error"]
-    if failing:
+        for line in report.lines():
+            click.echo(line)
+    report.annotate()
+    if report.findings:
+        step_summary("Matrix lint", report.summary_markdown())
+    if report.failing:
         raise ValidationFailed(
-            f"{len(failing)} of {len(findings)} findings fail the lint",
+            f"{len(report.failing)} of {len(report.findings)} findings fail the lint",
             hint=None if strict else "warnings do not fail; --strict makes them",
         )
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from relforge.output import versioned
+from relforge.output import columns, versioned
 from relforge.promote.integrity.findings import Finding, Report
 from relforge.promote.integrity.repair import RepairPlan, render_repair
 
@@ -69,9 +69,4 @@ def findings_table(findings: Sequence[Finding]) -> list[str]:
     if not findings:
         return []
     rows = [("kind", "store", "key", "detail")]
-    rows += [(f.kind, f.store, f.key, f.message) for f in findings]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    return [
-        "  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[3]])
-        for row in rows
-    ]
+    return columns(rows + [(f.kind, f.store, f.key, f.message) for f in findings])
