@@ -10,7 +10,7 @@ import pytest
 from relforge.matrix.lint import RULES, lint_matrix, python_eol_dates
 from relforge.matrix.lintreport import lint_report
 from relforge.matrix.load import load_matrix
-from tests.conftest import EXAMPLE, PYTORCH, SMALL
+from tests.conftest import EXAMPLE, PYTORCH, SMALL, Write
 
 EXTRA_VARIANTS = {
     "RF-L002": """
@@ -110,9 +110,7 @@ def test_eol_table_is_data() -> None:
     assert dates["3.9"].year == 2025 and "3.14" in dates
 
 
-def test_the_report_gives_the_command_its_lines_json_and_summary(
-    write: Callable[[str], Path],
-) -> None:
+def test_the_report_gives_the_command_its_lines_json_and_summary(write: Write) -> None:
     path = write(CASES["RF-L001"])
     report = lint_report(load_matrix(path), strict=False)
     assert report.findings and not report.failing  # warnings fail only with strict
