@@ -17,20 +17,16 @@ CELL = "wheel-linux-x86_64-py3.12-cpu"
 FAILING = "    command: [sh, -c, 'echo \"compiling 100%: done\"; echo ::error::injected; exit 3']"
 
 
-@pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def _build(run: Run, matrix: Path) -> tuple[int, str]:
     result = run("build", str(matrix), "--release", "1.0", "--builder", "host", "--cell", CELL)
     return result.code, result.err
 
 
 def test_a_failed_cells_log_is_folded_and_the_failure_annotated(
-    run: Run, workdir: Path, monkeypatch: pytest.MonkeyPatch
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    workdir = tmp_path
+    monkeypatch.chdir(workdir)
     matrix = example_matrix(workdir, {"    command: []": FAILING})
     summary = workdir / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
