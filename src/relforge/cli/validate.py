@@ -140,6 +140,7 @@ def validate(
         click.echo(report.to_junit())
     else:
         report.print_table()
+    report.fold_details()
     report.annotate()
     if summary:
         append_markdown(report.to_markdown())

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from relforge.actions import Level, annotate
+from relforge.actions import Level, annotate, fold, in_actions
 from relforge.manifest import Verdict
 from relforge.validate.checks import CHECKS
 
@@ -129,6 +129,20 @@ class ValidationReport:
             )
             lines.append(f"| `{a.subject}` | {'❌' if a.failed else '✅'} | {failed} |")
         return "\n".join(lines)
+
+    def fold_details(self) -> None:
+        """Under GitHub Actions, every verdict of each artifact (passed checks too) in a fold
+        of the job log, one per artifact; nothing elsewhere."""
+        if not in_actions():
+            return
+        for a in self.artifacts:
+            lines = [
+                f"{v.status:<4}  {v.check} {CHECKS[v.check].name if v.check in CHECKS else ''}"
+                + (f": {v.message}" if v.message else "")
+                for v in a.verdicts
+            ]
+            result = f"{len(a.failed)} failed" if a.failed else "passed"
+            fold(f"{a.subject}: {result} ({len(a.verdicts)} checks)", "\n".join(lines))
 
     def annotate(self) -> None:
         """Under GitHub Actions, each failed check as an `::error` annotation and each warning
