@@ -105,6 +105,14 @@ class Write(Protocol):
     def __call__(self, text: str, name: str = ...) -> Path: ...
 
 
+@pytest.fixture(autouse=True)
+def _not_in_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests see the same output wherever they run: when the suite itself runs in GitHub Actions,
+    relforge would add workflow commands to its output and append to the job's step summary."""
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
 @pytest.fixture
 def run(capsys: pytest.CaptureFixture[str]) -> Run:
     """Run `relforge ARGS…` in-process; returns exit code, stdout and stderr."""

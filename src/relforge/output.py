@@ -1,11 +1,12 @@
-"""Printing for the CLI and the stages: rich tables, JSON for machines, the GitHub step summary."""
+"""Printing for the CLI and the stages: rich tables for people and versioned JSON for machines
+(what GitHub Actions is told is relforge.actions)."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -21,19 +22,36 @@ def console(stderr: bool = False) -> Console:
     return Console(file=stream, width=width, soft_wrap=False, highlight=False)
 
 
-def print_json(data: Any) -> None:
+SCHEMA_VERSION_KEY = "schema_version"
+
+
+def versioned(document: Mapping[str, Any], schema_version: int = 1) -> dict[str, Any]:
+    """`document` with `"schema_version"` as its first key: every JSON document relforge prints
+    for machines says which shape it has; a document that already names its version keeps it.
+    Raise the version when a key changes meaning or goes away (adding keys keeps it)."""
+    if SCHEMA_VERSION_KEY in document:
+        return dict(document)
+    return {SCHEMA_VERSION_KEY: schema_version, **document}
+
+
+def print_json(document: Mapping[str, Any], *, schema_version: int = 1) -> None:
+    """One JSON document of relforge's own on stdout, versioned (see `versioned`)."""
+    print_foreign_json(versioned(document, schema_version))
+
+
+def print_foreign_json(data: Any) -> None:
+    """JSON in a shape another program defines (a GitHub job matrix, an S3 bucket policy):
+    printed as it is, with no key of relforge's added."""
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
 
 
-def append_step_summary(markdown: str) -> None:
-    """Append to $GITHUB_STEP_SUMMARY when running in GitHub Actions."""
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not path:
-        return
-    try:
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(markdown.rstrip("\n") + "\n\n")
-    except OSError as exc:  # the command's work is done; a missing summary must not undo that
-        sys.stderr.write(
-            f"warning: cannot append to $GITHUB_STEP_SUMMARY ({path}): {exc.strerror or exc}\n"
-        )
+def columns(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as plain lines in aligned columns (two spaces apart); the last column is neither
+    padded nor cut, so a long message stays whole on its line for people and for grep."""
+    if not rows:
+        return []
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return [
+        "  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]])
+        for row in rows
+    ]

@@ -71,7 +71,7 @@ def test_an_abi3_project_from_init_to_installed_wheels(
     _project(root, run, monkeypatch)
     listed = run("matrix", "list", MATRIX, "--channel", "test", "--format", "json")
     assert listed.code == 0, listed.err
-    [cell] = json.loads(listed.out)
+    [cell] = json.loads(listed.out)["cells"]
     serves = cell["serves_python"]
     assert (cell["id"], cell["python_tag"], cell["abi_tag"], cell["limited_api"]) == (
         CELL, "cp39", "abi3", "3.9",

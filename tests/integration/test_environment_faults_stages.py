@@ -95,7 +95,7 @@ def _first_cell(run: Run) -> str:
     assert listed.code == 0, listed.err
     import json
 
-    cell: str = json.loads(listed.out)[0]["id"]
+    cell: str = json.loads(listed.out)["cells"][0]["id"]
     return cell
 
 

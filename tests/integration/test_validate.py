@@ -313,6 +313,7 @@ def test_json_and_junit_shapes(
     code, report = run_json(run, *args)
     assert code == 4
     assert set(report) == {
+        "schema_version",
         "project",
         "release",
         "channel",

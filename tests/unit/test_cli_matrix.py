@@ -30,7 +30,9 @@ def test_list_json_is_the_cell_contract(run: Run) -> None:
         "json",
     )
     assert result.code == 0, result.err
-    cells = json.loads(result.out)
+    listed = json.loads(result.out)
+    assert listed["schema_version"] == 1 and listed["release"] == "2.9"
+    cells = listed["cells"]
     assert len(cells) == 49 + 28 + 7 + 6  # x86_64, aarch64, s390x wheels; archives
     assert {c["package_type"] for c in cells} == {"wheel", "libtorch"}
     assert all(isinstance(c["extra_install_requires"], list) for c in cells)
@@ -213,7 +215,7 @@ def test_an_unwritable_step_summary_is_a_warning_not_a_failure(
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path))  # a directory
     result = run("matrix", "list", str(EXAMPLE), "-r", "1.0", "--format", "json")
     assert result.code == 0, result.err
-    assert len(json.loads(result.out)) == 9  # the command's own output is whole
+    assert len(json.loads(result.out)["cells"]) == 9  # the command's own output is whole
     assert "warning: cannot append to $GITHUB_STEP_SUMMARY" in result.err
     assert str(tmp_path) in result.err and "internal error" not in result.err
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "no" / "such" / "dir.md"))
@@ -310,11 +312,11 @@ def test_list_without_release_takes_the_newest_and_says_which(run: Run, write: W
     path = write(text)
     result = run("matrix", "list", str(path), "--format", "json")
     assert result.code == 0, result.err
-    assert {c["release"] for c in json.loads(result.out)} == {"1.10"}
+    assert {c["release"] for c in json.loads(result.out)["cells"]} == {"1.10"}
     count = len(yaml.safe_load(text)["releases"])
     assert result.err == f"release 1.10: the newest of {count}; pick another with --release\n"
     only = run("matrix", "list", str(EXAMPLE))
     assert only.code == 0 and "9 cells" in only.out
     assert "release 1.0: the newest, the only one" in only.err
     picked = run("matrix", "list", str(path), "-r", "1.9", "--format", "json")
-    assert {c["release"] for c in json.loads(picked.out)} == {"1.9"} and picked.err == ""
+    assert {c["release"] for c in json.loads(picked.out)["cells"]} == {"1.9"} and picked.err == ""

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from relforge.matrix.lint import RULES, lint_matrix, python_eol_dates
+from relforge.matrix.lintreport import lint_report
 from relforge.matrix.load import load_matrix
-from tests.conftest import EXAMPLE, PYTORCH, SMALL
+from tests.conftest import EXAMPLE, PYTORCH, SMALL, Write
 
 EXTRA_VARIANTS = {
     "RF-L002": """
@@ -107,3 +108,21 @@ def test_shipped_matrices() -> None:
 def test_eol_table_is_data() -> None:
     dates = python_eol_dates()
     assert dates["3.9"].year == 2025 and "3.14" in dates
+
+
+def test_the_report_gives_the_command_its_lines_json_and_summary(write: Write) -> None:
+    path = write(CASES["RF-L001"])
+    report = lint_report(load_matrix(path), strict=False)
+    assert report.findings and not report.failing  # warnings fail only with strict
+    assert lint_report(load_matrix(path), strict=True).failing
+    header, *rows = report.lines()[1:]
+    assert report.lines()[0] == f"{len(report.findings)} findings"
+    at = header.index("message")
+    for row, finding in zip(rows, report.findings, strict=True):
+        assert row.startswith(f"{finding.rule.id} {finding.rule.name}")
+        assert row[at:] == finding.message  # the message whole, in its column
+    data = report.to_json()
+    assert data["schema_version"] == 1 and set(data["rules"]) == set(RULES)
+    assert report.summary_markdown().startswith("- **RF-L001** (warning) 1.0:")
+    clean = lint_report(load_matrix(write(SMALL, "clean.yaml")))
+    assert clean.lines() == [f"{clean.file}: no findings"] and clean.summary_markdown() == ""

@@ -1,5 +1,6 @@
-"""How a build run is shown: live progress while cells build, then a summary table (cell,
-status, time, size, sha256), as JSON for machines and as markdown for $GITHUB_STEP_SUMMARY."""
+"""How a build run is shown: live progress while cells build (under GitHub Actions, each cell's
+log folded into the job log), then a summary table (cell, status, time, size, sha256), as JSON
+for machines and as markdown for $GITHUB_STEP_SUMMARY."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from relforge.actions import fold, in_actions
 from relforge.builders.executor import CellResult
 from relforge.matrix.cell import Cell
 
@@ -69,6 +71,17 @@ class LineReporter:
                 file=sys.stderr,
                 flush=True,
             )
+            if result.status in ("built", "failed"):
+                fold_log(result)
+
+
+def fold_log(result: CellResult) -> None:
+    """Under GitHub Actions, the cell's whole log in a fold of the job log, so it is read where
+    the build ran (the log file stays on the runner); nothing elsewhere."""
+    if not in_actions() or result.log is None or not result.log.is_file():
+        return
+    text = result.log.read_text(encoding="utf-8", errors="replace")
+    fold(f"{result.cell.id}: build log ({result.status})", text)
 
 
 class LiveReporter:

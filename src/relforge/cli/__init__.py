@@ -4,7 +4,8 @@ Subcommand groups live in their own modules and are imported only when used, so 
 matrix list` does not pay for docker or boto3.  Errors become one paragraph on stderr and the
 exit code of their class (see relforge.errors); an OSError that says the machine is at fault
 (read-only or full file system, permission denied) and escaped every stage is still reported as
-an environment fault (exit 6), never as a bug; `--debug` shows the traceback.
+an environment fault (exit 6), never as a bug; `--debug` shows the traceback.  Under GitHub
+Actions the error is also an `::error` annotation at its file:line (relforge.actions).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import NoReturn
 import click
 
 from relforge import __version__
+from relforge.actions import annotate_error
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import EXIT_CODES, RelforgeError
 
@@ -79,6 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             traceback.print_exc()
         click.echo(exc.render(), err=True)
+        annotate_error(exc)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
@@ -100,6 +103,7 @@ def main(argv: list[str] | None = None) -> None:
             traceback.print_exc()
         fault = environment_fault(exc, "the command could not read or write a file")
         click.echo(fault.render(), err=True)
+        annotate_error(fault)
         sys.exit(fault.exit_code)
     except Exception as exc:
         _internal(exc, debug)

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from relforge.actions import step_summary
 from relforge.bot import (
     CATEGORY_NAMES,
     DEFAULT_BOT,
@@ -39,7 +40,6 @@ from relforge.cli.options import (
 from relforge.errors import ConfigError, NothingToDoError, UsageError, ValidationFailed
 from relforge.forges import GitHubClient, require_project_repo
 from relforge.git import Git
-from relforge.output import append_step_summary
 
 _BOT_CHARS = frozenset(string.ascii_letters + string.digits + "-")
 
@@ -238,7 +238,7 @@ def handle(
         if not execute:
             where = "dry run, would post on"
         click.echo(f"{where} #{event.number}:\n{outcome.reply}")
-        append_step_summary(f"### relforge-bot on #{event.number}\n\n{outcome.reply}")
+        step_summary(f"relforge-bot on #{event.number}", outcome.reply)
 
 
 @bot.command("serve")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from relforge.actions import append_markdown
 from relforge.builders import (
     BUILD_CHANNELS,
     BUILDER_CHOICES,
@@ -29,7 +30,7 @@ from relforge.cli.options import (
     select_option,
 )
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
-from relforge.output import append_step_summary, console, print_json
+from relforge.output import console, print_json
 
 if TYPE_CHECKING:
     from relforge.builders import BuildPlan, CellResult, ImageSpec
@@ -173,7 +174,7 @@ def _print_results(
     else:
         console().print(summary_table(results))
         click.echo(f"manifest: {shown(plan.manifest_path)} ({entries} entries)")
-    append_step_summary(summary_markdown(results))
+    append_markdown(summary_markdown(results))
 
 
 def _exit_for(results: list[CellResult]) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from relforge.actions import step_summary
 from relforge.cli.options import (
     channel_option,
     execute_option,
@@ -15,7 +16,6 @@ from relforge.cli.options import (
     workers_option,
 )
 from relforge.matrix import ChannelName, load_matrix
-from relforge.output import append_step_summary
 
 _CHANNEL = channel_option(
     "Channel whose wheel folders are filled/checked (default: channels.default).",
@@ -96,7 +96,7 @@ def mirror(
         f"{len(plan.folders)} folder(s), {created} object(s) written"
     )
     click.echo(summary)
-    append_step_summary(f"### relforge deps mirror\n\n{summary}")
+    step_summary("relforge deps mirror", summary)
 
 
 @deps.command()
@@ -122,4 +122,4 @@ def check(
     if len(checked) < len(results):
         summary += f", {len(results) - len(checked)} without a published wheel (not checked)"
     click.echo(summary)
-    append_step_summary(f"### relforge deps check\n\n{summary}")
+    step_summary("relforge deps check", summary)

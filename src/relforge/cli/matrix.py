@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from relforge.actions import append_markdown, step_summary
 from relforge.atomic import replacing
 from relforge.cli.options import (
     channel_option,
@@ -29,7 +30,7 @@ from relforge.matrix import (
     load_matrix,
     newest_release,
 )
-from relforge.output import append_step_summary, console, print_json
+from relforge.output import console, print_foreign_json, print_json
 
 _FILE_HELP = "Matrix file, or REV:PATH for the file at a git revision."
 
@@ -97,12 +98,12 @@ def list_cells(
             key="--select",
         )
     if fmt == "json":
-        print_json([c.to_json() for c in cells])
-    elif fmt == "github":
-        print_json({"include": [c.to_json() for c in cells]})
+        print_json({"release": release, "cells": [c.to_json() for c in cells]})
+    elif fmt == "github":  # GitHub's job matrix: a key of ours would become an axis
+        print_foreign_json({"include": [c.to_json() for c in cells]})
     else:
         _print_cells(loaded, release, cells, channel)
-    append_step_summary(_cells_markdown(loaded, release, cells))
+    append_markdown(_cells_markdown(loaded, release, cells))
 
 
 def _print_cells(
@@ -213,7 +214,7 @@ def diff(file: str, other: str | None, from_release: str, to_release: str | None
         print_json(result.to_json())
     else:
         click.echo(markdown, nl=False)
-    append_step_summary(markdown)
+    append_markdown(markdown)
 
 
 @matrix.command()
@@ -266,47 +267,20 @@ def docs(
 def lint(file: str, releases: tuple[str, ...], fmt: str, strict: bool) -> None:
     """Policy checks with stable IDs (RF-L001…); exit 4 when an error (or, with --strict, any
     finding) is found."""
-    from relforge.matrix import RULES, lint_matrix
+    from relforge.matrix import lint_report
 
-    loaded = load_matrix(file)
-    findings = lint_matrix(loaded, list(releases) or None)
+    report = lint_report(load_matrix(file), list(releases) or None, strict=strict)
     if fmt == "json":
-        print_json(
-            {
-                "findings": [f.to_json() for f in findings],
-                "rules": {
-                    r.id: {"name": r.name, "severity": r.severity, "doc": r.doc}
-                    for r in RULES.values()
-                },
-            }
-        )
-    elif findings:
-        from rich.table import Table
-
-        table = Table(title=f"{len(findings)} findings", title_justify="left")
-        for name in ("id", "severity", "release", "message", "where"):
-            table.add_column(name)
-        for f in findings:
-            table.add_row(
-                f"{f.rule.id} {f.rule.name}", f.rule.severity, f.release, f.message, str(f.where)
-            )
-        console().print(table)
+        print_json(report.to_json())
     else:
-        click.echo(f"{file}: no findings")
-    if findings:
-        append_step_summary(
-            "\n".join(
-                ["### Matrix lint", ""]
-                + [
-                    f"- **{f.rule.id}** ({f.rule.severity}) {f.release}: {f.message} — `{f.where}`"
-                    for f in findings
-                ]
-            )
-        )
-    failing = [f for f in findings if strict or f.rule.severity == "error"]
-    if failing:
+        for line in report.lines():
+            click.echo(line)
+    report.annotate()
+    if report.findings:
+        step_summary("Matrix lint", report.summary_markdown())
+    if report.failing:
         raise ValidationFailed(
-            f"{len(failing)} of {len(findings)} findings fail the lint",
+            f"{len(report.failing)} of {len(report.findings)} findings fail the lint",
             hint=None if strict else "warnings do not fail; --strict makes them",
         )
 

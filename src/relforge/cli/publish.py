@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from relforge.actions import step_summary
 from relforge.cli.options import (
     dry_run_note,
     execute_option,
@@ -19,7 +20,6 @@ from relforge.cli.options import (
     workers_option,
 )
 from relforge.matrix import ChannelName, load_matrix
-from relforge.output import append_step_summary
 
 if TYPE_CHECKING:
     from relforge.stores import ObjectStore
@@ -57,9 +57,7 @@ def _run_plan(plan: object, execute: bool) -> None:
     for line in lines:
         click.echo(line)
     click.echo(summary)  # last: scripts read the retries from the last line
-    append_step_summary(
-        f"### relforge {plan.command}\n\n{summary}" + "".join(f"\n\n{line}" for line in lines)
-    )
+    step_summary(f"relforge {plan.command}", "\n\n".join([summary, *lines]))
 
 
 def _whole_release_lines(plan: object) -> list[str]:
@@ -213,10 +211,7 @@ def index(
             f"retries: {outcome.retries}"
         )
         say(summary)
-        append_step_summary(
-            f"### relforge index\n\n{summary}"
-            + "".join(f"\n\n{line}" for line in [*lines, *recorded])
-        )
+        step_summary("relforge index", "\n\n".join([summary, *lines, *recorded]))
         _warn_serving(matrix.project.download_url, store, [p.folder for p in plans])
     if fmt == "json":
         print_json(

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
+from relforge.actions import step_summary
 from relforge.cli.options import dry_run_note, execute_option
 from relforge.matrix import load_matrix
-from relforge.output import append_step_summary
 
 
 @click.group()
@@ -55,7 +55,7 @@ def stage(
     if result.created == 0:
         summary += " — everything was already in place"
     click.echo(summary)
-    append_step_summary(f"### relforge pypi stage\n\n{summary}")
+    step_summary("relforge pypi stage", summary)
 
 
 @pypi.command()
@@ -96,4 +96,4 @@ def upload(
         f"uploaded {count} file(s) of {version}; {len(plan.items) - count} already on the index"
     )
     click.echo(summary)
-    append_step_summary(f"### relforge pypi upload\n\n{summary}")
+    step_summary("relforge pypi upload", summary)

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
+from relforge.actions import append_markdown
 from relforge.cli.options import (
     clone_option,
     execute_option,
@@ -21,7 +22,7 @@ from relforge.cli.options import (
 )
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 from relforge.git import Git
-from relforge.output import append_step_summary, print_json
+from relforge.output import print_json
 from relforge.release import Plan, parse_line, parse_release
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -76,7 +77,7 @@ def _finish(git: Git, plan: Plan, *, execute: bool, fmt: str) -> None:
         raise NothingToDoError(f"`relforge {plan.command}` is already done", hint=plan.next_step)
     if not execute:
         print_json(plan.to_json()) if fmt == "json" else print_plan(plan, execute=False)
-        append_step_summary(plan_markdown(plan, executed=False))
+        append_markdown(plan_markdown(plan, executed=False))
         return
     if fmt == "text":
         print_plan(plan, execute=True)
@@ -85,7 +86,7 @@ def _finish(git: Git, plan: Plan, *, execute: bool, fmt: str) -> None:
         print_json(plan.to_json(executed=True, results=results))
     else:
         click.echo(f"  applied: {len(results)} ref(s) pushed to {plan.remote}")
-    append_step_summary(plan_markdown(plan, executed=True))
+    append_markdown(plan_markdown(plan, executed=True))
 
 
 @release.command("cut")
@@ -268,7 +269,7 @@ def audit_command(
         milestone = fetch_milestone(GitHubClient(gh_repo), milestone_number)
     report = audit_release(git, line, milestone, remote=remote, trunk=trunk, repo=gh_repo)
     print_json(report.to_json()) if fmt == "json" else print_audit(report)
-    append_step_summary(audit_markdown(report))
+    append_markdown(audit_markdown(report))
     if report.findings:
         raise ValidationFailed(
             f"{line.branch} is missing {len(report.findings)} change(s) (see above)",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from relforge.matrix import load_matrix
-from relforge.output import print_json
+from relforge.output import print_foreign_json
 
 
 @click.group()
@@ -30,4 +30,5 @@ def policy(file: str, cloudfront_distribution: str) -> None:
     from relforge.promote import bucket_policy
 
     matrix = load_matrix(file)
-    print_json(bucket_policy(matrix, cloudfront_distribution=cloudfront_distribution))
+    # AWS's policy language: it refuses keys it does not know
+    print_foreign_json(bucket_policy(matrix, cloudfront_distribution=cloudfront_distribution))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from relforge.actions import append_markdown, step_summary
 from relforge.cli.options import (
     date_option,
     execute_option,
@@ -19,7 +20,7 @@ from relforge.cli.options import (
     stop_for_dry_run,
 )
 from relforge.errors import ValidationFailed
-from relforge.output import append_step_summary, print_json
+from relforge.output import print_json
 from relforge.upstream import PYPI
 
 _RELEASE = optional_release_option("Release to follow upstream (default: the newest in FILE).")
@@ -68,7 +69,7 @@ def check(file: str, release: str | None, index_url: str, date_text: str | None,
         print_json(report.to_json())
     else:
         click.echo("\n".join(check_lines(report)))
-    append_step_summary(markdown(report))
+    append_markdown(markdown(report))
     if report.due:
         raise ValidationFailed(
             summary(report), hint=f"relforge upstream update {file} --release {report.release}"
@@ -126,7 +127,7 @@ def update(
         tmp.write_text(plan.new_text, encoding="utf-8")
     done = f"wrote {file}: {len(plan.written)} change(s)"
     click.echo(done)
-    append_step_summary(f"### relforge upstream update\n\n{done}")
+    step_summary("relforge upstream update", done)
 
 
 def _pull_request(
@@ -170,4 +171,4 @@ def _pull_request(
     pull = apply_pull_request(git, gh, pr, plan, token=token)
     done = f"pull request #{pull.number}: {pull.html_url}" if pull else "pushed"
     click.echo(done)
-    append_step_summary(f"### relforge upstream update\n\n{pr.title}\n\n{done}")
+    step_summary("relforge upstream update", f"{pr.title}\n\n{done}")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from relforge.actions import append_markdown
 from relforge.cli.options import (
     channel_option,
     date_option,
@@ -20,7 +21,7 @@ from relforge.cli.options import (
 )
 from relforge.errors import ValidationFailed
 from relforge.matrix import CHANNEL_NAMES, ChannelName
-from relforge.output import append_step_summary, print_json
+from relforge.output import print_json
 
 if TYPE_CHECKING:
     from relforge.validate import ValidationReport
@@ -139,8 +140,10 @@ def validate(
         click.echo(report.to_junit())
     else:
         report.print_table()
+    report.fold_details()
+    report.annotate()
     if summary:
-        append_step_summary(report.to_markdown())
+        append_markdown(report.to_markdown())
     _fail_on_failures(report)
 
 

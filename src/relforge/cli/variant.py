@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
+from relforge.actions import step_summary
 from relforge.cli.options import channel_option, execute_option, stop_for_dry_run
 from relforge.matrix import ChannelName
-from relforge.output import append_step_summary
 
 
 @click.group()
@@ -59,7 +59,7 @@ def publish_command(
     if written == 0:
         summary += " — everything was already in place"
     click.echo(summary)
-    append_step_summary(f"### relforge variant publish\n\n{summary}")
+    step_summary("relforge variant publish", summary)
 
 
 @variant.command("check")

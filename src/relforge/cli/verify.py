@@ -1,10 +1,12 @@
 """`relforge verify`: a channel's objects and pages against its stored manifests, in the main
-store and the mirrors; `--repair` plans restoring from verified sources, `--execute` applies."""
+store and the mirrors; `--repair` plans restoring from verified sources, `--execute` applies.
+The stage returns an `Outcome` (JSON, lines, summary): this command only prints it."""
 
 from __future__ import annotations
 
 import click
 
+from relforge.actions import step_summary
 from relforge.cli.options import (
     channel_option,
     dry_run_note,
@@ -14,7 +16,7 @@ from relforge.cli.options import (
 )
 from relforge.errors import UsageError, ValidationFailed
 from relforge.matrix import ChannelName, load_matrix
-from relforge.output import append_step_summary
+from relforge.output import print_json
 
 
 @click.command()
@@ -67,50 +69,17 @@ def verify(
         trust_service=trust_service_checksums,
     )
     if fmt == "json":
-        from relforge.output import print_json
-
         print_json(outcome.to_json())
     else:
-        _print_table(outcome)
+        for line in outcome.lines():
+            click.echo(line)
+        if outcome.repair is not None and outcome.after is None:  # planned, not applied
+            click.echo(dry_run_note() if outcome.repair.actions else "nothing to repair")
+    step_summary("relforge verify", outcome.summary_markdown())
     left = outcome.final.findings
-    summary = f"{len(outcome.before.findings)} finding(s) in the {chosen} channel"
-    if outcome.after is not None:
-        summary += f"; {outcome.executed} repair action(s) applied, {len(left)} left"
-    append_step_summary(f"### relforge verify\n\n{summary}")
     if left:
         raise ValidationFailed(
             f"{len(left)} finding(s) in the {chosen} channel"
             + (f"; {len(outcome.repair.unrepairable)} unrepairable" if outcome.repair else ""),
             hint=None if repair else f"relforge verify {file} --channel {chosen} --repair",
         )
-
-
-def _print_table(outcome: object) -> None:
-    from relforge.output import console
-    from relforge.promote import Outcome, render_repair
-
-    assert isinstance(outcome, Outcome)
-    out = console()
-    for report, title in ((outcome.before, "verify"), (outcome.after, "after repair")):
-        if report is None:
-            continue
-        if title == "after repair":
-            click.echo(f"applied {outcome.executed} repair action(s); verifying again")
-        for s in report.stores:
-            click.echo(
-                f"{title} {report.channel} channel in {s.name} ({s.url}): "
-                f"{s.objects_checked} object(s) hashed, {s.pages_checked} folder(s) of pages "
-                f"read, {len(s.findings)} finding(s)"
-            )
-        if report.findings:
-            from rich.markup import escape
-            from rich.table import Table
-
-            table = Table("kind", "store", "key", "detail", box=None, pad_edge=False)
-            for f in report.findings:
-                table.add_row(f.kind, f.store, escape(f.key), escape(f.message))
-            out.print(table)
-        if title == "verify" and outcome.repair is not None:
-            render_repair(outcome.repair, click.echo)
-            if outcome.after is None:
-                click.echo(dry_run_note() if outcome.repair.actions else "nothing to repair")

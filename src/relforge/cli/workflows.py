@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
+from relforge.actions import step_summary
 from relforge.cli.options import release_option
 from relforge.errors import ValidationFailed
-from relforge.output import append_step_summary
 from relforge.workflows import (
     LintConfig,
     RenderRequest,
@@ -163,9 +163,9 @@ def _check(out_dir: Path, shown: str, rendered: WorkflowSet, config: LintConfig 
         "\n".join(stale) + f"\n  hint: {first}regenerate with `{rendered.regenerate}`", err=True
     )
     summary = "\n\n".join(stale)
-    append_step_summary(
-        f"### Generated workflows are stale\n\n{summary}\n\n"
-        f"Regenerate with `{rendered.regenerate}`."
+    step_summary(
+        "Generated workflows are stale",
+        f"{summary}\n\nRegenerate with `{rendered.regenerate}`.",
     )
     sys.exit(ValidationFailed.exit_code)  # 4: a check failed; 1 is kept for bugs
 

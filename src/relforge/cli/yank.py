@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import click
 
+from relforge.actions import step_summary
 from relforge.cli.options import execute_option, stop_for_dry_run
 from relforge.matrix import ChannelName, load_matrix
-from relforge.output import append_step_summary
 
 
 @click.command()
@@ -65,4 +65,4 @@ def yank(
     if changed == 0 and written == 0:
         summary += " — everything was already in place"
     click.echo(summary)
-    append_step_summary(f"### relforge yank\n\n{summary}")
+    step_summary("relforge yank", summary)

@@ -2,7 +2,8 @@
 
 Entry points: `load_matrix` (relforge.matrix.load) reads and checks a file; `expand_cells` and
 `candidates` (relforge.matrix.expand) give a release's cells (and why each is in or out);
-`explain_cell` (relforge.matrix.explain), `lint_matrix` (relforge.matrix.lint),
+`explain_cell` (relforge.matrix.explain), `lint_matrix` (relforge.matrix.lint; `lint_report`
+in relforge.matrix.lintreport gives its `LintReport` for the command),
 `diff_releases` (relforge.matrix.diff) and `render_docs` (relforge.matrix.docs) answer
 `relforge matrix explain/lint/diff/docs`; `parse_selector` (relforge.matrix.selector) reads
 `--select`.  Every other stage imports from here, so this package imports no stage.
@@ -17,6 +18,7 @@ from relforge.matrix.docs import render_docs, with_download_url
 from relforge.matrix.expand import candidates, expand_cells
 from relforge.matrix.explain import explain_cell
 from relforge.matrix.lint import RULES, lint_matrix
+from relforge.matrix.lintreport import LintReport, lint_report
 from relforge.matrix.load import load_matrix, read_text
 from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix
 from relforge.matrix.selector import Selector, parse_selector
@@ -27,6 +29,7 @@ __all__ = [
     "RULES",
     "Cell",
     "ChannelName",
+    "LintReport",
     "Matrix",
     "PythonVersion",
     "Selector",
@@ -36,6 +39,7 @@ __all__ = [
     "expand_cells",
     "explain_cell",
     "lint_matrix",
+    "lint_report",
     "load_matrix",
     "newest_release",
     "parse_selector",

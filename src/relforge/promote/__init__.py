@@ -12,7 +12,7 @@ Entry points, one line of the command line's each:
 - `plan_channel_index` / `apply_channel_index` rebuild a channel's index pages;
   `serving_warnings` names what the download URL will not serve.
 - `plan_yank` / `apply_yank` / `render_yank` mark files yanked.
-- `check_channel` verifies a channel into an `Outcome`; `render_repair` prints its repairs.
+- `check_channel` verifies a channel into an `Outcome` (its JSON, lines and step summary).
 - `bucket_policy` writes the public-read policy of a channel's bucket.
 - `plan_stage` with `stage_wheels` stages wheels for PyPI (`strip_local` drops the local
   version label); `plan_pypi_upload`, `refuse_upload`, `render_upload` and `upload_release`
@@ -31,8 +31,8 @@ from relforge.promote.channel import main_store
 from relforge.promote.completeness import whole_releases_report
 from relforge.promote.index.channelindex import apply_channel_index, plan_channel_index
 from relforge.promote.index.serving import serving_warnings
-from relforge.promote.integrity.check import Outcome, check_channel
-from relforge.promote.integrity.repair import render_repair
+from relforge.promote.integrity.check import check_channel
+from relforge.promote.integrity.outcome import Outcome
 from relforge.promote.plans.plan import Plan, describe_index, execute, render
 from relforge.promote.plans.promote import plan_promote
 from relforge.promote.plans.publish import plan_publish
@@ -66,7 +66,6 @@ __all__ = [
     "plan_yank",
     "refuse_upload",
     "render",
-    "render_repair",
     "render_upload",
     "render_yank",
     "serving_warnings",

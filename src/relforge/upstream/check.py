@@ -60,7 +60,8 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "version": REPORT_VERSION,
+            "schema_version": REPORT_VERSION,
+            "version": REPORT_VERSION,  # the key of the first reports, kept for their readers
             "file": self.file,
             "release": self.release,
             "index": self.index,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from relforge.actions import Level, annotate, fold, in_actions
 from relforge.manifest import Verdict
 from relforge.validate.checks import CHECKS
 
@@ -128,6 +129,29 @@ class ValidationReport:
             )
             lines.append(f"| `{a.subject}` | {'❌' if a.failed else '✅'} | {failed} |")
         return "\n".join(lines)
+
+    def fold_details(self) -> None:
+        """Under GitHub Actions, every verdict of each artifact (passed checks too) in a fold
+        of the job log, one per artifact; nothing elsewhere."""
+        if not in_actions():
+            return
+        for a in self.artifacts:
+            lines = [
+                f"{v.status:<4}  {v.check} {CHECKS[v.check].name if v.check in CHECKS else ''}"
+                + (f": {v.message}" if v.message else "")
+                for v in a.verdicts
+            ]
+            result = f"{len(a.failed)} failed" if a.failed else "passed"
+            fold(f"{a.subject}: {result} ({len(a.verdicts)} checks)", "\n".join(lines))
+
+    def annotate(self) -> None:
+        """Under GitHub Actions, each failed check as an `::error` annotation and each warning
+        as a `::warning`, titled with the check's ID and the artifact; nothing elsewhere."""
+        for a in self.artifacts:
+            for v in (*a.failed, *a.warned):
+                name = CHECKS[v.check].name if v.check in CHECKS else ""
+                level: Level = "error" if v.status == "fail" else "warning"
+                annotate(level, v.message, title=f"{v.check} {name} ({a.subject})")
 
     def print_table(self) -> None:
         from rich.table import Table

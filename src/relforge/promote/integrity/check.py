@@ -3,37 +3,14 @@ repair, optionally apply it and verify again."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from relforge.errors import NothingToDoError
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.context import open_publishing
-from relforge.promote.integrity.findings import Report
-from relforge.promote.integrity.repair import RepairPlan, execute_repair, plan_repair
+from relforge.promote.integrity.outcome import Outcome
+from relforge.promote.integrity.repair import execute_repair, plan_repair
 from relforge.promote.integrity.verify import channel_truth, verify_channel
 from relforge.promote.mirrors import select_stores
 from relforge.promote.vouch import channel_vouchers
-
-
-@dataclass(frozen=True, kw_only=True)
-class Outcome:
-    before: Report
-    repair: RepairPlan | None = None
-    executed: int = 0
-    after: Report | None = None
-
-    @property
-    def final(self) -> Report:
-        return self.after or self.before
-
-    def to_json(self) -> dict[str, Any]:
-        data = self.before.to_json()
-        if self.repair is not None:
-            data["repair"] = {**self.repair.to_json(), "executed": self.after is not None}
-        if self.after is not None:
-            data["after"] = self.after.to_json()
-        return data
 
 
 def check_channel(
