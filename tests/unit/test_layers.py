@@ -51,6 +51,7 @@ _FOUNDATION_MODULES = [
     "gitfaults",
     "wheelversion",
     "git",
+    "actions",
 ]
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundation", frozenset(_FOUNDATION_MODULES)),
