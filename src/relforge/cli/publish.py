@@ -35,7 +35,7 @@ _WORKERS = workers_option()
 
 
 def _run_plan(plan: object, execute: bool) -> None:
-    from relforge.promote import Plan, render
+    from relforge.promote import Plan, recorded_lines, render
     from relforge.promote import execute as apply
     from relforge.stores import refuse_conflicts
 
@@ -45,7 +45,7 @@ def _run_plan(plan: object, execute: bool) -> None:
     if stop_for_dry_run(execute):
         return
     outcome = apply(plan, click.echo)
-    lines = _whole_release_lines(plan) + _recorded_lines(outcome.recorded)
+    lines = _whole_release_lines(plan) + recorded_lines(outcome.recorded)
     rebuilt = sum(len(f.rebuild) for f in outcome.indexed)
     summary = (
         f"{plan.title}: {outcome.created} object(s) written, {outcome.deleted} deleted, "
@@ -68,10 +68,6 @@ def _whole_release_lines(plan: object) -> list[str]:
     return whole_releases_report(
         plan.vouchers.completeness if plan.vouchers is not None else None
     ).lines()
-
-
-def _recorded_lines(recorded: Sequence[tuple[str, bool]]) -> list[str]:
-    return [f"recorded: {key} ({'whole' if whole else 'PARTIAL'})" for key, whole in recorded]
 
 
 def _retries(plan: object) -> int:
@@ -170,62 +166,26 @@ def index(
     from functools import partial as bind
 
     from relforge.output import print_json
-    from relforge.promote import (
-        apply_channel_index,
-        describe_index,
-        plan_channel_index,
-        whole_releases_report,
-    )
+    from relforge.promote import apply_channel_index, index_report, plan_channel_index
 
     say = bind(click.echo, err=fmt == "json")
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
     planned = plan_channel_index(matrix, chosen, partial=partial, workers=workers)
-    store, vouchers, plans = planned.store, planned.vouchers, planned.plans
-    say(f"index of the {chosen} channel in {store.url}: {len(plans)} folder(s)")
-    describe_index(plans, say)
-    changed = planned.changed
-    lines = whole_releases_report(vouchers.completeness).lines()
-    for line in lines:
+    report = index_report(planned)
+    for line in report.plan_lines():
         say(line)
-    recorded: list[str] = []
-    if planned.deletes:
-        say(f"prune ({len(planned.deletes)} objects) in {store.url}, after the pages:")
-        for key in planned.deletes:
-            say(f"  delete    {key}")
     if not execute:
-        if vouchers.root is not None:
-            what = "rebuilt" if vouchers.root.enabled else "removed (root_index is false)"
-            say(f"  {vouchers.root.prefix}/: channel-root pages {what} after the folders")
         say(dry_run_note())
     else:
-        outcome = apply_channel_index(planned, workers=workers)
-        if outcome.root is not None:
-            say(outcome.root)
-        recorded = _recorded_lines(outcome.recorded)
-        for line in recorded:
+        report = report.applied(apply_channel_index(planned, workers=workers))
+        for line in report.done_lines():
             say(line)
-        pruned = f", {outcome.deleted} object(s) pruned" if outcome.deleted else ""
-        summary = (
-            f"{len(changed)} folder(s) written, {len(plans) - len(changed)} up to date{pruned}; "
-            f"retries: {outcome.retries}"
-        )
-        say(summary)
-        step_summary("relforge index", "\n\n".join([summary, *lines, *recorded]))
-        _warn_serving(matrix.project.download_url, store, [p.folder for p in plans])
+        step_summary("relforge index", report.summary_markdown())
+        folders = [p.folder for p in planned.plans]
+        _warn_serving(matrix.project.download_url, planned.store, folders)
     if fmt == "json":
-        print_json(
-            {
-                "channel": chosen,
-                "store": store.url,
-                "executed": execute,
-                "folders": len(plans),
-                "folders_changed": len(changed),
-                "pruned": list(planned.deletes),
-                "whole_releases": whole_releases_report(vouchers.completeness).to_json(),
-                "recorded": [x.split(" ")[1] for x in recorded],
-            }
-        )
+        print_json(report.to_json())
 
 
 @click.command()

@@ -7,9 +7,10 @@ except index pages, which are replaced atomically.
 Entry points, one line of the command line's each:
 - `main_store` opens the channel's store (with its trust) from the matrix.
 - `plan_publish` and `plan_promote` plan uploads and copies as a `Plan`; `render` prints it,
-  `execute` carries it out, `describe_index` says what its index step will write, and
+  `execute` carries it out, `recorded_lines` names the advertised versions it recorded, and
   `whole_releases_report` what the pages leave off until a version is whole.
-- `plan_channel_index` / `apply_channel_index` rebuild a channel's index pages;
+- `plan_channel_index` / `apply_channel_index` rebuild a channel's index pages; `index_report`
+  gives the `IndexReport` of the plan and the run (lines, JSON, step summary);
   `serving_warnings` names what the download URL will not serve.
 - `plan_yank` / `apply_yank` / `render_yank` mark files yanked.
 - `check_channel` verifies a channel into an `Outcome` (its JSON, lines and step summary).
@@ -30,10 +31,11 @@ from __future__ import annotations
 from relforge.promote.channel import main_store
 from relforge.promote.completeness import whole_releases_report
 from relforge.promote.index.channelindex import apply_channel_index, plan_channel_index
+from relforge.promote.index.report import IndexReport, index_report, recorded_lines
 from relforge.promote.index.serving import serving_warnings
 from relforge.promote.integrity.check import check_channel
 from relforge.promote.integrity.outcome import Outcome
-from relforge.promote.plans.plan import Plan, describe_index, execute, render
+from relforge.promote.plans.plan import Plan, execute, render
 from relforge.promote.plans.promote import plan_promote
 from relforge.promote.plans.publish import plan_publish
 from relforge.promote.plans.yank import apply_yank, plan_yank, render_yank
@@ -49,14 +51,15 @@ from relforge.promote.pypi.stage import plan_stage
 from relforge.promote.pypi.wheels import strip_local
 
 __all__ = [
+    "IndexReport",
     "Outcome",
     "Plan",
     "apply_channel_index",
     "apply_yank",
     "bucket_policy",
     "check_channel",
-    "describe_index",
     "execute",
+    "index_report",
     "main_store",
     "plan_channel_index",
     "plan_promote",
@@ -64,6 +67,7 @@ __all__ = [
     "plan_pypi_upload",
     "plan_stage",
     "plan_yank",
+    "recorded_lines",
     "refuse_upload",
     "render",
     "render_upload",

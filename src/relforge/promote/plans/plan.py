@@ -4,7 +4,7 @@ indexes of the folders it touched — printed first, applied only on request, jo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from relforge.promote.index.folder import FolderPlan, apply_folder, plan_folder, refuse_drift
@@ -154,28 +154,3 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
         resumed_from=resumed_from,
         recorded=tuple(recorded),
     )
-
-
-def describe_index(plans: Sequence[FolderPlan], echo: Echo) -> None:
-    for p in plans:
-        if not p.changed:
-            echo(f"  {p.folder}/: up to date ({len(p.projects)} projects)")
-        else:
-            parts = []
-            if p.rebuild:
-                parts.append(
-                    "rebuild " + ", ".join(p.rebuild) + f" ({p.verified} file(s) checked "
-                    f"against their manifest, {p.carried} carried from the committed page)"
-                )
-            if p.remove:
-                parts.append("drop pages of " + ", ".join(p.remove))
-            if not parts:
-                parts.append("folder page and page-set marker")
-            echo(f"  {p.folder}/: " + "; ".join(parts) + f" ({len(p.unchanged)} unchanged)")
-        if p.unvouched:
-            shown = ", ".join(k.rsplit("/", 1)[1] for k in p.unvouched[:5])
-            more = f" and {len(p.unvouched) - 5} more" if len(p.unvouched) > 5 else ""
-            echo(
-                f"  {p.folder}/: {len(p.unvouched)} file(s) no stored manifest vouches for are "
-                f"not advertised: {shown}{more}"
-            )
