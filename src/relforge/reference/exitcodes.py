@@ -35,8 +35,7 @@ def exit_codes_page() -> str:
         "",
         "## Error classes",
         "",
-        "Each class of `relforge.errors` owns its exit code and the label its message starts "
-        "with.",
+        "Each class of `relforge.errors` owns its exit code and the label its message starts with.",
         "",
         "| class | exit code | label | when |",
         "| --- | --- | --- | --- |",

@@ -57,7 +57,9 @@ def _children(node: Schema, path: str) -> Iterator[tuple[str, Schema]]:
     elif node.get("type") == "array":
         yield from _children(node["items"], f"{path}[]")
     elif node.get("type") == "object" and "additionalProperties" in node:
-        key = "<X.Y>" if "propertyNames" in node and "pattern" in node["propertyNames"] else "<name>"
+        key = (
+            "<X.Y>" if "propertyNames" in node and "pattern" in node["propertyNames"] else "<name>"
+        )
         yield from _children(node["additionalProperties"], f"{path}.{key}")
 
 
