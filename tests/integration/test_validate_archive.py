@@ -301,6 +301,8 @@ def test_cli_table_names_the_archive_and_exits_4(
     assert "Traceback" not in result.out + result.err
     assert "checks failed on 1 of 1 artifacts" in result.err
     assert CELL in result.err
+    # the hint links the failing check's reference entry
+    assert "RF-V062 is explained at docs/reference/checks.md#rf-v062" in result.err
 
 
 def test_cli_json_shape_for_an_archive(

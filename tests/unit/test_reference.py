@@ -22,7 +22,7 @@ from relforge.matrix.load import load_matrix
 from relforge.reference import reference_pages, write_reference
 from relforge.reference.checks import check_link
 from relforge.validate.checks import CHECKS
-from tests.conftest import SMALL
+from tests.conftest import SMALL, Run, Write
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = REPO / "docs" / "reference"
@@ -103,6 +103,20 @@ def test_a_check_link_points_at_an_anchor_that_exists() -> None:
     for check_id in [*CHECKS, *RULES]:
         page, _, anchor = check_link(check_id).partition("#")
         assert f"{{#{anchor}}}" in pages[Path(page).name], check_id
+
+
+def test_a_failing_lint_links_its_rule_entry(run: Run, write: Write) -> None:
+    broken = write(
+        SMALL.replace(
+            "    include: []\n", "    include: []\n    pypi_default: {windows-x86_64: cu130}\n"
+        )
+    )
+    result = run("matrix", "lint", str(broken))
+    assert result.code == 4
+    link = "docs/reference/lint.md#rf-l004"
+    assert f"hint: RF-L004 is explained at {link}; warnings do not fail" in result.err
+    page, _, anchor = link.partition("#")
+    assert f"{{#{anchor}}}" in (REPO / page).read_text(encoding="utf-8")
 
 
 # --- the JSON Schema ---------------------------------------------------------------------------

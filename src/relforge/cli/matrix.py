@@ -301,9 +301,12 @@ def lint(file: str, releases: tuple[str, ...], fmt: str, strict: bool) -> None:
         )
     failing = [f for f in findings if strict or f.rule.severity == "error"]
     if failing:
+        from relforge.reference import check_link
+
+        why = f"{failing[0].rule.id} is explained at {check_link(failing[0].rule.id)}"
         raise ValidationFailed(
             f"{len(failing)} of {len(findings)} findings fail the lint",
-            hint=None if strict else "warnings do not fail; --strict makes them",
+            hint=why if strict else f"{why}; warnings do not fail, --strict makes them",
         )
 
 

@@ -4,12 +4,12 @@ from their registries; each entry has a stable anchor (`#rf-v043`) that error hi
 from __future__ import annotations
 
 from relforge.matrix.lint import RULES
+from relforge.reference.links import check_link
 from relforge.reference.markdown import anchor, banner, cell
 from relforge.validate.archivechecks import READABLE  # registers the native archive's checks
 from relforge.validate.checks import CHECKS
 
-CHECKS_PAGE = "docs/reference/checks.md"
-LINT_PAGE = "docs/reference/lint.md"
+__all__ = ["check_link", "checks_page", "lint_page"]
 
 _SCOPES = {
     "artifact": ("Artifact checks", "Static checks of one wheel or archive on its own."),
@@ -23,12 +23,6 @@ _SCOPES = {
         "The wheel installed into a fresh environment and run (`relforge validate --runtime`).",
     ),
 }
-
-
-def check_link(check_id: str) -> str:
-    """Where a check's or lint rule's entry is: `docs/reference/checks.md#rf-v043`."""
-    page = LINT_PAGE if check_id.startswith("RF-L") else CHECKS_PAGE
-    return f"{page}#{anchor(check_id)}"
 
 
 def checks_page() -> str:
