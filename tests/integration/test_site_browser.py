@@ -118,12 +118,20 @@ def _same_origin_only(driver: WebDriver, origin: str) -> list[str]:
     return urls
 
 
+def _served_example(
+    browser: WebDriver, tmp_path: Path, static_server: Callable[[Path], str]
+) -> str:
+    """The example's site served over HTTP, the browser's logs emptied; returns its origin."""
+    origin = static_server(_site(tmp_path, EXAMPLE, [], EXAMPLE_URL))
+    requested_urls(browser)  # drop what earlier tests left in the logs
+    console_errors(browser)
+    return origin
+
+
 def test_every_example_combination_over_http(
     browser: WebDriver, tmp_path: Path, static_server: Callable[[Path], str]
 ) -> None:
-    site = _site(tmp_path, EXAMPLE, [], EXAMPLE_URL)
-    origin = static_server(site)
-    requested_urls(browser)  # drop what earlier tests left in the log
+    origin = _served_example(browser, tmp_path, static_server)
     open_page(browser, f"{origin}/index.html")
     assert browser.title == "Install hello-native"
     assert _click_through(browser, EXAMPLE, "1.0", EXAMPLE_URL) == (12, 0)
@@ -311,10 +319,7 @@ def test_the_pages_load_without_a_console_error(
 ) -> None:
     # A page without an icon makes the browser ask for /favicon.ico: a 404 in the console
     # on every load, which hides the errors that matter.
-    site = _site(tmp_path, EXAMPLE, [], EXAMPLE_URL)
-    origin = static_server(site)
-    console_errors(browser)  # drop what earlier tests left in the log
-    requested_urls(browser)
+    origin = _served_example(browser, tmp_path, static_server)
     for page in ("index.html", "compatibility.html"):
         open_page(browser, f"{origin}/{page}")
         # the browser asks for /favicon.ico after the load event: give it time to fail

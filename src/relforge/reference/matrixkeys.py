@@ -39,7 +39,7 @@ def _type_text(node: Schema) -> str:
             keys = "`X.Y`"
         return f"mapping {keys} → {_type_text(node['additionalProperties'])}"
     if isinstance(kind, list):
-        return "string"
+        return str(node.get("title", "string"))
     if node.get("format") == "date":
         return "date (YYYY-MM-DD)"
     return str(kind)

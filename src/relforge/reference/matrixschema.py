@@ -30,13 +30,13 @@ PATCH = "Patch"
 # Scalars the loader parses from their text; YAML may read them as numbers (3.10, 2.9) and the
 # loader keeps the text, so a number is accepted too.
 _TEXT_TYPES: dict[Any, str] = {
-    Version: "a PEP 440 version (12.8.1)",
-    SpecifierSet: "a PEP 440 version specifier (>=3.10)",
-    PythonVersion: "a CPython feature version, `t` for free-threaded (3.13, 3.13t)",
-    LimitedApi: "a limited-API floor X.Y (3.9)",
-    schema.Requirement508: "a PEP 508 requirement (numpy>=2)",
-    schema.PlatformTag: "a wheel platform tag (manylinux_2_28_x86_64)",
-    schema.Ed25519Key: "an Ed25519 public key (base64 of the 32 raw bytes, or PEM)",
+    Version: "PEP 440 version (12.8.1)",
+    SpecifierSet: "PEP 440 version specifier (>=3.10)",
+    PythonVersion: "CPython X.Y, t for free-threaded (3.13, 3.13t)",
+    LimitedApi: "limited-API floor X.Y (3.9)",
+    schema.Requirement508: "PEP 508 requirement (numpy>=2)",
+    schema.PlatformTag: "wheel platform tag (manylinux_2_28_x86_64)",
+    schema.Ed25519Key: "Ed25519 public key (base64 of the 32 raw bytes, or PEM)",
     schema.PinnedRelforge: "relforge==X.Y.Z or relforge @ URL#sha256=…",
 }
 _SCALAR_TEXT = ["string", "number", "integer"]  # what `_scalar_text` accepts
@@ -106,8 +106,6 @@ def _object(cls: type, defs: dict[str, dict[str, Any]], *, patch: bool) -> dict[
         if doc:
             prop["description"] = doc
         prop.update(value)
-        if doc and "description" in value:
-            prop["description"] = f"{doc}; {value['description']}"
         default = _json_default(f)
         if default is not None:
             prop["default"] = default
@@ -141,7 +139,7 @@ def _json_default(f: dataclasses.Field[Any]) -> Any:
 def _type(tp: Any, defs: dict[str, dict[str, Any]], *, patch: bool) -> dict[str, Any]:
     """The schema of one value, following `relforge.matrix.convert.convert` case by case."""
     if tp in _TEXT_TYPES:
-        return {"type": _SCALAR_TEXT, "description": _TEXT_TYPES[tp]}
+        return {"type": _SCALAR_TEXT, "title": _TEXT_TYPES[tp]}
     if dataclasses.is_dataclass(tp):
         return _ref(typing.cast(type, tp), defs, patch=patch)
     if tp is schema.Match:
