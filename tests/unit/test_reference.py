@@ -7,6 +7,8 @@ import copy
 import datetime
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +135,19 @@ def test_every_shipped_matrix_fits_the_schema(
 ) -> None:
     load_matrix(path)  # the loader takes it too
     assert _errors(validator, _yaml(path.read_text(encoding="utf-8"))) == []
+
+
+def test_check_jsonschema_reads_the_yaml_the_same_way(tmp_path: Path) -> None:
+    # another YAML reader (check-jsonschema's) agrees: dates, quoted versions and all
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(SMALL.replace("  name: demo\n", "  name: demo\n  nmae: typo\n"))
+    argv = [str(Path(sys.executable).with_name("check-jsonschema")), "--schemafile", str(SCHEMA)]
+    good = subprocess.run(
+        [*argv, *map(str, _shipped_matrices())], capture_output=True, text=True, check=False
+    )
+    assert good.returncode == 0, good.stdout + good.stderr
+    refused = subprocess.run([*argv, str(bad)], capture_output=True, text=True, check=False)
+    assert refused.returncode == 1 and "'nmae' was unexpected" in refused.stdout
 
 
 def test_the_shipped_matrices_are_found() -> None:

@@ -23,7 +23,6 @@ from packaging.version import Version
 from relforge.matrix import schema
 from relforge.matrix.values import LimitedApi, PythonVersion
 
-SCHEMA_ID = "https://relforge.invalid/matrix.schema.json"  # names it; editors use a file path
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 PATCH = "Patch"
 
@@ -61,7 +60,6 @@ def matrix_json_schema() -> dict[str, Any]:
     top["required"] = sorted({*top.get("required", ()), "releases"})
     return {
         "$schema": DIALECT,
-        "$id": SCHEMA_ID,
         "title": "relforge build matrix",
         **top,
         "$defs": dict(sorted(defs.items())),
