@@ -119,18 +119,19 @@ def matrix_keys_page() -> str:
         "## Editor support",
         "",
         "Editors that use the YAML language server (VS Code's YAML extension, and others) "
-        "complete and check a matrix when its first line names the schema:",
+        "complete and check a matrix when its first line names the schema, by a path relative "
+        "to the matrix file (here from `matrix/`) or by the URL of the file in your copy of "
+        "relforge:",
         "",
         "```yaml",
-        "# yaml-language-server: $schema=https://raw.githubusercontent.com/OWNER/REPO/main/"
-        "docs/reference/matrix.schema.json",
+        "# yaml-language-server: $schema=../docs/reference/matrix.schema.json",
         "schema_version: 1",
         "```",
         "",
-        "A relative path works too (`$schema=../docs/reference/matrix.schema.json` from "
-        "`matrix/`).  The schema checks shape: keys, types, choices.  What only the loader can "
-        "judge (a PEP 440 version, a variant named on a platform that does not exist) is checked "
-        "by `relforge matrix list FILE`.",
+        "A release with `extends` is checked as a patch: any key may be left out, and a null "
+        "deletes one.  The schema checks shape: keys, types, choices.  What only the loader "
+        "can judge (a PEP 440 version, a variant named on a platform that does not exist) is "
+        "checked by `relforge matrix check FILE`.",
         "",
     ]
     order = ["Matrix", *[n for n in places if n != "Matrix"]]
