@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import difflib
 import json
 import re
 import subprocess
@@ -68,7 +69,16 @@ def test_every_generated_page_is_current(tmp_path: Path) -> None:
     fresh = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()}
     committed = {p.name: p.read_text(encoding="utf-8") for p in REFERENCE.iterdir()}
     stale = sorted(n for n in fresh if committed.get(n) != fresh[n])
-    assert not stale, f"docs/reference/{', '.join(stale)} out of date: run `make docs`"
+    diff = "".join(
+        difflib.unified_diff(
+            committed.get(stale[0], "").splitlines(keepends=True),
+            fresh[stale[0]].splitlines(keepends=True),
+            n=1,
+        )
+        if stale
+        else []
+    )
+    assert not stale, f"docs/reference/{', '.join(stale)} out of date: run `make docs`\n{diff}"
     assert set(committed) == set(fresh), "docs/reference/ holds files no generator writes"
 
 
@@ -92,6 +102,8 @@ def test_the_pages_name_every_check_rule_command_and_exit_code() -> None:
     for name in ("relforge matrix lint", "relforge promote", "relforge verify", "relforge site"):
         assert f"## {name} {{#{name.replace(' ', '-')}}}" in pages["commands.md"]
     assert "Usage: relforge matrix list [OPTIONS] FILE" in pages["commands.md"]
+    # as `relforge … --help` prints it, whatever ran before (click caches the help option)
+    assert "\n  --help " not in pages["commands.md"] and "  -h, --help  " in pages["commands.md"]
     for code in range(7):
         assert f"\n| {code} | " in pages["exit-codes.md"]
     assert "| `EnvironmentFault` | 6 | environment fault |" in pages["exit-codes.md"]

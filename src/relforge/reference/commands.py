@@ -14,9 +14,10 @@ WIDTH = 88  # the help is wrapped here whatever the terminal, so the page does n
 def _walk(
     command: click.Command, name: str, parent: click.Context | None
 ) -> Iterator[tuple[str, click.Context]]:
-    ctx = click.Context(
-        command, info_name=name, parent=parent, terminal_width=WIDTH, max_content_width=WIDTH
-    )
+    # the command's own context settings (`-h` beside `--help`), as `relforge … --help` has
+    # them: click caches a command's help option from the first context that asks for it
+    settings = {**command.context_settings, "terminal_width": WIDTH, "max_content_width": WIDTH}
+    ctx = click.Context(command, info_name=name, parent=parent, **settings)
     yield ctx.command_path, ctx
     if isinstance(command, click.Group):
         for sub_name in command.list_commands(ctx):
