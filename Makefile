@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-ci test test-tmpdir lint format bench golden screenshot clean
+.PHONY: demo demo-ci test test-tmpdir lint format docs bench golden screenshot clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,7 @@ demo: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
 # The example's generated workflows on a real Actions runner (act), as a hosted ubuntu-24.04
-# runner would run them: a pull request, then the RC tag (README: "Running the generated CI").
+# runner would run them: a pull request, then the RC tag (docs/guide/generated-ci.md).
 demo-ci: $(STAMP)
 	RELFORGE_ACT_TRANSCRIPT=1 $(BIN)/python -m pytest -s -q -p no:cacheprovider \
 	  tests/integration/test_generated_ci.py -k "pull_request or rc_tag"
@@ -47,6 +47,13 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks scripts
 	$(BIN)/ruff format src tests benchmarks scripts
 
+# The docs site: docs/reference/ regenerated from the code (matrix keys and JSON Schema, checks,
+# lint rules, every --help, exit codes), then `mkdocs build --strict` into .relforge/site-docs/.
+docs: $(STAMP)
+	$(BIN)/python scripts/docs_reference.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict  # not --quiet: it hides the warnings --strict counts
+	@echo "site: .relforge/site-docs/index.html"
+
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,bench]'
 	$(BIN)/python benchmarks/bench_matrix_expand.py
@@ -70,7 +77,7 @@ golden: $(STAMP)
 	  > tests/golden/example-1.0.json
 	$(BIN)/relforge workflows generate matrix/example.yaml --release 1.0 --out .github/workflows --no-upload
 
-# Refresh the README's picture of the install selector (docs/site-selector.png) from the browser test.
+# Refresh the docs' picture of the install selector (docs/site-selector.png) from the browser test.
 screenshot: $(STAMP)
 	RELFORGE_UPDATE_DOCS=1 $(BIN)/python -m pytest -q tests/integration/test_site_browser.py
 

@@ -243,4 +243,4 @@ grep -n "relforge bot handle" .github/workflows/relforge-bot.yml
 step "13. The generated CI on a real Actions runner: \`make demo-ci\` (about 6½ minutes)"
 echo "act runs the example's workflows as a hosted ubuntu-24.04 runner would: a pull request"
 echo "(builds and tests, uploads nothing), then the RC tag v1.0.0-rc1 (every cell built, tested,"
-echo "uploaded to S3 on moto and indexed; pip and uv install it).  README: Running the generated CI."
+echo "uploaded to S3 on moto and indexed; pip and uv install it).  Docs: docs/guide/generated-ci.md."

@@ -49,7 +49,7 @@ def chromium(width: int = 1100, height: int = 1400) -> Iterator[WebDriver]:
         f"--window-size={width},{height}",
     ):
         options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
     driver = webdriver.Chrome(service=Service(_binary("chromedriver")), options=options)
     try:
         yield driver
@@ -69,6 +69,12 @@ def requested_urls(driver: WebDriver) -> list[str]:
         if message.get("method") == "Network.requestWillBeSent":
             urls.append(str(message["params"]["request"]["url"]))
     return urls
+
+
+def console_errors(driver: WebDriver) -> list[str]:
+    """The console's errors since the last call (a failed request is one: a 404 favicon)."""
+    entries: list[dict[str, Any]] = driver.execute(Command.GET_LOG, {"type": "browser"})["value"]
+    return [str(e["message"]) for e in entries if e.get("level") == "SEVERE"]
 
 
 def open_page(driver: WebDriver, url: str, timeout: float = 30.0) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from tests.integration.browser import (
     SWEEP,
     choices,
     chromium,
+    console_errors,
     open_page,
     pick,
     requested_urls,
@@ -116,12 +118,20 @@ def _same_origin_only(driver: WebDriver, origin: str) -> list[str]:
     return urls
 
 
+def _served_example(
+    browser: WebDriver, tmp_path: Path, static_server: Callable[[Path], str]
+) -> str:
+    """The example's site served over HTTP, the browser's logs emptied; returns its origin."""
+    origin = static_server(_site(tmp_path, EXAMPLE, [], EXAMPLE_URL))
+    requested_urls(browser)  # drop what earlier tests left in the logs
+    console_errors(browser)
+    return origin
+
+
 def test_every_example_combination_over_http(
     browser: WebDriver, tmp_path: Path, static_server: Callable[[Path], str]
 ) -> None:
-    site = _site(tmp_path, EXAMPLE, [], EXAMPLE_URL)
-    origin = static_server(site)
-    requested_urls(browser)  # drop what earlier tests left in the log
+    origin = _served_example(browser, tmp_path, static_server)
     open_page(browser, f"{origin}/index.html")
     assert browser.title == "Install hello-native"
     assert _click_through(browser, EXAMPLE, "1.0", EXAMPLE_URL) == (12, 0)
@@ -302,3 +312,23 @@ def test_readable_at_phone_width(
         browser.save_screenshot(str(ARTIFACTS / f"phone-{page.replace('.html', '')}.png"))
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_the_pages_load_without_a_console_error(
+    browser: WebDriver, tmp_path: Path, static_server: Callable[[Path], str]
+) -> None:
+    # A page without an icon makes the browser ask for /favicon.ico: a 404 in the console
+    # on every load, which hides the errors that matter.
+    origin = _served_example(browser, tmp_path, static_server)
+    for page in ("index.html", "compatibility.html"):
+        open_page(browser, f"{origin}/{page}")
+        # the browser asks for /favicon.ico after the load event: give it time to fail
+        time.sleep(1.0)
+        assert console_errors(browser) == [], page
+        icon = browser.execute_script(
+            "const l = document.querySelector('link[rel=icon]'); return l && l.href"
+        )
+        # drawn from a data: URL: no request for it leaves the page
+        assert isinstance(icon, str) and icon.startswith("data:image/svg+xml,"), page
+    urls = requested_urls(browser)
+    assert not [u for u in urls if u.endswith("favicon.ico")], urls

@@ -1,4 +1,5 @@
-"""The torchvision-style snippet in README.md loads and does what the text says."""
+"""The torchvision-style snippet of the matrix guide (docs/guide/matrix.md) loads and does what
+the text says."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ from pathlib import Path
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "matrix.md"
 MARK = "<!-- relforge:torchvision-snippet"
 
 
 def snippet() -> str:
-    text = README.read_text(encoding="utf-8")
+    text = GUIDE.read_text(encoding="utf-8")
     start = text.index("```yaml\n", text.index(MARK)) + len("```yaml\n")
     return text[start : text.index("```", start)]
 

@@ -67,7 +67,7 @@ def test_a_starter_from_pyproject_and_version_txt(project: Path, run: Run) -> No
     cells = {c.id for c in expand_cells(matrix, "0.3")}
     assert "wheel-linux-x86_64-py3.13-cu128" in cells and len(cells) == 6
     text = path.read_text()
-    assert "README" in text and "build:" in text
+    assert "docs/reference/matrix.md" in text and "build:" in text
     # the next commands work on what init wrote
     assert run("matrix", "list", "matrix/hello-ext.yaml", "--release", "0.3").code == 0
     assert run("matrix", "lint", "matrix/hello-ext.yaml").code == 0

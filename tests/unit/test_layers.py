@@ -63,7 +63,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ),
     ("stages", frozenset({"promote", "release", "validate"})),
     ("stages on stages", frozenset({"builders", "bot", "deps"})),
-    ("front ends of stages", frozenset({"init", "upstream"})),
+    ("front ends of stages", frozenset({"init", "upstream", "reference"})),
     ("command line", frozenset({"cli"})),
     ("entry point", frozenset({"__main__"})),
 )

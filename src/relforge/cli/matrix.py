@@ -279,9 +279,13 @@ def lint(file: str, releases: tuple[str, ...], fmt: str, strict: bool) -> None:
     if report.findings:
         step_summary("Matrix lint", report.summary_markdown())
     if report.failing:
+        from relforge.reference import check_link
+
+        first = report.failing[0].rule.id
+        why = f"{first} is explained at {check_link(first)}"
         raise ValidationFailed(
             f"{len(report.failing)} of {len(report.findings)} findings fail the lint",
-            hint=None if strict else "warnings do not fail; --strict makes them",
+            hint=why if strict else f"{why}; warnings do not fail, --strict makes them",
         )
 
 

@@ -273,7 +273,7 @@ def render_starter(
     absent_pythons: list[str] | None = None,
     cuda: bool = True,
 ) -> str:
-    """The matrix text: plain YAML, comments pointing to relforge's README sections."""
+    """The matrix text: plain YAML, comments pointing to relforge's docs pages."""
     absent = (
         f"    # and {json.dumps(absent_pythons)} once a builder here has them: no CPython\n"
         "    # of those versions was on PATH, in pyenv or from uv when this was written\n"
@@ -325,9 +325,10 @@ def render_starter(
     )
     return f"""\
 # Build matrix of {facts.name}, written by `relforge init`; edit it freely.
-# Every key is described in relforge's README: "The matrix" (sections, extends, rules),
-# "Builds" (project.build), "Publishing and promotion" (publishing); docs/cuda-extension.md
-# in relforge's repository walks a CUDA extension from here to a release.
+# Every key is described in relforge's docs: docs/reference/matrix.md (and the JSON Schema
+# editors complete it with, docs/reference/matrix.schema.json); docs/guide/matrix.md (sections,
+# extends, rules), builds.md (project.build), channels-and-promotion.md (publishing);
+# docs/cuda-extension.md in relforge's repository walks a CUDA extension from here to a release.
 # Check it with `relforge matrix check {matrix_file}`
 # and `relforge matrix lint {matrix_file}`.
 schema_version: 1
@@ -360,7 +361,7 @@ releases:
         build_runner: {runner}
 {gpu_comment}        test_runners: {runners}
     # Images come from a registry (`docker pull`); with no registry at hand, make one with
-    # `relforge builder-image` and name relforge/builder:bookworm instead (README: Builds).
+    # `relforge builder-image` and name relforge/builder:bookworm instead (docs/guide/builds.md).
     accelerators:
       cpu:
         kind: cpu

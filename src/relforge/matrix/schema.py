@@ -549,7 +549,7 @@ class Release(Located):
     local_label: str = field(
         default="+{variant}",
         metadata={
-            "doc": "the version's local label, a template over cell fields (see README); "
+            "doc": "the version's local label, a template over cell fields (docs/guide/matrix.md); "
             "empty: no label, one index folder per axis value"
         },
     )

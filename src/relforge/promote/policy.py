@@ -37,7 +37,7 @@ def _s3_parts(url: str, key: str) -> tuple[str, str]:
             f"{key} is {url!r}: a bucket policy applies to an s3:// store only",
             key=key,
             hint="serve a file:// store's whl/, libtorch/ and site/ folders with a static "
-            "server (see README, Serving a store); never its root",
+            "server (docs/guide/serving.md); never its root",
         )
     bucket, _, prefix = url.removeprefix("s3://").partition("/")
     return bucket, prefix.strip("/")

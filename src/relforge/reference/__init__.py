@@ -1,0 +1,32 @@
+"""The reference pages of the docs site, generated from the code that is their source of truth.
+
+Entry points: `reference_pages(cli)` returns every page (file name → text) of docs/reference/;
+`write_reference(folder, cli)` writes them; `check_link(ID)` is where a check's or lint rule's
+entry is (`docs/reference/checks.md#rf-v043`), for error hints.  The click group is passed in:
+stages never import the CLI (tests/unit/test_layers.py), so scripts/docs_reference.py hands it
+over.  The page makers are imported on first use: an error hint needs only `check_link`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from relforge.reference.links import check_link
+
+if TYPE_CHECKING:
+    from relforge.reference.pages import reference_pages, write_reference
+
+_HOMES = {
+    "reference_pages": "relforge.reference.pages",
+    "write_reference": "relforge.reference.pages",
+}
+
+__all__ = ["check_link", "reference_pages", "write_reference"]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)
