@@ -5,9 +5,10 @@ prints; stages never reach back into it); the modules import each other without 
 package sits in one of the LAYERS and imports only from its own package or from layers below its
 own; the CLI imports each package by its front door (`relforge.promote`, never
 `relforge.promote.plans.plan`).
-Every import that can run counts: module level, class bodies, `if`/`try`/`with`/`match` blocks,
-and function bodies too (marked "in a function": a deferred import hides a cycle from the
-interpreter, not from a reader); `if TYPE_CHECKING:` blocks never run and do not count.
+Every import counts: module level, class bodies, `if`/`try`/`with`/`match` blocks, function
+bodies (marked "in a function": a deferred import hides a cycle from the interpreter, not from a
+reader) and `if TYPE_CHECKING:` blocks (marked "for type checking": they never run, but a type
+one module needs from another ties them as much as a call does).
 Importing `a.b.c` also runs the package `__init__` of `a.b`, so that is an edge too (except to
 the importer's own packages, which are already loading).
 """
@@ -75,7 +76,9 @@ class Edge:
     source: str
     target: str
     where: str  # file:line of the import, relative to the source root
-    deferred: bool  # the import is in a function body: it runs on the first call
+    # "" at load time; "in a function" (runs on the first call) or "for type checking" (never
+    # runs): edges the interpreter does not follow when it loads the module
+    deferred: str
     written: str  # the module the statement names (`from X import y`, `import X`): X
 
 
@@ -97,17 +100,18 @@ def _is_type_checking(test: ast.expr) -> bool:
 
 
 def _runtime_imports(
-    body: Sequence[ast.stmt], *, deferred: bool
-) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
-    """The import statements that can run, each with whether it waits for a call (in a
-    function body); `if TYPE_CHECKING:` blocks never run."""
+    body: Sequence[ast.stmt], *, deferred: str
+) -> Iterator[tuple[ast.Import | ast.ImportFrom, str]]:
+    """Every import statement, each with why it is not run at load time ("" when it is)."""
     for node in body:
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node, deferred
         elif isinstance(node, ast.If) and _is_type_checking(node.test):
+            yield from _runtime_imports(node.body, deferred=deferred or "for type checking")
             yield from _runtime_imports(node.orelse, deferred=deferred)
         else:
-            now_deferred = deferred or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            function = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            now_deferred = deferred or ("in a function" if function else "")
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.stmt):
                     yield from _runtime_imports([child], deferred=now_deferred)
@@ -150,7 +154,7 @@ def import_edges(root: Path, modules: Mapping[str, Path]) -> list[Edge]:
     edges: list[Edge] = []
     for module, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for node, deferred in _runtime_imports(tree.body, deferred=False):
+        for node, deferred in _runtime_imports(tree.body, deferred=""):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -252,7 +256,7 @@ def cycle_in(component: Sequence[str], edges: Sequence[Edge]) -> list[Edge]:
 
 def describe(chain: Sequence[Edge]) -> str:
     return "\n".join(
-        f"  {e.source} → {e.target}  ({e.where}{', in a function' if e.deferred else ''})"
+        f"  {e.source} → {e.target}  ({e.where}{', ' + e.deferred if e.deferred else ''})"
         for e in chain
     )
 
@@ -350,11 +354,12 @@ def test_no_import_cycles_at_load_time(modules: dict[str, Path], edges: list[Edg
     assert not found, "\n".join(found)
 
 
-def test_no_import_cycles_through_imports_in_functions(
+def test_no_import_cycles_through_imports_in_functions_or_for_type_checking(
     modules: dict[str, Path], edges: list[Edge]
 ) -> None:
-    # an import moved into a function hides a cycle from the interpreter, not from a reader:
-    # the two modules still cannot be understood, tested or moved apart
+    # an import moved into a function (or under TYPE_CHECKING) hides a cycle from the
+    # interpreter, not from a reader: the two modules still cannot be understood, tested or
+    # moved apart
     found = cycles(modules, edges)
     assert not found, "\n".join(found)
 
@@ -435,7 +440,7 @@ def test_a_cycle_is_found_and_shown_as_a_chain(tmp_path: Path) -> None:
     ]
 
 
-def test_an_import_in_a_function_is_a_deferred_edge_and_type_checking_none(
+def test_imports_in_functions_and_for_type_checking_are_deferred_edges(
     tmp_path: Path,
 ) -> None:
     files = {
@@ -445,7 +450,12 @@ def test_an_import_in_a_function_is_a_deferred_edge_and_type_checking_none(
         "pkg/c.py": "import typing\nif typing.TYPE_CHECKING:\n    from pkg.a import A\n",
     }
     assert _components(tmp_path, files, deferred=False) == []
-    assert _components(tmp_path, files, deferred=True) == [["pkg.a", "pkg.b"]]
+    assert _components(tmp_path, files, deferred=True) == [["pkg.a", "pkg.b", "pkg.c"]]
+    modules = _tree(tmp_path, files)
+    why = {(e.source, e.target): e.deferred for e in import_edges(tmp_path, modules)}
+    assert why[("pkg.b", "pkg.a")] == "in a function"
+    assert why[("pkg.c", "pkg.a")] == "for type checking"
+    assert why[("pkg.a", "pkg.c")] == ""
 
 
 def test_a_package_init_importing_its_users_is_a_cycle(tmp_path: Path) -> None:
@@ -538,5 +548,5 @@ def test_a_back_edge_into_the_cli_is_named(tmp_path: Path) -> None:
     modules = module_files(tmp_path, "relforge")
     back = cli_back_edges(import_edges(tmp_path, modules))
     assert [(e.source, e.where, e.deferred) for e in back] == [
-        ("relforge.stage.report", "relforge/stage/report.py:2", True)
+        ("relforge.stage.report", "relforge/stage/report.py:2", "in a function")
     ]
