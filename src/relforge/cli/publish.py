@@ -35,7 +35,7 @@ _WORKERS = workers_option()
 
 
 def _run_plan(plan: object, execute: bool) -> None:
-    from relforge.promote import Plan, recorded_lines, render
+    from relforge.promote import Plan, PlanReport, render
     from relforge.promote import execute as apply
     from relforge.stores import refuse_conflicts
 
@@ -44,42 +44,10 @@ def _run_plan(plan: object, execute: bool) -> None:
     refuse_conflicts(plan.batches)
     if stop_for_dry_run(execute):
         return
-    outcome = apply(plan, click.echo)
-    lines = _whole_release_lines(plan) + recorded_lines(outcome.recorded)
-    rebuilt = sum(len(f.rebuild) for f in outcome.indexed)
-    summary = (
-        f"{plan.title}: {outcome.created} object(s) written, {outcome.deleted} deleted, "
-        f"{rebuilt} project page(s) rebuilt in {len(outcome.indexed)} folder(s)"
-    )
-    if outcome.created == 0 and outcome.deleted == 0 and not outcome.indexed:
-        summary += " — everything was already in place"
-    summary += f"; retries: {_retries(plan)}"
-    for line in lines:
+    report = PlanReport(plan=plan, done=apply(plan, click.echo))
+    for line in report.lines():
         click.echo(line)
-    click.echo(summary)  # last: scripts read the retries from the last line
-    step_summary(f"relforge {plan.command}", "\n\n".join([summary, *lines]))
-
-
-def _whole_release_lines(plan: object) -> list[str]:
-    """What the plan's index left off the pages (or put there with --partial), one line each."""
-    from relforge.promote import Plan, whole_releases_report
-
-    assert isinstance(plan, Plan)
-    return whole_releases_report(
-        plan.vouchers.completeness if plan.vouchers is not None else None
-    ).lines()
-
-
-def _retries(plan: object) -> int:
-    """Requests the plan's stores tried again after a transient fault."""
-    from relforge.promote import Plan
-    from relforge.stores import total_retries
-
-    assert isinstance(plan, Plan)
-    stores: list[object] = [plan.store]
-    for batch in plan.batches:
-        stores += [batch.store, batch.source]
-    return total_retries(stores)
+    step_summary(f"relforge {plan.command}", report.summary_markdown())
 
 
 def _warn_serving(download_url: str, store: ObjectStore, folders: Sequence[str]) -> None:

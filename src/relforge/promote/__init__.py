@@ -7,8 +7,8 @@ except index pages, which are replaced atomically.
 Entry points, one line of the command line's each:
 - `main_store` opens the channel's store (with its trust) from the matrix.
 - `plan_publish` and `plan_promote` plan uploads and copies as a `Plan`; `render` prints it,
-  `execute` carries it out, `recorded_lines` names the advertised versions it recorded, and
-  `whole_releases_report` what the pages leave off until a version is whole.
+  `execute` carries it out and `PlanReport` says what the run did (its lines and step summary);
+  `whole_releases_report` says what the pages leave off until a version is whole.
 - `plan_channel_index` / `apply_channel_index` rebuild a channel's index pages; `index_report`
   gives the `IndexReport` of the plan and the run (lines, JSON, step summary);
   `serving_warnings` names what the download URL will not serve.
@@ -31,13 +31,14 @@ from __future__ import annotations
 from relforge.promote.channel import main_store
 from relforge.promote.completeness import whole_releases_report
 from relforge.promote.index.channelindex import apply_channel_index, plan_channel_index
-from relforge.promote.index.report import IndexReport, index_report, recorded_lines
+from relforge.promote.index.report import IndexReport, index_report
 from relforge.promote.index.serving import serving_warnings
 from relforge.promote.integrity.check import check_channel
 from relforge.promote.integrity.outcome import Outcome
 from relforge.promote.plans.plan import Plan, execute, render
 from relforge.promote.plans.promote import plan_promote
 from relforge.promote.plans.publish import plan_publish
+from relforge.promote.plans.report import PlanReport
 from relforge.promote.plans.yank import apply_yank, plan_yank, render_yank
 from relforge.promote.policy import bucket_policy
 from relforge.promote.pypi.flow import (
@@ -54,6 +55,7 @@ __all__ = [
     "IndexReport",
     "Outcome",
     "Plan",
+    "PlanReport",
     "apply_channel_index",
     "apply_yank",
     "bucket_policy",
@@ -67,7 +69,6 @@ __all__ = [
     "plan_pypi_upload",
     "plan_stage",
     "plan_yank",
-    "recorded_lines",
     "refuse_upload",
     "render",
     "render_upload",
