@@ -42,13 +42,12 @@ def test_a_failed_make_leaves_nothing_and_the_next_call_makes_it(tmp_path: Path)
     assert (folder / ".complete").exists() and not (folder / "half").exists()
 
 
-def test_a_folder_without_its_marker_is_not_used(tmp_path: Path) -> None:
+def test_a_folder_without_its_marker_is_made_again(tmp_path: Path) -> None:
     folder = tmp_path / "abc"
-    folder.mkdir()  # what a run killed before the rename could not leave, but a person could
+    folder.mkdir()  # what a run killed before the rename cannot leave, but a person could
     (folder / "stale").write_bytes(b"s")
-    with pytest.raises(OSError):  # the rename onto a non-empty folder refuses; nothing is used
-        made_once(folder, lambda tmp: [])
-    assert not (folder / ".complete").exists()
+    made_once(folder, lambda tmp: (tmp / "fresh").write_bytes(b"f") and ["fresh"])
+    assert sorted(p.name for p in folder.iterdir()) == [".complete", "fresh"]
 
 
 def test_concurrent_builds_make_it_once(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """Cache folders made once, shared by concurrent builds: made in a temporary folder beside the
-final one under a file lock, marked complete, then renamed into place; a folder without its
-`.complete` marker (a killed run) is never used."""
+final one under a file lock, marked complete, then renamed into place.  A folder without its
+`.complete` marker (left by hand, or by an older relforge that wrote in place) is never used:
+under the lock nobody else is making it, so it is removed and made again."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def made_once(folder: Path, make: Callable[[Path], object]) -> Path:
     with locked(folder.parent / f"{folder.name}.lock"):
         if (folder / COMPLETE).exists():  # another build made it while this one waited
             return folder
+        if folder.exists():  # unfinished, and nobody is making it: it cannot be trusted
+            shutil.rmtree(folder)
         tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
         try:
             record = make(tmp)
