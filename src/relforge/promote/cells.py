@@ -24,7 +24,6 @@ class ChannelCells:
         self._by_release: dict[str, tuple[Cell, ...]] = {}
         self._by_id: dict[str, dict[str, Cell]] = {}
         self._lock = threading.Lock()  # the completeness judgement asks from worker threads
-        self.expansions = 0  # how many times a release was expanded (tests count them)
 
     def of(self, release: str) -> tuple[Cell, ...]:
         """The release's cells on this channel."""
@@ -34,7 +33,6 @@ class ChannelCells:
                 cells = tuple(expand_cells(self.matrix, release, channel=self.channel))
                 self._by_release[release] = cells
                 self._by_id[release] = {c.id: c for c in cells}
-                self.expansions += 1
             return cells
 
     def by_id(self, release: str) -> dict[str, Cell]:
