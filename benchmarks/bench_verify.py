@@ -187,7 +187,7 @@ def main() -> None:
     import boto3
 
     from relforge.matrix.load import load_matrix
-    from relforge.promote.channel import main_store
+    from relforge.matrixstores import main_store
 
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
     os.environ.update(

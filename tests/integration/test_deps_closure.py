@@ -184,8 +184,14 @@ def test_mirror_fills_the_closure_and_check_proves_it(
     assert not (store / "relforge" / "deps").exists()
 
     done = run("deps", "mirror", matrix, "--channel", "test", "--upstream-index", upstream,
-               "--execute")  # fmt: skip
+               "--execute", "--format", "json")  # fmt: skip
     assert done.code == 0, done.out + done.err
+    report = json.loads(done.out)  # progress went to stderr: stdout is the document alone
+    assert next(iter(report)) == "schema_version" and report["executed"] is True
+    assert report["created"] == 6  # three wheels and their PEP 658 sidecars
+    assert report["recorded"] == [{"record": f"relforge/deps/{CPU}.json", "files": 3}]
+    assert report["indexed"] == [CPU]
+    assert [w["action"] for w in report["wheels"]] == ["copy"] * 3
     for name in ("rfdep_a", "rfdep_b", "rfdep_c"):
         wheel = store / CPU / f"{name}-1.0-py3-none-any.whl"
         assert wheel.read_bytes() == (tmp_path / "upstream" / "files" / wheel.name).read_bytes()
@@ -204,6 +210,16 @@ def test_mirror_fills_the_closure_and_check_proves_it(
     again = run("deps", "mirror", matrix, "--channel", "test", "--upstream-index", upstream,
                 "--execute")  # fmt: skip
     assert again.code == 0 and "0 object(s) written" in again.out, again.out + again.err
+    assert "everything was already in place" in again.out and "recorded" not in again.out
+    # the same for machines: one versioned document on stdout, the plan and what was done
+    planned = run("deps", "mirror", matrix, "--channel", "test", "--upstream-index", upstream,
+                  "--format", "json")  # fmt: skip
+    assert planned.code == 0, planned.err
+    plan = json.loads(planned.out)
+    assert list(plan)[:2] == ["schema_version", "channel"] and plan["executed"] is False
+    assert [w["action"] for w in plan["wheels"]] == ["skip"] * 3
+    assert plan["records"] == [f"relforge/deps/{CPU}.json"]
+    assert plan["resolved_cells"] == ["wheel-linux-x86_64-py3.12-cpu"]
 
     ok = run("deps", "check", matrix, "--channel", "test")
     assert ok.code == 0, ok.out + ok.err

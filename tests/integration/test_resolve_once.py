@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import relforge.matrix.expand
-import relforge.promote.channel
+import relforge.matrixstores
 from tests.conftest import Result
 from tests.promote_kit import build_wheel, matrix_text, write_manifest
 
@@ -24,8 +24,8 @@ CPU = "wheel-linux-x86_64-py3.11-cpu"
 def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[tuple[str, ...]]]:
     seen: Counter[tuple[str, ...]] = Counter()
     expand = relforge.matrix.expand.expand_cells
-    main_store = relforge.promote.channel.main_store
-    trust = relforge.promote.channel.trust
+    main_store = relforge.matrixstores.main_store
+    trust = relforge.matrixstores.trust
 
     def counting_expand(matrix: Any, release: str, **kw: Any) -> Any:
         seen["expand", release, str(kw.get("channel"))] += 1

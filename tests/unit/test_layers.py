@@ -58,12 +58,13 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundation", frozenset(_FOUNDATION_MODULES)),
     ("object stores", frozenset({"stores"})),
     ("the matrix", frozenset({"matrix"})),
+    ("the matrix's stores, opened", frozenset({"matrixstores"})),
     (
         "readers of the matrix",
-        frozenset({"axiswheels", "interpreters", "workflows", "site", "variants"}),
+        frozenset({"axiswheels", "interpreters", "workflows", "site", "variants", "deps"}),
     ),
     ("stages", frozenset({"promote", "release", "validate"})),
-    ("stages on stages", frozenset({"builders", "bot", "deps"})),
+    ("stages on stages", frozenset({"builders", "bot"})),
     ("front ends of stages", frozenset({"init", "upstream", "reference"})),
     ("command line", frozenset({"cli"})),
     ("entry point", frozenset({"__main__"})),
@@ -384,10 +385,61 @@ def test_the_stores_serve_deps_site_and_variants_without_promote(edges: list[Edg
     into_promote = sorted(
         f"{e.source} → {e.target} ({e.where})"
         for e in edges
-        if top_level(e.source) in {"site", "variants"} and top_level(e.target) == "promote"
+        if top_level(e.source) in {"deps", "site", "variants"} and top_level(e.target) == "promote"
     )
     assert not into_promote
-    assert {top_level(e.target) for e in edges if top_level(e.source) == "site"} >= {"stores"}
+    for reader in ("deps", "site"):
+        assert {top_level(e.target) for e in edges if top_level(e.source) == reader} >= {"stores"}
+    # and promote reads the dependency records deps writes, not the other way round
+    assert any(
+        e.source.startswith("relforge.promote.") and e.target == "relforge.deps.record"
+        for e in edges
+    )
+
+
+ARCHITECTURE = SRC.parent / "docs" / "architecture.md"
+PICTURE_HEADING = "**Who reads whom.**"
+
+
+def picture_layers(text: str) -> list[list[str]]:
+    """The layers the picture in docs/architecture.md draws, highest first: the first fenced
+    block after PICTURE_HEADING, one layer per line (its names, comma-separated, before a gap
+    of two spaces; a line indented by four continues the layer's names, one indented deeper
+    only its description)."""
+    after = text.split(PICTURE_HEADING, 1)[1]
+    block = after.split("```", 2)[1].split("\n")[1:]
+    drawn: list[list[str]] = []
+    for line in block:
+        indent = len(line) - len(line.lstrip())
+        if not line.strip() or line.lstrip().startswith("▲") or indent > 4:
+            continue
+        names = [n.strip() for n in line.strip().split("  ", 1)[0].split(",") if n.strip()]
+        if indent == 4 and drawn:
+            drawn[-1] += names
+        else:
+            drawn.append(names)
+    return drawn
+
+
+def test_the_architecture_picture_draws_the_checked_layers() -> None:
+    drawn = picture_layers(ARCHITECTURE.read_text(encoding="utf-8"))
+    want = [
+        [FOUNDATION] if name == FOUNDATION else sorted(packages)
+        for name, packages in reversed(LAYERS)
+    ]
+    assert [sorted(layer) for layer in drawn] == want, (
+        f"the picture under {PICTURE_HEADING!r} in {ARCHITECTURE.name} (highest layer first) "
+        f"no longer matches LAYERS:\n  drawn: {drawn}\n  LAYERS: {want}"
+    )
+
+
+def test_the_picture_reader_sees_a_missing_package() -> None:
+    text = (
+        f"{PICTURE_HEADING}\n\n```\n  cli  the CLI\n  a, b,    x\n    c\n  foundation  f,\n"
+        "                g\n```\n"
+    )
+    assert picture_layers(text) == [["cli"], ["a", "b", "c"], ["foundation"]]
+    assert picture_layers(text.replace("    c\n", "")) == [["cli"], ["a", "b"], ["foundation"]]
 
 
 def test_the_cli_imports_front_doors_only(modules: dict[str, Path], edges: list[Edge]) -> None:

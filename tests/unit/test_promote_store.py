@@ -74,8 +74,7 @@ def test_store_urls(tmp_path: Path) -> None:
 
 def test_publishing_s3_attempts_reaches_every_s3_store_of_the_matrix(tmp_path: Path) -> None:
     from relforge.matrix.load import load_matrix
-    from relforge.promote.channel import backup_store, main_store
-    from relforge.promote.mirrors import mirror_stores
+    from relforge.matrixstores import backup_store, main_store, mirror_stores
     from relforge.stores.s3 import S3Store
 
     publishing = textwrap.dedent("""\

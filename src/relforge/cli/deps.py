@@ -9,13 +9,15 @@ import click
 from relforge.actions import step_summary
 from relforge.cli.options import (
     channel_option,
+    dry_run_note,
     execute_option,
+    format_option,
     parse_selectors,
     select_option,
-    stop_for_dry_run,
     workers_option,
 )
 from relforge.matrix import ChannelName, load_matrix
+from relforge.output import print_json
 
 _CHANNEL = channel_option(
     "Channel whose wheel folders are filled/checked (default: channels.default).",
@@ -60,6 +62,12 @@ def deps() -> None:
 )
 @execute_option("Apply the plan (default: a dry run).")
 @workers_option(16)
+@format_option(
+    "text",
+    "json",
+    help="json: the plan (and with --execute what was written) as one document on stdout; "
+    "progress goes to stderr.",
+)
 def mirror(
     file: str,
     channel: ChannelName | None,
@@ -69,34 +77,44 @@ def mirror(
     manifest_path: Path | None,
     execute: bool,
     workers: int,
+    fmt: str,
 ) -> None:
     """Copy the wheels each cell's published wheel (or, with --manifest, its built wheel)
     depends on (transitively, for the cell's platform and Python, as pip resolves them) from
     the upstream index into the cell's folder, each checked against the upstream's sha256;
     record them and re-index.  FILE is the matrix."""
-    from relforge.deps import apply_mirror, built_wheels, plan_mirror, render_mirror
+    from relforge.deps import built_wheels, plan_mirror, render_mirror
+    from relforge.promote import apply_mirror, open_publishing
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
     built = built_wheels(manifest_path, chosen) if manifest_path is not None else None
+    here = open_publishing(matrix).channel(chosen)
     plan = plan_mirror(
         matrix,
         chosen,
         upstream,
+        here.store,
         selectors=tuple(parse_selectors(selects)),
         version=version,
         built=built,
     )
-    render_mirror(plan, click.echo)
-    if stop_for_dry_run(execute):
+    text = fmt == "text"
+    if text:
+        render_mirror(plan, click.echo)
+    if not execute:
+        if text:
+            click.echo(dry_run_note())
+        else:
+            print_json({**plan.to_json(), "executed": False})
         return
-    created = apply_mirror(plan, click.echo, workers=workers)
-    summary = (
-        f"deps mirror {chosen}: {len(plan.wanted)} dependency wheel(s) in "
-        f"{len(plan.folders)} folder(s), {created} object(s) written"
-    )
-    click.echo(summary)
-    step_summary("relforge deps mirror", summary)
+    progress = click.echo if text else lambda line: click.echo(line, err=True)
+    report = apply_mirror(plan, here, progress, workers=workers)
+    if text:
+        click.echo("\n".join(report.lines()))
+    else:
+        print_json(report.to_json())
+    step_summary("relforge deps mirror", report.summary_markdown())
 
 
 @deps.command()

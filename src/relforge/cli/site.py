@@ -41,7 +41,7 @@ def site(
 ) -> None:
     """Static install-selector site: index.html, compatibility.html, published_versions.json."""
     from relforge.errors import UsageError
-    from relforge.promote import main_store
+    from relforge.matrixstores import main_store
     from relforge.site import build_site, publish_site
 
     if execute and not publish:

@@ -38,7 +38,7 @@ def publish_command(
     channel's variant folder.  FILE is the matrix file."""
     from relforge.manifest import load_manifest
     from relforge.matrix import load_matrix
-    from relforge.promote import main_store
+    from relforge.matrixstores import main_store
     from relforge.variants import apply_variants, plan_variants, staging_dir
 
     matrix = load_matrix(file)

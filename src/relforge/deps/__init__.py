@@ -1,9 +1,15 @@
 """Dependency closure of a channel: every wheel folder holds what its cells need to install.
 
-- `relforge.deps.mirror.plan_mirror` / `apply_mirror`: resolve each cell's published wheel with
-  pip against an upstream index and copy the closure (verified, recorded, indexed).
-- `relforge.deps.check.check_channel`: pip resolves each cell from its folder index alone.
-- `relforge.promote.deps_record`: the record of mirrored files (`relforge/deps/<folder>.json`).
+- `plan_mirror` / `render_mirror`: resolve each cell's published (or, with `built_wheels`, built)
+  wheel with pip against an upstream index, and compare the closure with the channel's folders;
+  `relforge.deps.mirror.fetch` downloads and checks what is missing.  Writing it into the channel
+  (with its record and pages) is `relforge.promote.apply_mirror`.
+- `check_channel`: pip resolves each cell from its folder index alone.
+- `mirrored_closure` (`Closure`): what a folder's record says was mirrored, for runtime validation.
+- `relforge.deps.record`: the record of mirrored files (`relforge/deps/<folder>.json`), which
+  the index reads to vouch for them.
+
+This package reads the matrix and the stores (relforge.matrixstores), never promote.
 """
 
 from __future__ import annotations
@@ -11,11 +17,10 @@ from __future__ import annotations
 from relforge.deps.check import check_channel
 from relforge.deps.closure import Closure, mirrored_closure
 from relforge.deps.manifest import built_wheels
-from relforge.deps.mirror import apply_mirror, plan_mirror, render_mirror
+from relforge.deps.mirror import plan_mirror, render_mirror
 
 __all__ = [
     "Closure",
-    "apply_mirror",
     "built_wheels",
     "check_channel",
     "mirrored_closure",

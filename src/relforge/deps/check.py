@@ -17,7 +17,7 @@ from relforge.deps.targets import Target, cell_wheel, wheel_targets
 from relforge.errors import NothingToDoError, ValidationFailed
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.matrix.selector import Selector
-from relforge.promote.channel import main_store
+from relforge.matrixstores import main_store
 
 Echo = Callable[[str], None]
 

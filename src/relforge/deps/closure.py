@@ -9,12 +9,12 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from relforge.deps.record import record_key
 from relforge.deps.serve import serve_store
 from relforge.errors import RelforgeError
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
-from relforge.promote.channel import main_store
-from relforge.promote.deps_record import record_key
+from relforge.matrixstores import main_store
 
 
 @dataclass(frozen=True)

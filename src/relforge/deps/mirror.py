@@ -9,6 +9,10 @@ page gave and checked against the sha256 that page gave (a link without a hash i
 then wheels and PEP 658 sidecars are written create-if-absent (a file name already holding
 other bytes refuses the whole plan), the record (relforge/deps/<folder>.json) is updated, and
 the touched folders are re-indexed last.
+
+This module resolves, plans and fetches (reading the channel, never writing it); writing the
+fetched files, the record and the pages into the channel is promote's
+(`relforge.promote.plans.dependencies.apply_mirror`).
 """
 
 from __future__ import annotations
@@ -26,20 +30,15 @@ from urllib.parse import urlsplit
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
+from relforge.deps.record import MirroredFile, record_key
 from relforge.deps.resolve import RESOLVERS, Resolved, pip_resolve, reachable, redact
 from relforge.deps.targets import Target, cell_wheel, wheel_targets
 from relforge.deps.upstream import published_hashes
 from relforge.errors import EnvironmentFault, NothingToDoError, RefusedError, ValidationFailed
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.matrix.selector import Selector
-from relforge.promote.context import open_publishing
-from relforge.promote.deps_record import MirroredFile, record_key, write_record
-from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
-from relforge.promote.index.rootpages import refresh_root
-from relforge.promote.plans.plan import Plan, execute
-from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.stores.store import ObjectInfo, ObjectStore, sha256_bytes
-from relforge.stores.transfer import SIDECAR, Transfer, plan_batch, sidecar_transfer
+from relforge.stores.transfer import SIDECAR, Transfer, sidecar_transfer
 from relforge.wheelformat import core_metadata
 
 Echo = Callable[[str], None]
@@ -71,11 +70,40 @@ class MirrorPlan:
     wanted: tuple[Wanted, ...]
     resolved_cells: tuple[str, ...]
     skipped: tuple[str, ...] = field(default=())  # cells without a wheel of the project
-    vouchers: Vouchers | None = None  # what the folders' pages are built from
 
     @property
     def folders(self) -> list[str]:
         return sorted({w.folder for w in self.wanted})
+
+    def to_json(self) -> dict[str, object]:
+        """The plan for machines (`deps mirror --format json` prints it, with what was done)."""
+        return {
+            "channel": self.channel,
+            "store": self.store.url,
+            "upstream": self.upstream,
+            "resolved_cells": list(self.resolved_cells),
+            "skipped_cells": list(self.skipped),
+            "wheels": [
+                {
+                    "folder": w.folder,
+                    "filename": w.resolved.filename,
+                    "sha256": w.resolved.sha256,
+                    "upstream_url": redact(w.resolved.url),
+                    "cells": list(w.cells),
+                    "action": "copy" if w.state == "create" else "skip",
+                }
+                for w in self.wanted
+            ],
+            "records": [record_key(f) for f in self.folders],
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fetched:
+    """The plan's wheels downloaded and checked, ready to be written into the channel."""
+
+    transfers: tuple[Transfer, ...]  # wheels and PEP 658 sidecars not yet in their folder
+    records: dict[str, tuple[MirroredFile, ...]]  # folder → what its record is to say
 
 
 def folder_files(store: ObjectStore, folder: str) -> dict[str, ObjectInfo]:
@@ -180,19 +208,19 @@ def plan_mirror(
     matrix: Matrix,
     channel: ChannelName,
     upstream: str,
+    store: ObjectStore,
     *,
     selectors: tuple[Selector, ...] = (),
     version: str | None = None,
     built: Mapping[str, Path] | None = None,
 ) -> MirrorPlan:
-    """Resolve every cell and compare the closure with the channel folders (reads only).
-    `built` (cell id → wheel file, from a build manifest) resolves wheels not yet published,
-    so their closure is in the channel before they are validated and published."""
+    """Resolve every cell and compare the closure with the channel folders of `store` (the
+    main store; reads only).  `built` (cell id → wheel file, from a build manifest) resolves
+    wheels not yet published, so their closure is in the channel before they are validated
+    and published."""
     targets = wheel_targets(matrix, channel, selectors)
     if not targets:
         raise NothingToDoError(f"the {channel} channel has no wheel cells", key="--channel")
-    here = open_publishing(matrix).channel(channel)
-    store = here.store
     reachable(upstream)
     listings = {f: folder_files(store, f) for f in sorted({t.folder for t in targets})}
     found, resolved, skipped = _closure(matrix, store, targets, upstream, version, listings, built)
@@ -256,7 +284,6 @@ def plan_mirror(
         wanted=tuple(wanted),
         resolved_cells=tuple(resolved),
         skipped=tuple(skipped),
-        vouchers=channel_vouchers(here),
     )
 
 
@@ -308,66 +335,44 @@ def _download(url: str, dest: Path, sha256: str) -> int:
     return size
 
 
-def apply_mirror(plan: MirrorPlan, echo: Echo, *, workers: int = 16) -> int:
-    """Download, verify, write, record, re-index; returns how many objects were written."""
+def fetch(plan: MirrorPlan, into: Path) -> Fetched:
+    """Download each wheel the plan copies (or whose sidecar is missing) into the folder `into`,
+    checked against the upstream's sha256, with its PEP 658 sidecar; and the records to write."""
     transfers: list[Transfer] = []
-    recorded: dict[str, list[MirroredFile]] = {}
-    with tempfile.TemporaryDirectory(prefix="relforge-mirror-") as tmp:
-        for n, w in enumerate(plan.wanted):
-            item = w.resolved
-            assert item.sha256 is not None
-            size = w.size
-            meta_digest: tuple[str, int] | None = None
-            if w.state == "create" or not w.sidecar:
-                name = parse_wheel_filename(item.filename)[0]
-                if name != item.name:
-                    raise RefusedError(f"{redact(item.url)} is not a wheel of {item.name}")
-                path = Path(tmp) / str(n) / item.filename
-                path.parent.mkdir()
-                size = _download(item.url, path, item.sha256)
-                transfers.append(
-                    Transfer(key=w.key, sha256=item.sha256, size=size, what="dependency", path=path)
-                )
-                meta = core_metadata(path)
-                meta_digest = (sha256_bytes(meta), len(meta))
-                transfers.append(sidecar_transfer(w.key, meta))
-            assert size is not None
-            recorded.setdefault(w.folder, []).append(
-                MirroredFile(
-                    filename=item.filename,
-                    name=item.name,
-                    version=item.version,
-                    sha256=item.sha256,
-                    size=size,
-                    upstream_url=redact(item.url),
-                    cells=w.cells,
-                    metadata_sha256=meta_digest[0] if meta_digest else None,
-                    metadata_size=meta_digest[1] if meta_digest else None,
-                )
+    records: dict[str, list[MirroredFile]] = {}
+    for n, w in enumerate(plan.wanted):
+        item = w.resolved
+        assert item.sha256 is not None
+        size = w.size
+        meta_digest: tuple[str, int] | None = None
+        if w.state == "create" or not w.sidecar:
+            name = parse_wheel_filename(item.filename)[0]
+            if name != item.name:
+                raise RefusedError(f"{redact(item.url)} is not a wheel of {item.name}")
+            path = into / str(n) / item.filename
+            path.parent.mkdir(parents=True)
+            size = _download(item.url, path, item.sha256)
+            transfers.append(
+                Transfer(key=w.key, sha256=item.sha256, size=size, what="dependency", path=path)
             )
-        batch = plan_batch(plan.store, transfers, label="dependencies", workers=workers)
-        outcome = execute(
-            Plan(
-                command="deps-mirror",
-                title=f"mirror dependencies into {plan.channel}",
-                batches=(batch,),
-                store=plan.store,
-            ),
-            echo,
-            workers=workers,
+            meta = core_metadata(path)
+            meta_digest = (sha256_bytes(meta), len(meta))
+            transfers.append(sidecar_transfer(w.key, meta))
+        assert size is not None
+        records.setdefault(w.folder, []).append(
+            MirroredFile(
+                filename=item.filename,
+                name=item.name,
+                version=item.version,
+                sha256=item.sha256,
+                size=size,
+                upstream_url=redact(item.url),
+                cells=w.cells,
+                metadata_sha256=meta_digest[0] if meta_digest else None,
+                metadata_size=meta_digest[1] if meta_digest else None,
+            )
         )
-    for folder, files in sorted(recorded.items()):
-        if write_record(plan.store, plan.channel, folder, files):
-            echo(f"recorded {len(files)} file(s) in {record_key(folder)}")
-    assert plan.vouchers is not None
-    for folder in plan.folders:
-        # the record just written vouches for the mirrored files; drift is never advertised
-        folder_plan = plan_folder(plan.store, folder, plan.vouchers, workers=workers)
-        refuse_drift([folder_plan], plan.store)
-        if folder_plan.changed:
-            apply_folder(plan.store, folder_plan, workers=workers)
-            echo(f"indexed {folder}/")
-    root = refresh_root(plan.store, plan.vouchers.root, workers=workers)
-    if root is not None and root.stale:
-        echo(f"indexed the channel root {root.spec.prefix}/")
-    return outcome.created
+    return Fetched(
+        transfers=tuple(transfers),
+        records={folder: tuple(files) for folder, files in sorted(records.items())},
+    )

@@ -5,7 +5,8 @@ users install.  Every write is create-if-absent and carries its sha256; nothing 
 except index pages, which are replaced atomically.
 
 Entry points, one line of the command line's each:
-- `main_store` opens the channel's store (with its trust) from the matrix.
+- `open_publishing` opens the publishing section's stores and trust once for a command
+  (`relforge.matrixstores` opens each).
 - `plan_publish` and `plan_promote` plan uploads and copies as a `Plan`; `render` prints it,
   `execute` carries it out and `PlanReport` says what the run did (its lines and step summary);
   `whole_releases_report` says what the pages leave off until a version is whole.
@@ -13,6 +14,8 @@ Entry points, one line of the command line's each:
   gives the `IndexReport` of the plan and the run (lines, JSON, step summary);
   `serving_warnings` names what the download URL will not serve.
 - `plan_yank` / `apply_yank` / `render_yank` mark files yanked.
+- `apply_mirror` writes the dependency wheels `relforge.deps` planned and fetched into their
+  folders, records and indexes them (`MirrorReport`).
 - `check_channel` verifies a channel into an `Outcome` (its JSON, lines and step summary).
 - `bucket_policy` writes the public-read policy of a channel's bucket.
 - `plan_stage` with `stage_wheels` stages wheels for PyPI (`strip_local` drops the local
@@ -21,20 +24,21 @@ Entry points, one line of the command line's each:
 The stores themselves are relforge.stores.
 
 Layout: the package's own modules say where things live in a store and what the stored
-manifests vouch for (channel, rootspec, vouch, completeness, advertised, yanked, deps_record,
+manifests vouch for (channel, rootspec, vouch, completeness, advertised, yanked,
 mirrors, archives, policy); index/ builds pages from that, plans/ changes a channel, integrity/
 checks and repairs it, pypi/ ships to PyPI.  The command line imports this front door only.
 """
 
 from __future__ import annotations
 
-from relforge.promote.channel import main_store
 from relforge.promote.completeness import whole_releases_report
+from relforge.promote.context import open_publishing
 from relforge.promote.index.channelindex import apply_channel_index, plan_channel_index
 from relforge.promote.index.report import IndexReport, index_report
 from relforge.promote.index.serving import serving_warnings
 from relforge.promote.integrity.check import check_channel
 from relforge.promote.integrity.outcome import Outcome
+from relforge.promote.plans.dependencies import MirrorReport, apply_mirror
 from relforge.promote.plans.plan import Plan, execute, render
 from relforge.promote.plans.promote import plan_promote
 from relforge.promote.plans.publish import plan_publish
@@ -53,16 +57,18 @@ from relforge.promote.pypi.wheels import strip_local
 
 __all__ = [
     "IndexReport",
+    "MirrorReport",
     "Outcome",
     "Plan",
     "PlanReport",
     "apply_channel_index",
+    "apply_mirror",
     "apply_yank",
     "bucket_policy",
     "check_channel",
     "execute",
     "index_report",
-    "main_store",
+    "open_publishing",
     "plan_channel_index",
     "plan_promote",
     "plan_publish",

@@ -24,12 +24,9 @@ from packaging.version import InvalidVersion, Version
 from relforge.errors import ConfigError, RefusedError, UsageError
 from relforge.manifest import ArtifactManifest, ManifestEntry, parse_manifest
 from relforge.matrix.cell import Cell
-from relforge.matrix.schema import Matrix, Publishing
 from relforge.promote.cells import ChannelCells
-from relforge.signing import SIGNATURE_SUFFIX, Trust, trust_from
-from relforge.stores.parts import TransferSettings
-from relforge.stores.registry import StoreOptions, open_store
-from relforge.stores.store import DEFAULT_STORE, ObjectStore
+from relforge.signing import SIGNATURE_SUFFIX, Trust
+from relforge.stores.store import ObjectStore
 
 MANIFESTS = "relforge/manifests"
 STAGING = "pypi-staging"
@@ -50,41 +47,6 @@ class Placed:
     @property
     def folder(self) -> str:
         return self.key.rsplit("/", 1)[0]
-
-
-def store_options(pub: Publishing, key: str, endpoint_url: str) -> StoreOptions:
-    """How to open a store of the publishing section: its endpoint, retries and transfers."""
-    return StoreOptions(
-        s3_endpoint_url=endpoint_url,
-        key=key,
-        s3_attempts=pub.s3_attempts,
-        transfers=TransferSettings.from_mib(
-            threshold=pub.s3_multipart_threshold_mb,
-            part_size=pub.s3_part_size_mb,
-            concurrency=pub.s3_part_concurrency,
-            copy_threshold=pub.s3_copy_threshold_mb,
-        ),
-    )
-
-
-def main_store(matrix: Matrix) -> ObjectStore:
-    """`publishing.store` (default: a local store under .relforge/), opened."""
-    pub = matrix.publishing
-    return open_store(
-        pub.store or DEFAULT_STORE, store_options(pub, "publishing.store", pub.s3_endpoint_url)
-    )
-
-
-def backup_store(matrix: Matrix) -> ObjectStore:
-    """`publishing.backup_store`, or the `backup/` prefix of the main store."""
-    pub = matrix.publishing
-    url = pub.backup_store or (pub.store or DEFAULT_STORE).rstrip("/") + "/backup"
-    return open_store(url, store_options(pub, "publishing.backup_store", pub.s3_endpoint_url))
-
-
-def trust(matrix: Matrix) -> Trust:
-    """publishing.trusted_keys and the signing key of this run (from the environment)."""
-    return trust_from(tuple(matrix.publishing.trusted_keys))
 
 
 def public_version(text: str) -> str:

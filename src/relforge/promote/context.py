@@ -13,9 +13,8 @@ import functools
 import threading
 
 from relforge.matrix.schema import ChannelName, Matrix
+from relforge.matrixstores import MAIN, NamedStore, backup_store, main_store, mirror_stores, trust
 from relforge.promote.cells import ChannelCells
-from relforge.promote.channel import backup_store, main_store, trust
-from relforge.promote.mirrors import MAIN, NamedStore, mirror_stores
 from relforge.promote.rootspec import RootSpec, root_spec
 from relforge.signing import Trust
 from relforge.stores.store import ObjectStore

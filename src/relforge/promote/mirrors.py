@@ -8,33 +8,11 @@ Each store has a name: `main` for `publishing.store`, the mirror's own name othe
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from relforge.errors import UsageError
-from relforge.matrix.schema import Matrix
-from relforge.promote.channel import store_options
-from relforge.stores.registry import open_store
+from relforge.matrixstores import NamedStore
 from relforge.stores.store import ObjectStore
 from relforge.stores.transfer import Batch, Transfer, plan_batch
-
-MAIN = "main"
-
-
-@dataclass(frozen=True, kw_only=True)
-class NamedStore:
-    name: str
-    store: ObjectStore
-
-
-def mirror_stores(matrix: Matrix) -> list[NamedStore]:
-    """The matrix's mirrors, in the order written."""
-    out = []
-    for i, mirror in enumerate(matrix.publishing.mirrors):
-        options = store_options(
-            matrix.publishing, f"publishing.mirrors[{i}].url", mirror.endpoint_url
-        )
-        out.append(NamedStore(name=mirror.name, store=open_store(mirror.url, options)))
-    return out
 
 
 def select_stores(

@@ -17,13 +17,13 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from relforge.deps.record import PREFIX as DEPS_PREFIX
+from relforge.deps.record import read_record, record_key
 from relforge.errors import RefusedError
 from relforge.manifest import ManifestEntry
 from relforge.promote.channel import MANIFESTS, StoredManifest, read_manifests
 from relforge.promote.completeness import Completeness
 from relforge.promote.context import ChannelContext
-from relforge.promote.deps_record import PREFIX as DEPS_PREFIX
-from relforge.promote.deps_record import read_record, record_key
 from relforge.promote.rootspec import RootSpec
 from relforge.promote.yanked import read_yanked
 from relforge.signing import SIGNATURE_SUFFIX, Trust

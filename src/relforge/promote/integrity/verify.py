@@ -31,6 +31,7 @@ from packaging.version import InvalidVersion, Version
 from relforge.errors import RefusedError
 from relforge.manifest import ManifestEntry
 from relforge.matrix.schema import ChannelName
+from relforge.matrixstores import MAIN, NamedStore
 from relforge.promote.archives import archive_folders
 from relforge.promote.channel import MANIFESTS, place, stored_manifests, wheel_folders
 from relforge.promote.context import ChannelContext
@@ -40,7 +41,6 @@ from relforge.promote.integrity.findings import Finding, FindingKind, Report, St
 from relforge.promote.integrity.leftovers import unfinished_findings
 from relforge.promote.integrity.pagecheck import Want, check_project_pages, check_root_pages
 from relforge.promote.integrity.rootcheck import check_channel_root
-from relforge.promote.mirrors import MAIN, NamedStore
 from relforge.promote.rootspec import RootSpec
 from relforge.promote.vouch import channel_vouchers
 from relforge.promote.yanked import read_yanked

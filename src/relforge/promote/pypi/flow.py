@@ -66,7 +66,7 @@ def plan_pypi_upload(
     matrix: Matrix, version: str, repository_url: str | None, index_url: str | None
 ) -> UploadPlan:
     """What uploading the staged files of `version` would do, file by file (no upload)."""
-    from relforge.promote.channel import main_store
+    from relforge.matrixstores import main_store
     from relforge.promote.pypi.stage import (
         check_url,
         default_index_url,
