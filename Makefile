@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-ci test test-tmpdir lint format docs bench golden screenshot clean
+.PHONY: demo demo-ci test test-unit test-tmpdir lint format docs bench golden screenshot clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ TEST_TMPDIR ?= $(shell [ "$$(df -k --output=avail /dev/shm 2>/dev/null | tail -n
 test: lint
 	$(if $(TEST_TMPDIR),mkdir -p $(TEST_TMPDIR) && TMPDIR=$(TEST_TMPDIR)) \
 	  $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+
+# The unit tests alone (no servers, no Docker, no act): the quick loop while changing code.
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -q tests/unit
 
 # Where `make test` puts temporary files (empty: $$TMPDIR); benchmarks/bench_test_suite.py asks.
 test-tmpdir:

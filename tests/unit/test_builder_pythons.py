@@ -65,6 +65,7 @@ def fake_prefix(root: Path, version: str = "3.12.1") -> HostPython:
         executable=prefix / "bin" / f"python{minor}",
         stdlib=stdlib,
         origin="pyenv",
+        can_make_venv=True,
     )
 
 
@@ -97,6 +98,7 @@ def test_a_free_threaded_interpreter_gets_manylinux_t_names() -> None:
         executable=Path("/p/bin/python3.13t"),
         stdlib=Path("/p/lib/python3.13t"),
         origin="uv",
+        can_make_venv=True,
     )
     assert (python.tag, python.home) == ("cp313-cp313t", "/opt/_internal/cpython-3.13.1t")
     assert python.label == "CPython 3.13.1 (free-threaded) from uv (/p)"
@@ -169,6 +171,7 @@ def test_a_system_interpreter_is_linked_not_copied(tmp_path: Path) -> None:
         executable=Path("/usr/bin/python3.11"),
         stdlib=Path("/usr/lib/python3.11"),
         origin="PATH",
+        can_make_venv=True,
     )
     entries = {
         e.arcname: e for e in ImageRoot(pythons=[python], layers={}, cuda=[], base="b").entries()
@@ -209,6 +212,7 @@ def host(tag: str, version: str, threaded: bool = False) -> HostPython:
         executable=Path("/p/bin/python"),
         stdlib=Path("/p/lib"),
         origin="pyenv",
+        can_make_venv=True,
     )
 
 
@@ -262,6 +266,7 @@ def test_a_system_interpreter_the_image_lacks_says_what_to_do() -> None:
         executable=Path("/usr/bin/python3.12"),
         stdlib=Path("/usr/lib/python3.12"),
         origin="PATH",
+        can_make_venv=True,
     )
     check = parse_check("", [system], [])
     assert check.failures == [
@@ -336,3 +341,6 @@ def test_the_image_and_the_builds_ask_interpreters_the_same_way() -> None:
     assert not replace(asked, free_threaded=True).serves(PythonVersion.parse("3.12"))
     assert not asked.serves(PythonVersion.parse("3.11"))
     assert not replace(asked, version="not a version").serves(PythonVersion.parse("3.12"))
+    # the image's description of it is the probe's, venv support included (not assumed)
+    assert imaged.interpreter() == asked
+    assert replace(imaged, can_make_venv=False).interpreter() == replace(asked, can_make_venv=False)

@@ -34,6 +34,7 @@ class HostPython:
     executable: Path
     stdlib: Path
     origin: str  # "pyenv", "uv", "PATH"
+    can_make_venv: bool  # as the probe found it (the image's layer needs no venv)
 
     @property
     def tag(self) -> str:
@@ -60,7 +61,7 @@ class HostPython:
             free_threaded=self.free_threaded,
             prefix=str(self.prefix),
             stdlib=str(self.stdlib),
-            can_make_venv=True,
+            can_make_venv=self.can_make_venv,
         )
 
     @property
@@ -123,4 +124,5 @@ def _host_python(found: Interpreter, wanted: str, origin: str) -> HostPython:
         executable=Path(found.executable),
         stdlib=Path(found.stdlib),
         origin=origin,
+        can_make_venv=found.can_make_venv,
     )
