@@ -69,3 +69,12 @@ def make_repos(root: Path, files: dict[str, str] | None = None) -> Repos:
     repos.commit("initial", files or {"version.txt": "1.0.0a0\n"})
     git(clone, "push", "-q", "origin", "main")
     return repos
+
+
+def work_tree(root: Path, files: dict[str, str], *, message: str = "one") -> Path:
+    """A repository of its own at `root` (no origin) on `main`, with `files` committed."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    configure(root)
+    Repos(origin=root, clone=root).commit(message, files)
+    return root

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from relforge.errors import ConfigError, RefusedError, UsageError
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import Matrix
 from tests.conftest import EXAMPLE
+from tests.gitrepos import git, work_tree
 
 DAY = datetime.date(2026, 10, 2)
 
@@ -30,22 +30,10 @@ def matrix() -> Matrix:
     return load_matrix(EXAMPLE)
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A real git repository whose version.txt says 1.0.0a0."""
-    repo = tmp_path / "project"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "dev@example.org")
-    git(repo, "config", "user.name", "Dev")
-    (repo / "version.txt").write_text("1.0.0a0\n")
-    git(repo, "add", "version.txt")
-    git(repo, "commit", "-q", "-m", "start")
-    return repo
+    return work_tree(tmp_path / "project", {"version.txt": "1.0.0a0\n"}, message="start")
 
 
 def stamp(matrix: Matrix, channel: BuildChannel, base: str, local: str = "cu130") -> str:

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from tests.conftest import EXAMPLE, PYTORCH, REPO, SMALL, Result, Write
+from tests.gitrepos import work_tree
 
 Run = Callable[..., Result]
 
@@ -132,18 +133,7 @@ def test_diff_json_and_missing_to(run: Run) -> None:
 def test_diff_between_git_revisions(
     run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-
-    def git(*args: str) -> None:
-        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
-
-    git("init", "-q")
-    git("config", "user.email", "t@example.org")
-    git("config", "user.name", "t")
-    (repo / "matrix.yaml").write_text(SMALL)
-    git("add", ".")
-    git("commit", "-qm", "one")
+    repo = work_tree(tmp_path / "repo", {"matrix.yaml": SMALL})
     (repo / "matrix.yaml").write_text(SMALL.replace('"3.11", "3.12", "3.13t"', '"3.12", "3.13t"'))
     monkeypatch.chdir(repo)
     result = run("matrix", "diff", "HEAD:matrix.yaml", "matrix.yaml", "--from", "1.0")
@@ -258,17 +248,11 @@ def test_diff_names_the_flag_of_a_missing_release(run: Run) -> None:
 def test_rev_path_that_is_a_directory_or_not_utf8(
     run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    latin1 = SMALL.replace("demo", "d\xe9mo").encode("latin-1")
     repo = tmp_path / "repo"
-    (repo / "matrix").mkdir(parents=True)
-
-    def git(*args: str) -> None:
-        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
-
-    git("init", "-q")
-    (repo / "matrix" / "m.yaml").write_text(SMALL)
-    (repo / "latin1.yaml").write_bytes(SMALL.replace("demo", "d\xe9mo").encode("latin-1"))
-    git("add", ".")
-    git("-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-qm", "one")
+    repo.mkdir()
+    (repo / "latin1.yaml").write_bytes(latin1)  # committed with the matrix below
+    work_tree(repo, {"matrix/m.yaml": SMALL})
     monkeypatch.chdir(repo)
     assert run("matrix", "check", "HEAD:matrix/m.yaml").code == 0
     result = run("matrix", "check", "HEAD:matrix")

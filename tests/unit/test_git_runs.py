@@ -3,7 +3,6 @@ loader (`REV:PATH`) make them: real git, C locale, no git on PATH, and faults to
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,24 +13,13 @@ from relforge.errors import ConfigError, EnvironmentFault
 from relforge.git import GitMissing, run_git, run_git_bytes
 from relforge.gitfaults import GitBytes, GitResult, fault_of
 from relforge.matrix.load import read_text
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+from tests.gitrepos import git, work_tree
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q")
-    git(root, "config", "user.email", "t@example.org")
-    git(root, "config", "user.name", "t")
-    (root / "setup.py").write_text("")
+    root = work_tree(tmp_path / "repo", {"setup.py": "", ".gitignore": "*.log\n"})
     (root / "ignored.log").write_text("")
-    (root / ".gitignore").write_text("*.log\n")
-    git(root, "add", "setup.py", ".gitignore")
-    git(root, "commit", "-q", "-m", "one")
     git(root, "tag", "v1.0.0-rc1")
     return root
 
