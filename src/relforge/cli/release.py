@@ -22,7 +22,7 @@ from relforge.cli.options import (
 )
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 from relforge.git import Git
-from relforge.output import print_json
+from relforge.output import console, print_json
 from relforge.release import Plan, parse_line, parse_release
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -65,22 +65,28 @@ def release() -> None:
     is already in place they exit 3 (nothing to do)."""
 
 
+def _print(lines: list[str]) -> None:
+    """Lines in rich markup, as the release package gives them."""
+    out = console()
+    for line in lines:
+        out.print(line)
+
+
 def _finish(git: Git, plan: Plan, *, execute: bool, fmt: str) -> None:
-    from relforge.cli.release_show import plan_markdown, print_plan
-    from relforge.release import apply_plan
+    from relforge.release import apply_plan, plan_lines, plan_markdown
 
     if plan.empty:
         if fmt == "json":
             print_json(plan.to_json())
         else:
-            print_plan(plan, execute=execute)
+            _print(plan_lines(plan, execute=execute))
         raise NothingToDoError(f"`relforge {plan.command}` is already done", hint=plan.next_step)
     if not execute:
-        print_json(plan.to_json()) if fmt == "json" else print_plan(plan, execute=False)
+        print_json(plan.to_json()) if fmt == "json" else _print(plan_lines(plan, execute=False))
         append_markdown(plan_markdown(plan, executed=False))
         return
     if fmt == "text":
-        print_plan(plan, execute=True)
+        _print(plan_lines(plan, execute=True))
     results = apply_plan(git, plan)
     if fmt == "json":
         print_json(plan.to_json(executed=True, results=results))
@@ -202,13 +208,15 @@ def status_command(
     version: str, trunk: str, version_file: str, repo: Path, remote: str, fmt: str
 ) -> None:
     """Branches, cut point, RCs and finals, commits since the last RC, and the next command."""
-    from relforge.cli.release_show import print_status
-    from relforge.release import release_status
+    from relforge.release import release_status, status_lines
 
     status = release_status(
         Git(repo), parse_line(version), remote=remote, trunk=trunk, version_file=version_file
     )
-    print_json(status.to_json()) if fmt == "json" else print_status(status)
+    if fmt == "json":
+        print_json(status.to_json())
+    else:
+        _print(status_lines(status))
 
 
 @release.command("audit")
@@ -240,9 +248,14 @@ def audit_command(
 ) -> None:
     """Milestone fixes on the trunk that release/X.Y lacks, and trunk reverts it still needs.
     Exits 4 when something is missing."""
-    from relforge.cli.release_show import audit_markdown, print_audit
     from relforge.forges import project_repo
-    from relforge.release import audit_release, fetch_milestone, load_milestone_file
+    from relforge.release import (
+        audit_lines,
+        audit_markdown,
+        audit_release,
+        fetch_milestone,
+        load_milestone_file,
+    )
 
     if (milestone_file is None) == (milestone_number is None):
         raise UsageError(
@@ -268,7 +281,10 @@ def audit_command(
         assert milestone_number is not None
         milestone = fetch_milestone(GitHubClient(gh_repo), milestone_number)
     report = audit_release(git, line, milestone, remote=remote, trunk=trunk, repo=gh_repo)
-    print_json(report.to_json()) if fmt == "json" else print_audit(report)
+    if fmt == "json":
+        print_json(report.to_json())
+    else:
+        _print(audit_lines(report))
     append_markdown(audit_markdown(report))
     if report.findings:
         raise ValidationFailed(

@@ -4,7 +4,10 @@ Entry points: `plan_cut` (relforge.release.cut), `plan_tag` (relforge.release.ta
 `plan_patch` (relforge.release.patch) plan ref updates against the remote, `apply_plan`
 (relforge.release.apply) pushes them; `release_status` (relforge.release.status) and
 `audit_release` (relforge.release.audit) report on a release line; git itself is run through
-`Git` (relforge.release.git).
+`Git` (relforge.release.git).  `plan_lines`, `status_lines` and `audit_lines`
+(relforge.release.show) give what people read of a plan, a status and an audit (the command
+line prints them), `plan_markdown` and `audit_markdown` their step summaries, and each object's
+`to_json()` its JSON.
 """
 
 from __future__ import annotations
@@ -14,7 +17,14 @@ from relforge.release.audit import AuditReport, audit_release
 from relforge.release.cut import CutOptions, plan_cut
 from relforge.release.milestone import fetch_milestone, load_milestone_file
 from relforge.release.patch import PatchOptions, plan_patch
-from relforge.release.plan import NewCommit, NewTag, Plan, SetRef, target_text
+from relforge.release.plan import Plan
+from relforge.release.show import (
+    audit_lines,
+    audit_markdown,
+    plan_lines,
+    plan_markdown,
+    status_lines,
+)
 from relforge.release.status import Status, release_status
 from relforge.release.tag import TagOptions, plan_tag
 from relforge.release.versions import parse_line, parse_release
@@ -22,22 +32,23 @@ from relforge.release.versions import parse_line, parse_release
 __all__ = [
     "AuditReport",
     "CutOptions",
-    "NewCommit",
-    "NewTag",
     "PatchOptions",
     "Plan",
-    "SetRef",
     "Status",
     "TagOptions",
     "apply_plan",
+    "audit_lines",
+    "audit_markdown",
     "audit_release",
     "fetch_milestone",
     "load_milestone_file",
     "parse_line",
     "parse_release",
     "plan_cut",
+    "plan_lines",
+    "plan_markdown",
     "plan_patch",
     "plan_tag",
     "release_status",
-    "target_text",
+    "status_lines",
 ]
