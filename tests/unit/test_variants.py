@@ -22,7 +22,7 @@ from relforge.stores.local import LocalStore
 from relforge.variants.check import check_variant_folder, check_variant_wheel
 from relforge.variants.publish import apply_variants, plan_variants
 from relforge.variants.stage import stage_variant_wheel, variant_name
-from tests.conftest import Write
+from tests.conftest import Run, Write
 from tests.wheelfactory import WheelSpec, write_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -243,3 +243,27 @@ def test_axis_values_sharing_a_variant_label_are_a_load_error(
         '          properties: ["nvidia :: cuda_version_lower_bound :: 12.0"]\n',
     )
     load_matrix(write(apart, "apart.yaml"))
+
+
+def test_variant_publish_is_a_dry_run_then_writes_then_is_a_no_op(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Run
+) -> None:
+    manifest, dist = built(tmp_path)
+    manifest.save(dist / "relforge-manifest.json")
+    monkeypatch.chdir(tmp_path)  # the example's store is .relforge/store under it
+    args = ("variant", "publish", str(EXAMPLE), "--channel", "test", "--manifest")
+    dry = run(*args, str(dist / "relforge-manifest.json"))
+    assert dry.code == 0, dry.err
+    assert dry.out.count("  upload  whl/test/variant/") == 2 and "dry run" in dry.out
+    assert "  write   whl/test/variant/hello_native-1.0.0-variants.json" in dry.out
+    assert not (tmp_path / ".relforge" / "store").exists()
+    done = run(*args, str(dist / "relforge-manifest.json"), "--execute")
+    assert done.code == 0, done.err
+    assert done.out.splitlines()[-1] == (
+        "variant publish: 3 object(s) written to whl/test/variant/"
+    )
+    again = run(*args, str(dist / "relforge-manifest.json"), "--execute")
+    assert again.out.count("  keep    whl/test/variant/") == 3  # two wheels, variants.json
+    assert again.out.splitlines()[-1].endswith(
+        "0 object(s) written to whl/test/variant/ — everything was already in place"
+    )

@@ -127,7 +127,7 @@ def check(
 ) -> None:
     """Prove that pip resolves and would install each cell's wheel from the cell's folder
     index alone (exit 4 naming what is missing per cell).  FILE is the matrix file."""
-    from relforge.deps import check_channel
+    from relforge.deps import check_channel, check_summary
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
@@ -135,9 +135,6 @@ def check(
     results = check_channel(
         matrix, chosen, click.echo, selectors=tuple(parse_selectors(selects)), version=version
     )
-    checked = [r for r in results if r.requirement]
-    summary = f"deps check {chosen}: {len(checked)} cell(s) install from the channel alone"
-    if len(checked) < len(results):
-        summary += f", {len(results) - len(checked)} without a published wheel (not checked)"
+    summary = check_summary(chosen, results)
     click.echo(summary)
     step_summary("relforge deps check", summary)

@@ -55,9 +55,7 @@ def publish_command(
         if stop_for_dry_run(execute):
             return
         written = apply_variants(store, plan)
-    summary = f"variant publish: {written} object(s) written to {plan.folder}/"
-    if written == 0:
-        summary += " — everything was already in place"
+    summary = plan.summary(written)
     click.echo(summary)
     step_summary("relforge variant publish", summary)
 

@@ -4,7 +4,8 @@
   wheel with pip against an upstream index, and compare the closure with the channel's folders;
   `relforge.deps.mirror.fetch` downloads and checks what is missing.  Writing it into the channel
   (with its record and pages) is `relforge.promote.apply_mirror`.
-- `check_channel`: pip resolves each cell from its folder index alone.
+- `check_channel`: pip resolves each cell from its folder index alone; `check_summary` is the
+  line a passing check ends with.
 - `mirrored_closure` (`Closure`): what a folder's record says was mirrored, for runtime validation.
 - `relforge.deps.record`: the record of mirrored files (`relforge/deps/<folder>.json`), which
   the index reads to vouch for them.
@@ -14,7 +15,7 @@ This package reads the matrix and the stores (relforge.matrixstores), never prom
 
 from __future__ import annotations
 
-from relforge.deps.check import check_channel
+from relforge.deps.check import check_channel, check_summary
 from relforge.deps.closure import Closure, mirrored_closure
 from relforge.deps.manifest import built_wheels
 from relforge.deps.mirror import plan_mirror, render_mirror
@@ -23,6 +24,7 @@ __all__ = [
     "Closure",
     "built_wheels",
     "check_channel",
+    "check_summary",
     "mirrored_closure",
     "plan_mirror",
     "render_mirror",

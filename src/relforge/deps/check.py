@@ -99,5 +99,14 @@ def check_channel(
     return results
 
 
+def check_summary(channel: ChannelName, results: list[CellCheck]) -> str:
+    """The line a passing check ends with (and its step summary)."""
+    checked = [r for r in results if r.requirement]
+    line = f"deps check {channel}: {len(checked)} cell(s) install from the channel alone"
+    if len(checked) < len(results):
+        line += f", {len(results) - len(checked)} without a published wheel (not checked)"
+    return line
+
+
 def _what(check: CellCheck) -> str:
     return ", ".join(check.missing) or check.error or "(pip failed)"

@@ -64,6 +64,11 @@ class VariantPlan:
         writes = [w for w in self.wheels if not w.exists]
         return len(writes) + len(set(self.documents) - self.unchanged)
 
+    def summary(self, written: int) -> str:
+        """What applying the plan did, in one line (`written`: objects apply wrote)."""
+        line = f"variant publish: {written} object(s) written to {self.folder}/"
+        return line + (" — everything was already in place" if written == 0 else "")
+
     def lines(self) -> Iterator[str]:
         for w in self.wheels:
             verb = "keep  " if w.exists else "upload"
