@@ -1,16 +1,20 @@
 """`relforge yank`: mark a version's files yanked (PEP 592) on the channel pages, or unyank.
 
 Dry run by default: prints which files in which channels and folders change; `--execute`
-applies it.
+applies it.  The stage gives the plan and what applying it did (`YankOutcome`: lines, JSON,
+step summary); this command only prints them.
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 import click
 
 from relforge.actions import step_summary
-from relforge.cli.options import execute_option, stop_for_dry_run
+from relforge.cli.options import dry_run_note, execute_option, format_option
 from relforge.matrix import ChannelName, load_matrix
+from relforge.output import print_json
 
 
 @click.command()
@@ -32,6 +36,12 @@ from relforge.matrix import ChannelName, load_matrix
 )
 @click.option("--reason", default="", help="Why it is yanked (shown by pip and uv).")
 @click.option("--undo", is_flag=True, help="Remove the yank instead.")
+@format_option(
+    "text",
+    "json",
+    help="json: the plan (dry run) or the plan and what was done (--execute) on stdout, the "
+    "lines on stderr.",
+)
 @execute_option()
 def yank(
     file: str,
@@ -40,6 +50,7 @@ def yank(
     channels: tuple[ChannelName, ...],
     reason: str,
     undo: bool,
+    fmt: str,
     execute: bool,
 ) -> None:
     """Mark the files of one version yanked (PEP 592) on the HTML and JSON pages of every
@@ -56,13 +67,16 @@ def yank(
     plan = plan_yank(
         load_matrix(file), version, reason=reason.strip(), undo=undo, cells=cells, channels=channels
     )
-    render_yank(plan, click.echo)
-    if stop_for_dry_run(execute):
+    say = partial(click.echo, err=fmt == "json")
+    render_yank(plan, say)
+    if not execute:
+        say(dry_run_note())
+        if fmt == "json":
+            print_json(plan.to_json())
         return
-    changed, written = apply_yank(plan)
-    summary = f"{'unyank' if undo else 'yank'} {version}: {changed} file(s) changed, "
-    summary += f"{written} folder(s) re-indexed"
-    if changed == 0 and written == 0:
-        summary += " — everything was already in place"
-    click.echo(summary)
-    step_summary("relforge yank", summary)
+    outcome = apply_yank(plan)
+    for line in outcome.lines():
+        say(line)
+    step_summary("relforge yank", outcome.summary_markdown())
+    if fmt == "json":
+        print_json(outcome.to_json())
