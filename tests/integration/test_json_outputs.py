@@ -118,6 +118,15 @@ def _index(run: Run, tmp_path: Path) -> Result:
     return run("index", str(promoted_release(tmp_path, run)), "--channel", "test")
 
 
+def _yank(run: Run, tmp_path: Path) -> Result:
+    matrix = str(promoted_release(tmp_path, run))
+    return run("yank", matrix, "--version", "1.0.0", "--reason", "broken ABI")
+
+
+def _pypi_stage(run: Run, tmp_path: Path) -> Result:
+    return run("pypi", "stage", str(promoted_release(tmp_path, run)), "--version", "1.0.0")
+
+
 @pytest.fixture
 def upstream() -> Iterator[LocalIndex]:
     """The upstream index of tests/integration/test_upstream.py."""
@@ -149,11 +158,16 @@ CASES: dict[tuple[str, ...], Produce] = {
     ("wheel", "inspect"): _wheel_inspect,
     ("verify",): _verify,
     ("index",): _index,
+    ("yank",): _yank,
+    ("pypi", "stage"): _pypi_stage,
 }
+# commands whose case needs a server fixture: their JSON is checked in their own tests (here,
+# and in tests/integration/test_json_outcomes.py with the contents of the stores they change)
+OWN_TESTS = {("upstream", "check"), ("upstream", "update"), ("pypi", "upload")}
 
 
 def test_every_json_command_has_a_case() -> None:
-    assert json_commands() == {*CASES, ("upstream", "check")}
+    assert json_commands() == {*CASES, *OWN_TESTS}
 
 
 def _versioned(result: Result) -> dict[str, Any]:

@@ -210,4 +210,6 @@ def upload_release(plan: UploadPlan, echo: Echo, *, execute: bool) -> UploadResu
         preflight(paths, plan.limits, plan.index, echo, nothing="uploaded")
         if not execute:
             return UploadResult(plan=plan, uploaded=None)
-        return UploadResult(plan=plan, uploaded=upload(todo, paths, plan.repository, plan.index))
+        return UploadResult(
+            plan=plan, uploaded=upload(todo, paths, plan.repository, plan.index, echo)
+        )
