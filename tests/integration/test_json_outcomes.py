@@ -135,7 +135,7 @@ def test_pypi_upload_json_says_what_the_index_received(
     staged = _pypi_default(tmp_path / ".relforge" / "store")
     monkeypatch.setenv("TWINE_USERNAME", pypiserver.username)
     monkeypatch.setenv("TWINE_PASSWORD", pypiserver.password)
-    args = ("pypi", "upload", str(promoted), "--version", "1.0.0")
+    args: tuple[str, ...] = ("pypi", "upload", str(promoted), "--version", "1.0.0")
     args += ("--repository-url", pypiserver.url, "--format", "json")
 
     dry = run(*args)
@@ -169,7 +169,15 @@ def test_upstream_update_json_carries_each_change_the_diff_and_the_file_written(
     matrix = tmp_path / "ext.yaml"
     matrix.write_text(EXT, encoding="utf-8")
     moves(index)
-    args = ("upstream", "update", str(matrix), "--index-url", index.url, "--date", AFTER)
+    args: tuple[str, ...] = (
+        "upstream",
+        "update",
+        str(matrix),
+        "--index-url",
+        index.url,
+        "--date",
+        AFTER,
+    )
     args += ("--format", "json")
 
     dry = run(*args)
@@ -211,7 +219,13 @@ def test_upstream_update_json_names_the_pull_request(
     repos = make_repos(tmp_path, {"matrix/ext.yaml": EXT})
     fake_github.repo("acme/torchext")
     moves(index)
-    args = ("upstream", "update", str(repos.clone / "matrix" / "ext.yaml"), "--date", AFTER)
+    args: tuple[str, ...] = (
+        "upstream",
+        "update",
+        str(repos.clone / "matrix" / "ext.yaml"),
+        "--date",
+        AFTER,
+    )
     args += ("--index-url", index.url, "--pull-request", "--github-repo", "acme/torchext")
     args += ("--format", "json")
     branch = "relforge/upstream/matrix-ext/0.5"
