@@ -72,9 +72,10 @@ def test_a_yank_plan_lists_each_file_and_the_folders_reindexed(tmp_path: Path) -
     assert undo[2] == f"  - release: {RELEASED} (yanked: 'bad ABI') → not yanked"
 
 
-def test_a_yank_plan_as_json_is_the_dry_run_of_the_outcome(tmp_path: Path) -> None:
+def test_a_yank_dry_run_and_run_have_one_json_shape(tmp_path: Path) -> None:
     plan = _yank(tmp_path)
-    dry = _versioned(plan.to_json())
+    assert YankOutcome(plan=plan).lines() == []  # the plan's lines said it all
+    dry = _versioned(YankOutcome(plan=plan).to_json())
     assert dry["command"] == "yank" and dry["version"] == "1.0.1"
     assert dry["store"] == f"file://{tmp_path}" and dry["mirrors"] == [f"file://{tmp_path}/mirror"]
     assert dry["executed"] is False and dry["done"] is None
@@ -393,7 +394,7 @@ def test_an_opened_pull_request_is_named_with_its_number_and_url() -> None:
 def test_every_outcome_document_starts_with_its_schema_version(tmp_path: Path) -> None:
     """Fails when an outcome drops `schema_version` or moves it from the first key."""
     documents = [
-        _yank(tmp_path).to_json(),
+        YankOutcome(plan=_yank(tmp_path)).to_json(),
         YankOutcome(plan=_yank(tmp_path), changed=0, written=0).to_json(),
         StageResult(
             plan=_stage_plan(tmp_path), rewritten=(_rewritten(tmp_path),), created=1

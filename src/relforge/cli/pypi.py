@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
 import click
 
-from relforge.actions import step_summary
-from relforge.cli.options import dry_run_note, execute_option, format_option
+from relforge.cli.options import (
+    dry_run_note,
+    execute_option,
+    format_option,
+    print_outcome,
+    progress_echo,
+)
 from relforge.matrix import load_matrix
-from relforge.output import print_json
 
 _FORMAT = format_option(
     "text",
@@ -55,17 +58,9 @@ def stage(
     2.9.0) into pypi-staging/X.Y.Z/ of the store.  FILE is the matrix file."""
     from relforge.promote import plan_stage, stage_wheels
 
-    say = partial(click.echo, err=fmt == "json")
     plan = plan_stage(load_matrix(file), version, manifest_path, manifest_digest=manifest_digest)
-    result = stage_wheels(plan, say, execute=execute)
-    if not execute:
-        say(dry_run_note())
-    else:
-        for line in result.lines():
-            say(line)
-        step_summary("relforge pypi stage", result.summary_markdown())
-    if fmt == "json":
-        print_json(result.to_json())
+    result = stage_wheels(plan, progress_echo(fmt), execute=execute)
+    print_outcome(result, executed=execute, fmt=fmt, title="relforge pypi stage")
 
 
 @pypi.command()
@@ -101,16 +96,10 @@ def upload(
         upload_release,
     )
 
-    say = partial(click.echo, err=fmt == "json")
+    say = progress_echo(fmt)
     plan = plan_pypi_upload(load_matrix(file), version, repository_url, index_url)
     render_upload(plan, say)
     refuse_upload(plan)
     result = upload_release(plan, say, execute=execute)
-    if not execute:
-        say(dry_run_note("uploaded", "upload"))
-    else:
-        for line in result.lines():
-            say(line)
-        step_summary("relforge pypi upload", result.summary_markdown())
-    if fmt == "json":
-        print_json(result.to_json())
+    note = dry_run_note("uploaded", "upload")
+    print_outcome(result, executed=execute, fmt=fmt, title="relforge pypi upload", note=note)

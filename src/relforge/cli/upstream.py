@@ -4,8 +4,6 @@ and CPython releases upstream publishes.  The stage gives the report and the upd
 
 from __future__ import annotations
 
-from functools import partial
-
 import click
 
 from relforge.actions import append_markdown, step_summary
@@ -17,6 +15,7 @@ from relforge.cli.options import (
     github_repo_option,
     optional_release_option,
     parse_date,
+    progress_echo,
     remote_option,
 )
 from relforge.errors import ValidationFailed
@@ -115,7 +114,7 @@ def update(
     prints each change with its reason and the diff."""
     from relforge.upstream import plan_upstream_update
 
-    say = partial(click.echo, err=fmt == "json")
+    say = progress_echo(fmt)
     update = plan_upstream_update(
         file,
         index_url=index_url,

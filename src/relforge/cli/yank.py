@@ -7,14 +7,10 @@ step summary); this command only prints them.
 
 from __future__ import annotations
 
-from functools import partial
-
 import click
 
-from relforge.actions import step_summary
-from relforge.cli.options import dry_run_note, execute_option, format_option
+from relforge.cli.options import execute_option, format_option, print_outcome, progress_echo
 from relforge.matrix import ChannelName, load_matrix
-from relforge.output import print_json
 
 
 @click.command()
@@ -67,16 +63,6 @@ def yank(
     plan = plan_yank(
         load_matrix(file), version, reason=reason.strip(), undo=undo, cells=cells, channels=channels
     )
-    say = partial(click.echo, err=fmt == "json")
-    render_yank(plan, say)
-    if not execute:
-        say(dry_run_note())
-        if fmt == "json":
-            print_json(plan.to_json())
-        return
-    outcome = apply_yank(plan)
-    for line in outcome.lines():
-        say(line)
-    step_summary("relforge yank", outcome.summary_markdown())
-    if fmt == "json":
-        print_json(outcome.to_json())
+    render_yank(plan, progress_echo(fmt))
+    outcome = apply_yank(plan, execute=execute)
+    print_outcome(outcome, executed=execute, fmt=fmt, title="relforge yank")

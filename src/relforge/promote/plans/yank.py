@@ -97,34 +97,15 @@ class YankPlan:
             out.append(f"  pages of {channel}: {', '.join(folders)}")
         return out
 
-    def document(self, done: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The plan as versioned JSON; `done` says what applying it did (None: a dry run)."""
-        return versioned(
-            {
-                "command": self.verb,
-                "version": self.version,
-                "store": self.store.url,
-                "mirrors": [m.url for m in self.mirrors],
-                "files": [f.to_json() for f in self.files],
-                "folders": self.folders(),
-                "executed": done is not None,
-                "done": done,
-            },
-            SCHEMA_VERSION,
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return self.document()
-
 
 @dataclass(frozen=True, kw_only=True)
 class YankOutcome:
-    """What applying a yank plan did: yank records changed and folders whose pages were
-    written (in the main store and the mirrors)."""
+    """A yank plan and, once applied, what applying it did: yank records changed and folders
+    whose pages were written (in the main store and the mirrors)."""
 
     plan: YankPlan
-    changed: int
-    written: int
+    changed: int | None = None  # None: a dry run (nothing was written)
+    written: int = 0
 
     @property
     def in_place(self) -> bool:
@@ -139,7 +120,8 @@ class YankOutcome:
         return line + (" — everything was already in place" if self.in_place else "")
 
     def lines(self) -> list[str]:
-        return [self.summary()]
+        """What the run did (nothing on a dry run: the plan's lines say what it would do)."""
+        return [] if self.changed is None else [self.summary()]
 
     def summary_markdown(self) -> str:
         """The summary line, then each file whose yank changed."""
@@ -151,12 +133,27 @@ class YankOutcome:
         return "\n\n".join([self.summary(), *(["\n".join(changes)] if changes else [])])
 
     def to_json(self) -> dict[str, Any]:
-        done = {
-            "files_changed": self.changed,
-            "folders_written": self.written,
-            "already_in_place": self.in_place,
-        }
-        return self.plan.document(done)
+        plan = self.plan
+        done = None
+        if self.changed is not None:
+            done = {
+                "files_changed": self.changed,
+                "folders_written": self.written,
+                "already_in_place": self.in_place,
+            }
+        return versioned(
+            {
+                "command": plan.verb,
+                "version": plan.version,
+                "store": plan.store.url,
+                "mirrors": [m.url for m in plan.mirrors],
+                "files": [f.to_json() for f in plan.files],
+                "folders": plan.folders(),
+                "executed": done is not None,
+                "done": done,
+            },
+            SCHEMA_VERSION,
+        )
 
 
 def _public(version: str) -> str:
@@ -234,9 +231,12 @@ def render_yank(plan: YankPlan, echo: Callable[[str], None]) -> None:
         echo(line)
 
 
-def apply_yank(plan: YankPlan, *, workers: int = 16) -> YankOutcome:
+def apply_yank(plan: YankPlan, *, execute: bool = True, workers: int = 16) -> YankOutcome:
     """Write the changed yank records, then rebuild the touched folders' pages (also when the
-    records were already right: an interrupted run finishes)."""
+    records were already right: an interrupted run finishes).  Without `execute`, nothing is
+    written: the dry run's outcome."""
+    if not execute:
+        return YankOutcome(plan=plan)
     changes = plan.changes
     for channel in {c.channel for c in changes}:
         record = read_yanked(plan.store, channel)
