@@ -118,6 +118,15 @@ def _index(run: Run, tmp_path: Path) -> Result:
     return run("index", str(promoted_release(tmp_path, run)), "--channel", "test")
 
 
+def _yank(run: Run, tmp_path: Path) -> Result:
+    matrix = str(promoted_release(tmp_path, run))
+    return run("yank", matrix, "--version", "1.0.0", "--reason", "broken ABI")
+
+
+def _pypi_stage(run: Run, tmp_path: Path) -> Result:
+    return run("pypi", "stage", str(promoted_release(tmp_path, run)), "--version", "1.0.0")
+
+
 @pytest.fixture
 def upstream() -> Iterator[LocalIndex]:
     """The upstream index of tests/integration/test_upstream.py."""
@@ -149,12 +158,15 @@ CASES: dict[tuple[str, ...], Produce] = {
     ("wheel", "inspect"): _wheel_inspect,
     ("verify",): _verify,
     ("index",): _index,
+    ("yank",): _yank,
+    ("pypi", "stage"): _pypi_stage,
 }
-
-
-# Commands whose JSON another test reads in the world it builds (its schema_version included).
+# Commands whose case needs a server fixture or a world of its own: another test reads their JSON
+# (its schema_version included) against the contents of what they changed.
 ELSEWHERE = {
     ("upstream", "check"): "test_upstream_check_keeps_its_first_version_key, below",
+    ("upstream", "update"): "tests/integration/test_json_outcomes.py (matrix and pull request)",
+    ("pypi", "upload"): "tests/integration/test_json_outcomes.py, against pypiserver",
     ("deps", "mirror"): "tests/integration/test_deps_closure.py, dry run and --execute",
 }
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 import ast
 import datetime
 import importlib
+import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from relforge.cli.options import dry_run_note, parse_date, stop_for_dry_run
+from relforge.cli.options import dry_run_note, parse_date, print_outcome, stop_for_dry_run
 from relforge.errors import UsageError
 from relforge.manifest import ArtifactManifest, ManifestEntry
 from relforge.validate.release import ArtifactSource, build_date
@@ -92,6 +94,47 @@ def test_dry_run_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert dry_run_note("uploaded", "upload") == (
         "dry run: nothing was uploaded; add --execute to upload"
     )
+
+
+class Done:
+    """An outcome as a stage returns it."""
+
+    def lines(self) -> list[str]:
+        return ["wrote 2 file(s)"]
+
+    def summary_markdown(self) -> str:
+        return "wrote 2 file(s)\n\n- `a`\n- `b`"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema_version": 1, "written": 2}
+
+
+@pytest.mark.parametrize("executed", [False, True])
+def test_an_outcome_in_json_keeps_stdout_to_the_document(
+    executed: bool,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    print_outcome(Done(), executed=executed, fmt="json", title="relforge demo")
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"schema_version": 1, "written": 2}
+    assert err == ("wrote 2 file(s)\n" if executed else dry_run_note() + "\n")
+    # the step summary says what a run did; a dry run changes nothing and writes none
+    written = "### relforge demo\n\nwrote 2 file(s)\n\n- `a`\n- `b`\n\n"
+    assert (summary.read_text() if summary.exists() else "") == (written if executed else "")
+
+
+def test_an_outcome_in_text_is_its_lines_or_the_dry_run_note(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    print_outcome(Done(), executed=True, fmt="text", title="relforge demo")
+    assert capsys.readouterr() == ("wrote 2 file(s)\n", "")
+    note = dry_run_note("uploaded", "upload")
+    print_outcome(Done(), executed=False, fmt="text", title="relforge demo", note=note)
+    assert capsys.readouterr() == (note + "\n", "")
 
 
 @pytest.mark.parametrize(

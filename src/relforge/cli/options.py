@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Collection, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -162,3 +163,40 @@ def stop_for_dry_run(execute: bool, *, nothing: str = "written", to: str = "appl
         return False
     click.echo(dry_run_note(nothing, to))
     return True
+
+
+class Outcome(Protocol):
+    """What a stage returns for a command to print: the lines of what the run did, the markdown
+    of its step summary and its versioned JSON (one shape for the dry run and the run)."""
+
+    def lines(self) -> list[str]: ...
+
+    def summary_markdown(self) -> str: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+def progress_echo(fmt: str) -> Callable[[str], None]:
+    """Where the lines people read go: stdout, or stderr under `--format json` (stdout then
+    holds the one JSON document)."""
+    return partial(click.echo, err=fmt == "json")
+
+
+def print_outcome(
+    outcome: Outcome, *, executed: bool, fmt: str, title: str, note: str | None = None
+) -> None:
+    """After the plan was printed: on a dry run its note (`note`, default `dry_run_note()`);
+    after `--execute`, what the run did and the step summary `title`; then, under `--format
+    json`, the outcome on stdout."""
+    from relforge.actions import step_summary
+    from relforge.output import print_json
+
+    say = progress_echo(fmt)
+    if not executed:
+        say(note or dry_run_note())
+    else:
+        for line in outcome.lines():
+            say(line)
+        step_summary(title, outcome.summary_markdown())
+    if fmt == "json":
+        print_json(outcome.to_json())

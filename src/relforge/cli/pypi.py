@@ -1,4 +1,5 @@
-"""`relforge pypi stage|upload`."""
+"""`relforge pypi stage|upload`.  The stage gives each run's outcome (`StageResult`,
+`UploadResult`: lines, JSON, step summary); these commands only print it."""
 
 from __future__ import annotations
 
@@ -6,9 +7,20 @@ from pathlib import Path
 
 import click
 
-from relforge.actions import step_summary
-from relforge.cli.options import dry_run_note, execute_option
+from relforge.cli.options import (
+    dry_run_note,
+    execute_option,
+    format_option,
+    print_outcome,
+    progress_echo,
+)
 from relforge.matrix import load_matrix
+
+_FORMAT = format_option(
+    "text",
+    "json",
+    help="json: the plan (dry run) or what was done (--execute) on stdout, the progress on stderr.",
+)
 
 
 @click.group()
@@ -32,12 +44,14 @@ def pypi() -> None:
     help="Use only the stored release manifest with this sha256 (the one approved); "
     "anything else is refused.",
 )
+@_FORMAT
 @execute_option("Write the staged files (default: dry run).")
 def stage(
     file: str,
     version: str,
     manifest_path: Path | None,
     manifest_digest: str | None,
+    fmt: str,
     execute: bool,
 ) -> None:
     """Rewrite each platform's PyPI-default wheel without its local version (2.9.0+cu128 →
@@ -45,17 +59,8 @@ def stage(
     from relforge.promote import plan_stage, stage_wheels
 
     plan = plan_stage(load_matrix(file), version, manifest_path, manifest_digest=manifest_digest)
-    result = stage_wheels(plan, click.echo, execute=execute)
-    if result.created is None:
-        click.echo(dry_run_note())
-        return
-    summary = (
-        f"staged {result.created} new file(s) of {plan.version} ({len(result.rewritten)} in all)"
-    )
-    if result.created == 0:
-        summary += " — everything was already in place"
-    click.echo(summary)
-    step_summary("relforge pypi stage", summary)
+    result = stage_wheels(plan, progress_echo(fmt), execute=execute)
+    print_outcome(result, executed=execute, fmt=fmt, title="relforge pypi stage")
 
 
 @pypi.command()
@@ -71,9 +76,15 @@ def stage(
     help="Simple index that shows what the repository holds (default: derived from "
     "--repository-url: pypi.org/simple for PyPI, else REPOSITORY/simple/).",
 )
+@_FORMAT
 @execute_option("Upload (default: dry run).")
 def upload(
-    file: str, version: str, repository_url: str | None, index_url: str | None, execute: bool
+    file: str,
+    version: str,
+    repository_url: str | None,
+    index_url: str | None,
+    fmt: str,
+    execute: bool,
 ) -> None:
     """Upload pypi-staging/X.Y.Z/ with twine.  A file the index has with the same sha256 is
     skipped; one it has with another sha256 stops everything before any upload.  Credentials
@@ -85,15 +96,10 @@ def upload(
         upload_release,
     )
 
+    say = progress_echo(fmt)
     plan = plan_pypi_upload(load_matrix(file), version, repository_url, index_url)
-    render_upload(plan, click.echo)
+    render_upload(plan, say)
     refuse_upload(plan)
-    count = upload_release(plan, click.echo, execute=execute)
-    if count is None:
-        click.echo(dry_run_note("uploaded", "upload"))
-        return
-    summary = (
-        f"uploaded {count} file(s) of {version}; {len(plan.items) - count} already on the index"
-    )
-    click.echo(summary)
-    step_summary("relforge pypi upload", summary)
+    result = upload_release(plan, say, execute=execute)
+    note = dry_run_note("uploaded", "upload")
+    print_outcome(result, executed=execute, fmt=fmt, title="relforge pypi upload", note=note)

@@ -1,23 +1,22 @@
 """`relforge upstream check` and `relforge upstream update`: follow the dependencies, CUDA pins
-and CPython releases upstream publishes."""
+and CPython releases upstream publishes.  The stage gives the report and the update's outcome
+(lines, JSON, step summary); these commands only print them."""
 
 from __future__ import annotations
-
-import datetime
-from pathlib import Path
 
 import click
 
 from relforge.actions import append_markdown, step_summary
 from relforge.cli.options import (
     date_option,
+    dry_run_note,
     execute_option,
     format_option,
     github_repo_option,
     optional_release_option,
     parse_date,
+    progress_echo,
     remote_option,
-    stop_for_dry_run,
 )
 from relforge.errors import ValidationFailed
 from relforge.output import print_json
@@ -91,6 +90,13 @@ def check(file: str, release: str | None, index_url: str, date_text: str | None,
     "Repository of the pull request (default: $GITHUB_REPOSITORY, else the remote's URL)."
 )
 @remote_option("Git remote to push to.")
+@format_option(
+    "text",
+    "json",
+    help="json: the update on stdout (each change with its reason and source, the diff as one "
+    "string, the file written or the pull request's action, number and URL), the lines on "
+    "stderr.",
+)
 @execute_option("Write the matrix (with --pull-request: push and open the pull request).")
 def update(
     file: str,
@@ -100,75 +106,35 @@ def update(
     pull_request: bool,
     github_repo: str | None,
     remote: str,
+    fmt: str,
     execute: bool,
 ) -> None:
     """Write the due changes into the matrix FILE, keeping its comments and layout: a new axis
     value, pins from the upstream wheel's METADATA, Pythons added or dropped.  The dry run
     prints each change with its reason and the diff."""
-    from relforge.matrix import read_text
-    from relforge.upstream import Loaded, UpstreamIndex, check_upstream, plan_update, update_lines
+    from relforge.upstream import plan_upstream_update
 
-    today = parse_date(date_text)
-    if pull_request:
-        _pull_request(file, release, index_url, today, github_repo, remote, execute)
-        return
-    loaded = Loaded.parse(file, read_text(file))
-    report = check_upstream(loaded, UpstreamIndex(index_url), release=release, today=today)
-    plan = plan_update(loaded, report)
-    click.echo("\n".join(update_lines(plan)))
-    if not plan.changed:
-        return
-    click.echo(plan.diff(), nl=False)
-    if stop_for_dry_run(execute):
-        return
-    from relforge.atomic import replacing
-
-    with replacing(Path(file)) as tmp:
-        tmp.write_text(plan.new_text, encoding="utf-8")
-    done = f"wrote {file}: {len(plan.written)} change(s)"
-    click.echo(done)
-    step_summary("relforge upstream update", done)
-
-
-def _pull_request(
-    file: str,
-    release: str | None,
-    index_url: str,
-    today: datetime.date | None,
-    github_repo: str | None,
-    remote: str,
-    execute: bool,
-) -> None:
-    from relforge.forges import GitHubClient
-    from relforge.upstream import (
-        Loaded,
-        UpstreamIndex,
-        apply_pull_request,
-        check_upstream,
-        github_token,
-        open_checkout,
-        plan_pull_request,
-        plan_update,
-        update_lines,
+    say = progress_echo(fmt)
+    update = plan_upstream_update(
+        file,
+        index_url=index_url,
+        release=release,
+        today=parse_date(date_text),
+        pull_request=pull_request,
+        remote=remote,
+        github_repo=github_repo,
     )
-
-    checkout = open_checkout(file, remote=remote, github_repo=github_repo)
-    token = github_token()
-    gh = GitHubClient(checkout.repo)
-    loaded = Loaded.parse(file, checkout.text)
-    report = check_upstream(loaded, UpstreamIndex(index_url), release=release, today=today)
-    plan = plan_update(loaded, report)
-    git = checkout.git
-    pr = plan_pull_request(git, gh, plan, path=checkout.path, remote=remote, base=checkout.base)
-    click.echo("\n".join(update_lines(plan)))
-    click.echo(f"pull request: {pr.describe()}")
-    if pr.action in ("current", "nothing"):
-        return
-    click.echo(f"title: {pr.title}")
-    click.echo(plan.diff(), nl=False)
-    if stop_for_dry_run(execute, nothing="pushed", to="push and open it"):
-        return
-    pull = apply_pull_request(git, gh, pr, plan, token=token)
-    done = f"pull request #{pull.number}: {pull.html_url}" if pull else "pushed"
-    click.echo(done)
-    step_summary("relforge upstream update", f"{pr.title}\n\n{done}")
+    outcome = update.outcome
+    for line in outcome.lines():
+        say(line)
+    if not execute:
+        if outcome.due:
+            say(dry_run_note("pushed", "push and open it") if pull_request else dry_run_note())
+    else:
+        outcome = update.apply()
+        for line in outcome.done_lines():
+            say(line)
+        if outcome.due:
+            step_summary("relforge upstream update", outcome.summary_markdown())
+    if fmt == "json":
+        print_json(outcome.to_json())

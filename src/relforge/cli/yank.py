@@ -1,15 +1,15 @@
 """`relforge yank`: mark a version's files yanked (PEP 592) on the channel pages, or unyank.
 
 Dry run by default: prints which files in which channels and folders change; `--execute`
-applies it.
+applies it.  The stage gives the plan and what applying it did (`YankOutcome`: lines, JSON,
+step summary); this command only prints them.
 """
 
 from __future__ import annotations
 
 import click
 
-from relforge.actions import step_summary
-from relforge.cli.options import execute_option, stop_for_dry_run
+from relforge.cli.options import execute_option, format_option, print_outcome, progress_echo
 from relforge.matrix import ChannelName, load_matrix
 
 
@@ -32,6 +32,12 @@ from relforge.matrix import ChannelName, load_matrix
 )
 @click.option("--reason", default="", help="Why it is yanked (shown by pip and uv).")
 @click.option("--undo", is_flag=True, help="Remove the yank instead.")
+@format_option(
+    "text",
+    "json",
+    help="json: the plan (dry run) or the plan and what was done (--execute) on stdout, the "
+    "lines on stderr.",
+)
 @execute_option()
 def yank(
     file: str,
@@ -40,6 +46,7 @@ def yank(
     channels: tuple[ChannelName, ...],
     reason: str,
     undo: bool,
+    fmt: str,
     execute: bool,
 ) -> None:
     """Mark the files of one version yanked (PEP 592) on the HTML and JSON pages of every
@@ -56,13 +63,6 @@ def yank(
     plan = plan_yank(
         load_matrix(file), version, reason=reason.strip(), undo=undo, cells=cells, channels=channels
     )
-    render_yank(plan, click.echo)
-    if stop_for_dry_run(execute):
-        return
-    changed, written = apply_yank(plan)
-    summary = f"{'unyank' if undo else 'yank'} {version}: {changed} file(s) changed, "
-    summary += f"{written} folder(s) re-indexed"
-    if changed == 0 and written == 0:
-        summary += " — everything was already in place"
-    click.echo(summary)
-    step_summary("relforge yank", summary)
+    render_yank(plan, progress_echo(fmt))
+    outcome = apply_yank(plan, execute=execute)
+    print_outcome(outcome, executed=execute, fmt=fmt, title="relforge yank")

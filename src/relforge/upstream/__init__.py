@@ -6,12 +6,17 @@
 - `relforge.upstream.update.plan_update`: the report's changes written into the matrix text in
   place (comments and layout kept), checked to load and lint no worse.
 - `relforge.upstream.pullrequest`: the update as a branch and a pull request, rerun-safe.
+- `relforge.upstream.flow.plan_upstream_update`: the command `upstream update` — the plan as a
+  `MatrixUpdate` or `PullRequestUpdate` whose `apply` writes or pushes it; each step gives an
+  `UpdateOutcome` (relforge.upstream.outcome: lines, versioned JSON, step summary).
 """
 
 from __future__ import annotations
 
 from relforge.upstream.check import Loaded, check_upstream
+from relforge.upstream.flow import MatrixUpdate, PullRequestUpdate, plan_upstream_update
 from relforge.upstream.index import PYPI, UpstreamIndex
+from relforge.upstream.outcome import UpdateOutcome
 from relforge.upstream.pullrequest import (
     apply_pull_request,
     github_token,
@@ -24,6 +29,9 @@ from relforge.upstream.update import plan_update
 __all__ = [
     "PYPI",
     "Loaded",
+    "MatrixUpdate",
+    "PullRequestUpdate",
+    "UpdateOutcome",
     "UpstreamIndex",
     "apply_pull_request",
     "check_lines",
@@ -33,6 +41,7 @@ __all__ = [
     "open_checkout",
     "plan_pull_request",
     "plan_update",
+    "plan_upstream_update",
     "summary",
     "update_lines",
 ]

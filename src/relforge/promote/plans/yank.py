@@ -3,17 +3,23 @@
 The yank lives in each channel's yank record (relforge.promote.yanked), never only in a page:
 the index reads the record whenever it builds a page, so re-indexing, publish and promote keep
 it.  Applying the plan writes the records, then rebuilds the touched folders' pages.
+
+The plan and what applying it did come in the shapes a command gives them: the lines people
+read, versioned JSON for machines (one shape for the dry run and the run: `done` is null until
+the plan is applied) and the markdown of the job's step summary.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
 from relforge.errors import NothingToDoError, UsageError
 from relforge.matrix.schema import ChannelName, Matrix
+from relforge.output import versioned
 from relforge.promote.context import open_publishing
 from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
 from relforge.promote.index.rootpages import refresh_root
@@ -22,6 +28,7 @@ from relforge.promote.yanked import read_yanked, write_yanked
 from relforge.stores.store import ObjectStore
 
 CHANNELS: tuple[ChannelName, ...] = ("test", "release", "nightly")
+SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,6 +42,26 @@ class YankChange:
     @property
     def changed(self) -> bool:
         return self.before != self.after
+
+    def line(self) -> str:
+        """`+` yanked, `-` unyanked, `=` left as it is (already in the state asked for)."""
+        if not self.changed:
+            state = "already yanked" if self.after is not None else "not yanked"
+            return f"  = {self.channel}: {self.key} ({state})"
+        if self.after is None:
+            return f"  - {self.channel}: {self.key} (yanked: {self.before!r}) → not yanked"
+        was = f" (was {self.before!r})" if self.before is not None else ""
+        return f"  + {self.channel}: {self.key} → yanked: {self.after!r}{was}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "channel": self.channel,
+            "key": self.key,
+            "cell": self.cell,
+            "before": self.before,
+            "after": self.after,
+            "changed": self.changed,
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +84,76 @@ class YankPlan:
             if folder not in out.setdefault(f.channel, []):
                 out[f.channel].append(folder)
         return out
+
+    @property
+    def verb(self) -> str:
+        return "unyank" if self.undo else "yank"
+
+    def lines(self) -> list[str]:
+        """The files and their yank state now and after, then the folders re-indexed."""
+        out = [f"{self.verb} {self.version} in {self.store.url}: {len(self.files)} file(s)"]
+        out += [f.line() for f in self.files]
+        for channel, folders in self.folders().items():
+            out.append(f"  pages of {channel}: {', '.join(folders)}")
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class YankOutcome:
+    """A yank plan and, once applied, what applying it did: yank records changed and folders
+    whose pages were written (in the main store and the mirrors)."""
+
+    plan: YankPlan
+    changed: int | None = None  # None: a dry run (nothing was written)
+    written: int = 0
+
+    @property
+    def in_place(self) -> bool:
+        """Nothing had to change: a rerun of a finished yank."""
+        return self.changed == 0 and self.written == 0
+
+    def summary(self) -> str:
+        line = (
+            f"{self.plan.verb} {self.plan.version}: {self.changed} file(s) changed, "
+            f"{self.written} folder(s) re-indexed"
+        )
+        return line + (" — everything was already in place" if self.in_place else "")
+
+    def lines(self) -> list[str]:
+        """What the run did (nothing on a dry run: the plan's lines say what it would do)."""
+        return [] if self.changed is None else [self.summary()]
+
+    def summary_markdown(self) -> str:
+        """The summary line, then each file whose yank changed."""
+        changes = [
+            f"- {c.channel}: `{c.key}` → "
+            + (f"yanked: {c.after}" if c.after is not None else "not yanked")
+            for c in self.plan.changes
+        ]
+        return "\n\n".join([self.summary(), *(["\n".join(changes)] if changes else [])])
+
+    def to_json(self) -> dict[str, Any]:
+        plan = self.plan
+        done = None
+        if self.changed is not None:
+            done = {
+                "files_changed": self.changed,
+                "folders_written": self.written,
+                "already_in_place": self.in_place,
+            }
+        return versioned(
+            {
+                "command": plan.verb,
+                "version": plan.version,
+                "store": plan.store.url,
+                "mirrors": [m.url for m in plan.mirrors],
+                "files": [f.to_json() for f in plan.files],
+                "folders": plan.folders(),
+                "executed": done is not None,
+                "done": done,
+            },
+            SCHEMA_VERSION,
+        )
 
 
 def _public(version: str) -> str:
@@ -129,25 +226,17 @@ def plan_yank(
 
 
 def render_yank(plan: YankPlan, echo: Callable[[str], None]) -> None:
-    verb = "unyank" if plan.undo else "yank"
-    echo(f"{verb} {plan.version} in {plan.store.url}: {len(plan.files)} file(s)")
-    for f in plan.files:
-        if not f.changed:
-            state = "already yanked" if f.after is not None else "not yanked"
-            echo(f"  = {f.channel}: {f.key} ({state})")
-        elif f.after is None:
-            echo(f"  - {f.channel}: {f.key} (yanked: {f.before!r}) → not yanked")
-        else:
-            was = f" (was {f.before!r})" if f.before is not None else ""
-            echo(f"  + {f.channel}: {f.key} → yanked: {f.after!r}{was}")
-    for channel, folders in plan.folders().items():
-        echo(f"  pages of {channel}: {', '.join(folders)}")
+    """The plan's lines, each through `echo`."""
+    for line in plan.lines():
+        echo(line)
 
 
-def apply_yank(plan: YankPlan, *, workers: int = 16) -> tuple[int, int]:
+def apply_yank(plan: YankPlan, *, execute: bool = True, workers: int = 16) -> YankOutcome:
     """Write the changed yank records, then rebuild the touched folders' pages (also when the
-    records were already right: an interrupted run finishes).  Returns (files changed, folders
-    written)."""
+    records were already right: an interrupted run finishes).  Without `execute`, nothing is
+    written: the dry run's outcome."""
+    if not execute:
+        return YankOutcome(plan=plan)
     changes = plan.changes
     for channel in {c.channel for c in changes}:
         record = read_yanked(plan.store, channel)
@@ -170,7 +259,7 @@ def apply_yank(plan: YankPlan, *, workers: int = 16) -> tuple[int, int]:
                     apply_folder(store, p, workers=workers)
                     written += 1
             refresh_root(store, v.root, workers=workers)
-    return len(changes), written
+    return YankOutcome(plan=plan, changed=len(changes), written=written)
 
 
 def channel_vouchers_fresh(plan: YankPlan, channel: ChannelName) -> Vouchers:

@@ -1,25 +1,59 @@
 """The two PyPI steps as the CLI runs them: stage (plan, rewrite, check against PyPI's limits,
 refuse conflicts, apply) and upload (resolve the repository and index, compare, check, upload) —
-each a dry run unless executed."""
+each a dry run unless executed, each ending in an outcome (`StageResult`, `UploadResult`) in the
+shapes a command gives it: the lines people read, versioned JSON for machines (one shape for the
+dry run and the run: `executed` says which) and the markdown of the job's step summary."""
 
 from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from relforge.matrix.schema import Matrix
+from relforge.output import versioned
 from relforge.promote.plans.plan import Echo
 from relforge.promote.pypi.checks import Limits
 from relforge.promote.pypi.stage import StagePlan, UploadItem
 from relforge.stores.store import ObjectStore
 from relforge.wheelversion import Rewritten
 
+SCHEMA_VERSION = 1
+
 
 @dataclass(frozen=True, kw_only=True)
 class StageResult:
+    """A staging plan, its wheels as rewritten and, when executed, the objects written."""
+
+    plan: StagePlan
     rewritten: tuple[Rewritten, ...]  # the wheels rewritten (on a dry run: those refused-checked)
     created: int | None  # objects written; None on a dry run (nothing was written)
+
+    def summary(self) -> str:
+        assert self.created is not None
+        line = (
+            f"staged {self.created} new file(s) of {self.plan.version} "
+            f"({len(self.rewritten)} in all)"
+        )
+        return line + (" — everything was already in place" if self.created == 0 else "")
+
+    def lines(self) -> list[str]:
+        """What the run did (nothing on a dry run: the plan was printed as it went)."""
+        return [] if self.created is None else [self.summary()]
+
+    def summary_markdown(self) -> str:
+        """The summary line, then each staged file with its sha256."""
+        files = [f"- `{r.path.name}` sha256 `{r.sha256}`" for r in self.rewritten]
+        return "\n\n".join([self.summary(), "\n".join(files)] if files else [self.summary()])
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.plan.to_json()
+        for file, r in zip(data["files"], self.rewritten, strict=True):
+            file.update(filename=r.path.name, sha256=r.sha256, size=r.size, changes=list(r.changes))
+        data["executed"] = self.created is not None
+        data["created"] = self.created
+        return versioned(data, SCHEMA_VERSION)
 
 
 def stage_wheels(plan: StagePlan, echo: Echo, *, execute: bool) -> StageResult:
@@ -29,10 +63,11 @@ def stage_wheels(plan: StagePlan, echo: Echo, *, execute: bool) -> StageResult:
     from relforge.promote.plans.plan import Plan, render
     from relforge.promote.plans.plan import execute as apply
     from relforge.promote.pypi.preflight import preflight
-    from relforge.promote.pypi.stage import apply_stage, render_stage
+    from relforge.promote.pypi.stage import apply_stage
     from relforge.stores.transfer import refuse_conflicts
 
-    render_stage(plan, echo)
+    for line in plan.lines():
+        echo(line)
     with tempfile.TemporaryDirectory(prefix="relforge-stage-") as tmp:
         batch, rewritten = apply_stage(plan, Path(tmp))
         for r in rewritten:
@@ -47,9 +82,9 @@ def stage_wheels(plan: StagePlan, echo: Echo, *, execute: bool) -> StageResult:
         render(staged, echo)
         refuse_conflicts(staged.batches)
         if not execute:
-            return StageResult(rewritten=tuple(rewritten), created=None)
+            return StageResult(plan=plan, rewritten=tuple(rewritten), created=None)
         outcome = apply(staged, echo)
-    return StageResult(rewritten=tuple(rewritten), created=outcome.created)
+    return StageResult(plan=plan, rewritten=tuple(rewritten), created=outcome.created)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +95,67 @@ class UploadPlan:
     store: ObjectStore  # holds pypi-staging/X.Y.Z/
     items: tuple[UploadItem, ...]
     limits: Limits  # publishing.pypi_file_limit_mb, pypi_project_limit_mb
+
+    def lines(self) -> list[str]:
+        """The upload plan, one line per staged file."""
+        from relforge.promote.pypi.stage import public_url
+
+        out = [
+            f"upload {len(self.items)} staged file(s) of {self.version} to "
+            f"{public_url(self.repository)} (index {public_url(self.index)})"
+        ]
+        verbs = {"upload": "upload", "identical": "skip", "conflict": "REFUSE"}
+        for item in self.items:
+            found = (
+                f" (index has {item.found[:12]}…)"
+                if item.state == "conflict" and item.found
+                else ""
+            )
+            out.append(
+                f"  {verbs[item.state]:<7} {item.filename}  sha256={item.sha256[:12]}…{found}"
+            )
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class UploadResult:
+    """An upload plan and, when executed, how many files were uploaded."""
+
+    plan: UploadPlan
+    uploaded: int | None  # None on a dry run (nothing was uploaded)
+
+    def summary(self) -> str:
+        assert self.uploaded is not None
+        skipped = len(self.plan.items) - self.uploaded
+        version = self.plan.version
+        return f"uploaded {self.uploaded} file(s) of {version}; {skipped} already on the index"
+
+    def lines(self) -> list[str]:
+        """What the run did (nothing on a dry run: the plan was printed before)."""
+        return [] if self.uploaded is None else [self.summary()]
+
+    def summary_markdown(self) -> str:
+        """The summary line, then each file uploaded or skipped."""
+        verbs = {"upload": "uploaded", "identical": "already on the index"}
+        files = [f"- `{i.filename}`: {verbs.get(i.state, i.state)}" for i in self.plan.items]
+        return "\n\n".join([self.summary(), "\n".join(files)] if files else [self.summary()])
+
+    def to_json(self) -> dict[str, Any]:
+        from relforge.promote.pypi.stage import public_url
+
+        plan = self.plan
+        return versioned(
+            {
+                "version": plan.version,
+                "repository": public_url(plan.repository),
+                "index": public_url(plan.index),
+                "store": plan.store.url,
+                "files": [i.to_json() for i in plan.items],
+                "executed": self.uploaded is not None,
+                "uploaded": self.uploaded,
+            },
+            SCHEMA_VERSION,
+        )
 
 
 def plan_pypi_upload(
@@ -90,19 +186,9 @@ def plan_pypi_upload(
 
 
 def render_upload(plan: UploadPlan, echo: Echo) -> None:
-    """The upload plan, one line per staged file."""
-    from relforge.promote.pypi.stage import public_url
-
-    echo(
-        f"upload {len(plan.items)} staged file(s) of {plan.version} to "
-        f"{public_url(plan.repository)} (index {public_url(plan.index)})"
-    )
-    verbs = {"upload": "upload", "identical": "skip", "conflict": "REFUSE"}
-    for item in plan.items:
-        found = (
-            f" (index has {item.found[:12]}…)" if item.state == "conflict" and item.found else ""
-        )
-        echo(f"  {verbs[item.state]:<7} {item.filename}  sha256={item.sha256[:12]}…{found}")
+    """The upload plan's lines, each through `echo`."""
+    for line in plan.lines():
+        echo(line)
 
 
 def refuse_upload(plan: UploadPlan) -> None:
@@ -112,10 +198,9 @@ def refuse_upload(plan: UploadPlan) -> None:
     refuse_upload_conflicts(list(plan.items), plan.index)
 
 
-def upload_release(plan: UploadPlan, echo: Echo, *, execute: bool) -> int | None:
+def upload_release(plan: UploadPlan, echo: Echo, *, execute: bool) -> UploadResult:
     """Download the files the index lacks, check them against PyPI's limits and upload checks
-    (one refusal naming every problem, nothing uploaded) and, with `execute`, upload them;
-    returns how many were uploaded (None on a dry run)."""
+    (one refusal naming every problem, nothing uploaded) and, with `execute`, upload them."""
     from relforge.promote.pypi.preflight import preflight
     from relforge.promote.pypi.upload import download_staged, upload
 
@@ -124,5 +209,7 @@ def upload_release(plan: UploadPlan, echo: Echo, *, execute: bool) -> int | None
         paths = download_staged(plan.store, todo, Path(tmp))
         preflight(paths, plan.limits, plan.index, echo, nothing="uploaded")
         if not execute:
-            return None
-        return upload(todo, paths, plan.repository, plan.index)
+            return UploadResult(plan=plan, uploaded=None)
+        return UploadResult(
+            plan=plan, uploaded=upload(todo, paths, plan.repository, plan.index, echo)
+        )

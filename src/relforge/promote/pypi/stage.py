@@ -6,9 +6,9 @@ has with the same sha256 and refusing, before anything is uploaded, when it has 
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from relforge.errors import (
     ConfigError,
@@ -40,6 +40,36 @@ class StagePlan:
     limits: Limits  # publishing.pypi_file_limit_mb, pypi_project_limit_mb
     index_url: str | None  # the simple index of publishing.pypi_repository_url, when set
     where: str
+    present: frozenset[str] = frozenset()  # staged keys the store holds already
+
+    def lines(self) -> list[str]:
+        """The wheels to stage, each with its source and whether its staged file is there."""
+        out = [
+            f"stage {len(self.inputs)} wheel(s) of {self.version} for PyPI in "
+            f"{self.store.url}/{STAGING}/{self.version}/ (from {self.where})"
+        ]
+        for p, key in self.inputs:
+            state = "present (checked when applied)" if key in self.present else "to write"
+            out.append(f"  {p.entry.cell_id}: {p.key} → {key.rsplit('/', 1)[1]}  [{state}]")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan's keys of the stage outcome's JSON (relforge.promote.pypi.flow)."""
+        return {
+            "version": self.version,
+            "store": self.store.url,
+            "staging": f"{STAGING}/{self.version}/",
+            "manifest": self.where,
+            "files": [
+                {
+                    "cell": p.entry.cell_id,
+                    "source": p.key,
+                    "staged": key,
+                    "present": key in self.present,
+                }
+                for p, key in self.inputs
+            ],
+        }
 
 
 def plan_stage(
@@ -94,22 +124,13 @@ def plan_stage(
         limits=pypi_limits(matrix),
         index_url=default_index_url(repository) if repository else None,
         where=where,
+        present=frozenset(key for _, key in inputs if store.head(key)),
     )
 
 
 def pypi_limits(matrix: Matrix) -> Limits:
     pub = matrix.publishing
     return Limits(file_mb=pub.pypi_file_limit_mb, project_mb=pub.pypi_project_limit_mb)
-
-
-def render_stage(plan: StagePlan, echo: Callable[[str], None]) -> None:
-    echo(
-        f"stage {len(plan.inputs)} wheel(s) of {plan.version} for PyPI in "
-        f"{plan.store.url}/{STAGING}/{plan.version}/ (from {plan.where})"
-    )
-    for p, key in plan.inputs:
-        state = "present (checked when applied)" if plan.store.head(key) else "to write"
-        echo(f"  {p.entry.cell_id}: {p.key} → {key.rsplit('/', 1)[1]}  [{state}]")
 
 
 def apply_stage(plan: StagePlan, workdir: Path) -> tuple[Batch, list[Rewritten]]:
@@ -142,6 +163,15 @@ class UploadItem:
     sha256: str
     state: str  # "upload" | "identical" | "conflict"
     found: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "filename": self.filename,
+            "key": self.key,
+            "sha256": self.sha256,
+            "state": self.state,
+            "found": self.found,
+        }
 
 
 def check_url(url: str, flag: str) -> str:

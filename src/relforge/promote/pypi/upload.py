@@ -5,8 +5,10 @@ one paragraph each, never a secret; then the index must list every file with its
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from relforge.errors import ConfigError, EnvironmentFault, RefusedError, RelforgeError
@@ -33,10 +35,15 @@ def download_staged(store: ObjectStore, items: Sequence[UploadItem], into: Path)
 
 
 def upload(
-    todo: Sequence[UploadItem], paths: Sequence[Path], repository_url: str, index_url: str
+    todo: Sequence[UploadItem],
+    paths: Sequence[Path],
+    repository_url: str,
+    index_url: str,
+    echo: Callable[[str], None],
 ) -> int:
     """Upload the files (downloaded by `download_staged`) with twine, then check the index
-    lists each with its hash."""
+    lists each with its hash.  What twine prints goes through `echo` once it is done (so that
+    stdout stays one JSON document under --format json)."""
     if not todo:
         return 0
     from twine.commands.upload import upload as twine_upload
@@ -57,7 +64,13 @@ def upload(
     )
     where = public_url(repository_url)
     try:
-        twine_upload(settings, [str(p) for p in paths])
+        printed = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(printed):
+                twine_upload(settings, [str(p) for p in paths])
+        finally:
+            for line in printed.getvalue().splitlines():
+                echo(line)
     except NonInteractive as exc:
         raise ConfigError(
             f"no credentials to upload to {where}: {exc}",
