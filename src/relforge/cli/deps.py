@@ -9,15 +9,15 @@ import click
 from relforge.actions import step_summary
 from relforge.cli.options import (
     channel_option,
-    dry_run_note,
     execute_option,
     format_option,
     parse_selectors,
+    print_outcome,
+    progress_echo,
     select_option,
     workers_option,
 )
 from relforge.matrix import ChannelName, load_matrix
-from relforge.output import print_json
 
 _CHANNEL = channel_option(
     "Channel whose wheel folders are filled/checked (default: channels.default).",
@@ -99,22 +99,10 @@ def mirror(
         version=version,
         built=built,
     )
-    text = fmt == "text"
-    if text:
-        render_mirror(plan, click.echo)
-    if not execute:
-        if text:
-            click.echo(dry_run_note())
-        else:
-            print_json({**plan.to_json(), "executed": False})
-        return
-    progress = click.echo if text else lambda line: click.echo(line, err=True)
-    report = apply_mirror(plan, here, progress, workers=workers)
-    if text:
-        click.echo("\n".join(report.lines()))
-    else:
-        print_json(report.to_json())
-    step_summary("relforge deps mirror", report.summary_markdown())
+    say = progress_echo(fmt)
+    render_mirror(plan, say)
+    report = apply_mirror(plan, here, say, execute=execute, workers=workers)
+    print_outcome(report, executed=execute, fmt=fmt, title="relforge deps mirror")
 
 
 @deps.command()

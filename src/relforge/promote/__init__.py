@@ -13,14 +13,17 @@ Entry points, one line of the command line's each:
 - `plan_channel_index` / `apply_channel_index` rebuild a channel's index pages; `index_report`
   gives the `IndexReport` of the plan and the run (lines, JSON, step summary);
   `serving_warnings` names what the download URL will not serve.
-- `plan_yank` / `apply_yank` / `render_yank` mark files yanked.
+- `plan_yank` / `render_yank` / `apply_yank` mark files yanked; `apply_yank` gives the run's
+  `YankOutcome` (the dry run's without `execute`).
 - `apply_mirror` writes the dependency wheels `relforge.deps` planned and fetched into their
-  folders, records and indexes them (`MirrorReport`).
+  folders, records and indexes them, and gives the `MirrorReport` (the dry run's without
+  `execute`).
 - `check_channel` verifies a channel into an `Outcome` (its JSON, lines and step summary).
 - `bucket_policy` writes the public-read policy of a channel's bucket.
 - `plan_stage` with `stage_wheels` stages wheels for PyPI (`strip_local` drops the local
-  version label); `plan_pypi_upload`, `refuse_upload`, `render_upload` and `upload_release`
-  upload them.
+  version label) and give a `StageResult`; `plan_pypi_upload`, `refuse_upload`,
+  `render_upload` and `upload_release` upload them and give an `UploadResult`.
+Each outcome has the lines people read, its step summary and a versioned `to_json()`.
 The stores themselves are relforge.stores.
 
 Layout: the package's own modules say where things live in a store and what the stored

@@ -17,7 +17,8 @@ from relforge.output import versioned
 from relforge.promote.context import ChannelContext
 from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
 from relforge.promote.index.rootpages import refresh_root
-from relforge.promote.plans.plan import Plan, execute
+from relforge.promote.plans.plan import Plan
+from relforge.promote.plans.plan import execute as carry_out
 from relforge.promote.vouch import channel_vouchers
 from relforge.stores.transfer import plan_batch
 
@@ -29,10 +30,11 @@ class MirrorReport:
     """What applying a dependency mirror plan did."""
 
     plan: MirrorPlan
-    created: int  # objects written: wheels and sidecars
-    recorded: tuple[tuple[str, int], ...]  # (record key, files this run recorded there)
-    indexed: tuple[str, ...]  # folders whose pages changed
-    root: str | None  # the channel root's prefix, when its pages changed
+    executed: bool = True  # False: the dry run's outcome (nothing below happened)
+    created: int = 0  # objects written: wheels and sidecars
+    recorded: tuple[tuple[str, int], ...] = ()  # (record key, files this run recorded there)
+    indexed: tuple[str, ...] = ()  # folders whose pages changed
+    root: str | None = None  # the channel root's prefix, when its pages changed
 
     def summary(self) -> str:
         plan = self.plan
@@ -58,6 +60,9 @@ class MirrorReport:
         return "\n\n".join([self.summary(), *(f"- {line}" for line in self.details())])
 
     def to_json(self) -> dict[str, Any]:
+        """The plan, and (`executed`) what the run wrote, recorded and indexed."""
+        if not self.executed:
+            return versioned({**self.plan.to_json(), "executed": False})
         return versioned(
             {
                 **self.plan.to_json(),
@@ -71,14 +76,17 @@ class MirrorReport:
 
 
 def apply_mirror(
-    plan: MirrorPlan, here: ChannelContext, echo: Echo, *, workers: int = 16
+    plan: MirrorPlan, here: ChannelContext, echo: Echo, *, execute: bool = True, workers: int = 16
 ) -> MirrorReport:
-    """Fetch, write, record, re-index (the plan was made against `here.store`)."""
+    """Fetch, write, record, re-index (the plan was made against `here.store`).  Without
+    `execute`, nothing is fetched or written: the dry run's outcome."""
+    if not execute:
+        return MirrorReport(plan=plan, executed=False)
     store = here.store
     with tempfile.TemporaryDirectory(prefix="relforge-mirror-") as tmp:
         fetched = fetch(plan, Path(tmp))
         batch = plan_batch(store, list(fetched.transfers), label="dependencies", workers=workers)
-        outcome = execute(
+        outcome = carry_out(
             Plan(
                 command="deps-mirror",
                 title=f"mirror dependencies into {plan.channel}",
