@@ -13,13 +13,10 @@ took 49 CPU-s (save included), loading it and the cached rerun 18 CPU-s.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import fcntl
 import json
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,6 +28,7 @@ from relforge.builders.pyimage import (
     base_spec,
     make_python_image,
 )
+from tests.integration.dockerd import locked
 
 CUDA = Path("/usr/local/cuda-13.0")  # DEVELOPERS.md: the machine's CUDA 13.0 toolkit
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")
@@ -54,7 +52,7 @@ def builder_image(
     returns its id.  Made here, or loaded from the session's archive when another file made it."""
     shared = _session_root(tmp_path_factory)
     spec = dataclasses.replace(SPEC, name=name)
-    with _locked(shared / "builder-image.lock"):
+    with locked(shared / "builder-image.lock"):
         archive, record = shared / "builder-image.tar", shared / "builder-image.json"
         if record.is_file():
             made = json.loads(record.read_text(encoding="utf-8"))
@@ -100,16 +98,6 @@ def _session_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The session's temporary folder, which every xdist worker's own folder is under."""
     base = tmp_path_factory.getbasetemp()
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _docker(docker_host: str, *args: str) -> None:
