@@ -159,37 +159,43 @@ def fake_github(monkeypatch: pytest.MonkeyPatch) -> Iterator[fakegithub.FakeGitH
 # `make test` hands whole files to its workers (pytest-xdist --dist loadfile) in collection
 # order (the Makefile turns off xdist's own reordering, which puts the files with the most tests
 # first and so left the longest single-test files for the end, one worker busy while the others
-# idled).  The longest files go first — longest-processing-time first — the Docker file ahead of
-# all (its engine and image make it the longest); order within a file stays.  Seconds measured
-# under `make test` (benchmarks/results/test_suite.json); a file missing here only runs later.
+# idled).  The longest files go first — longest-processing-time first; order within a file
+# stays.  Seconds: each file's sum of test durations in a full `make test` on the 2-core machine
+# shared with another engineer's tests (load average 6-10), 25b206f (benchmarks/results/
+# test_suite.json); a file missing here only runs later.  The act scenarios are the longest
+# file: one worker runs them from start to end, so they start first.
 LONGEST_FIRST = (
-    "test_build_docker.py",  # ~530 s alone, 230 s of it the torch extension in a container
-    "test_generated_ci.py",  # act runs every generated workflow; the CUDA image is made once
-    "test_real_projects.py",  # ~260 s alone: projects from init to installed on the host
-    "test_s3_multipart.py",  # ~90 s alone
-    "test_s3_fault_kinds.py",  # ~60 s
-    "test_s3_transient_faults.py",
-    "test_archives_ship.py",
-    "test_verify.py",
-    "test_whole_release.py",
-    "test_wheel_memory.py",
-    "test_deps_closure.py",
-    "test_abi3_project.py",  # ~30 s: three host builds, runtime on three Pythons
+    "test_generated_ci.py",  # 886 s: act runs every generated workflow
+    "test_build_docker.py",  # 732 s: the torch extension in a container 372 s
+    "test_real_projects.py",  # 331 s: projects from init to installed on the host
+    "test_deps_closure.py",  # 136 s
     "test_mirrors.py",
-    "test_bot_attacks.py",
-    "test_numpy_abi.py",
+    "test_s3_multipart.py",
     "test_workflows_lint.py",
+    "test_abi3_project.py",  # 95 s: three host builds, runtime on three Pythons
+    "test_numpy_abi.py",
     "test_build_host.py",
-    "test_bot_handler.py",
-    "test_root_index.py",
-    "test_network_faults.py",
-    "test_promote_resume.py",
-    "test_site_browser.py",
+    "test_wheel_memory.py",
+    "test_s3_fault_kinds.py",
     "test_yank.py",
-    "test_index_pagesets.py",
-    "test_workflows_generate.py",
     "test_promote_flow.py",
-    "test_pypi_preflight.py",  # ~35 s
+    "test_whole_release.py",
+    "test_workflows_generate.py",
+    "test_s3_transient_faults.py",
+    "test_index_pagesets.py",
+    "test_verify.py",
+    "test_pypi_preflight.py",
+    "test_bot_handler.py",
+    "test_bot_attacks.py",
+    "test_archives_ship.py",
+    "test_example_release_flow.py",
+    "test_site_browser.py",
+    "test_root_index.py",
+    "test_promote_resume.py",
+    "test_promote_local.py",
+    "test_fuzz_loader.py",
+    "test_promote_tamper_s3.py",  # 22 s
+    "test_network_faults.py",
 )
 
 

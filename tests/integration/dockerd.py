@@ -52,7 +52,14 @@ LOCK = Path(__file__).resolve().parents[2] / ".relforge" / "test-dockerd.lock"
 @contextlib.contextmanager
 def _one_engine_at_a_time() -> Iterator[None]:
     LOCK.parent.mkdir(exist_ok=True)
-    with LOCK.open("a") as fh:
+    with locked(LOCK):
+        yield
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` among the test processes (pytest-xdist workers)."""
+    with path.open("a") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield

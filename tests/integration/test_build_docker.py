@@ -18,14 +18,13 @@ import pytest
 
 from relforge.axiswheels import cached_folders
 from relforge.builders import container
-from relforge.builders.images import ImageSpec
-from relforge.builders.pyimage import PythonImageSpec, base_spec, make_python_image
 from relforge.interpreters import find_interpreter
 from relforge.manifest import load_manifest
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
 from tests.adoption import check_adoption
 from tests.conftest import Result
+from tests.integration.builderimage import PYTHONS, builder_image
 from tests.integration.dockerd import running_dockerd
 from tests.integration.example_project import example_matrix, installed_build_info
 from tests.integration.test_numpy_abi import (
@@ -42,35 +41,18 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 PY311 = "wheel-linux-x86_64-py3.11-cpu"
 ARCHIVE = "libtorch-linux-x86_64-cpu-shared-with-deps-release"
 PY312 = "wheel-linux-x86_64-py3.12-cpu"
-CUDA = Path("/usr/local/cuda-13.0")  # DEVELOPERS.md: the machine's CUDA 13.0 toolkit
-PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 
 
 @pytest.fixture(scope="module")
-def docker_host() -> Iterator[str]:
+def docker_host(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     """A private dockerd holding relforge/builder:bookworm: the Debian base plus the host's
-    CPython 3.10–3.13 under /opt/python and CUDA 13.0."""
+    CPython 3.10–3.13 under /opt/python and CUDA 13.0, made here (and what making it proves
+    asserted) or loaded from the session's copy (tests/integration/builderimage.py)."""
     with running_dockerd() as host, pytest.MonkeyPatch.context() as mp:
         mp.setenv("DOCKER_HOST", host)
-        spec = PythonImageSpec(
-            name="relforge/builder:bookworm",
-            base=base_spec(ImageSpec(), "relforge/builder:bookworm"),
-            pythons=(*PYTHONS, "3.13t"),
-            cuda=(CUDA,),
-        )
-        said: list[str] = []
-        first = make_python_image(spec, say=said.append)
-        assert first.made and first.check is not None and first.check.ok
-        assert [p.tag for p in first.pythons] == [
-            "cp310-cp310",
-            "cp311-cp311",
-            "cp312-cp312",
-            "cp313-cp313",
-        ]
-        assert [m.wanted for m in first.missing] == ["3.13t"]  # no free-threaded pyenv build
-        assert any(line.startswith("not found: Python 3.13t") for line in said)
-        again = make_python_image(spec, say=said.append)  # same inputs: the cached image
-        assert not again.made and again.id == first.id and again.digest == first.digest
+        builder_image(request, tmp_path_factory, host)
         yield host
 
 

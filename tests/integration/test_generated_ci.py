@@ -33,8 +33,6 @@ from typing import Any
 
 import pytest
 
-from relforge.builders.images import ImageSpec
-from relforge.builders.pyimage import PythonImageSpec, base_spec, make_python_image
 from tests.actkit import ActRun, HostedRunner, action_trees, make_tool_cache
 from tests.botworld import FIXES, comment_event, make_world
 from tests.botworld import REPO as BOT_REPO
@@ -58,13 +56,12 @@ from tests.ciworld import (
     wheelhouse,
 )
 from tests.fakegithub import TOKEN, start
+from tests.integration.builderimage import PYTHONS, builder_image
 from tests.integration.conftest import free_port
 from tests.integration.dockerd import running_dockerd
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-CUDA = Path("/usr/local/cuda-13.0")
-PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 PYPI_TOKEN = "pypi-token-for-the-test"
 OFFLINE = {"RELFORGE_ATTEST": "false"}  # no Sigstore offline: the documented switch
 WHEELS = "relforge-linux-wheel.yml"
@@ -103,7 +100,9 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory, moto_endpoint: str) -> Iterator[World]:
+def world(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, moto_endpoint: str
+) -> Iterator[World]:
     root = tmp_path_factory.mktemp("ci")
     with (
         running_dockerd(exclusive=False) as docker_host,
@@ -114,19 +113,6 @@ def world(tmp_path_factory: pytest.TempPathFactory, moto_endpoint: str) -> Itera
         for name, value in {**AWS, **AWS_REGION}.items():  # moto's, for the test's own reads
             mp.setenv(name, value)
         image = f"{registry_host}/{CUDA_TAG}"
-        made = make_python_image(
-            PythonImageSpec(
-                name=CUDA_TAG,
-                base=base_spec(ImageSpec(), "relforge/builder:bookworm"),
-                pythons=PYTHONS,
-                cuda=(CUDA,),
-            ),
-            say=lambda _text: None,
-        )
-        assert made.check is not None and made.check.ok
-        push_image(docker_host, CUDA_TAG, image)
-        forget_image(docker_host, CUDA_TAG)  # the engine keeps only the layers, by other names
-
         wheel = relforge_wheel(root / "relforge-dist")
         packages = root / "runner-index"
         shutil.copytree(
@@ -151,6 +137,11 @@ def world(tmp_path_factory: pytest.TempPathFactory, moto_endpoint: str) -> Itera
             )
             make_tool_cache(root / "runner" / "act", PYTHONS)
             cut_rc(project)
+            # last: under `make test` the Docker build file may be making the image meanwhile
+            # (tests/integration/builderimage.py); this file then loads that one
+            builder_image(request, tmp_path_factory, docker_host, CUDA_TAG)
+            push_image(docker_host, CUDA_TAG, image)
+            forget_image(docker_host, CUDA_TAG)  # the engine keeps the layers, by other names
             yield World(
                 project=project,
                 act=act,
