@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from relforge.builders.cachedir import locked
 from relforge.builders.images import ImageSpec
 from relforge.builders.pyimage import (
     PythonImageResult,
@@ -28,7 +29,6 @@ from relforge.builders.pyimage import (
     base_spec,
     make_python_image,
 )
-from tests.integration.dockerd import locked
 
 CUDA = Path("/usr/local/cuda-13.0")  # DEVELOPERS.md: the machine's CUDA 13.0 toolkit
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")
@@ -57,7 +57,9 @@ def builder_image(
         if record.is_file():
             made = json.loads(record.read_text(encoding="utf-8"))
             _docker(docker_host, "load", "--quiet", "--input", str(archive))
-            archive.unlink()  # the last file that needs it: a gigabyte of memory back
+            # the last file that needs it: a gigabyte of memory back, and a later ask makes it
+            archive.unlink()
+            record.unlink()
             again = make_python_image(spec, say=lambda _text: None)
             assert not again.made and again.id == made["id"] and again.digest == made["digest"]
             return again.id

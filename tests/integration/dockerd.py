@@ -5,7 +5,6 @@ afterwards."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
 import signal
@@ -16,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from relforge.builders.cachedir import locked
 
 
 @contextlib.contextmanager
@@ -54,17 +55,6 @@ def _one_engine_at_a_time() -> Iterator[None]:
     LOCK.parent.mkdir(exist_ok=True)
     with locked(LOCK):
         yield
-
-
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path` among the test processes (pytest-xdist workers)."""
-    with path.open("a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _engine_parent() -> str:

@@ -9,10 +9,14 @@ writes leaves the decision behind, and the next run finishes it the same way.
 Of the nightly channel it also prunes (prune.py: `publish --no-index` leaves that to this
 command): the pruned wheels are left off the pages and deleted after all of them are
 written, so no page links a deleted file; a run killed before the deletes plans them again.
+
+`reindex` rebuilds a few folders and the root after another command changed what they vouch
+for (yank, the dependency mirror).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from relforge.matrix.schema import ChannelName, Matrix
@@ -26,7 +30,7 @@ from relforge.promote.index.folder import (
     refuse_drift,
 )
 from relforge.promote.index.prune import channel_prune
-from relforge.promote.index.rootpages import refresh_root
+from relforge.promote.index.rootpages import RootPlan, refresh_root
 from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.stores.retry import total_retries
 from relforge.stores.store import ObjectInfo, ObjectStore
@@ -95,3 +99,18 @@ def apply_channel_index(index: ChannelIndex, *, workers: int = 32) -> IndexOutco
         retries=total_retries([index.store]),
         deleted=len(index.deletes),
     )
+
+
+def reindex(
+    store: ObjectStore, folders: Sequence[str], vouchers: Vouchers, *, workers: int = 16
+) -> tuple[list[str], RootPlan | None]:
+    """Rebuild the pages of `folders` from `vouchers` after a command changed what they vouch
+    for (a yank record, a dependency record), then the channel root: drift in any folder is
+    refused before a page is written.  The folders whose pages changed, and the root's plan."""
+    plans = [plan_folder(store, f, vouchers, workers=workers) for f in folders]
+    refuse_drift(plans, store)
+    for plan in plans:
+        if plan.changed:
+            apply_folder(store, plan, workers=workers)
+    root = refresh_root(store, vouchers.root, workers=workers)
+    return [p.folder for p in plans if p.changed], root

@@ -15,8 +15,7 @@ from relforge.deps.mirror import MirrorPlan, fetch
 from relforge.deps.record import record_key, write_record
 from relforge.output import versioned
 from relforge.promote.context import ChannelContext
-from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
-from relforge.promote.index.rootpages import refresh_root
+from relforge.promote.index.channelindex import reindex
 from relforge.promote.plans.plan import Plan
 from relforge.promote.plans.plan import execute as carry_out
 from relforge.promote.vouch import channel_vouchers
@@ -78,11 +77,11 @@ class MirrorReport:
 def apply_mirror(
     plan: MirrorPlan, here: ChannelContext, echo: Echo, *, execute: bool = True, workers: int = 16
 ) -> MirrorReport:
-    """Fetch, write, record, re-index (the plan was made against `here.store`).  Without
-    `execute`, nothing is fetched or written: the dry run's outcome."""
+    """Fetch, write, record, re-index, in the store the plan was made against (the main store
+    of `here`).  Without `execute`, nothing is fetched or written: the dry run's outcome."""
     if not execute:
         return MirrorReport(plan=plan, executed=False)
-    store = here.store
+    store = plan.store
     with tempfile.TemporaryDirectory(prefix="relforge-mirror-") as tmp:
         fetched = fetch(plan, Path(tmp))
         batch = plan_batch(store, list(fetched.transfers), label="dependencies", workers=workers)
@@ -102,15 +101,8 @@ def apply_mirror(
         if write_record(store, plan.channel, folder, files)
     ]
     # the records just written vouch for the mirrored files; drift is never advertised
-    vouchers = channel_vouchers(here, workers=workers)
-    indexed = []
-    for folder in plan.folders:
-        folder_plan = plan_folder(store, folder, vouchers, workers=workers)
-        refuse_drift([folder_plan], store)
-        if folder_plan.changed:
-            apply_folder(store, folder_plan, workers=workers)
-            indexed.append(folder)
-    root = refresh_root(store, vouchers.root, workers=workers)
+    vouchers = channel_vouchers(here, store=store, workers=workers)
+    indexed, root = reindex(store, plan.folders, vouchers, workers=workers)
     return MirrorReport(
         plan=plan,
         created=outcome.created,

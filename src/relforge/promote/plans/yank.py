@@ -21,8 +21,7 @@ from relforge.errors import NothingToDoError, UsageError
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.output import versioned
 from relforge.promote.context import open_publishing
-from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
-from relforge.promote.index.rootpages import refresh_root
+from relforge.promote.index.channelindex import reindex
 from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.promote.yanked import read_yanked, write_yanked
 from relforge.stores.store import ObjectStore
@@ -252,13 +251,7 @@ def apply_yank(plan: YankPlan, *, execute: bool = True, workers: int = 16) -> Ya
     for channel, folders in plan.folders().items():
         v = channel_vouchers_fresh(plan, channel)
         for store in (plan.store, *plan.mirrors):  # pages everywhere from the main record
-            plans = [plan_folder(store, f, v, workers=workers) for f in folders]
-            refuse_drift(plans, store)
-            for p in plans:
-                if p.changed:
-                    apply_folder(store, p, workers=workers)
-                    written += 1
-            refresh_root(store, v.root, workers=workers)
+            written += len(reindex(store, folders, v, workers=workers)[0])
     return YankOutcome(plan=plan, changed=len(changes), written=written)
 
 
