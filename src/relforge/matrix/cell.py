@@ -1,5 +1,6 @@
 """The Cell: one artifact to build, the unit every later stage (workflows, builds, validation,
-promotion) works on.  `Cell.to_json()` is the contract shape of each of the `cells` `matrix list --format json` prints.
+promotion) works on.  `Cell.to_json()` is the contract shape of each of the `cells` that
+`matrix list --format json` prints.
 """
 
 from __future__ import annotations
