@@ -45,6 +45,15 @@ def print_foreign_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
 
 
+def markdown_cell(text: str) -> str:
+    """Text fit for a Markdown table cell: one line, `|` escaped, `<`/`>` outside code spans
+    escaped (Markdown would take `<prefix>` for an HTML tag)."""
+    parts = " ".join(text.split()).replace("|", "\\|").split("`")
+    for i in range(0, len(parts), 2):
+        parts[i] = parts[i].replace("<", "&lt;").replace(">", "&gt;")
+    return "`".join(parts)
+
+
 def columns(rows: Sequence[Sequence[str]]) -> list[str]:
     """Rows as plain lines in aligned columns (two spaces apart); the last column is neither
     padded nor cut, so a long message stays whole on its line for people and for grep."""

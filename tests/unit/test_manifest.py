@@ -162,3 +162,25 @@ def test_a_warning_is_kept_and_never_blocks(tmp_path: Path) -> None:
     assert "0 skipped, 1 warned on 1 artifacts" in report.to_markdown()
     assert "warning: **RF-R005**" in report.to_markdown()
     assert "warning: __version__ is" in report.to_junit()
+
+
+def test_a_verdict_of_a_check_this_relforge_does_not_know_is_reported_not_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A manifest from another relforge can carry a check ID this registry lacks: every view of
+    the report names it without a name; a message with `<…>` or `|` stays one table cell."""
+    from relforge.validate.report import ArtifactReport, ValidationReport
+
+    odd = Verdict(check="RF-V999", status="fail", message="needs <prefix> | and\nmore")
+    report = ValidationReport(
+        project="d",
+        release="1.0",
+        channel="test",
+        artifacts=(ArtifactReport(subject="c", cell_id="c", file="x.whl", verdicts=(odd,)),),
+    )
+    report.print_table()
+    assert "RF-V999" in capsys.readouterr().out
+    row = report.to_markdown().splitlines()[-1]
+    assert "**RF-V999** needs &lt;prefix&gt; \\| and more" in row and row.count(" | ") == 2
+    assert report.to_json()["artifacts"][0]["verdicts"][0]["name"] == ""
+    assert 'name="RF-V999 "' in report.to_junit()

@@ -23,7 +23,7 @@ from relforge.init import plan_starter, read_project
 from relforge.matrix.lint import RULES
 from relforge.matrix.load import load_matrix
 from relforge.reference import reference_pages, write_reference
-from relforge.reference.checks import check_link
+from relforge.reference.links import check_link
 from relforge.validate.checks import CHECKS
 from tests.conftest import SMALL, Run, Write
 

@@ -279,10 +279,10 @@ def lint(file: str, releases: tuple[str, ...], fmt: str, strict: bool) -> None:
     if report.findings:
         step_summary("Matrix lint", report.summary_markdown())
     if report.failing:
-        from relforge.reference import check_link
+        from relforge.reference import explained
 
         first = report.failing[0].rule.id
-        why = f"{first} is explained at {check_link(first)}"
+        why = explained(first)
         raise ValidationFailed(
             f"{len(report.failing)} of {len(report.findings)} findings fail the lint",
             hint=why if strict else f"{why}; warnings do not fail, --strict makes them",

@@ -151,7 +151,7 @@ def _fail_on_failures(report: ValidationReport) -> None:
     """Exit 4 naming the first failing artifacts when any check failed."""
     failures = report.failures
     if failures:
-        from relforge.reference import check_link
+        from relforge.reference import explained
 
         subjects = sorted({a.subject for a, _ in failures})
         first = failures[0][1].check
@@ -159,5 +159,5 @@ def _fail_on_failures(report: ValidationReport) -> None:
             f"{len(failures)} checks failed on {len(subjects)} of {len(report.artifacts)} "
             f"artifacts: {', '.join(subjects[:5])}" + (" …" if len(subjects) > 5 else ""),
             hint="the report above names each check; `relforge wheel inspect WHEEL` shows one "
-            f"file; {first} is explained at {check_link(first)}",
+            f"file; {explained(first)}",
         )

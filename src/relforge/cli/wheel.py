@@ -60,13 +60,13 @@ def inspect_command(
     else:
         _print(found)
     if found.contradictions:
-        from relforge.reference import check_link
+        from relforge.reference import explained
 
         first = found.contradictions[0].check
         raise ValidationFailed(
             f"{path.name} contradicts its own tag: "
             + "; ".join(f"{v.check} {v.message}" for v in found.contradictions),
-            hint=f"{first} is explained at {check_link(first)}",
+            hint=explained(first),
         )
 
 

@@ -2,9 +2,10 @@
 
 Entry points: `reference_pages(cli)` returns every page (file name → text) of docs/reference/;
 `write_reference(folder, cli)` writes them; `check_link(ID)` is where a check's or lint rule's
-entry is (`docs/reference/checks.md#rf-v043`), for error hints.  The click group is passed in:
-stages never import the CLI (tests/unit/test_layers.py), so scripts/docs_reference.py hands it
-over.  The page makers are imported on first use: an error hint needs only `check_link`.
+entry is (`docs/reference/checks.md#rf-v043`), and `explained(ID)` the hint that says so.  The
+click group is passed in: stages never import the CLI (tests/unit/test_layers.py), so
+scripts/docs_reference.py hands it over.  The page makers are imported on first use: an error
+hint needs only the links.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from relforge.reference.links import check_link
+from relforge.reference.links import check_link, explained
 
 if TYPE_CHECKING:
     from relforge.reference.pages import reference_pages, write_reference
@@ -22,7 +23,7 @@ _HOMES = {
     "write_reference": "relforge.reference.pages",
 }
 
-__all__ = ["check_link", "reference_pages", "write_reference"]
+__all__ = ["check_link", "explained", "reference_pages", "write_reference"]
 
 
 def __getattr__(name: str) -> Any:

@@ -4,12 +4,11 @@ from their registries; each entry has a stable anchor (`#rf-v043`) that error hi
 from __future__ import annotations
 
 from relforge.matrix.lint import RULES
-from relforge.reference.links import check_link
 from relforge.reference.markdown import anchor, banner, cell
 from relforge.validate.archivechecks import READABLE  # registers the native archive's checks
 from relforge.validate.checks import CHECKS
 
-__all__ = ["check_link", "checks_page", "lint_page"]
+__all__ = ["checks_page", "lint_page"]
 
 _SCOPES = {
     "artifact": ("Artifact checks", "Static checks of one wheel or archive on its own."),

@@ -14,6 +14,11 @@ def anchor(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+def explained(check_id: str) -> str:
+    """The words an error hint ends with: `RF-V043 is explained at docs/reference/…#rf-v043`."""
+    return f"{check_id} is explained at {check_link(check_id)}"
+
+
 def check_link(check_id: str) -> str:
     """The reference entry of a check (`RF-V043`) or lint rule (`RF-L001`):
     `docs/reference/checks.md#rf-v043`."""

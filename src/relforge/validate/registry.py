@@ -55,6 +55,13 @@ CHECKS: dict[str, CheckSpec] = {}
 _ARTIFACT_CHECKS: list[tuple[CheckSpec, ArtifactCheck]] = []
 
 
+def check_name(check_id: str) -> str:
+    """The registered name of a check ID; "" for an ID the registry does not know (a verdict
+    read from an older or foreign manifest)."""
+    spec = CHECKS.get(check_id)
+    return spec.name if spec is not None else ""
+
+
 def register(check_id: str, name: str, scope: Scope, doc: str) -> CheckSpec:
     assert check_id not in CHECKS, check_id
     CHECKS[check_id] = spec = CheckSpec(check_id, name, scope, doc)

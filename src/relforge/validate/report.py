@@ -9,7 +9,9 @@ from xml.etree import ElementTree as ET
 
 from relforge.actions import Level, annotate, fold, in_actions
 from relforge.manifest import Verdict
+from relforge.output import markdown_cell
 from relforge.validate.checks import CHECKS
+from relforge.validate.registry import check_name
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,10 +37,7 @@ class ArtifactReport:
             "cell_id": self.cell_id,
             "file": self.file,
             "status": "fail" if self.failed else "pass",
-            "verdicts": [
-                {**v.to_json(), "name": CHECKS[v.check].name if v.check in CHECKS else ""}
-                for v in self.verdicts
-            ],
+            "verdicts": [{**v.to_json(), "name": check_name(v.check)} for v in self.verdicts],
         }
 
 
@@ -91,7 +90,7 @@ class ValidationReport:
                 skipped=str(statuses.get("skip", 0)),
             )
             for verdict in artifact.verdicts:
-                name = CHECKS[verdict.check].name if verdict.check in CHECKS else ""
+                name = check_name(verdict.check)
                 case = ET.SubElement(
                     suite, "testcase", classname=artifact.subject, name=f"{verdict.check} {name}"
                 )
@@ -122,8 +121,8 @@ class ValidationReport:
         for a in self.artifacts:
             failed = (
                 "<br>".join(
-                    [f"**{v.check}** {_md(v.message)}" for v in a.failed]
-                    + [f"warning: **{v.check}** {_md(v.message)}" for v in a.warned]
+                    [f"**{v.check}** {markdown_cell(v.message)}" for v in a.failed]
+                    + [f"warning: **{v.check}** {markdown_cell(v.message)}" for v in a.warned]
                 )
                 or "—"
             )
@@ -137,7 +136,7 @@ class ValidationReport:
             return
         for a in self.artifacts:
             lines = [
-                f"{v.status:<4}  {v.check} {CHECKS[v.check].name if v.check in CHECKS else ''}"
+                f"{v.status:<4}  {v.check} {check_name(v.check)}"
                 + (f": {v.message}" if v.message else "")
                 for v in a.verdicts
             ]
@@ -149,7 +148,7 @@ class ValidationReport:
         as a `::warning`, titled with the check's ID and the artifact; nothing elsewhere."""
         for a in self.artifacts:
             for v in (*a.failed, *a.warned):
-                name = CHECKS[v.check].name if v.check in CHECKS else ""
+                name = check_name(v.check)
                 level: Level = "error" if v.status == "fail" else "warning"
                 annotate(level, v.message, title=f"{v.check} {name} ({a.subject})")
 
@@ -173,15 +172,11 @@ class ValidationReport:
                 a.file or "—",
                 "FAIL" if a.failed else "ok",
                 "\n".join(
-                    [f"{v.check} {CHECKS[v.check].name}: {v.message}" for v in a.failed]
-                    + [f"warning: {v.check} {CHECKS[v.check].name}: {v.message}" for v in a.warned]
+                    [f"{v.check} {check_name(v.check)}: {v.message}" for v in a.failed]
+                    + [f"warning: {v.check} {check_name(v.check)}: {v.message}" for v in a.warned]
                 ),
             )
         console().print(table)
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _warned(counts: Counter[str]) -> str:
