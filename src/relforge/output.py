@@ -34,9 +34,10 @@ def versioned(document: Mapping[str, Any], schema_version: int = 1) -> dict[str,
     return {SCHEMA_VERSION_KEY: schema_version, **document}
 
 
-def print_json(document: Mapping[str, Any], *, schema_version: int = 1) -> None:
-    """One JSON document of relforge's own on stdout, versioned (see `versioned`)."""
-    print_foreign_json(versioned(document, schema_version))
+def print_json(document: Mapping[str, Any]) -> None:
+    """One JSON document of relforge's own on stdout, versioned (see `versioned`: a document
+    that names its own version keeps it)."""
+    print_foreign_json(versioned(document))
 
 
 def print_foreign_json(data: Any) -> None:

@@ -13,9 +13,10 @@ import click
 
 from relforge.actions import step_summary
 from relforge.cli.options import (
-    dry_run_note,
     execute_option,
     format_option,
+    print_outcome,
+    progress_echo,
     stop_for_dry_run,
     workers_option,
 )
@@ -131,29 +132,21 @@ def index(
     files changed are rebuilt, and only whole versions are advertised (--partial: every
     version).  Of the nightly channel, the wheels beyond publishing.nightly_keep whole
     nightlies are left off the pages and then deleted.  FILE is the matrix file."""
-    from functools import partial as bind
-
-    from relforge.output import print_json
     from relforge.promote import apply_channel_index, index_report, plan_channel_index
 
-    say = bind(click.echo, err=fmt == "json")
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
     planned = plan_channel_index(matrix, chosen, partial=partial, workers=workers)
     report = index_report(planned)
+    say = progress_echo(fmt)
     for line in report.plan_lines():
         say(line)
-    if not execute:
-        say(dry_run_note())
-    else:
+    if execute:
         report = report.applied(apply_channel_index(planned, workers=workers))
-        for line in report.done_lines():
-            say(line)
-        step_summary("relforge index", report.summary_markdown())
+    print_outcome(report, executed=execute, fmt=fmt, title="relforge index")
+    if execute:
         folders = [p.folder for p in planned.plans]
         _warn_serving(matrix.project.download_url, planned.store, folders)
-    if fmt == "json":
-        print_json(report.to_json())
 
 
 @click.command()

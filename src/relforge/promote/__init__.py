@@ -8,8 +8,8 @@ Entry points, one line of the command line's each:
 - `open_publishing` opens the publishing section's stores and trust once for a command
   (`relforge.matrixstores` opens each).
 - `plan_publish` and `plan_promote` plan uploads and copies as a `Plan`; `render` prints it,
-  `execute` carries it out and `PlanReport` says what the run did (its lines and step summary);
-  `whole_releases_report` says what the pages leave off until a version is whole.
+  `execute` carries it out and `PlanReport` says what the run did (its lines and step summary,
+  with what the pages leave off until a version is whole).
 - `plan_channel_index` / `apply_channel_index` rebuild a channel's index pages; `index_report`
   gives the `IndexReport` of the plan and the run (lines, JSON, step summary);
   `serving_warnings` names what the download URL will not serve.
@@ -34,14 +34,13 @@ checks and repairs it, pypi/ ships to PyPI.  The command line imports this front
 
 from __future__ import annotations
 
-from relforge.promote.completeness import whole_releases_report
 from relforge.promote.context import open_publishing
 from relforge.promote.index.channelindex import apply_channel_index, plan_channel_index
-from relforge.promote.index.report import IndexReport, index_report
+from relforge.promote.index.report import index_report
 from relforge.promote.index.serving import serving_warnings
 from relforge.promote.integrity.check import check_channel
 from relforge.promote.integrity.outcome import Outcome
-from relforge.promote.plans.dependencies import MirrorReport, apply_mirror
+from relforge.promote.plans.dependencies import apply_mirror
 from relforge.promote.plans.plan import Plan, execute, render
 from relforge.promote.plans.promote import plan_promote
 from relforge.promote.plans.publish import plan_publish
@@ -59,8 +58,6 @@ from relforge.promote.pypi.stage import plan_stage
 from relforge.promote.pypi.wheels import strip_local
 
 __all__ = [
-    "IndexReport",
-    "MirrorReport",
     "Outcome",
     "Plan",
     "PlanReport",
@@ -86,5 +83,4 @@ __all__ = [
     "stage_wheels",
     "strip_local",
     "upload_release",
-    "whole_releases_report",
 ]

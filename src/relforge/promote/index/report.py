@@ -4,6 +4,7 @@ the markdown of the job's step summary."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -58,8 +59,8 @@ class IndexReport:
     done: IndexOutcome | None = None
 
     def plan_lines(self) -> list[str]:
-        """What the run will write, delete and leave off the pages; without `done`, also the
-        channel-root pages it will rebuild after the folders."""
+        """What the run will write, delete and leave off the pages, and the channel-root pages
+        it will rebuild after the folders."""
         planned = self.planned
         out = [
             f"index of the {planned.channel} channel in {planned.store.url}: "
@@ -73,13 +74,13 @@ class IndexReport:
             )
             out += [f"  delete    {key}" for key in planned.deletes]
         root = planned.vouchers.root
-        if self.done is None and root is not None:
+        if root is not None:
             what = "rebuilt" if root.enabled else "removed (root_index is false)"
             out.append(f"  {root.prefix}/: channel-root pages {what} after the folders")
         return out
 
     def applied(self, done: IndexOutcome) -> IndexReport:
-        return IndexReport(planned=self.planned, whole=self.whole, done=done)
+        return dataclasses.replace(self, done=done)
 
     def summary(self) -> str:
         """One line: folders written and up to date, objects pruned, requests retried."""
@@ -91,7 +92,7 @@ class IndexReport:
             f"{pruned}; retries: {self.done.retries}"
         )
 
-    def done_lines(self) -> list[str]:
+    def lines(self) -> list[str]:
         """What the run did: the root pages, the records written, then the summary line."""
         assert self.done is not None
         root = [self.done.root] if self.done.root is not None else []
