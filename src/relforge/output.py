@@ -46,6 +46,19 @@ def print_foreign_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
 
 
+IN_PLACE = " — everything was already in place"
+
+
+def in_place(line: str, nothing_done: bool) -> str:
+    """A run's summary line, saying so when it had nothing to do (a rerun of a finished run)."""
+    return line + IN_PLACE if nothing_done else line
+
+
+def summary_with_list(summary: str, items: Sequence[str]) -> str:
+    """A step summary's body: the summary line, then its Markdown list (when it has items)."""
+    return "\n\n".join([summary, "\n".join(items)] if items else [summary])
+
+
 def markdown_cell(text: str) -> str:
     """Text fit for a Markdown table cell: one line, `|` escaped, `<`/`>` outside code spans
     escaped (Markdown would take `<prefix>` for an HTML tag)."""

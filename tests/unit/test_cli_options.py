@@ -5,6 +5,7 @@ every command that takes them."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import datetime
 import importlib
 import json
@@ -96,8 +97,11 @@ def test_dry_run_line(capsys: pytest.CaptureFixture[str]) -> None:
     )
 
 
+@dataclasses.dataclass(frozen=True)
 class Done:
     """An outcome as a stage returns it."""
+
+    executed: bool
 
     def lines(self) -> list[str]:
         return ["wrote 2 file(s)"]
@@ -106,7 +110,7 @@ class Done:
         return "wrote 2 file(s)\n\n- `a`\n- `b`"
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema_version": 1, "written": 2}
+        return {"written": 2}  # print_outcome versions it
 
 
 @pytest.mark.parametrize("executed", [False, True])
@@ -118,7 +122,7 @@ def test_an_outcome_in_json_keeps_stdout_to_the_document(
 ) -> None:
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    print_outcome(Done(), executed=executed, fmt="json", title="relforge demo")
+    print_outcome(Done(executed=executed), fmt="json", title="relforge demo")
     out, err = capsys.readouterr()
     assert json.loads(out) == {"schema_version": 1, "written": 2}
     assert err == ("wrote 2 file(s)\n" if executed else dry_run_note() + "\n")
@@ -130,10 +134,10 @@ def test_an_outcome_in_json_keeps_stdout_to_the_document(
 def test_an_outcome_in_text_is_its_lines_or_the_dry_run_note(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    print_outcome(Done(), executed=True, fmt="text", title="relforge demo")
+    print_outcome(Done(executed=True), fmt="text", title="relforge demo")
     assert capsys.readouterr() == ("wrote 2 file(s)\n", "")
     note = dry_run_note("uploaded", "upload")
-    print_outcome(Done(), executed=False, fmt="text", title="relforge demo", note=note)
+    print_outcome(Done(executed=False), fmt="text", title="relforge demo", note=note)
     assert capsys.readouterr() == (note + "\n", "")
 
 

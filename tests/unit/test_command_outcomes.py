@@ -404,3 +404,29 @@ def test_every_outcome_document_starts_with_its_schema_version(tmp_path: Path) -
     ]
     for document in documents:
         _versioned(document)
+
+
+def test_twines_prints_reach_the_commands_echo_line_by_line_as_they_are_written() -> None:
+    from relforge.promote.pypi.upload import _LineEcho
+
+    said: list[str] = []
+    stream = _LineEcho(said.append)
+    stream.write("Uploading distributions to http://x/\nUploading a.whl")
+    assert said == ["Uploading distributions to http://x/"]  # a whole line goes at once
+    stream.write(" 100%\n")
+    assert said[-1] == "Uploading a.whl 100%"
+    stream.write("View at:")
+    stream.flush_rest()  # what is left when twine returns or raises
+    assert said[-1] == "View at:"
+
+
+def test_an_echo_that_prints_to_stdout_is_not_fed_back_into_the_redirect(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import contextlib
+
+    from relforge.promote.pypi.upload import _LineEcho
+
+    with contextlib.redirect_stdout(_LineEcho(print)):  # text mode: click.echo to stdout
+        print("Uploading a.whl")
+    assert capsys.readouterr().out == "Uploading a.whl\n"

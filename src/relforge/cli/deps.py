@@ -102,7 +102,7 @@ def mirror(
     say = progress_echo(fmt)
     render_mirror(plan, say)
     report = apply_mirror(plan, here, say, execute=execute, workers=workers)
-    print_outcome(report, executed=execute, fmt=fmt, title="relforge deps mirror")
+    print_outcome(report, fmt=fmt, title="relforge deps mirror")
 
 
 @deps.command()

@@ -169,6 +169,11 @@ class Outcome(Protocol):
     """What a stage returns for a command to print: the lines of what the run did, the markdown
     of its step summary and its versioned JSON (one shape for the dry run and the run)."""
 
+    @property
+    def executed(self) -> bool:
+        """The run happened (False: the dry run's outcome, which has no lines of its own)."""
+        ...
+
     def lines(self) -> list[str]: ...
 
     def summary_markdown(self) -> str: ...
@@ -182,9 +187,7 @@ def progress_echo(fmt: str) -> Callable[[str], None]:
     return partial(click.echo, err=fmt == "json")
 
 
-def print_outcome(
-    outcome: Outcome, *, executed: bool, fmt: str, title: str, note: str | None = None
-) -> None:
+def print_outcome(outcome: Outcome, *, fmt: str, title: str, note: str | None = None) -> None:
     """After the plan was printed: on a dry run its note (`note`, default `dry_run_note()`);
     after `--execute`, what the run did and the step summary `title`; then, under `--format
     json`, the outcome on stdout."""
@@ -192,7 +195,7 @@ def print_outcome(
     from relforge.output import print_json
 
     say = progress_echo(fmt)
-    if not executed:
+    if not outcome.executed:
         say(note or dry_run_note())
     else:
         for line in outcome.lines():

@@ -143,7 +143,7 @@ def index(
         say(line)
     if execute:
         report = report.applied(apply_channel_index(planned, workers=workers))
-    print_outcome(report, executed=execute, fmt=fmt, title="relforge index")
+    print_outcome(report, fmt=fmt, title="relforge index")
     if execute:
         folders = [p.folder for p in planned.plans]
         _warn_serving(matrix.project.download_url, planned.store, folders)

@@ -60,7 +60,7 @@ def stage(
 
     plan = plan_stage(load_matrix(file), version, manifest_path, manifest_digest=manifest_digest)
     result = stage_wheels(plan, progress_echo(fmt), execute=execute)
-    print_outcome(result, executed=execute, fmt=fmt, title="relforge pypi stage")
+    print_outcome(result, fmt=fmt, title="relforge pypi stage")
 
 
 @pypi.command()
@@ -92,14 +92,14 @@ def upload(
     from relforge.promote import (
         plan_pypi_upload,
         refuse_upload,
-        render_upload,
         upload_release,
     )
 
     say = progress_echo(fmt)
     plan = plan_pypi_upload(load_matrix(file), version, repository_url, index_url)
-    render_upload(plan, say)
+    for line in plan.lines():
+        say(line)
     refuse_upload(plan)
     result = upload_release(plan, say, execute=execute)
     note = dry_run_note("uploaded", "upload")
-    print_outcome(result, executed=execute, fmt=fmt, title="relforge pypi upload", note=note)
+    print_outcome(result, fmt=fmt, title="relforge pypi upload", note=note)

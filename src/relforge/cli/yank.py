@@ -54,7 +54,7 @@ def yank(
     kept in the store (relforge/yanked/<channel>.json), so re-indexing keeps it.  FILE is the
     matrix file."""
     from relforge.errors import UsageError
-    from relforge.promote import apply_yank, plan_yank, render_yank
+    from relforge.promote import apply_yank, plan_yank
 
     if not undo and not reason.strip():
         raise UsageError("a yank needs a reason", key="--reason", hint="--reason TEXT")
@@ -63,6 +63,8 @@ def yank(
     plan = plan_yank(
         load_matrix(file), version, reason=reason.strip(), undo=undo, cells=cells, channels=channels
     )
-    render_yank(plan, progress_echo(fmt))
+    say = progress_echo(fmt)
+    for line in plan.lines():
+        say(line)
     outcome = apply_yank(plan, execute=execute)
-    print_outcome(outcome, executed=execute, fmt=fmt, title="relforge yank")
+    print_outcome(outcome, fmt=fmt, title="relforge yank")

@@ -13,16 +13,16 @@ Entry points, one line of the command line's each:
 - `plan_channel_index` / `apply_channel_index` rebuild a channel's index pages; `index_report`
   gives the `IndexReport` of the plan and the run (lines, JSON, step summary);
   `serving_warnings` names what the download URL will not serve.
-- `plan_yank` / `render_yank` / `apply_yank` mark files yanked; `apply_yank` gives the run's
-  `YankOutcome` (the dry run's without `execute`).
+- `plan_yank` / `apply_yank` mark files yanked (the plan's `lines()` say how); `apply_yank`
+  gives the run's `YankOutcome` (the dry run's without `execute`).
 - `apply_mirror` writes the dependency wheels `relforge.deps` planned and fetched into their
   folders, records and indexes them, and gives the `MirrorReport` (the dry run's without
   `execute`).
 - `check_channel` verifies a channel into an `Outcome` (its JSON, lines and step summary).
 - `bucket_policy` writes the public-read policy of a channel's bucket.
 - `plan_stage` with `stage_wheels` stages wheels for PyPI (`strip_local` drops the local
-  version label) and give a `StageResult`; `plan_pypi_upload`, `refuse_upload`,
-  `render_upload` and `upload_release` upload them and give an `UploadResult`.
+  version label) and give a `StageResult`; `plan_pypi_upload`, `refuse_upload` and
+  `upload_release` upload them (the plan's `lines()` say what) and give an `UploadResult`.
 Each outcome has the lines people read, its step summary and a versioned `to_json()`.
 The stores themselves are relforge.stores.
 
@@ -45,12 +45,11 @@ from relforge.promote.plans.plan import Plan, execute, render
 from relforge.promote.plans.promote import plan_promote
 from relforge.promote.plans.publish import plan_publish
 from relforge.promote.plans.report import PlanReport
-from relforge.promote.plans.yank import apply_yank, plan_yank, render_yank
+from relforge.promote.plans.yank import apply_yank, plan_yank
 from relforge.promote.policy import bucket_policy
 from relforge.promote.pypi.flow import (
     plan_pypi_upload,
     refuse_upload,
-    render_upload,
     stage_wheels,
     upload_release,
 )
@@ -77,8 +76,6 @@ __all__ = [
     "plan_yank",
     "refuse_upload",
     "render",
-    "render_upload",
-    "render_yank",
     "serving_warnings",
     "stage_wheels",
     "strip_local",

@@ -34,11 +34,13 @@ class UpdateOutcome:
         """Something is to be written (or pushed): false when the matrix is current, or the
         open pull request already holds this update."""
         if self.pull is not None:
-            return self.pull.action not in ("current", "nothing")
+            return self.pull.due
         return self.plan.changed
 
     def diff(self) -> str:
-        """The unified diff of the matrix ("" when nothing is due)."""
+        """The unified diff people are shown ("" when nothing is due: also when the open pull
+        request holds it already); the JSON carries the plan's diff whatever the pull request
+        step does."""
         return self.plan.diff() if self.due else ""
 
     def plan_lines(self) -> list[str]:

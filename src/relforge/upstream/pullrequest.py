@@ -93,6 +93,12 @@ class PullRequestPlan:
     pull: PullRequest | None  # the open pull request of the branch, if any
     branch_commit: str | None  # what the branch holds on the remote now
 
+    @property
+    def due(self) -> bool:
+        """A push is due: the pull request is to be opened or updated (not current, and the
+        matrix has a change)."""
+        return self.action in ("open", "update")
+
     def describe(self) -> str:
         where = f"{self.repo} {self.branch} → {self.base}"
         number = f"#{self.pull.number}" if self.pull else ""
@@ -148,7 +154,7 @@ def apply_pull_request(
     git: Git, gh: GitHubClient, pr: PullRequestPlan, plan: UpdatePlan, *, token: str | None
 ) -> PullRequest | None:
     """Push the branch and open or update the pull request; a no-op for current/nothing."""
-    if pr.action in ("current", "nothing"):
+    if not pr.due:
         return pr.pull
     message = f"{pr.title}\n\n" + "\n".join(f"- {f.message}" for f in plan.written) + "\n"
     commit = git.commit_files(pr.base_commit, {pr.path: plan.new_text}, message, env=_identity(git))

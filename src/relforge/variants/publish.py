@@ -35,6 +35,7 @@ from relforge.matrix.variants import (
     read_variants,
     variant_for,
 )
+from relforge.output import in_place
 from relforge.stores import content_types
 from relforge.stores.store import ObjectStore, sha256_bytes
 from relforge.variants.check import check_variant_wheel
@@ -66,8 +67,9 @@ class VariantPlan:
 
     def summary(self, written: int) -> str:
         """What applying the plan did, in one line (`written`: objects apply wrote)."""
-        line = f"variant publish: {written} object(s) written to {self.folder}/"
-        return line + (" — everything was already in place" if written == 0 else "")
+        return in_place(
+            f"variant publish: {written} object(s) written to {self.folder}/", written == 0
+        )
 
     def lines(self) -> Iterator[str]:
         for w in self.wheels:

@@ -79,6 +79,10 @@ class IndexReport:
             out.append(f"  {root.prefix}/: channel-root pages {what} after the folders")
         return out
 
+    @property
+    def executed(self) -> bool:
+        return self.done is not None
+
     def applied(self, done: IndexOutcome) -> IndexReport:
         return dataclasses.replace(self, done=done)
 
@@ -110,7 +114,7 @@ class IndexReport:
             {
                 "channel": planned.channel,
                 "store": planned.store.url,
-                "executed": self.done is not None,
+                "executed": self.executed,
                 "folders": len(planned.plans),
                 "folders_changed": len(planned.changed),
                 "pruned": list(planned.deletes),

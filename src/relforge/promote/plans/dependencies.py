@@ -13,7 +13,7 @@ from typing import Any
 
 from relforge.deps.mirror import MirrorPlan, fetch
 from relforge.deps.record import record_key, write_record
-from relforge.output import versioned
+from relforge.output import in_place, versioned
 from relforge.promote.context import ChannelContext
 from relforge.promote.index.channelindex import reindex
 from relforge.promote.plans.plan import Plan
@@ -41,9 +41,7 @@ class MirrorReport:
             f"deps mirror {plan.channel}: {len(plan.wanted)} dependency wheel(s) in "
             f"{len(plan.folders)} folder(s), {self.created} object(s) written"
         )
-        if not (self.created or self.recorded or self.indexed or self.root):
-            line += " — everything was already in place"
-        return line
+        return in_place(line, not (self.created or self.recorded or self.indexed or self.root))
 
     def details(self) -> list[str]:
         out = [f"recorded {count} file(s) in {key}" for key, count in self.recorded]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from relforge.output import in_place
 from relforge.promote.completeness import whole_releases_report
 from relforge.promote.index.report import recorded_lines
 from relforge.promote.plans.plan import Outcome, Plan
@@ -34,8 +35,7 @@ class PlanReport:
             f"{self.plan.title}: {done.created} object(s) written, {done.deleted} deleted, "
             f"{rebuilt} project page(s) rebuilt in {len(done.indexed)} folder(s)"
         )
-        if done.created == 0 and done.deleted == 0 and not done.indexed:
-            line += " — everything was already in place"
+        line = in_place(line, done.created == 0 and done.deleted == 0 and not done.indexed)
         return line + f"; retries: {self.retries()}"
 
     def details(self) -> list[str]:

@@ -11,7 +11,7 @@ the plan is applied) and the markdown of the job's step summary.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,7 @@ from packaging.version import InvalidVersion, Version
 
 from relforge.errors import NothingToDoError, UsageError
 from relforge.matrix.schema import ChannelName, Matrix
-from relforge.output import versioned
+from relforge.output import in_place, summary_with_list, versioned
 from relforge.promote.context import open_publishing
 from relforge.promote.index.channelindex import reindex
 from relforge.promote.vouch import Vouchers, channel_vouchers
@@ -107,20 +107,24 @@ class YankOutcome:
     written: int = 0
 
     @property
+    def executed(self) -> bool:
+        return self.changed is not None
+
+    @property
     def in_place(self) -> bool:
         """Nothing had to change: a rerun of a finished yank."""
         return self.changed == 0 and self.written == 0
 
     def summary(self) -> str:
         line = (
-            f"{self.plan.verb} {self.plan.version}: {self.changed} file(s) changed, "
+            f"{self.plan.verb} {self.plan.version}: {self.changed or 0} file(s) changed, "
             f"{self.written} folder(s) re-indexed"
         )
-        return line + (" — everything was already in place" if self.in_place else "")
+        return in_place(line, self.in_place)
 
     def lines(self) -> list[str]:
         """What the run did (nothing on a dry run: the plan's lines say what it would do)."""
-        return [] if self.changed is None else [self.summary()]
+        return [self.summary()] if self.executed else []
 
     def summary_markdown(self) -> str:
         """The summary line, then each file whose yank changed."""
@@ -129,7 +133,7 @@ class YankOutcome:
             + (f"yanked: {c.after}" if c.after is not None else "not yanked")
             for c in self.plan.changes
         ]
-        return "\n\n".join([self.summary(), *(["\n".join(changes)] if changes else [])])
+        return summary_with_list(self.summary(), changes)
 
     def to_json(self) -> dict[str, Any]:
         plan = self.plan
@@ -222,12 +226,6 @@ def plan_yank(
         files=tuple(files),
         vouchers=vouchers,
     )
-
-
-def render_yank(plan: YankPlan, echo: Callable[[str], None]) -> None:
-    """The plan's lines, each through `echo`."""
-    for line in plan.lines():
-        echo(line)
 
 
 def apply_yank(plan: YankPlan, *, execute: bool = True, workers: int = 16) -> YankOutcome:

@@ -12,11 +12,27 @@ from pathlib import Path
 from typing import Any
 
 from relforge.matrix.schema import Matrix
-from relforge.output import versioned
-from relforge.promote.plans.plan import Echo
+from relforge.matrixstores import main_store
+from relforge.output import in_place, summary_with_list, versioned
+from relforge.promote.plans.plan import Echo, Plan, render
+from relforge.promote.plans.plan import execute as apply
 from relforge.promote.pypi.checks import Limits
-from relforge.promote.pypi.stage import StagePlan, UploadItem
+from relforge.promote.pypi.preflight import preflight
+from relforge.promote.pypi.stage import (
+    StagePlan,
+    UploadItem,
+    apply_stage,
+    check_url,
+    default_index_url,
+    plan_upload,
+    public_url,
+    pypi_limits,
+    refuse_upload_conflicts,
+    require_repository,
+)
+from relforge.promote.pypi.upload import download_staged, upload
 from relforge.stores.store import ObjectStore
+from relforge.stores.transfer import refuse_conflicts
 from relforge.wheelversion import Rewritten
 
 SCHEMA_VERSION = 1
@@ -30,28 +46,31 @@ class StageResult:
     rewritten: tuple[Rewritten, ...]  # the wheels rewritten (on a dry run: those refused-checked)
     created: int | None  # objects written; None on a dry run (nothing was written)
 
+    @property
+    def executed(self) -> bool:
+        return self.created is not None
+
     def summary(self) -> str:
-        assert self.created is not None
         line = (
-            f"staged {self.created} new file(s) of {self.plan.version} "
+            f"staged {self.created or 0} new file(s) of {self.plan.version} "
             f"({len(self.rewritten)} in all)"
         )
-        return line + (" — everything was already in place" if self.created == 0 else "")
+        return in_place(line, self.created == 0)
 
     def lines(self) -> list[str]:
         """What the run did (nothing on a dry run: the plan was printed as it went)."""
-        return [] if self.created is None else [self.summary()]
+        return [self.summary()] if self.executed else []
 
     def summary_markdown(self) -> str:
         """The summary line, then each staged file with its sha256."""
         files = [f"- `{r.path.name}` sha256 `{r.sha256}`" for r in self.rewritten]
-        return "\n\n".join([self.summary(), "\n".join(files)] if files else [self.summary()])
+        return summary_with_list(self.summary(), files)
 
     def to_json(self) -> dict[str, Any]:
         data = self.plan.to_json()
         for file, r in zip(data["files"], self.rewritten, strict=True):
             file.update(filename=r.path.name, sha256=r.sha256, size=r.size, changes=list(r.changes))
-        data["executed"] = self.created is not None
+        data["executed"] = self.executed
         data["created"] = self.created
         return versioned(data, SCHEMA_VERSION)
 
@@ -60,11 +79,6 @@ def stage_wheels(plan: StagePlan, echo: Echo, *, execute: bool) -> StageResult:
     """Print the staging plan, rewrite every wheel (in a temporary directory), check them
     against PyPI's limits and upload checks and refuse what an executed run would refuse (a
     staged file is never replaced); with `execute`, write the staged wheels."""
-    from relforge.promote.plans.plan import Plan, render
-    from relforge.promote.plans.plan import execute as apply
-    from relforge.promote.pypi.preflight import preflight
-    from relforge.promote.pypi.stage import apply_stage
-    from relforge.stores.transfer import refuse_conflicts
 
     for line in plan.lines():
         echo(line)
@@ -98,7 +112,6 @@ class UploadPlan:
 
     def lines(self) -> list[str]:
         """The upload plan, one line per staged file."""
-        from relforge.promote.pypi.stage import public_url
 
         out = [
             f"upload {len(self.items)} staged file(s) of {self.version} to "
@@ -124,24 +137,27 @@ class UploadResult:
     plan: UploadPlan
     uploaded: int | None  # None on a dry run (nothing was uploaded)
 
+    @property
+    def executed(self) -> bool:
+        return self.uploaded is not None
+
     def summary(self) -> str:
-        assert self.uploaded is not None
-        skipped = len(self.plan.items) - self.uploaded
+        uploaded = self.uploaded or 0
+        skipped = len(self.plan.items) - uploaded
         version = self.plan.version
-        return f"uploaded {self.uploaded} file(s) of {version}; {skipped} already on the index"
+        return f"uploaded {uploaded} file(s) of {version}; {skipped} already on the index"
 
     def lines(self) -> list[str]:
         """What the run did (nothing on a dry run: the plan was printed before)."""
-        return [] if self.uploaded is None else [self.summary()]
+        return [self.summary()] if self.executed else []
 
     def summary_markdown(self) -> str:
         """The summary line, then each file uploaded or skipped."""
         verbs = {"upload": "uploaded", "identical": "already on the index"}
         files = [f"- `{i.filename}`: {verbs.get(i.state, i.state)}" for i in self.plan.items]
-        return "\n\n".join([self.summary(), "\n".join(files)] if files else [self.summary()])
+        return summary_with_list(self.summary(), files)
 
     def to_json(self) -> dict[str, Any]:
-        from relforge.promote.pypi.stage import public_url
 
         plan = self.plan
         return versioned(
@@ -151,7 +167,7 @@ class UploadResult:
                 "index": public_url(plan.index),
                 "store": plan.store.url,
                 "files": [i.to_json() for i in plan.items],
-                "executed": self.uploaded is not None,
+                "executed": self.executed,
                 "uploaded": self.uploaded,
             },
             SCHEMA_VERSION,
@@ -162,14 +178,6 @@ def plan_pypi_upload(
     matrix: Matrix, version: str, repository_url: str | None, index_url: str | None
 ) -> UploadPlan:
     """What uploading the staged files of `version` would do, file by file (no upload)."""
-    from relforge.matrixstores import main_store
-    from relforge.promote.pypi.stage import (
-        check_url,
-        default_index_url,
-        plan_upload,
-        pypi_limits,
-        require_repository,
-    )
 
     repository = require_repository(repository_url, matrix)
     index = check_url(index_url, "--index-url") if index_url else default_index_url(repository)
@@ -185,15 +193,8 @@ def plan_pypi_upload(
     )
 
 
-def render_upload(plan: UploadPlan, echo: Echo) -> None:
-    """The upload plan's lines, each through `echo`."""
-    for line in plan.lines():
-        echo(line)
-
-
 def refuse_upload(plan: UploadPlan) -> None:
     """Refuse (before anything is uploaded) when the index has a file with other bytes."""
-    from relforge.promote.pypi.stage import refuse_upload_conflicts
 
     refuse_upload_conflicts(list(plan.items), plan.index)
 
@@ -201,8 +202,6 @@ def refuse_upload(plan: UploadPlan) -> None:
 def upload_release(plan: UploadPlan, echo: Echo, *, execute: bool) -> UploadResult:
     """Download the files the index lacks, check them against PyPI's limits and upload checks
     (one refusal naming every problem, nothing uploaded) and, with `execute`, upload them."""
-    from relforge.promote.pypi.preflight import preflight
-    from relforge.promote.pypi.upload import download_staged, upload
 
     todo = [i for i in plan.items if i.state == "upload"]
     with tempfile.TemporaryDirectory(prefix="relforge-pypi-") as tmp:

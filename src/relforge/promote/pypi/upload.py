@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -21,6 +22,34 @@ from relforge.promote.pypi.stage import (
     scrub,
 )
 from relforge.stores.store import ObjectStore
+
+
+class _LineEcho(io.TextIOBase):
+    """A text stream that hands each complete line to `echo` as it is written; `echo` runs with
+    the standard output the stream was made under (it may print there itself)."""
+
+    def __init__(self, echo: Callable[[str], None]) -> None:
+        self._echo = echo
+        self._stdout = sys.stdout
+        self._rest = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        *lines, self._rest = (self._rest + text).split("\n")
+        self._say(lines)
+        return len(text)
+
+    def flush_rest(self) -> None:
+        if self._rest:
+            self._say([self._rest])
+            self._rest = ""
+
+    def _say(self, lines: list[str]) -> None:
+        with contextlib.redirect_stdout(self._stdout):
+            for line in lines:
+                self._echo(line)
 
 
 def download_staged(store: ObjectStore, items: Sequence[UploadItem], into: Path) -> list[Path]:
@@ -64,13 +93,12 @@ def upload(
     )
     where = public_url(repository_url)
     try:
-        printed = io.StringIO()
+        printed = _LineEcho(echo)  # twine prints; the command's echo says where that goes
         try:
             with contextlib.redirect_stdout(printed):
                 twine_upload(settings, [str(p) for p in paths])
         finally:
-            for line in printed.getvalue().splitlines():
-                echo(line)
+            printed.flush_rest()
     except NonInteractive as exc:
         raise ConfigError(
             f"no credentials to upload to {where}: {exc}",
