@@ -41,6 +41,17 @@ class Verdict:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ProvenGpu:
+    """A GPU a cell's kernel ran on in a validation (`relforge validate --runtime`, RF-R006)."""
+
+    name: str  # NVIDIA H200
+    sm: str  # sm_90
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ManifestEntry:
     cell_id: str
     file: str = field(metadata={"doc": "path relative to the manifest's directory"})
@@ -68,6 +79,10 @@ class ManifestEntry:
         },
     )
     verdicts: tuple[Verdict, ...] = ()
+    proven_on: tuple[ProvenGpu, ...] = field(
+        default=(),
+        metadata={"doc": "GPUs the cell's GPU smoke ran a kernel on, over every validation"},
+    )
 
     @property
     def validated(self) -> bool:
@@ -82,6 +97,9 @@ class ManifestEntry:
         data = dataclasses.asdict(self)
         data["build"] = dict(self.build)
         data["verdicts"] = [v.to_json() for v in self.verdicts]
+        data["proven_on"] = [g.to_json() for g in self.proven_on]
+        if not self.proven_on:  # the key appears once a kernel ran (older readers never saw it)
+            del data["proven_on"]
         return data
 
 
@@ -107,12 +125,18 @@ class ArtifactManifest:
         kept = [v for v in entry.verdicts if v.check not in {f.check for f in fresh}]
         return self.with_entries([dataclasses.replace(entry, verdicts=(*kept, *fresh))])
 
-    def with_validation(self, cell_id: str, verdicts: Iterable[Verdict]) -> ArtifactManifest:
+    def with_validation(
+        self, cell_id: str, verdicts: Iterable[Verdict], proven: Iterable[ProvenGpu] = ()
+    ) -> ArtifactManifest:
         """A copy whose entry for `cell_id` carries exactly the verdicts of its latest
         validation: every earlier verdict goes, whatever its kind (a runtime failure of an
-        earlier run, e.g. a dependency its index lacked, never outlives a clean rerun)."""
+        earlier run, e.g. a dependency its index lacked, never outlives a clean rerun).  The
+        GPUs its kernels ran on add to those of earlier runs (other machines proved others)."""
         entry = self.entries[cell_id]
-        return self.with_entries([dataclasses.replace(entry, verdicts=tuple(verdicts))])
+        ran = tuple(dict.fromkeys((*entry.proven_on, *proven)))
+        return self.with_entries(
+            [dataclasses.replace(entry, verdicts=tuple(verdicts), proven_on=ran)]
+        )
 
     def merge(self, other: ArtifactManifest) -> ArtifactManifest:
         """Entries of `other` replace ours; both must describe the same project/release/channel."""
@@ -239,7 +263,21 @@ def _entry(where: str, raw: Any) -> ManifestEntry:
             raise TypeError(
                 f"{where}.verdicts[{i}] is {v!r}, not {{check, status: pass|fail|skip, message}}"
             )
-    return ManifestEntry(**{**raw, "verdicts": tuple(Verdict(**v) for v in verdicts)})
+    proven = raw.get("proven_on", [])
+    if not isinstance(proven, list) or not all(
+        isinstance(g, dict)
+        and set(g) == {"name", "sm"}
+        and all(isinstance(x, str) and x for x in g.values())
+        for g in proven
+    ):
+        raise TypeError(f"{where}.proven_on is {proven!r}, not a list of {{name, sm}}")
+    return ManifestEntry(
+        **{
+            **raw,
+            "verdicts": tuple(Verdict(**v) for v in verdicts),
+            "proven_on": tuple(ProvenGpu(**g) for g in proven),
+        }
+    )
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:

@@ -33,3 +33,12 @@ extern "C" int hello_cuda_scale(float* host, float factor, int n) {
     cudaFree(device);
     return static_cast<int>(err);
 }
+
+// The runtime's own name and text for a code hello_cuda_scale returned (static strings).
+extern "C" const char* hello_cuda_error_name(int err) {
+    return cudaGetErrorName(static_cast<cudaError_t>(err));
+}
+
+extern "C" const char* hello_cuda_error_string(int err) {
+    return cudaGetErrorString(static_cast<cudaError_t>(err));
+}

@@ -2,6 +2,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <cstdio>
 #include <stdexcept>
 #include <string>  // brings in libstdc++'s c++config.h, which defines _GLIBCXX_USE_CXX11_ABI
 #include <vector>
@@ -18,6 +19,9 @@
 #ifdef HELLO_WITH_CUDA
 extern "C" int hello_cuda_runtime_version(void);
 extern "C" int hello_cuda_device_count(void);
+extern "C" int hello_cuda_scale(float* host, float factor, int n);
+extern "C" const char* hello_cuda_error_name(int err);
+extern "C" const char* hello_cuda_error_string(int err);
 #endif
 
 static PyObject* build_info(PyObject*, PyObject*) {
@@ -41,6 +45,41 @@ static PyObject* device_count(PyObject*, PyObject*) {
     return PyLong_FromLong(hello_cuda_device_count());
 #else
     return PyLong_FromLong(0);
+#endif
+}
+
+// Runs the CUDA kernel for real: scales 1024 ones by 3 on the GPU and checks every element.
+static PyObject* gpu_check(PyObject*, PyObject*) {
+#ifdef HELLO_WITH_CUDA
+    const int n = 1024;
+    const float factor = 3.0f;
+    std::vector<float> data(n, 1.0f);
+    int err = 0;
+    Py_BEGIN_ALLOW_THREADS
+    err = hello_cuda_scale(data.data(), factor, n);
+    Py_END_ALLOW_THREADS
+    if (err != 0) {
+        const char* text = hello_cuda_error_string(err);
+        const char* name = hello_cuda_error_name(err);
+        PyErr_Format(PyExc_RuntimeError, "gpu_check: cudaError %d: %s (%s)", err,
+                     text != nullptr ? text : "unknown error",
+                     name != nullptr ? name : "unrecognized error code");
+        return nullptr;
+    }
+    for (int i = 0; i < n; ++i) {
+        if (data[i] != factor) {
+            char message[128];
+            std::snprintf(message, sizeof message,
+                          "gpu_check: element %d came back from the GPU as %g, expected %g", i,
+                          static_cast<double>(data[i]), static_cast<double>(factor));
+            PyErr_SetString(PyExc_RuntimeError, message);
+            return nullptr;
+        }
+    }
+    return PyUnicode_FromFormat("scaled %d floats on the GPU: ok", n);
+#else
+    PyErr_SetString(PyExc_RuntimeError, "hello-native was built without CUDA");
+    return nullptr;
 #endif
 }
 
@@ -91,6 +130,8 @@ static PyObject* dot(PyObject*, PyObject* args) {
 static PyMethodDef methods[] = {
     {"build_info", build_info, METH_NOARGS, "How this module was built."},
     {"device_count", device_count, METH_NOARGS, "CUDA devices visible (0 in a CPU build)."},
+    {"gpu_check", gpu_check, METH_NOARGS,
+     "Scales 1024 floats on the GPU and checks them; RuntimeError on failure or in a CPU build."},
     {"greet", greet, METH_VARARGS, "greet(name) -> str"},
     {"dot", dot, METH_VARARGS, "dot(a, b) -> float"},
     {nullptr, nullptr, 0, nullptr},

@@ -56,6 +56,13 @@ if TYPE_CHECKING:
     "(default: --index, else the channel's mirrored closure from `relforge deps mirror`); the "
     "wheel under test is always installed from its file.",
 )
+@click.option(
+    "--require-gpu",
+    is_flag=True,
+    help="With --runtime: this machine must have an NVIDIA GPU; a CUDA cell's GPU checks "
+    "(RF-R004, RF-R006) fail instead of skipping when nvidia-smi finds none (a GPU runner "
+    "that lost its GPU).",
+)
 @select_option()
 @date_option(
     "Date of nightly versions (default: the one the --manifest's versions carry, else "
@@ -88,6 +95,7 @@ def validate(
     index_url: str | None,
     runtime: bool,
     runtime_index: str | None,
+    require_gpu: bool,
     selects: tuple[str, ...],
     date_text: str | None,
     size_limit_mb: int | None,
@@ -122,6 +130,7 @@ def validate(
             namespaces=namespaces,
             jobs=jobs,
             dependencies=with_wheels,
+            require_gpu=require_gpu,
         )
         report = validate_release(
             ReleaseRequest(

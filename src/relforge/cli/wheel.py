@@ -108,6 +108,27 @@ def _print(found: object) -> None:
             more = f" (+{len(paths) - 2})" if len(paths) > 2 else ""
             table.add_row(lib, entry["status"], ", ".join(paths[:2]) + more)
         out.print(table)
+    device = [
+        (e.path, e.info.device)
+        for e in f.elves
+        if e.info is not None and e.info.device is not None and e.info.device.present
+    ]
+    if device:  # like cuobjdump --list-elf --list-ptx, one row per file
+        table = Table(title="device code", title_justify="left")
+        for column in ("file", "SASS", "PTX", "gfx", "compressed"):
+            table.add_column(column, overflow="fold")
+        for path, code in device:
+            packed = sorted({i.compressed for i in code.images if i.compressed})
+            table.add_row(
+                path,
+                ", ".join(code.sass()) or "—",
+                ", ".join(code.ptx()) or "—",
+                ", ".join(code.gfx()) or "—",
+                ", ".join(packed) or "no",
+            )
+            if code.error:
+                table.add_row("", f"[red]unreadable: {code.error}[/red]", "", "", "")
+        out.print(table)
     for v in found.verdicts:
         if CHECKS[v.check].scope == "artifact":
             out.print(f"  {v.status:4}  {v.check} {CHECKS[v.check].name}: {v.message}")

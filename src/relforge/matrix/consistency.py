@@ -15,6 +15,7 @@ from packaging.version import InvalidVersion, Version
 
 from relforge.errors import ConfigError
 from relforge.matrix.archives import check_file_name
+from relforge.matrix.archlist import is_gfx_target, parse_cuda_arch
 from relforge.matrix.axes import check_axes, same_channel_needs_url
 from relforge.matrix.cell import ALL_FIELDS
 from relforge.matrix.schema import (
@@ -46,9 +47,6 @@ _RUNNER_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 _SEGMENT = re.compile(r"[A-Za-z0-9._+-]+\Z")  # one folder of a channel's storage prefix
 # The base URL of the channel indexes; it reaches generated workflows, so no quotes, `$`, braces.
 _URL = re.compile(r"(https?://[^/\s\"'`$<>{}\\]+|file://)[^\s\"'`$<>{}\\]*\Z")
-_ARCH_ENTRY = re.compile(
-    r"\d+\.\d+[af]?(\+PTX)?\Z"
-)  # CUDA/ROCm arch list entries: 8.0, 9.0a, 12.0+PTX
 
 
 def pinned_field(name: str) -> str | None:
@@ -418,9 +416,16 @@ def _check_variant(release: Release, name: str, variant: Variant, path: str) -> 
     if kind not in ("cuda", "rocm") and variant.arch_list:
         raise _fail("only CUDA and ROCm variants have an arch list", variant, "arch_list", path)
     for arch in variant.arch_list:
-        if kind == "cuda" and not _ARCH_ENTRY.match(arch):
+        if kind == "cuda" and parse_cuda_arch(arch) is None:
             raise _fail(
-                f"{arch!r} is not a CUDA arch like 8.0, 9.0a or 12.0+PTX",
+                f"{arch!r} is not a CUDA arch like 8.0, 9.0a, 10.0f or 12.0+PTX",
+                variant,
+                "arch_list",
+                path,
+            )
+        if kind == "rocm" and not is_gfx_target(arch):
+            raise _fail(
+                f"{arch!r} is not a ROCm target like gfx90a or gfx942:xnack+",
                 variant,
                 "arch_list",
                 path,

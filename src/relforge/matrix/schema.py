@@ -76,6 +76,17 @@ class Build(Located):
     smoke: tuple[str, ...] = field(
         default=(), metadata={"doc": "argv run in a fresh environment with the artifact installed"}
     )
+    gpu_smoke: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "doc": "argv that runs a kernel on the GPU, run for every CUDA cell on a machine with "
+            "an NVIDIA GPU in the fresh environment (a torch extension: one op on a CUDA tensor)"
+        },
+    )
+    gpu_smoke_timeout: int = field(
+        default=60,
+        metadata={"doc": "seconds the GPU smoke command may take; a hang past it is a failure"},
+    )
     arch_list_env: str = field(
         default="CUDA_ARCH_LIST",
         metadata={

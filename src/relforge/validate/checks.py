@@ -317,11 +317,18 @@ BUILD_INFO = register("RF-R003", "build-info", "runtime",
                       "build_info() of the installed module agrees with the cell (variant, "
                       "C++11 ABI, accelerator).")  # fmt: skip
 GPU = register("RF-R004", "gpu", "runtime",
-               "On a machine with a GPU: the device is usable and build_info()'s CUDA version "
-               "is the cell's.")  # fmt: skip
+               "On a machine with NVIDIA GPUs (nvidia-smi): before anything runs, every GPU's "
+               "compute capability can run the artifact's device code (SASS of its major and a "
+               "minor not above it, or PTX not above it) and its driver is new enough for the "
+               "cell's CUDA version; build_info() agrees.")  # fmt: skip
+GPU_SMOKE = register("RF-R006", "gpu-smoke", "runtime",
+                     "On a machine with a GPU: the GPU smoke command (project.build.gpu_smoke) "
+                     "runs a kernel in the fresh environment and exits 0 within its timeout; "
+                     "the GPUs it ran on are recorded as proven.")  # fmt: skip
 
 # Checks registered by their own modules (imported for that effect, after the ones above).
 import relforge.validate.abi  # noqa: E402
+import relforge.validate.devicechecks  # noqa: E402
 import relforge.validate.libraries  # noqa: E402
 import relforge.validate.limitedapi  # noqa: E402
 import relforge.validate.members  # noqa: E402

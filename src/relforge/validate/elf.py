@@ -15,6 +15,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from relforge.validate.cxxabi import CxxSymbols, scan_cxx_symbols
+from relforge.validate.devicecode import (
+    DeviceCode,
+    DeviceCodeError,
+    SectionReader,
+    read_device_code,
+    read_sections,
+)
+from relforge.validate.fatbin import read_fatbin
+from relforge.validate.hipbundle import read_hip_fatbin
 from relforge.validate.inflate import ByteSource
 from relforge.validate.symbols import SymbolTable, read_symbols
 
@@ -51,6 +60,7 @@ class ElfInfo:
     cxx: CxxSymbols = field(default_factory=CxxSymbols)
     dynamic: bool = True
     symbols: SymbolTable | None = None  # only when read with symbols=True
+    device: DeviceCode | None = None  # CUDA/HIP device code; None: none (or not read)
 
 
 @dataclass(frozen=True)
@@ -70,9 +80,17 @@ def is_elf(head: bytes) -> bool:
     return head[:4] == ELF_MAGIC
 
 
-def read_elf(src: ByteSource, *, symbols: bool = False) -> ElfInfo:
+DEVICE_READERS: dict[str, SectionReader] = {
+    ".nv_fatbin": read_fatbin,
+    "__nv_relfatbin": read_fatbin,
+    ".hip_fatbin": read_hip_fatbin,
+}
+
+
+def read_elf(src: ByteSource, *, symbols: bool = False, device: bool = True) -> ElfInfo:
     """Parse what the checks need; raises ElfError on a malformed file.  `symbols`: also every
-    dynamic symbol with its version (for the ABI contract check)."""
+    dynamic symbol with its version (for the ABI contract check); `device`: also the entry
+    headers of its CUDA fat binaries and HIP offload bundles."""
     if src.size < 52:
         raise ElfError("too short for an ELF header")
     ident = src.read(0, 64 if src.size >= 64 else 52)
@@ -83,7 +101,7 @@ def read_elf(src: ByteSource, *, symbols: bool = False) -> ElfInfo:
     if bits is None or endian is None:
         raise ElfError(f"unknown ELF class {ident[4]} or data encoding {ident[5]}")
     fmt = "HHIQQQIHHHHHH" if bits == 64 else "HHIIIIIHHHHHH"
-    (e_type, e_machine, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, _) = (
+    (e_type, e_machine, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, strndx) = (
         struct.unpack_from(endian + fmt, ident, 16)
     )
     machine = MACHINES.get(e_machine, f"machine-{e_machine}")
@@ -94,8 +112,13 @@ def read_elf(src: ByteSource, *, symbols: bool = False) -> ElfInfo:
     dynamic = next(((o, s) for t, o, _, s in phdrs if t == PT_DYNAMIC), None)
     sections = (shoff, shnum * shentsize) if shoff and shnum and shentsize else (0, 0)
     src.set_interest([(o, s) for _, o, s in loads] + ([dynamic] if dynamic else []) + [sections])
+    code = (
+        _device_code(src, endian, bits, sections, shentsize, strndx)
+        if device and sections[1]
+        else None
+    )
     if dynamic is None:
-        return ElfInfo(bits=bits, machine=machine, kind=kind, dynamic=False)
+        return ElfInfo(bits=bits, machine=machine, kind=kind, dynamic=False, device=code)
     entries = _dynamic_entries(src.read(*dynamic), endian, bits)
     tags: dict[int, int] = {}
     for tag, value in entries:
@@ -148,7 +171,25 @@ def read_elf(src: ByteSource, *, symbols: bool = False) -> ElfInfo:
         version_needs=needs,
         cxx=cxx,
         symbols=table,
+        device=code,
     )
+
+
+def _device_code(
+    src: ByteSource,
+    endian: str,
+    bits: int,
+    sections: tuple[int, int],
+    entsize: int,
+    strndx: int,
+) -> DeviceCode | None:
+    """The device code sections' entries; a section table that cannot be read is a verdict on
+    the device code, not on the whole file (the loader never reads section headers)."""
+    try:
+        found = read_sections(src, endian, bits, sections, entsize, strndx)
+    except (DeviceCodeError, struct.error) as exc:
+        return DeviceCode(error=f"section headers: {exc}")
+    return read_device_code(src, found, endian, DEVICE_READERS)
 
 
 def _program_headers(

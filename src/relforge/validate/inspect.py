@@ -70,6 +70,11 @@ class Inspection:
                     if e.info
                     else {}
                 )
+                | (
+                    {"device_code": e.info.device.to_json()}
+                    if e.info is not None and e.info.device is not None
+                    else {}
+                )
                 for e in f.elves
             ],
             "status": "fail" if self.contradictions else "pass",

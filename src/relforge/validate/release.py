@@ -171,7 +171,7 @@ def write_verdicts(manifest: ArtifactManifest, path: Path, report: ValidationRep
     earlier run (the manifest holds each artifact's latest validation), and save it."""
     for entry in report.artifacts:
         if entry.cell_id and entry.cell_id in manifest.entries and entry.file:
-            manifest = manifest.with_validation(entry.cell_id, entry.verdicts)
+            manifest = manifest.with_validation(entry.cell_id, entry.verdicts, entry.proven)
     manifest.save(path)
 
 

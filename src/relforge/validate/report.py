@@ -8,7 +8,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from relforge.actions import Level, annotate, fold, in_actions
-from relforge.manifest import Verdict
+from relforge.manifest import ProvenGpu, Verdict
 from relforge.output import markdown_cell
 from relforge.validate.checks import CHECKS
 from relforge.validate.registry import check_name
@@ -22,6 +22,7 @@ class ArtifactReport:
     cell_id: str | None
     file: str | None
     verdicts: tuple[Verdict, ...]
+    proven: tuple[ProvenGpu, ...] = ()  # GPUs the cell's GPU smoke ran a kernel on
 
     @property
     def failed(self) -> tuple[Verdict, ...]:
@@ -38,6 +39,7 @@ class ArtifactReport:
             "file": self.file,
             "status": "fail" if self.failed else "pass",
             "verdicts": [{**v.to_json(), "name": check_name(v.check)} for v in self.verdicts],
+            "proven_on": [g.to_json() for g in self.proven],
         }
 
 
@@ -127,7 +129,32 @@ class ValidationReport:
                 or "—"
             )
             lines.append(f"| `{a.subject}` | {'❌' if a.failed else '✅'} | {failed} |")
-        return "\n".join(lines)
+        return "\n".join(lines + self._gpu_markdown())
+
+    def _gpu_markdown(self) -> list[str]:
+        """The GPU checks per cell (the GPU, its sm_XY, the prediction and the kernel's
+        verdict) when any ran: what a GPU runner's summary is read for."""
+        rows = []
+        for a in self.artifacts:
+            got = {v.check: v for v in a.verdicts if v.check in (GPU_CHECK, GPU_SMOKE_CHECK)}
+            if not got or all(v.status == "skip" for v in got.values()):
+                continue
+            cells = [
+                f"{_MARK[got[c].status]} {markdown_cell(got[c].message)}" if c in got else "—"
+                for c in (GPU_CHECK, GPU_SMOKE_CHECK)
+            ]
+            proven = ", ".join(f"{g.name} ({g.sm})" for g in a.proven) or "—"
+            rows.append(f"| `{a.subject}` | {cells[0]} | {cells[1]} | {proven} |")
+        if not rows:
+            return []
+        return [
+            "",
+            "#### GPU",
+            "",
+            "| Cell | Prediction (RF-R004) | Kernel (RF-R006) | Ran on |",
+            "|---|---|---|---|",
+            *rows,
+        ]
 
     def fold_details(self) -> None:
         """Under GitHub Actions, every verdict of each artifact (passed checks too) in a fold
@@ -177,6 +204,10 @@ class ValidationReport:
                 ),
             )
         console().print(table)
+
+
+GPU_CHECK, GPU_SMOKE_CHECK = "RF-R004", "RF-R006"
+_MARK = {"pass": "✅", "fail": "❌", "warn": "⚠️", "skip": "➖"}
 
 
 def _warned(counts: Counter[str]) -> str:

@@ -29,6 +29,7 @@ from relforge.validate.checks import (
     check_artifact,
 )
 from relforge.validate.completeness import Artifact, bind, expected_filename
+from relforge.validate.devicechecks import device_files
 from relforge.validate.facts import WheelFacts, gather
 from relforge.validate.providers import DependencyWheel, read_dependencies
 from relforge.validate.report import ArtifactReport, ValidationReport
@@ -53,6 +54,7 @@ class Options:
     jobs: int = 2
     workdir: Path | None = None
     dependencies: tuple[Path, ...] = ()  # `--with`: dependency wheels for RF-V041 and RF-V046
+    require_gpu: bool = False  # `--require-gpu`: a CUDA cell's GPU checks fail without a GPU
 
 
 def managed_names(all_cells: Sequence[Cell]) -> frozenset[str]:
@@ -97,7 +99,9 @@ def validate_artifacts(
             reports.append(_extra_report(artifact, dependencies, pool))
     reports = _with_pypi_consistency(reports, cells, facts_by_cell)
     if options.runtime:
-        reports = _with_runtime(reports, cells, binding.by_cell, project, matrix, options)
+        reports = _with_runtime(
+            reports, cells, binding.by_cell, project, matrix, options, facts_by_cell
+        )
     return ValidationReport(
         project=project, release=release.name, channel=channel, artifacts=tuple(reports)
     )
@@ -274,6 +278,7 @@ def _with_runtime(
     project: str,
     matrix: Matrix,
     options: Options,
+    facts_by_cell: Mapping[str, WheelFacts],
 ) -> list[ArtifactReport]:
     by_id = {c.id: c for c in cells}
     owned = options.workdir is None
@@ -288,6 +293,8 @@ def _with_runtime(
                 continue
             artifact = next(a for a in artifacts if a.path.name == report.file)
             index, source = dependency_index(cell, options)
+            facts = facts_by_cell.get(cell.id)
+            build = matrix.project.build
             request = RuntimeRequest(
                 cell=cell,
                 wheel=artifact.path,
@@ -295,9 +302,14 @@ def _with_runtime(
                 workdir=workdir,
                 dependency_index=index,
                 dependency_source=source,
-                smoke=matrix.project.build.smoke,
+                smoke=build.smoke,
+                device=dict(device_files(facts)) if facts is not None else {},
+                gpu_smoke=build.gpu_smoke,
+                gpu_smoke_timeout=float(build.gpu_smoke_timeout),
+                require_gpu=options.require_gpu,
             )
-            out.append(_add(report, run_runtime(request)))
+            result = run_runtime(request)
+            out.append(dataclasses.replace(_add(report, result.verdicts), proven=result.proven))
     finally:
         if owned:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -316,9 +328,4 @@ def dependency_index(cell: Cell, options: Options) -> tuple[str | None, str]:
 
 
 def _add(report: ArtifactReport, verdicts: Sequence[Verdict]) -> ArtifactReport:
-    return ArtifactReport(
-        subject=report.subject,
-        cell_id=report.cell_id,
-        file=report.file,
-        verdicts=(*report.verdicts, *verdicts),
-    )
+    return dataclasses.replace(report, verdicts=(*report.verdicts, *verdicts))

@@ -12,10 +12,12 @@ axes' wheels the build used are the only source (else none are installed).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -29,9 +31,11 @@ from packaging.utils import canonicalize_name
 from relforge.axiswheels import cached_folders
 from relforge.errors import RelforgeError
 from relforge.interpreters import find_interpreter
-from relforge.manifest import Verdict, VerdictStatus
+from relforge.manifest import ProvenGpu, Verdict, VerdictStatus
 from relforge.matrix.cell import Cell
-from relforge.validate.checks import BUILD_INFO, GPU, INSTALL, SMOKE
+from relforge.validate.checks import BUILD_INFO, GPU, GPU_SMOKE, INSTALL, SMOKE
+from relforge.validate.devicecode import DeviceCode
+from relforge.validate.gpus import Gpu, driver_problem, predict, query_gpus
 from relforge.validate.versionattr import VERSION_ATTRIBUTE, check_version_attribute
 from relforge.wheelformat import metadata_headers
 
@@ -52,40 +56,44 @@ class RuntimeRequest:
     dependency_source: str = ""  # what that index is, for messages
     smoke: tuple[str, ...] = ()
     timeout: float = 900.0
+    device: Mapping[str, DeviceCode] = dataclasses.field(default_factory=dict)
+    gpu_smoke: tuple[str, ...] = ()
+    gpu_smoke_timeout: float = 60.0
+    require_gpu: bool = False  # a CUDA cell on a machine without a GPU fails instead of skipping
+
+
+@dataclass(frozen=True)
+class RuntimeResult:
+    """The runtime verdicts of one cell's wheel, and the GPUs its GPU smoke ran a kernel on."""
+
+    verdicts: list[Verdict]
+    proven: tuple[ProvenGpu, ...] = ()
 
 
 def import_name(project: str) -> str:
     return canonicalize_name(project).replace("-", "_")
 
 
-def gpu_present() -> tuple[bool, str]:
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return False, "no GPU on this machine (nvidia-smi not found)"
-    try:
-        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, f"no GPU on this machine (nvidia-smi: {exc})"
-    if out.returncode != 0 or "GPU " not in out.stdout:
-        return False, "no GPU on this machine (nvidia-smi lists none)"
-    return True, out.stdout.strip().splitlines()[0]
-
-
-def run_runtime(req: RuntimeRequest) -> list[Verdict]:
-    """RF-R001…R004 for one cell's wheel; an abi3 wheel is installed and run with every
+def run_runtime(req: RuntimeRequest) -> RuntimeResult:
+    """RF-R001…R006 for one cell's wheel; an abi3 wheel is installed and run with every
     Python it serves that this machine has, one verdict per check for all of them."""
     cell = req.cell
+    gpus, no_gpu = query_gpus() if cell.accelerator == "cuda" else ((), "")
     if not cell.serves_python:
-        return _run_with(req)
+        verdicts, proven = _run_with(req, gpus, no_gpu)
+        return RuntimeResult(verdicts, proven)
     runs: dict[str, list[Verdict]] = {}
+    proofs: list[ProvenGpu] = []
     for python in cell.pythons:
         if find_interpreter(python) is not None:
-            runs[python] = _run_with(dataclasses.replace(req, cell=cell.replace(python=python)))
+            one = dataclasses.replace(req, cell=cell.replace(python=python))
+            runs[python], proven = _run_with(one, gpus, no_gpu)
+            proofs += proven
     absent = [p for p in cell.pythons if p not in runs]
     if not runs:
         reason = f"no Python {', '.join(absent)} on this machine"
-        return [c.verdict("skip", reason) for c in (INSTALL, SMOKE, BUILD_INFO, GPU)]
-    return merge_runs(runs, absent)
+        return RuntimeResult([c.verdict("skip", reason) for c in (INSTALL, *_LATER)])
+    return RuntimeResult(merge_runs(runs, absent), tuple(dict.fromkeys(proofs)))
 
 
 def merge_runs(runs: Mapping[str, Sequence[Verdict]], absent: Sequence[str]) -> list[Verdict]:
@@ -115,21 +123,25 @@ def merge_runs(runs: Mapping[str, Sequence[Verdict]], absent: Sequence[str]) -> 
     return out
 
 
-def _run_with(req: RuntimeRequest) -> list[Verdict]:
-    """The runtime checks with the cell's Python."""
+_LATER = (SMOKE, VERSION_ATTRIBUTE, BUILD_INFO, GPU, GPU_SMOKE)
+
+
+def _run_with(
+    req: RuntimeRequest, gpus: Sequence[Gpu], no_gpu: str
+) -> tuple[list[Verdict], tuple[ProvenGpu, ...]]:
+    """The runtime checks with the cell's Python, and the GPUs a kernel ran on."""
     cell = req.cell
-    later = (SMOKE, VERSION_ATTRIBUTE, BUILD_INFO, GPU)
     found = find_interpreter(cell.python or "") if cell.python else None
     if found is None:
         reason = f"no Python {cell.python} on this machine"
-        return [INSTALL.verdict("skip", reason), *(c.verdict("skip", reason) for c in later)]
+        return [INSTALL.verdict("skip", reason), *(c.verdict("skip", reason) for c in _LATER)], ()
     venv = req.workdir / f"venv-{cell.id}-py{cell.python}"
     shutil.rmtree(venv, ignore_errors=True)
     python = found.executable
     made = _run([python, "-m", "venv", "--without-pip", str(venv)], req.workdir, {}, 300)
     venv_python = venv / "bin" / "python"
     if made.returncode != 0:
-        return _install_failed(f"venv with {python}: {_tail(made)}")
+        return _install_failed(f"venv with {python}: {_tail(made)}"), ()
     # --no-compile: the venv lives for one smoke test; byte-compiling every module of the wheel
     # and its dependencies up front (thousands for torch) only costs CPU
     install = [
@@ -140,7 +152,7 @@ def _run_with(req: RuntimeRequest) -> list[Verdict]:
     install += [*sources, str(req.wheel.resolve())]
     done = _run(install, req.workdir, {}, req.timeout)
     if done.returncode != 0:
-        return _install_failed(f"pip install of the file {how} failed: {_tail(done)}")
+        return _install_failed(f"pip install of the file {how} failed: {_tail(done)}"), ()
     verdicts = [INSTALL.verdict("pass", f"installed the file {how} with Python {cell.python}")]
     env = {
         "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -185,8 +197,10 @@ def _run_with(req: RuntimeRequest) -> list[Verdict]:
             if problems
             else BUILD_INFO.verdict("pass", ", ".join(f"{k}={v}" for k, v in sorted(info.items())))
         )
-    verdicts.append(_gpu_verdict(cell, info if isinstance(info, dict) else None))
-    return verdicts
+    verdicts.append(_gpu_verdict(req, info if isinstance(info, dict) else None, gpus, no_gpu))
+    smoke_verdict, proven = _gpu_smoke(req, env, str(venv_python), gpus, no_gpu)
+    verdicts.append(smoke_verdict)
+    return verdicts, proven
 
 
 def install_sources(req: RuntimeRequest) -> tuple[list[str], str]:
@@ -251,28 +265,128 @@ def build_info_problems(info: Mapping[str, Any], cell: Cell) -> list[str]:
     return problems
 
 
-def _gpu_verdict(cell: Cell, info: Mapping[str, Any] | None) -> Verdict:
+def _gpu_verdict(
+    req: RuntimeRequest, info: Mapping[str, Any] | None, gpus: Sequence[Gpu], no_gpu: str
+) -> Verdict:
+    """RF-R004: decided before anything runs on the GPU, from what the binaries carry, each
+    GPU's compute capability and driver; then what build_info() says of the device."""
+    cell = req.cell
     if cell.accelerator != "cuda":
         return GPU.verdict("skip", f"a {cell.accelerator} cell")
-    present, detail = gpu_present()
-    if not present:
-        return GPU.verdict("skip", detail)
-    if info is None:
-        return GPU.verdict("skip", f"{detail}, but the module has no build_info() to ask")
-    problems = []
-    if info.get("cuda_available") is False or info.get("device_count") == 0:
-        problems.append("build_info() reports no usable CUDA device")
-    if cell.cudnn_version and info.get("cudnn_version") not in (None, cell.cudnn_version):
-        problems.append(f"cuDNN {info.get('cudnn_version')}, the cell says {cell.cudnn_version}")
+    if not gpus:
+        return GPU.verdict("fail" if req.require_gpu else "skip", _no_gpu(no_gpu, req))
+    problems: list[str] = []
+    said: list[str] = []
+    files = {path: code for path, code in req.device.items() if code.sass() or code.ptx()}
+    if files:
+        for prediction in predict(gpus, files):
+            (said if prediction.ok else problems).append(prediction.message)
+    else:
+        said.append(f"{_gpu_names(gpus)}; no CUDA device code read to predict from (RF-V048)")
+    if cell.accelerator_version:
+        for driver in dict.fromkeys(g.driver for g in gpus):
+            problem = driver_problem(driver, cell.accelerator_version)
+            if problem:
+                problems.append(problem)
+    if info is not None:
+        if info.get("cuda_available") is False or info.get("device_count") == 0:
+            problems.append("build_info() reports no usable CUDA device")
+        if cell.cudnn_version and info.get("cudnn_version") not in (None, cell.cudnn_version):
+            problems.append(
+                f"cuDNN {info.get('cudnn_version')}, the cell says {cell.cudnn_version}"
+            )
     if problems:
         return GPU.verdict("fail", "; ".join(problems))
-    return GPU.verdict("pass", detail)
+    return GPU.verdict("pass", "; ".join(said))
+
+
+def _gpu_smoke(
+    req: RuntimeRequest, env: Mapping[str, str], venv_python: str, gpus: Sequence[Gpu], no_gpu: str
+) -> tuple[Verdict, tuple[ProvenGpu, ...]]:
+    """RF-R006: the matrix's GPU smoke command, once per kind of GPU on the machine (pinned to
+    one GPU of that kind with CUDA_VISIBLE_DEVICES), each bounded by its timeout."""
+    cell = req.cell
+    if cell.accelerator != "cuda":
+        return GPU_SMOKE.verdict("skip", f"a {cell.accelerator} cell"), ()
+    if not gpus:
+        return GPU_SMOKE.verdict("fail" if req.require_gpu else "skip", _no_gpu(no_gpu, req)), ()
+    kinds = list({(g.name, g.capability): g for g in gpus}.values())
+    if not req.gpu_smoke:
+        return GPU_SMOKE.verdict(
+            "warn",
+            f"no kernel ran on {_gpu_names(kinds)}: the matrix declares no gpu_smoke "
+            "(project.build.gpu_smoke)",
+        ), ()
+    argv = list(req.gpu_smoke)
+    if argv[0] in ("python", "python3"):
+        argv[0] = venv_python
+    ran, failed = [], []
+    for gpu in kinds:
+        pinned = {**env, "CUDA_VISIBLE_DEVICES": str(gpu.index)}
+        code, output = run_bounded(argv, req.workdir, pinned, req.gpu_smoke_timeout)
+        name = f"{gpu.name} ({gpu.sm})"
+        if code is None:
+            failed.append(f"hung on {name}: no exit within {req.gpu_smoke_timeout:g} s")
+        elif code != 0:
+            failed.append(f"exit {code} on {name}: {output}")
+        else:
+            ran.append((gpu, output))
+    proven = tuple(ProvenGpu(name=g.name, sm=g.sm) for g, _ in ran)
+    if failed:
+        return GPU_SMOKE.verdict("fail", "; ".join(failed)), proven
+    said = "; ".join(f"{g.name} ({g.sm}): {out}" if out else f"{g.name} ({g.sm})" for g, out in ran)
+    return GPU_SMOKE.verdict("pass", f"a kernel ran on {said}"), proven
+
+
+def _no_gpu(reason: str, req: RuntimeRequest) -> str:
+    if req.require_gpu:
+        return f"{reason}, and --require-gpu says this machine must have one"
+    return reason
+
+
+def _gpu_names(gpus: Sequence[Gpu]) -> str:
+    return ", ".join(f"{g.name} ({g.sm})" for g in gpus)
+
+
+def run_bounded(
+    argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float
+) -> tuple[int | None, str]:
+    """Run `argv` in a session of its own; (exit code, last output line), or (None, …) when it
+    did not exit within `timeout` seconds (then the whole session is killed: a hung kernel's
+    process and anything it started)."""
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PIP_", "PYTHON")) and k not in ("VIRTUAL_ENV",)
+    }
+    cwd.mkdir(parents=True, exist_ok=True)
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env={**base, **env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return 127, str(exc)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return None, ""
+    lines = [line for line in (out or "").strip().splitlines() if line.strip()]
+    return proc.returncode, " | ".join(lines[-3:])[:300]
 
 
 def _install_failed(message: str) -> list[Verdict]:
     return [
         INSTALL.verdict("fail", message),
-        *(c.verdict("skip", "not installed") for c in (SMOKE, VERSION_ATTRIBUTE, BUILD_INFO, GPU)),
+        *(c.verdict("skip", "not installed") for c in _LATER),
     ]
 
 
