@@ -173,10 +173,21 @@ def test_jobs_run_exactly_the_relforge_commands(rendered: dict[str, dict[str, An
         bot.strip()
         == '"$RUNNER_TEMP/relforge-bin/relforge" bot handle "$GITHUB_EVENT_PATH" --execute'
     )
-    assert runs[("relforge-validate-binaries.yml", "test-1")] == (
+    validate_binaries = runs[("relforge-validate-binaries.yml", "test-1")].splitlines()
+    assert validate_binaries == [
+        'if [ "$REQUIRE_GPU" = true ]; then set -- --require-gpu; fi',
         f'relforge validate {m} --release 2.9 --channel test --index "$INDEX_URL" '
-        '--select "$CELL_ID" --runtime'
-    )
+        '--select "$CELL_ID" --runtime --summary "$@"',
+    ]
+    (step,) = [
+        s
+        for job, s in steps(rendered["relforge-validate-binaries.yml"])
+        if job == "test-1" and "REQUIRE_GPU" in s.get("env", {})
+    ]
+    # a CUDA cell on a runner that is no GitHub-hosted CPU image must find its GPU
+    require = step["env"]["REQUIRE_GPU"]
+    assert "matrix.accelerator == 'cuda'" in require
+    assert "!startsWith(matrix.test_runner, 'ubuntu-')" in require
     assert (
         runs[("relforge-promote.yml", "promote")].splitlines()[-1] == f'relforge promote {m} "$@"'
     )

@@ -233,6 +233,19 @@ def status_command(
     metavar="N",
     help="GitHub milestone N.",
 )
+@click.option(
+    "--manifest",
+    "manifest_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Artifact manifest of the release (validated with --runtime): also list, per CUDA "
+    "cell, the architectures of its arch list no GPU smoke has run yet (needs --matrix).",
+)
+@click.option(
+    "--matrix",
+    "matrix_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The matrix the manifest's cells come from (with --manifest).",
+)
 @_GITHUB_REPO
 @_MAIN
 @_common
@@ -240,14 +253,17 @@ def audit_command(
     version: str,
     milestone_file: str | None,
     milestone_number: int | None,
+    manifest_path: Path | None,
+    matrix_file: Path | None,
     github_repo: str | None,
     trunk: str,
     repo: Path,
     remote: str,
     fmt: str,
 ) -> None:
-    """Milestone fixes on the trunk that release/X.Y lacks, and trunk reverts it still needs.
-    Exits 4 when something is missing."""
+    """Milestone fixes on the trunk that release/X.Y lacks, and trunk reverts it still needs;
+    with --manifest, the CUDA architectures no validation has executed.  Exits 4 when
+    something is missing (unexecuted architectures are reported, not failed)."""
     from relforge.forges import project_repo
     from relforge.release import (
         audit_lines,
@@ -280,14 +296,43 @@ def audit_command(
             )
         assert milestone_number is not None
         milestone = fetch_milestone(GitHubClient(gh_repo), milestone_number)
+    if (manifest_path is None) != (matrix_file is None):
+        raise UsageError(
+            "--manifest and --matrix go together",
+            key="--manifest/--matrix",
+            hint="the manifest records the GPUs; the matrix says each cell's arch list",
+        )
+    coverage = _gpu_coverage(matrix_file, manifest_path) if manifest_path else None
     report = audit_release(git, line, milestone, remote=remote, trunk=trunk, repo=gh_repo)
     if fmt == "json":
-        print_json(report.to_json())
+        document = report.to_json()
+        if coverage is not None:
+            document["gpu_coverage"] = [c.to_json() for c in coverage]
+        print_json(document)
     else:
         _print(audit_lines(report))
+        if coverage is not None:
+            from relforge.validate import coverage_lines
+
+            _print(["[bold]GPU coverage[/] (architectures a GPU smoke ran)"])
+            _print(coverage_lines(coverage))
     append_markdown(audit_markdown(report))
     if report.findings:
         raise ValidationFailed(
             f"{line.branch} is missing {len(report.findings)} change(s) (see above)",
             hint="cherry-pick them with `git cherry-pick -x`, then rerun the audit",
         )
+
+
+def _gpu_coverage(matrix_file: Path | None, manifest_path: Path) -> list[Any]:
+    """The CUDA cells of the manifest's release and channel, against what it recorded."""
+    from relforge.manifest import load_manifest
+    from relforge.matrix import CHANNEL_NAMES, expand_cells, load_matrix
+    from relforge.validate import gpu_coverage
+
+    assert matrix_file is not None
+    manifest = load_manifest(manifest_path)
+    matrix = load_matrix(str(matrix_file))
+    channel = next((c for c in CHANNEL_NAMES if c == manifest.channel), None)  # dev: none
+    cells = expand_cells(matrix, manifest.release, channel=channel)
+    return list(gpu_coverage(cells, manifest))

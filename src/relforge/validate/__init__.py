@@ -5,7 +5,9 @@ Entry points: `validate_release(ReleaseRequest)` reads the artifacts from one `A
 into the manifest; `validate_artifacts` checks given artifacts against given cells.  Both
 take the check `Options` and return a `ValidationReport`.
 
-`inspect_wheel` reads one wheel for `relforge wheel inspect` into an `Inspection`; `CHECKS` is
+`gpu_coverage` (a `CellCoverage` per CUDA cell; `coverage_lines` for people) says which architectures of each CUDA cell a GPU smoke
+has run, from the manifest's record (`release audit --manifest`).  `inspect_wheel` reads one
+wheel for `relforge wheel inspect` into an `Inspection`; `CHECKS` is
 the registry of every check with its stable ID.  Importing the whole package costs about 0.2 s
 (measured: every module of it loads in 0.21 s on this machine), so the front door imports its
 names eagerly.
@@ -14,6 +16,7 @@ names eagerly.
 from __future__ import annotations
 
 from relforge.validate.checks import CHECKS
+from relforge.validate.coverage import CellCoverage, coverage_lines, gpu_coverage
 from relforge.validate.inspect import Inspection, inspect_wheel
 from relforge.validate.release import ArtifactSource, ReleaseRequest, validate_release
 from relforge.validate.report import ValidationReport
@@ -22,10 +25,13 @@ from relforge.validate.run import Options, validate_artifacts
 __all__ = [
     "CHECKS",
     "ArtifactSource",
+    "CellCoverage",
     "Inspection",
     "Options",
     "ReleaseRequest",
     "ValidationReport",
+    "coverage_lines",
+    "gpu_coverage",
     "inspect_wheel",
     "validate_artifacts",
     "validate_release",

@@ -20,7 +20,8 @@ Compressed (`clang-offload-bundler -compress`, `--offload-compress`; integers li
 written by the x86-64 and AArch64 hosts clang runs on):
 
     0 "CCOB", u16 version, u16 method (llvm::compression::Format: 0 zlib, 1 zstd), then
-    v1: u32 uncompressed size, u64 hash                       (20-byte header; runs to the end)
+    v1: u32 uncompressed size, u64 hash                       (20-byte header; read as running to
+                                                              the section's end)
     v2: u32 total size, u32 uncompressed size, u64 hash       (24-byte header)
     v3: u64 total size, u64 uncompressed size, u64 hash       (32-byte header)
 
@@ -49,7 +50,7 @@ COMPRESSED_MAGIC = b"CCOB"
 COUNT = struct.Struct("<Q")
 ENTRY = struct.Struct("<QQQ")
 COMMON = struct.Struct("<4sHH")
-# version: (the size fields after COMMON, whether a total size is among them)
+# version: the fields after COMMON (v2, v3: total size first, then the uncompressed size)
 VERSIONS = {1: struct.Struct("<IQ"), 2: struct.Struct("<IIQ"), 3: struct.Struct("<QQQ")}
 METHODS = {0: "zlib", 1: "zstd"}  # llvm::compression::Format
 # Real bundles list a host entry and one entry per offload arch (tens at most), with triples of
