@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from relforge.git import Git
+from relforge.manifest import ArtifactManifest, ManifestEntry, ProvenGpu
 from relforge.release.apply import apply_plan
 from relforge.release.cut import CutOptions, plan_cut
 from relforge.release.versions import Line
-from tests.conftest import Result
+from tests.conftest import EXAMPLE, Result
 from tests.fakegithub import FakeGitHub
 from tests.gitrepos import Repos, git
 from tests.releaseproject import make_project
@@ -206,3 +207,49 @@ def test_milestone_file_errors(tmp_path: Path, run: Run) -> None:
     empty.write_text("items: []\n")
     clean = audit(run, repos, "--milestone-file", str(empty))
     assert clean.code == 0 and "nothing missing" in clean.out
+
+
+def test_audit_lists_the_cuda_architectures_no_validation_ran(tmp_path: Path, run: Run) -> None:
+    """With --manifest and --matrix: per CUDA cell, the GPUs its GPU smoke ran on (recorded by
+    `validate --runtime`) and the arch list entries none of them executed."""
+    planted = plant(tmp_path, NUMBERS)
+    milestone = tmp_path / "milestone.yaml"
+    milestone.write_text("title: 2.9.0\nitems: [11, 12, 13]\n")
+    cell = "wheel-linux-x86_64-py3.12-cu130"
+    manifest = ArtifactManifest(
+        project="hello-native",
+        release="1.0",
+        channel="nightly",
+        entries={
+            cell: ManifestEntry(
+                cell_id=cell,
+                file="hello_native.whl",
+                size=1,
+                sha256="0" * 64,
+                version="1.0.0",
+                package_type="wheel",
+                variant="cu130",
+                upload_subfolder="cu130",
+                proven_on=(ProvenGpu(name="NVIDIA H200", sm="sm_90"),),
+            )
+        },
+    )
+    path = tmp_path / "relforge-manifest.json"
+    manifest.save(path)
+    args = ("--milestone-file", str(milestone), "--manifest", str(path), "--matrix", str(EXAMPLE))
+    result = audit(run, planted.repos, *args, "--format", "json")
+    assert result.code == 4, result.err  # the planted missing pick still counts; coverage not
+    coverage = {c["cell_id"]: c for c in json.loads(result.out)["gpu_coverage"]}
+    assert coverage[cell]["arches"] == ["sm_75", "sm_80", "sm_90", "sm_120"]
+    assert coverage[cell]["unproven"] == ["sm_75", "sm_80", "sm_120"]
+    assert coverage[cell]["proven_on"] == [{"name": "NVIDIA H200", "sm": "sm_90"}]
+    other = coverage["wheel-linux-x86_64-py3.13-cu130"]
+    assert other["built"] is False and other["unproven"] == other["arches"]
+    assert "wheel-linux-x86_64-py3.12-cpu" not in coverage
+    text = audit(run, planted.repos, *args)
+    said = " ".join(text.out.split())  # the terminal may wrap the long line
+    assert (
+        f"{cell}: kernels ran on NVIDIA H200 (sm_90); never executed: sm_75, sm_80, sm_120" in said
+    )
+    alone = audit(run, planted.repos, "--milestone-file", str(milestone), "--manifest", str(path))
+    assert alone.code == 2 and "--manifest and --matrix go together" in alone.err

@@ -605,6 +605,9 @@ def test_an_elf_read_that_fails_from_a_tail_is_read_again_exactly(
                 raise MemberError(f"read of {length} bytes at {offset} is past the end")
             return self.inner.read(offset, length)
 
+        def read_forward(self, offset: int, length: int) -> bytes:
+            return self.read(offset, length)
+
     def source(self: WheelArchive, member: Member, *, exact: bool = False) -> ByteSource:
         found = exact_source(self, member, exact=exact)
         return found if exact else PastTheEnd(found)

@@ -5,8 +5,9 @@ Entry points: `validate_release(ReleaseRequest)` reads the artifacts from one `A
 into the manifest; `validate_artifacts` checks given artifacts against given cells.  Both
 take the check `Options` and return a `ValidationReport`.
 
-`gpu_coverage` (a `CellCoverage` per CUDA cell; `coverage_lines` for people) says which architectures of each CUDA cell a GPU smoke
-has run, from the manifest's record (`release audit --manifest`).  `inspect_wheel` reads one
+`gpu_coverage` (a `CellCoverage` per CUDA cell; `coverage_lines` for people) says which
+architectures of each CUDA cell a GPU smoke has run, from the manifest's record (`release audit
+--manifest`).  `inspect_wheel` reads one
 wheel for `relforge wheel inspect` into an `Inspection`; `CHECKS` is
 the registry of every check with its stable ID.  Importing the whole package costs about 0.2 s
 (measured: every module of it loads in 0.21 s on this machine), so the front door imports its

@@ -11,7 +11,7 @@ with an `error`, never a hang or an exception.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,7 +27,12 @@ MAX_SECTIONS = 1 << 16
 
 
 class DeviceCodeError(Exception):
-    """The device code cannot be read as it stands (the message says where and why)."""
+    """The device code cannot be read as it stands (the message says where and why);
+    `images`: the entries read before the fault."""
+
+    def __init__(self, message: str, *, images: Sequence[DeviceImage] = ()) -> None:
+        super().__init__(message)
+        self.images = tuple(images)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,7 +73,8 @@ class DeviceCode:
 
     @property
     def present(self) -> bool:
-        return bool(self.images or self.sections)
+        """Whether there is something to judge: device code, or sections that failed."""
+        return bool(self.images or self.sections or self.error)
 
     def sass(self) -> tuple[str, ...]:
         return _unique(i.arch for i in self.images if i.kind == "sass")
@@ -130,6 +136,11 @@ def read_sections(
     count = size // entsize
     if count > MAX_SECTIONS:
         raise DeviceCodeError(f"{count} section headers: not believed")
+    if offset + count * entsize > src.size:
+        raise DeviceCodeError(
+            f"the section header table ({count} x {entsize} bytes at {offset}) runs past the "
+            f"end of the file ({src.size} bytes)"
+        )
     data = src.read(offset, count * entsize)
     raw = [struct.unpack_from(fmt, data, i * entsize) for i in range(count)]
     if not 0 < strndx < count:
@@ -169,7 +180,7 @@ def read_device_code(
             images += readers[section.name](src, section, endian)
         except DeviceCodeError as exc:
             return DeviceCode(
-                images=tuple(images),
+                images=(*images, *exc.images),
                 sections=tuple(s.name for s in found),
                 error=f"{section.name}: {exc}",
             )

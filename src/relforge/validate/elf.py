@@ -111,12 +111,20 @@ def read_elf(src: ByteSource, *, symbols: bool = False, device: bool = True) -> 
     layout = _Layout(endian, bits, loads)
     dynamic = next(((o, s) for t, o, _, s in phdrs if t == PT_DYNAMIC), None)
     sections = (shoff, shnum * shentsize) if shoff and shnum and shentsize else (0, 0)
+    broken = sections[1] > 0 and sections[0] + sections[1] > src.size
+    if broken:  # the loader never reads section headers; only the device code needs them
+        sections = (0, 0)
     src.set_interest([(o, s) for _, o, s in loads] + ([dynamic] if dynamic else []) + [sections])
     code = (
         _device_code(src, endian, bits, sections, shentsize, strndx)
         if device and sections[1]
         else None
     )
+    if device and broken:
+        code = DeviceCode(
+            error=f"section headers: {shnum} x {shentsize} bytes at {shoff} run past the end "
+            f"of the file ({src.size} bytes)"
+        )
     if dynamic is None:
         return ElfInfo(bits=bits, machine=machine, kind=kind, dynamic=False, device=code)
     entries = _dynamic_entries(src.read(*dynamic), endian, bits)

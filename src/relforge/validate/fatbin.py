@@ -38,17 +38,27 @@ MAX_HEADER = 1 << 12
 
 
 def read_fatbin(src: ByteSource, section: Section, endian: str) -> list[DeviceImage]:
-    """Every entry of the section's containers; DeviceCodeError on anything malformed."""
+    """Every entry of the section's containers; DeviceCodeError on anything malformed (with
+    the entries read before it).  Reads walk forward: `ByteSource.read_forward`."""
     images: list[DeviceImage] = []
+    try:
+        _walk(src, section, images)
+    except DeviceCodeError as exc:
+        raise DeviceCodeError(str(exc), images=images) from None
+    return images
+
+
+def _walk(src: ByteSource, section: Section, images: list[DeviceImage]) -> None:
     at, end = section.offset, section.offset + section.size
     reads = 0
     while at + CONTAINER.size <= end:
         reads += 1
         if reads > MAX_ENTRIES:
             raise DeviceCodeError(f"more than {MAX_ENTRIES} entries and containers: not believed")
-        magic, _, header, size = CONTAINER.unpack(src.read(at, CONTAINER.size))
+        head = src.read_forward(at, CONTAINER.size)
+        magic, _, header, size = CONTAINER.unpack(head)
         if magic != MAGIC:
-            if not any(src.read(at, 8)):
+            if not any(head[:8]):
                 at += 8  # alignment padding between or after containers
                 continue
             raise DeviceCodeError(f"no fat binary magic at {at - section.offset:#x}")
@@ -69,12 +79,11 @@ def read_fatbin(src: ByteSource, section: Section, endian: str) -> list[DeviceIm
             image, entry = _entry(src, entry, stop, section)
             images.append(image)
         at = stop
-    return images
 
 
 def _entry(src: ByteSource, at: int, stop: int, section: Section) -> tuple[DeviceImage, int]:
     """The entry at `at` and where the next one starts."""
-    fields = ENTRY.unpack(src.read(at, ENTRY.size))
+    fields = ENTRY.unpack(src.read_forward(at, ENTRY.size))
     kind, _, header, payload, compressed_size, _, _, _, arch, _, _, flags, _, _ = fields
     where = f"the entry at {at - section.offset:#x}"
     if header < ENTRY.size or header > MAX_HEADER:

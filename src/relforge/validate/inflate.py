@@ -112,6 +112,8 @@ class DeflateSource:
         self._prefix = bytearray()
         self._main = Cursor(compressed)  # at the end of the prefix
         self._cursor: Cursor | None = None  # streaming past PREFIX_LIMIT
+        self._walker: Cursor | None = None  # read_forward's cursor past the prefix …
+        self._window = bytearray()  # … and the bytes before its position it keeps
         self._streamed: list[tuple[int, bytes]] = []  # the last reads served by streaming
         self._tails: list[_Tail] = []
         self._interest: list[tuple[int, int]] = []
@@ -154,6 +156,49 @@ class DeflateSource:
             return self._stream(offset, length)
         self._extend_prefix(end)
         return bytes(self._prefix[offset:end])
+
+    def read_forward(self, offset: int, length: int) -> bytes:
+        """Bytes at or after the last forward read: from what is at hand, else inflated exactly
+        onwards (the prefix, then a cursor that keeps only what is asked for)."""
+        end = offset + length
+        if offset < 0 or length < 0 or end > self._size:
+            raise MemberError(f"read of {length} bytes at {offset} is past the end ({self._size})")
+        check_length(length)
+        if end <= len(self._prefix):
+            return bytes(self._prefix[offset:end])
+        got = self._from_tails(offset, length)
+        if got is not None:
+            return got
+        for start, data in self._streamed:
+            if start <= offset and end <= start + len(data):
+                return data[offset - start : end - start]
+        if self._size <= SMALL_MEMBER or end <= PREFIX_LIMIT:
+            self._extend_prefix(min(self._size, max(end, SMALL_MEMBER)))
+            return bytes(self._prefix[offset:end])
+        if offset < len(self._prefix):  # across the end of the prefix: rare, as `read` does
+            return self.read(offset, length)
+        return self._walk(offset, end)
+
+    def _walk(self, offset: int, end: int) -> bytes:
+        """The forward walker's cursor and the bytes it inflated last, from the first byte of
+        the last read on: a read at or after that start never inflates a byte twice."""
+        cursor, window = self._walker, self._window
+        start = cursor.position - len(window) if cursor is not None else -1
+        if cursor is None or offset < start:
+            cursor, window, start = self._main.copy(), bytearray(), self._main.position
+        if offset > start:  # what lies before this read is never asked for again
+            del window[: min(len(window), offset - start)]
+            start = cursor.position - len(window)
+        while cursor.position < end:
+            piece = cursor.step()
+            self.inflated += len(piece)
+            first = cursor.position - len(piece)
+            if cursor.position <= offset:
+                continue  # wholly before the read: dropped
+            window += piece[max(0, offset - first) :]
+            start = cursor.position - len(window)
+        self._walker, self._window = cursor, window
+        return bytes(window[offset - start : end - start])
 
     def _from_tails(self, offset: int, length: int) -> bytes | None:
         """The bytes from a tail that holds them (then guessed: not read exactly)."""

@@ -95,6 +95,12 @@ class ByteSource(Protocol):
 
     def read(self, offset: int, length: int) -> bytes: ...
 
+    def read_forward(self, offset: int, length: int) -> bytes:
+        """`read`, for a reader walking forward through a region (a fat binary's entry
+        headers): a deflated member is inflated exactly from where the last such read stopped,
+        never from a searched block boundary (thousands of small reads would search as often)."""
+        ...
+
     def set_interest(self, spans: Sequence[tuple[int, int]]) -> None: ...
 
     @property
@@ -119,6 +125,9 @@ class BytesSource:
             raise MemberError(f"read of {length} bytes at {offset} is past the end ({self.size})")
         check_length(length)
         return bytes(self._data[offset : offset + length])
+
+    def read_forward(self, offset: int, length: int) -> bytes:
+        return self.read(offset, length)
 
     @property
     def guessed(self) -> bool:
