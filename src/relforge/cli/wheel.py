@@ -129,6 +129,30 @@ def _print(found: object) -> None:
             if code.error:
                 table.add_row("", f"[red]unreadable: {code.error}[/red]", "", "", "")
         out.print(table)
+    if f.machos or f.pes:  # like delocate-listdeps and delvewheel show: what each links
+        table = Table(title="macOS and Windows binaries", title_justify="left")
+        for column in ("file", "format", "arches", "min OS", "links"):
+            table.add_column(column, overflow="fold")
+        for m in f.machos:
+            if m.info is None:
+                table.add_row(m.path, "Mach-O", f"[red]unreadable: {m.error}[/red]", "", "")
+                continue
+            minos = sorted({p.minos for p in m.info.slices if p.minos})
+            links = sorted({d.path for p in m.info.slices for d in p.dylibs})
+            table.add_row(
+                m.path,
+                "Mach-O (universal)" if m.info.fat else "Mach-O",
+                ", ".join(m.info.arches),
+                ", ".join(f"macOS {v}" for v in minos) or "—",
+                "\n".join(links) or "—",
+            )
+        for p in f.pes:
+            if p.info is None:
+                table.add_row(p.path, "PE", f"[red]unreadable: {p.error}[/red]", "", "")
+                continue
+            links = [*p.info.imports, *(f"{d} (delay-loaded)" for d in p.info.delay_imports)]
+            table.add_row(p.path, "PE", p.info.machine, "—", "\n".join(links) or "—")
+        out.print(table)
     for v in found.verdicts:
         if CHECKS[v.check].scope == "artifact":
             out.print(f"  {v.status:4}  {v.check} {CHECKS[v.check].name}: {v.message}")

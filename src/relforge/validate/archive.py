@@ -20,7 +20,7 @@ from relforge.matrix.cell import Cell
 from relforge.matrix.schema import Release
 from relforge.validate.archivezip import ArchiveError, NativeArchive
 from relforge.validate.binaries import HEAD, PE_HEAD_LIMIT, Binary, identify, pe_header_offset
-from relforge.validate.facts import WheelFacts, read_elf_members
+from relforge.validate.facts import WheelFacts, read_elf_members, read_foreign_members
 from relforge.validate.inflate import MemberError
 from relforge.validate.wheel import NOT_ELF, is_shared_object_name
 
@@ -89,6 +89,7 @@ def gather_archive(path: Path, platform_tags: tuple[str, ...], pool: Executor) -
         # a duplicate name's earlier entries are RF-V032's; the last one is what unzip leaves
         integrity = [pool.submit(archive.intact, m) for m in archive.members.values()]
         elves = read_elf_members(archive, pool, symbols=True)
+        machos, pes = read_foreign_members(archive, pool)
         elf_names = {e.path for e in elves}
         fake = tuple(
             m.name
@@ -105,6 +106,8 @@ def gather_archive(path: Path, platform_tags: tuple[str, ...], pool: Executor) -
             duplicates=tuple(archive.duplicates),
             special_members=tuple(archive.special_members()),
             fake_shared_objects=fake,
+            machos=machos,
+            pes=pes,
         )
         found = ArchiveFacts(members=facts, entries=entries)
         text, problem = _build_version(archive, found.top)

@@ -22,7 +22,7 @@ from relforge.validate.registry import Expectation, check_artifact, register
 # The wheel checks that look only at members, ELF files and size (the others read .dist-info).
 MEMBER_CHECKS = frozenset(
     {"RF-V032", "RF-V033", "RF-V040", "RF-V041", "RF-V042", "RF-V043", "RF-V044", "RF-V045",
-     "RF-V046", "RF-V048", "RF-V050"}
+     "RF-V046", "RF-V048", "RF-V050", "RF-V070", "RF-V071", "RF-V072"}
 )  # fmt: skip
 
 READABLE = register("RF-V060", "archive-readable", "cell",

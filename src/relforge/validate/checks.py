@@ -332,4 +332,5 @@ import relforge.validate.devicechecks  # noqa: E402
 import relforge.validate.libraries  # noqa: E402
 import relforge.validate.limitedapi  # noqa: E402
 import relforge.validate.members  # noqa: E402
+import relforge.validate.platformchecks  # noqa: E402
 import relforge.validate.versionattr  # noqa: E402, F401

@@ -7,16 +7,20 @@ the GIL while they inflate and hash, so two cores are kept busy.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from email.message import Message
 from pathlib import Path
+from typing import TypeVar
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from relforge.validate.elf import ElfError, ElfInfo, read_elf
 from relforge.validate.inflate import MemberError, MemberTooLarge
+from relforge.validate.macho import MachOError, MachOInfo, read_macho
+from relforge.validate.pe import PEError, PEInfo, read_pe
 from relforge.validate.wheel import (
     Member,
     WheelArchive,
@@ -33,6 +37,22 @@ class ElfMember:
     path: str
     size: int
     info: ElfInfo | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MachOMember:
+    path: str
+    size: int
+    info: MachOInfo | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PEMember:
+    path: str
+    size: int
+    info: PEInfo | None = None
     error: str | None = None
 
 
@@ -58,6 +78,8 @@ class WheelFacts:
     duplicates: tuple[str, ...] = ()  # member names the zip lists more than once
     special_members: tuple[tuple[str, str, str], ...] = ()  # (path, type, symlink target)
     fake_shared_objects: tuple[str, ...] = ()  # *.so members that are not ELF
+    machos: tuple[MachOMember, ...] = field(default=())  # Mach-O files (macOS)
+    pes: tuple[PEMember, ...] = field(default=())  # PE files (Windows DLLs, .pyd, .exe)
 
     @property
     def file_name(self) -> str:
@@ -103,6 +125,7 @@ def _gather(
     libraries: frozenset[str] | None,
 ) -> WheelFacts:
     elf_members = archive.elf_members()
+    foreign = read_foreign_members(archive, pool) if libraries is None else ((), ())
     if libraries is None:
         elf_jobs = [(m, pool.submit(_read_elf, archive, m, symbols)) for m in elf_members]
     else:
@@ -172,6 +195,8 @@ def _gather(
         duplicates=tuple(archive.duplicates),
         special_members=tuple(archive.special_members()),
         fake_shared_objects=fake,
+        machos=foreign[0],
+        pes=foreign[1],
     )
 
 
@@ -244,3 +269,43 @@ def read_elf_members(
     """Every ELF member of an open zip, read on the pool the way a wheel's are, largest first."""
     jobs = [(m, pool.submit(_read_elf, archive, m, symbols)) for m in archive.elf_members()]
     return tuple(_elf_result(m, job) for m, job in jobs)
+
+
+ForeignJobs = tuple[tuple[MachOMember, ...], tuple[PEMember, ...]]
+Info = TypeVar("Info")
+Found = TypeVar("Found")
+
+
+def read_foreign_members(archive: WheelArchive, pool: Executor) -> ForeignJobs:
+    """Every Mach-O and PE member of an open zip, read on the pool (headers and load commands,
+    the import tables; never code)."""
+    found = archive.binary_members()
+    machos = [(m, pool.submit(_read_macho, archive, m)) for m in found["Mach-O"]]
+    pes = [(m, pool.submit(_read_pe, archive, m)) for m in found["PE"]]
+    return (
+        tuple(_foreign_result(m, job, MachOMember) for m, job in machos),
+        tuple(_foreign_result(m, job, PEMember) for m, job in pes),
+    )
+
+
+def _read_macho(archive: WheelArchive, member: Member) -> MachOInfo:
+    try:
+        return read_macho(archive.source(member))
+    except (MachOError, MemberError):
+        return read_macho(archive.source(member, exact=True))  # once more, read exactly
+
+
+def _read_pe(archive: WheelArchive, member: Member) -> PEInfo:
+    try:
+        return read_pe(archive.source(member))
+    except (PEError, MemberError):
+        return read_pe(archive.source(member, exact=True))
+
+
+def _foreign_result(member: Member, job: Future[Info], kind: Callable[..., Found]) -> Found:
+    try:
+        return kind(path=member.name, size=member.size, info=job.result())
+    except (MachOError, PEError, MemberError) as exc:
+        return kind(path=member.name, size=member.size, error=str(exc))
+    except Exception as exc:  # struct errors on truncated tables and the like
+        return kind(path=member.name, size=member.size, error=f"{type(exc).__name__}: {exc}")

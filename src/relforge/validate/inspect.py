@@ -16,6 +16,7 @@ from relforge.validate.checks import CHECKS, Expectation, check_artifact
 from relforge.validate.facts import WheelFacts, gather
 from relforge.validate.from_index import dependencies_from_index
 from relforge.validate.libraries import Need, resolve
+from relforge.validate.macho import MachOSlice
 from relforge.validate.policy import highest_versions, strictest_policy, tag_arch
 from relforge.validate.providers import read_dependencies
 
@@ -77,6 +78,29 @@ class Inspection:
                 )
                 for e in f.elves
             ],
+            "macho_files": [
+                {"path": m.path, "size": m.size, "error": m.error}
+                | (
+                    {"fat": m.info.fat, "slices": [_slice_json(p) for p in m.info.slices]}
+                    if m.info
+                    else {}
+                )
+                for m in f.machos
+            ],
+            "pe_files": [
+                {"path": p.path, "size": p.size, "error": p.error}
+                | (
+                    {
+                        "machine": p.info.machine,
+                        "dll": p.info.dll,
+                        "imports": list(p.info.imports),
+                        "delay_imports": list(p.info.delay_imports),
+                    }
+                    if p.info
+                    else {}
+                )
+                for p in f.pes
+            ],
             "status": "fail" if self.contradictions else "pass",
             "verdicts": [
                 {**v.to_json(), "name": CHECKS[v.check].name}
@@ -84,6 +108,19 @@ class Inspection:
                 if CHECKS[v.check].scope == "artifact"
             ],
         }
+
+
+def _slice_json(piece: MachOSlice) -> dict[str, Any]:
+    """One architecture of a Mach-O file, as `delocate-listdeps` and `otool -L` show it."""
+    return {
+        "arch": piece.arch,
+        "filetype": piece.filetype,
+        "minos": piece.minos,
+        "install_name": piece.install_name,
+        "dylibs": [{"path": d.path, "kind": d.kind} for d in piece.dylibs],
+        "rpaths": list(piece.rpaths),
+        "signed": piece.signed,
+    }
 
 
 def inspect_wheel(

@@ -91,8 +91,28 @@ class Member:
         return _FILE_TYPES.get(kind, f"file type {kind:#o}")
 
 
+_MACHO = (b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe", b"\xcf\xfa\xed\xfe")
+_FAT = (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")
+_FAT_MAX = 30  # more "architectures" is a Java class file (same magic, then its version)
+
+
+def binary_format(head: bytes) -> str | None:
+    """ "ELF", "Mach-O" or "PE" by a file's first 8 bytes; None for anything else."""
+    if head[:4] == b"\x7fELF":
+        return "ELF"
+    if head[:4] in _MACHO:
+        return "Mach-O"
+    if head[:4] in _FAT and len(head) >= 8 and 0 < int.from_bytes(head[4:8], "big") <= _FAT_MAX:
+        return "Mach-O"
+    if head[:2] == b"MZ":
+        return "PE"
+    return None
+
+
 class WheelArchive:
     """An open wheel.  Use as a context manager; sources it hands out die with it."""
+
+    _binaries: dict[str, list[Member]] | None = None  # binary_members(), once read
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -255,13 +275,21 @@ class WheelArchive:
 
     def elf_members(self) -> list[Member]:
         """Members that are ELF files, largest first."""
-        found = []
-        for member in self.members.values():
-            if member.size < 52 or member.name.endswith(NOT_ELF) or member.file_type:
-                continue
-            if self.head(member, 4) == b"\x7fELF":
-                found.append(member)
-        return sorted(found, key=lambda m: -m.size)
+        return self.binary_members()["ELF"]
+
+    def binary_members(self) -> dict[str, list[Member]]:
+        """Members that are ELF, Mach-O (thin or universal) or PE files by their first bytes,
+        each format's largest first."""
+        if self._binaries is None:
+            found: dict[str, list[Member]] = {"ELF": [], "Mach-O": [], "PE": []}
+            for member in self.members.values():
+                if member.size < 52 or member.name.endswith(NOT_ELF) or member.file_type:
+                    continue
+                kind = binary_format(self.head(member, 8))
+                if kind is not None:
+                    found[kind].append(member)
+            self._binaries = {k: sorted(v, key=lambda m: -m.size) for k, v in found.items()}
+        return self._binaries
 
 
 def wheel_tags(path: Path) -> tuple[NormalizedName, Version, frozenset[Tag]]:
