@@ -9,7 +9,6 @@ import functools
 import http.server
 import json
 import stat
-import struct
 import subprocess
 import textwrap
 import threading
@@ -19,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.binfactory import plain_macho, plain_pe
 from tests.conftest import Result
 
 Run = Callable[..., Result]
@@ -214,19 +214,13 @@ def patch_local_name(path: Path, member: str, name: str) -> None:
 
 
 def pe(machine: int, header_at: int = 0x80) -> bytes:
-    """A PE file's first bytes: the MS-DOS stub pointing at "PE\\0\\0" and the COFF Machine."""
-    stub = b"MZ" + bytes(0x3A) + header_at.to_bytes(4, "little")
-    return stub.ljust(header_at, b"\0") + b"PE\0\0" + machine.to_bytes(2, "little") + bytes(256)
+    """A DLL for `machine` (COFF Machine), its PE header at `header_at`, importing KERNEL32."""
+    return plain_pe(machine, header_at)
 
 
 def macho(*cpus: int) -> bytes:
-    """A Mach-O file's first bytes: thin (64-bit little-endian) for one CPU, universal for more."""
-    if len(cpus) == 1:
-        return struct.pack("<IiI", 0xFEEDFACF, cpus[0], 3) + bytes(256)
-    arches = b"".join(
-        struct.pack(">iiIII", cpu, 0, 0x4000 * (i + 1), 256, 14) for i, cpu in enumerate(cpus)
-    )
-    return struct.pack(">II", 0xCAFEBABE, len(cpus)) + arches + bytes(256)
+    """A signed macOS 11.0 library: thin for one CPU, universal for more."""
+    return plain_macho(*cpus)
 
 
 X86_64, ARM64 = 0x01000007, 0x0100000C

@@ -82,17 +82,27 @@ def test_windows_archives_release_and_debug(run: Run, tmp_path: Path) -> None:
     assert failing(report, "libtorch-windows-x86_64-cpu-shared-with-deps-release") == set()
 
 
+# The member checks name the same binary: RF-V071 (a PE for another machine), RF-V072 (a binary
+# of another OS's format).
 @pytest.mark.parametrize(
-    ("extra", "problem"),
+    ("extra", "problem", "member"),
     [
-        ({"libtorch/lib/demo_arm.dll": pe(0xAA64)}, "is for aarch64, the cell for x86_64"),
-        ({"libtorch/lib/evil.dll": pe(0x8664, header_at=0x80000)}, None),  # not believed
-        ({"libtorch/lib/libdemo.so": b""}, "is ELF, the cell builds for windows"),
-        ({"libtorch/lib/demo.dylib": macho(X86_64)}, "is Mach-O, the cell builds for windows"),
+        ({"libtorch/lib/demo_arm.dll": pe(0xAA64)}, "is for aarch64, the cell for x86_64",
+         ("RF-V071", "libtorch/lib/demo_arm.dll is a aarch64 binary, the tag says x86_64")),
+        ({"libtorch/lib/evil.dll": pe(0x8664, header_at=0x80000)}, None, None),  # not believed
+        ({"libtorch/lib/libdemo.so": b""}, "is ELF, the cell builds for windows",
+         ("RF-V072", "libtorch/lib/libdemo.so is ELF")),
+        ({"libtorch/lib/demo.dylib": macho(X86_64)}, "is Mach-O, the cell builds for windows",
+         ("RF-V072", "libtorch/lib/demo.dylib is Mach-O")),
     ],
-)
+)  # fmt: skip
 def test_windows_archive_binaries_of_another_kind(
-    run: Run, tmp_path: Path, compiled: Compile, extra: dict[str, bytes], problem: str | None
+    run: Run,
+    tmp_path: Path,
+    compiled: Compile,
+    extra: dict[str, bytes],
+    problem: str | None,
+    member: tuple[str, str] | None,
 ) -> None:
     matrix = tmp_path / "matrix.yaml"
     matrix.write_text(WINDOWS_MATRIX.replace("configs: [release, debug]", "configs: [release]"))
@@ -111,17 +121,21 @@ def test_windows_archive_binaries_of_another_kind(
     if problem is None:
         assert code == 0, got
         return
-    assert code == 4
-    assert failing(report, "libtorch-windows-x86_64-cpu-shared-with-deps-release") == {"RF-V064"}
+    assert code == 4 and member is not None
+    subject = "libtorch-windows-x86_64-cpu-shared-with-deps-release"
+    assert failing(report, subject) == {"RF-V064", member[0]}
     assert problem in got["RF-V064"]["message"]
+    assert member[1] in got[member[0]]["message"]
 
 
 @pytest.mark.parametrize(
-    ("dylib", "ok"),
-    [(macho(ARM64), True), (macho(X86_64, ARM64), True), (macho(X86_64), False),
-     (pe(0xAA64), False)],
+    ("dylib", "ok", "member"),
+    [(macho(ARM64), True, ""), (macho(X86_64, ARM64), True, ""),
+     (macho(X86_64), False, "RF-V070"), (pe(0xAA64), False, "RF-V072")],
 )  # fmt: skip
-def test_macos_archive_binaries(run: Run, tmp_path: Path, dylib: bytes, ok: bool) -> None:
+def test_macos_archive_binaries(
+    run: Run, tmp_path: Path, dylib: bytes, ok: bool, member: str
+) -> None:
     matrix = tmp_path / "matrix.yaml"
     matrix.write_text(MACOS_MATRIX)
     files = {
@@ -135,7 +149,7 @@ def test_macos_archive_binaries(run: Run, tmp_path: Path, dylib: bytes, ok: bool
     write_archive(dist, files, name=f"{PROJECT}-macos-arm64-shared-with-deps-release-{VERSION}.zip")
     code, report = validate_json(run, matrix, "--dist", str(dist))
     subject = "libtorch-macos-arm64-cpu-shared-with-deps-release"
-    assert (code, failing(report, subject)) == ((0, set()) if ok else (4, {"RF-V064"}))
+    assert (code, failing(report, subject)) == ((0, set()) if ok else (4, {"RF-V064", member}))
     if ok:
         assert verdicts(report, subject)["RF-V064"]["message"] == "1 Mach-O files for macos aarch64"
 

@@ -16,6 +16,8 @@ from packaging.requirements import Requirement
 
 from relforge.builders.postbuild import (
     ArtifactProblem,
+    AuditwheelPolicy,
+    DelvewheelPolicy,
     cell_requirements,
     check_wheel,
     declare_requirements,
@@ -74,7 +76,7 @@ DRIVER = {"libcuda.so.*", "libnvidia-ml.so.*", "libze_loader.so.*"}
 
 def test_cuda_cell_excludes_driver_and_declared_libraries(cells: dict[str, Cell]) -> None:
     policy = repair_policy(cells["wheel-linux-x86_64-py3.12-cu128"])
-    assert policy is not None
+    assert isinstance(policy, AuditwheelPolicy)
     assert policy.plat == "manylinux_2_28_x86_64"
     for soname in (*DRIVER, "libcudnn*.so.9", "libnccl.so.2", "libcudart.so.12"):
         assert soname in policy.excludes
@@ -87,15 +89,16 @@ def test_cuda_cell_excludes_driver_and_declared_libraries(cells: dict[str, Cell]
 def test_bundling_cell_excludes_only_driver_libraries(cells: dict[str, Cell]) -> None:
     full = next(c for c in cells.values() if c.bundles_libraries and c.os == "linux")
     policy = repair_policy(full)
-    assert policy is not None
+    assert isinstance(policy, AuditwheelPolicy)
     assert set(policy.excludes) == DRIVER
 
 
-def test_no_repair_off_linux_or_for_archives(cells: dict[str, Cell]) -> None:
-    assert repair_policy(cells["wheel-windows-x86_64-py3.12-cu128"]) is None
+def test_no_auditwheel_off_linux_and_no_repair_for_archives(cells: dict[str, Cell]) -> None:
+    # Windows wheels are repaired by delvewheel (tests/unit/test_repair_policies.py)
+    assert isinstance(repair_policy(cells["wheel-windows-x86_64-py3.12-cu128"]), DelvewheelPolicy)
     assert repair_policy(next(c for c in cells.values() if c.package_type == "libtorch")) is None
     cpu = repair_policy(cells["wheel-linux-x86_64-py3.12-cpu"])
-    assert cpu is not None and set(cpu.excludes) == DRIVER
+    assert isinstance(cpu, AuditwheelPolicy) and set(cpu.excludes) == DRIVER
 
 
 def _torch_axis_cell(cells: dict[str, Cell]) -> Cell:
@@ -111,7 +114,7 @@ def test_a_torch_axis_keeps_torchs_libraries_out_of_the_wheel(cells: dict[str, C
     """The issue's torch extension: repair could not find libc10.so, which `wheel inspect`
     calls declared by torch; with torch from an axis, repair leaves it and its siblings out."""
     policy = repair_policy(_torch_axis_cell(cells))
-    assert policy is not None
+    assert isinstance(policy, AuditwheelPolicy)
     for library in ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_python.so"):
         assert any(fnmatch.fnmatch(library, p) for p in policy.excludes), library
     assert not any(fnmatch.fnmatch("libcudart.so.12", p) for p in policy.excludes)
@@ -132,7 +135,7 @@ def test_what_repair_leaves_out_is_what_validation_accepts(
     the wheel, and every catalogue library those requirements provide is excluded."""
     cell = _torch_axis_cell(cells) if cell_id == "torch-axis" else cells[cell_id]
     policy = repair_policy(cell)
-    assert policy is not None
+    assert isinstance(policy, AuditwheelPolicy)
     declared = [Requirement(r) for r in cell_requirements(cell)]
     environment = linux_environment(cell.arch, cell.python_tag)
     for pattern in library_providers():

@@ -210,7 +210,7 @@ class _Run:
 
     def _build(self, cell: Cell, builder: Builder, log: Path, start: float) -> CellResult:
         plan = self.plan
-        repair = repair_policy(cell)
+        repair = self.repair(cell)
         deps = self._axis_wheels(cell, log)
         parts: dict[str, Any] = {
             "relforge": __version__,
@@ -219,7 +219,7 @@ class _Run:
             "cell": cell.to_json(),
             "command": list(plan.command_for(cell)),
             "source": self.tree().digest,
-            "repair": dataclasses.asdict(repair) if repair else None,
+            "repair": repair.to_json() if repair else None,  # its tool, options and all
             "network": plan.network,
         }
         archive_name = None
@@ -274,6 +274,11 @@ class _Run:
             shutil.rmtree(work, ignore_errors=True)
         return self._result(cell, builder, stored, key, cached=False, start=start)
 
+    def repair(self, cell: Cell) -> RepairPolicy | None:
+        """The cell's repair, with its platform's `repair_options` from the matrix."""
+        options = self.plan.release.platforms[cell.platform].repair_options
+        return repair_policy(cell, options)
+
     def _axis_wheels(self, cell: Cell, log: Path) -> DependencyWheels | None:
         """The wheels of the cell's dependency axes, fetched on the host (cached)."""
         if not cell.axis_install:
@@ -297,6 +302,7 @@ class _Run:
         version = cell.version or ""
         wheel = cell.package_type == "wheel"
         env = {
+            **(repair.env if repair else {}),  # MACOSX_DEPLOYMENT_TARGET; the matrix's env wins
             **cell.env,
             **(version_env(plan.matrix.project.name, version) if wheel else {}),
             "RELFORGE_VERSION": version,

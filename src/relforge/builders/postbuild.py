@@ -1,19 +1,32 @@
 """After the build command: repair the wheel per the cell's platform policy, declare the cell's
 extra install requirements, and check that the result is the artifact the cell asked for.
 
-Repair is `auditwheel repair --plat <cell tag> --only-plat` with excludes derived from the cell:
-driver libraries always, and the libraries of every distribution the cell requires (its extra
-install requirements, unless it bundles them, and its dependency axes'), from the catalogue
-validation reads too (relforge.providedlibs).  It runs where the build ran (on the host, or
-inside the builder container), because that is where the libraries to graft live.
+Repair grafts the libraries a wheel loads from the build machine into it, with one tool per OS
+(each pinned in relforge's dependencies for the OS it runs on), and the platform's
+`repair_options` (matrix) placed before the wheel:
+
+- Linux (manylinux/musllinux tags): `auditwheel repair --plat <cell tag> --only-plat`, with
+  excludes derived from the cell: driver libraries always, and the libraries of every
+  distribution the cell requires (its extra install requirements, unless it bundles them, and
+  its dependency axes'), from the catalogue validation reads too (relforge.providedlibs).
+- macOS (`macosx_X_Y_<arch>`): delocate's `delocate-wheel` with `--require-archs` of the tag's
+  architecture and `--require-target-macos-version X.Y` (the build gets
+  MACOSX_DEPLOYMENT_TARGET=X.Y too), so the wheel keeps the cell's tag or the cell fails.
+- Windows (`win_amd64`, `win_arm64`, `win32`): `delvewheel repair`.
+
+It runs where the build ran (on the host, or inside the builder container for Linux), because
+that is where the libraries to graft live.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, ClassVar
 
 from packaging.requirements import Requirement
 from packaging.utils import (
@@ -28,6 +41,7 @@ from relforge.matrix.cell import Cell
 from relforge.providedlibs import excluded_libraries, linux_environment
 from relforge.validate.checks import RPATH_CHECK
 from relforge.validate.facts import gather
+from relforge.validate.platformtags import macos_tag, windows_machine
 from relforge.validate.registry import Expectation, check_artifact
 from relforge.wheelformat import WheelError
 
@@ -37,9 +51,40 @@ class ArtifactProblem(Exception):
 
 
 @dataclass(frozen=True, kw_only=True)
-class RepairPolicy:
-    """How `auditwheel repair` treats one cell's wheel."""
+class RepairPolicy(ABC):
+    """How one cell's wheel is repaired: the tool, its command line, what it adds to the build's
+    environment, and what of it goes into the build cache key."""
 
+    tool: ClassVar[str]  # the distribution that repairs (pinned in relforge's dependencies)
+    what: ClassVar[str]  # its run's label in the cell's log and failure reason
+    options: tuple[str, ...] = ()  # the platform's `repair_options`, placed before the wheel
+
+    @abstractmethod
+    def argv(self, python: str, wheel: str, out_dir: str) -> list[str]:
+        """The command that repairs `wheel` with `python` (relforge's, which has the tool) and
+        writes the result into `out_dir`; the wheel is the last argument."""
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        """Variables the cell's build (and so the repair) runs with."""
+        return {}
+
+    def to_json(self) -> dict[str, Any]:
+        """The policy for the cache key: a change in any of it builds the cell again."""
+        fields = {k: list(v) if isinstance(v, tuple) else v for k, v in _fields(self).items()}
+        return {"tool": self.tool, **fields}
+
+
+def _fields(policy: RepairPolicy) -> dict[str, Any]:
+    return {f.name: getattr(policy, f.name) for f in dataclasses.fields(policy)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditwheelPolicy(RepairPolicy):
+    """`auditwheel repair` of a manylinux/musllinux cell's wheel."""
+
+    tool: ClassVar[str] = "auditwheel"
+    what: ClassVar[str] = "auditwheel repair"
     plat: str
     excludes: tuple[str, ...]
 
@@ -48,7 +93,51 @@ class RepairPolicy:
         args += ["--wheel-dir", out_dir]
         for pattern in self.excludes:
             args += ["--exclude", pattern]
-        return [*args, wheel]
+        return [*args, *self.options, wheel]
+
+
+# The tag's architecture → delocate-wheel's --require-archs (a comma-separated list).
+_DELOCATE_ARCHS = {
+    "arm64": "arm64",
+    "x86_64": "x86_64",
+    "universal2": "x86_64,arm64",
+    "intel": "i386,x86_64",
+    "i386": "i386",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class DelocatePolicy(RepairPolicy):
+    """delocate's `delocate-wheel` of a macOS cell's wheel (its `main` run as a module)."""
+
+    tool: ClassVar[str] = "delocate"
+    what: ClassVar[str] = "delocate-wheel"
+    require_archs: str | None  # None: an old architecture (universal, ppc) left unchecked
+    target: str  # the tag's macOS version, X.Y
+
+    def argv(self, python: str, wheel: str, out_dir: str) -> list[str]:
+        args = [python, "-m", "delocate.cmd.delocate_wheel"]
+        if self.require_archs is not None:
+            args += ["--require-archs", self.require_archs]
+        args += ["--require-target-macos-version", self.target, "-w", out_dir]
+        return [*args, *self.options, wheel]
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        return {"MACOSX_DEPLOYMENT_TARGET": self.target}
+
+
+@dataclass(frozen=True, kw_only=True)
+class DelvewheelPolicy(RepairPolicy):
+    """`delvewheel repair` of a Windows cell's wheel.  It finds DLLs on PATH, which holds the
+    host build's toolchain folders (CUDA's bin) and build venv; other folders, and DLLs to leave
+    out, come from the platform's `repair_options` (`--add-path DIR`, `--no-dll foo.dll`)."""
+
+    tool: ClassVar[str] = "delvewheel"
+    what: ClassVar[str] = "delvewheel repair"
+
+    def argv(self, python: str, wheel: str, out_dir: str) -> list[str]:
+        return [python, "-m", "delvewheel", "repair", "-w", out_dir, *self.options, wheel]
 
 
 def cell_requirements(cell: Cell) -> tuple[str, ...]:
@@ -59,18 +148,31 @@ def cell_requirements(cell: Cell) -> tuple[str, ...]:
     return (*extra, *cell.axis_requires)
 
 
-def repair_policy(cell: Cell) -> RepairPolicy | None:
-    """The repair a cell's wheel gets; None when its platform tag has no auditwheel policy.
-    It leaves out what validation accepts from outside the wheel (relforge.providedlibs): the
-    driver's libraries and those of every distribution the cell requires."""
+def repair_policy(cell: Cell, options: Sequence[str] = ()) -> RepairPolicy | None:
+    """The repair a cell's wheel gets, by its platform tag, with the platform's extra `options`;
+    None for archives and for tags no tool repairs (`any`, `linux_x86_64`).
+
+    On Linux it leaves out what validation accepts from outside the wheel
+    (relforge.providedlibs): the driver's libraries and those of every distribution the cell
+    requires.  On macOS it requires the tag's architectures and macOS version of every library."""
     if cell.package_type != "wheel" or not cell.platform_tag:
         return None
     plat = cell.platform_tag.split(".")[0]
-    if not plat.startswith(("manylinux", "musllinux")):
-        return None
-    environment = linux_environment(cell.arch, cell.python_tag)
-    requirements = [Requirement(r) for r in cell_requirements(cell)]
-    return RepairPolicy(plat=plat, excludes=excluded_libraries(requirements, environment))
+    extra = tuple(options)
+    if plat.startswith(("manylinux", "musllinux")):
+        environment = linux_environment(cell.arch, cell.python_tag)
+        requirements = [Requirement(r) for r in cell_requirements(cell)]
+        excludes = excluded_libraries(requirements, environment)
+        return AuditwheelPolicy(plat=plat, excludes=excludes, options=extra)
+    macos = macos_tag(plat)
+    if macos is not None:
+        arch = plat.split("_", 3)[3]  # macosx_11_0_arm64 → arm64, macosx_10_9_x86_64 → x86_64
+        return DelocatePolicy(
+            require_archs=_DELOCATE_ARCHS.get(arch), target=macos.version_text, options=extra
+        )
+    if windows_machine(plat) is not None:
+        return DelvewheelPolicy(options=extra)
+    return None
 
 
 def declare_requirements(wheel: Path, cell: Cell) -> list[str]:

@@ -98,6 +98,8 @@ def _print(found: object) -> None:
     out.print(f"  needs            {found.needs_policy or 'no manylinux policy'} ({highest})")
     out.print(f"  C++ ABI          {found.abi}")
     out.print(f"  ELF files        {len(f.elves)}")
+    if f.machos or f.pes:
+        out.print(f"  Mach-O / PE      {len(f.machos)} / {len(f.pes)}")
     externals = found.externals()
     if externals:
         table = Table(title="external libraries", title_justify="left")

@@ -299,6 +299,14 @@ class Platform(Located):
     build_runner: str = ""
     test_runners: Mapping[AcceleratorKind, str] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
+    repair_options: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "doc": "extra options of the platform's wheel repair: auditwheel repair (Linux), "
+            "delocate-wheel (macOS), delvewheel repair (Windows), e.g. [--exclude, libfoo.so] "
+            "or [--no-dll, foo.dll]"
+        },
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

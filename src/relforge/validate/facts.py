@@ -17,6 +17,7 @@ from typing import TypeVar
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from relforge.validate.binaries import PE_HEAD_LIMIT, pe_header_offset
 from relforge.validate.elf import ElfError, ElfInfo, read_elf
 from relforge.validate.inflate import MemberError, MemberTooLarge
 from relforge.validate.macho import MachOError, MachOInfo, read_macho
@@ -284,7 +285,11 @@ def read_foreign_members(archive: WheelArchive, pool: Executor) -> ForeignJobs:
     pes = [(m, pool.submit(_read_pe, archive, m)) for m in found["PE"]]
     return (
         tuple(_foreign_result(m, job, MachOMember) for m, job in machos),
-        tuple(_foreign_result(m, job, PEMember) for m, job in pes),
+        tuple(
+            read
+            for m, job in pes
+            if (read := _foreign_result(m, job, PEMember)).info is not None or read.error
+        ),
     )
 
 
@@ -295,9 +300,18 @@ def _read_macho(archive: WheelArchive, member: Member) -> MachOInfo:
         return read_macho(archive.source(member, exact=True))  # once more, read exactly
 
 
-def _read_pe(archive: WheelArchive, member: Member) -> PEInfo:
+def _read_pe(archive: WheelArchive, member: Member) -> PEInfo | None:
+    """None for an MZ file with no believable PE header (an MS-DOS program, or a header
+    further in than PE_HEAD_LIMIT: what RF-V064 does not believe either)."""
+    head = archive.head(member, 64)
+    offset = pe_header_offset(head)
+    if offset is None or offset > PE_HEAD_LIMIT or offset + 4 > member.size:
+        return None
+    source = archive.source(member)
+    if source.read(offset, 4) != b"PE\0\0":
+        return None
     try:
-        return read_pe(archive.source(member))
+        return read_pe(source)
     except (PEError, MemberError):
         return read_pe(archive.source(member, exact=True))
 

@@ -133,6 +133,8 @@ class MachOSlice:
 
 @dataclass(frozen=True)
 class MachOInfo:
+    """A Mach-O file: its slices in the order the file lists them."""
+
     slices: tuple[MachOSlice, ...]
     fat: bool  # a universal file (even one holding a single slice)
 
@@ -273,7 +275,7 @@ def _read_slice(
             f"{where}sizeofcmds {sizeofcmds} runs past the end of the "
             f"{'slice' if where else 'file'} ({size} bytes, header {header_size})"
         )
-    commands = _Commands(endian, where)
+    commands = _Commands(endian, size)
     data = memoryview(src.read(base + header_size, sizeofcmds))
     position = 0
     for number in range(ncmds):
@@ -285,13 +287,14 @@ def _read_slice(
             )
         cmd, cmdsize = struct.unpack_from(endian + "II", data, position)
         label = f"{where}load command {number} ({_command_name(cmd)}) at offset {at}"
-        if cmdsize < max(8, _FIXED.get(cmd, 8)):
+        least = _FIXED.get(cmd, 8)  # 0 would walk the same command forever
+        if cmdsize < least:
             raise MachOError(
                 f"{label}: cmdsize {cmdsize} is smaller than the command's fixed part "
-                f"({max(8, _FIXED.get(cmd, 8))} bytes)"
+                f"({least} bytes)"
             )
-        if cmdsize % 4:  # loader.h asks 64-bit files for multiples of 8; ld64 writes them, but
-            # 4-aligned commands load (the kernel's own core files have them): lenient here
+        if cmdsize % 4:  # loader.h asks 64-bit files for multiples of 8 (ld64 and LLVM check);
+            # dyld checks only cmdsize >= 8 and the bounds, so a 4-aligned one loads: accepted
             raise MachOError(f"{label}: cmdsize {cmdsize} is not a multiple of 4")
         if position + cmdsize > sizeofcmds:
             raise MachOError(
@@ -322,9 +325,9 @@ def _command_name(cmd: int) -> str:
 class _Commands:
     """What the load commands of one slice say, gathered as they are walked."""
 
-    def __init__(self, endian: str, where: str) -> None:
+    def __init__(self, endian: str, size: int) -> None:
         self.endian = endian
-        self.where = where
+        self.size = size  # of the slice (or the thin file)
         self.install_name: str | None = None
         self.dylibs: list[Dylib] = []
         self.rpaths: list[str] = []
@@ -336,7 +339,7 @@ class _Commands:
         self.from_build = False  # minos/sdk came from LC_BUILD_VERSION (it wins)
 
     def platform(self) -> str | None:
-        if self.from_build:
+        if self.minos is not None:  # a macOS version was recorded (either way)
             return "macos"
         return self.build_platform or self.min_platform
 
@@ -349,7 +352,13 @@ class _Commands:
             self.install_name = self.install_name if self.install_name is not None else name
         elif cmd == LC_RPATH:
             self.rpaths.append(self._string(body, 8, cmd, label))
-        elif cmd == LC_CODE_SIGNATURE:
+        elif cmd == LC_CODE_SIGNATURE:  # its data are not read, only checked to be there
+            dataoff, datasize = struct.unpack_from(e + "II", body, 8)
+            if dataoff + datasize > self.size:
+                raise MachOError(
+                    f"{label}: the signature's {datasize} bytes at {dataoff} run past the end "
+                    f"of the binary ({self.size} bytes): truncated?"
+                )
             self.signed = True
         elif cmd == LC_BUILD_VERSION:
             platform, minos, sdk, ntools = struct.unpack_from(e + "IIII", body, 8)
@@ -366,7 +375,7 @@ class _Commands:
                 self.from_build = True
         elif cmd in _VERSION_MIN_PLATFORMS:
             self.min_platform = self.min_platform or _VERSION_MIN_PLATFORMS[cmd]
-            if cmd == LC_VERSION_MIN_MACOSX and not self.from_build and self.minos is None:
+            if cmd == LC_VERSION_MIN_MACOSX and self.minos is None:
                 version, sdk = struct.unpack_from(e + "II", body, 8)
                 self.minos, self.sdk = _versions(version, sdk)
 

@@ -29,7 +29,7 @@ from relforge.validate.streams import ByteSource
 
 MAX_SECTIONS = 96  # the specification's limit on NumberOfSections for images
 MAX_DESCRIPTORS = 4096  # import descriptors read before a table without terminator is refused
-MAX_NAME = 1024  # longest DLL name believed (Windows paths stop at 260 without the \\?\ prefix)
+MAX_NAME = 1024  # longest DLL name believed (a Windows path has at most 260: MAX_PATH)
 DESCRIPTOR_CHUNK = 32  # descriptors asked of the source per read
 COFF_HEADER = 20
 SECTION_HEADER = 40
@@ -64,6 +64,7 @@ class _Section:
     rva: int
     size: int  # bytes of the section backed by the file
     offset: int  # PointerToRawData
+    mapped: int  # bytes of the section in memory (the rest of it is zeros)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,12 @@ class _Image:
                         f"{s.name!r}, past the end of the file ({self.src.size} bytes)"
                     )
                 return offset, end - offset
+        for s in self.sections:
+            if s.rva <= rva < s.rva + s.mapped:
+                raise PEError(
+                    f"{what}: RVA {rva:#x} is in the part of section {s.name!r} the file does not "
+                    "hold (past its SizeOfRawData)"
+                )
         raise PEError(f"{what}: RVA {rva:#x} is in no section")
 
     def name(self, rva: int, what: str) -> str:
@@ -99,7 +106,7 @@ class _Image:
                 )
             raise PEError(
                 f"{what}: the name at RVA {rva:#x} (file offset {offset:#x}) runs past the end "
-                "of its section without a NUL"
+                "of its section (or of the file) without a NUL"
             )
         if end == 0:
             raise PEError(f"{what}: the name at RVA {rva:#x} (file offset {offset:#x}) is empty")
@@ -214,7 +221,7 @@ def _sections(table: bytes) -> tuple[_Section, ...]:
         # (some linkers) means the raw size.
         size = min(raw_size, virtual_size) if virtual_size else raw_size
         label = name.rstrip(b"\0").decode("ascii", "replace")
-        out.append(_Section(label, rva, size, raw_offset))
+        out.append(_Section(label, rva, size, raw_offset, max(virtual_size, raw_size)))
     return tuple(out)
 
 
