@@ -20,6 +20,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 DRIVER = "@driver"  # a library of the GPU driver: never in a wheel, never a dependency's
+FOREIGN = (".dll", ".dylib")  # catalogue entries of Windows and macOS (not auditwheel's)
 
 
 @functools.cache
@@ -105,5 +106,16 @@ def excluded_libraries(
     return tuple(
         pattern
         for pattern, providers in library_providers().items()
-        if any(p == DRIVER or any(names(p, r) for r in wanted) for p in providers)
+        if not pattern.endswith(FOREIGN)
+        and any(p == DRIVER or any(names(p, r) for r in wanted) for p in providers)
     )
+
+
+def platform_environment(os: str, arch: str, python_tag: str | None) -> dict[str, str]:
+    """A marker environment for a machine of this OS (linux, macos, windows) and arch."""
+    env = linux_environment(arch, python_tag)
+    if os == "macos":
+        env.update(sys_platform="darwin", platform_system="Darwin")
+    elif os == "windows":
+        env.update(os_name="nt", sys_platform="win32", platform_system="Windows")
+    return env

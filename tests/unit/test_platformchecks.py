@@ -262,3 +262,35 @@ def test_a_hostile_macho_header_is_a_verdict(
     got = verdicts(wheel)["RF-V070"]
     assert got.status == "fail"
     assert "unreadable Mach-O" in got.message
+
+
+@pytest.mark.parametrize(
+    ("dll", "requires", "status"),
+    [
+        (b"c10.dll", "torch>=2.9", "pass"),  # a torch extension: torch's wheel ships c10.dll
+        (b"c10.dll", "", "fail"),  # … but only when the wheel requires torch
+        (b"nvcuda.dll", "", "pass"),  # the GPU driver's: never in a wheel
+    ],
+)
+def test_dlls_of_dependencies_and_the_driver(
+    wheels: Callable[[Role], Path], tmp_path: Path, dll: bytes, requires: str, status: str
+) -> None:
+    def rename(data: bytes) -> bytes:
+        at = data.index(b"KERNEL32.dll\x00")
+        return data[:at] + dll.ljust(12, b"\x00") + data[at + 12 :]
+
+    wheel = derived(wheels("win-amd64"), tmp_path, rename, suffix=PYD_SUFFIX)
+    if requires:
+        edited = tmp_path / "with-requires" / wheel.name
+        edited.parent.mkdir()
+        derived(
+            wheel,
+            edited.parent,
+            lambda data: data.replace(b"\n", f"\nRequires-Dist: {requires}\n".encode(), 1),
+            suffix=".dist-info/METADATA",
+        )
+        wheel = edited
+    got = verdicts(wheel)["RF-V071"]
+    assert got.status == status, got
+    if status == "fail":
+        assert f"imports {dll.decode()}, which is neither in the wheel" in got.message

@@ -17,8 +17,9 @@ binary's format against the OS its tags name (issue 34).
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
+from relforge.providedlibs import DRIVER, declared_by, platform_environment, providers_of
 from relforge.validate.facts import MachOMember, PEMember, WheelFacts
 from relforge.validate.macho import MachOSlice
 from relforge.validate.pe import is_system_dll, msvc_runtime, python_dll
@@ -49,12 +50,14 @@ def _macos_binaries(facts: WheelFacts, expect: Expectation) -> Outcome:
     if not tags:
         return "skip", f"no macOS platform tag ({', '.join(facts.platform_tags)})"
     members = frozenset(facts.members)
+    arch = next(iter(sorted(tags[0].arches)))
+    provided = _provider(facts, "macos", arch)
     problems: list[str] = []
     for macho in facts.machos:
         if macho.info is None:
             problems.append(f"{macho.path}: unreadable Mach-O ({macho.error})")
             continue
-        problems += _macho_problems(macho, tags, members)
+        problems += _macho_problems(macho, tags, members, provided)
     if problems:
         return "fail", _listed(problems)
     arches = sorted({a for m in facts.machos if m.info for a in m.info.arches})
@@ -66,7 +69,10 @@ def _macos_binaries(facts: WheelFacts, expect: Expectation) -> Outcome:
 
 
 def _macho_problems(
-    macho: MachOMember, tags: Sequence[MacosTag], members: frozenset[str]
+    macho: MachOMember,
+    tags: Sequence[MacosTag],
+    members: frozenset[str],
+    provided: Provider,
 ) -> list[str]:
     assert macho.info is not None
     out = []
@@ -91,21 +97,23 @@ def _macho_problems(
                 )
         if piece.arch == "aarch64" and not piece.signed:
             out.append(f"{macho.path} (arm64) is not signed: Apple Silicon refuses to load it")
-        out += [
-            f"{macho.path} ({piece.arch}) {p}" for p in dylib_problems(macho.path, piece, members)
-        ]
+        outside = dylib_problems(macho.path, piece, members, provided)
+        out += [f"{macho.path} ({piece.arch}) {p}" for p in outside]
     return list(dict.fromkeys(out))
 
 
-def dylib_problems(path: str, piece: MachOSlice, members: frozenset[str]) -> list[str]:
-    """What one slice loads from outside the system and the wheel."""
+def dylib_problems(
+    path: str, piece: MachOSlice, members: frozenset[str], provided: Provider
+) -> list[str]:
+    """What one slice loads from outside the system, the wheel and its dependencies."""
     out = []
     for dylib in piece.dylibs:
         target = dylib.path
         if target.startswith(MACOS_SYSTEM):
             continue
         if target.startswith("@"):
-            if resolve_macho(path, target, piece.rpaths, members) is None:
+            found = resolve_macho(path, target, piece.rpaths, members)
+            if found is None and provided(posixpath.basename(target)) is None:
                 where = (
                     f" (rpaths: {', '.join(piece.rpaths)})" if target.startswith("@rpath") else ""
                 )
@@ -153,13 +161,14 @@ def _windows_binaries(facts: WheelFacts, expect: Expectation) -> Outcome:
         return "skip", f"no Windows platform tag ({', '.join(facts.platform_tags)})"
     bundled = {posixpath.basename(m).lower() for m in facts.members}
     pythons = _python_dlls(facts.tags)
+    provided = _provider(facts, "windows", next(iter(sorted(machines))))
     problems: list[str] = []
     runtime: set[str] = set()
     for pe in facts.pes:
         if pe.info is None:
             problems.append(f"{pe.path}: unreadable PE file ({pe.error})")
             continue
-        problems += _pe_problems(pe, machines, bundled, pythons, runtime)
+        problems += _pe_problems(pe, machines, bundled, pythons, runtime, provided)
     if problems:
         return "fail", _listed(problems)
     note = ""
@@ -186,6 +195,7 @@ def _pe_problems(
     bundled: set[str],
     pythons: set[str] | None,
     runtime: set[str],
+    provided: Provider,
 ) -> list[str]:
     assert pe.info is not None
     out = []
@@ -208,10 +218,27 @@ def _pe_problems(
                     f"{pe.path} {how} {name}, the tags' Python needs {', '.join(sorted(pythons))}"
                 )
             continue
-        if is_system_dll(name) or lower in bundled:
+        if is_system_dll(name) or lower in bundled or provided(lower) is not None:
             continue
         out.append(f"{pe.path} {how} {name}, which is neither in the wheel nor a Windows DLL")
     return out
+
+
+Provider = Callable[[str], str | None]
+
+
+def _provider(facts: WheelFacts, os: str, arch: str) -> Provider:
+    """Who provides a library the wheel does not hold: the GPU driver, or a distribution of
+    its Requires-Dist (marker true on that OS) that the catalogue says ships it."""
+    environment = platform_environment(os, arch, facts.python_tag)
+
+    def provided(library: str) -> str | None:
+        if DRIVER in providers_of(library):
+            return "the GPU driver"
+        found = declared_by(library, facts.requires_dist, environment)
+        return f"{found.name} (Requires-Dist)" if found is not None else None
+
+    return provided
 
 
 def _python_dlls(tags: Sequence[str]) -> set[str] | None:
