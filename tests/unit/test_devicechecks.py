@@ -399,7 +399,7 @@ def test_rocm_missing_target_fails(world: World) -> None:
     facts = facts_with(("lib.so", gfx("gfx90a:xnack+")))
     verdict = rf_v048(facts, world.cells["rocm6.4"])
     assert verdict.status == "fail"
-    assert verdict.message == "lib.so lacks gfx942:xnack- (carries gfx90a:xnack+)"
+    assert verdict.message == "lib.so lacks gfx942:xnack- (carries HIP gfx90a:xnack+)"
 
 
 def test_rocm_feature_of_the_other_sign_fails(world: World) -> None:
@@ -426,7 +426,7 @@ def test_rocm_cell_without_hip_code_fails(world: World) -> None:
 def test_cpu_cell_carrying_hip_code_fails(world: World) -> None:
     verdict = rf_v048(facts_with(("lib.so", gfx("gfx90a"))), world.cells["cpu"])
     assert verdict.status == "fail"
-    assert verdict.message == "a cpu cell carrying device code: lib.so: gfx gfx90a"
+    assert verdict.message == "a cpu cell carrying device code: lib.so: HIP gfx90a"
 
 
 def test_a_cuda_cell_with_only_hip_code_fails(world: World) -> None:

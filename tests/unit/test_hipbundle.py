@@ -298,7 +298,7 @@ def test_the_elf_reader_lists_the_gfx_targets_of_a_library(library: Path, tmp_pa
     assert device.error is None
     assert device.sections == (".hip_fatbin",)
     assert device.gfx() == ("gfx90a:xnack+", "gfx942:sramecc+:xnack-")
-    assert device.summary() == "gfx gfx90a:xnack+, gfx942:sramecc+:xnack-"
+    assert device.summary() == "HIP gfx90a:xnack+, gfx942:sramecc+:xnack-"
     assert len(device.images) == 4
 
 

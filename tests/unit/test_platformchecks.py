@@ -52,6 +52,16 @@ def derived(
     return target
 
 
+def without(source: Path, folder: Path, part: str) -> Path:
+    """A copy of `source` without the members whose name contains `part`."""
+    target = folder / source.name
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w") as out:
+        for info in zin.infolist():
+            if part not in info.filename:
+                out.writestr(info, zin.read(info))
+    return target
+
+
 def commands(data: bytes) -> list[tuple[int, int, int]]:
     """(offset, cmd, cmdsize) of each load command of a thin 64-bit little-endian Mach-O."""
     ncmds = struct.unpack_from("<I", data, 16)[0]
@@ -173,12 +183,7 @@ def test_an_unsigned_arm64_file_fails(wheels: Callable[[Role], Path], tmp_path: 
 
 def test_a_missing_bundled_dylib_fails(wheels: Callable[[Role], Path], tmp_path: Path) -> None:
     """delocate's copy of libgeos_c taken out: the @loader_path dependencies resolve nowhere."""
-    source = wheels("macos-bundled-dylib")
-    target = tmp_path / source.name
-    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w") as out:
-        for info in zin.infolist():
-            if "libgeos_c" not in info.filename:
-                out.writestr(info, zin.read(info))
+    target = without(wheels("macos-bundled-dylib"), tmp_path, "libgeos_c")
     got = verdicts(target)["RF-V070"]
     assert got.status == "fail"
     assert "loads @loader_path/.dylibs/libgeos_c" in got.message
@@ -226,12 +231,7 @@ def test_another_pythons_dll_fails(wheels: Callable[[Role], Path], tmp_path: Pat
 
 
 def test_a_missing_delvewheel_dll_fails(wheels: Callable[[Role], Path], tmp_path: Path) -> None:
-    source = wheels("win-bundled-dll")
-    target = tmp_path / source.name
-    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w") as out:
-        for info in zin.infolist():
-            if "/geos_c-" not in info.filename:
-                out.writestr(info, zin.read(info))
+    target = without(wheels("win-bundled-dll"), tmp_path, "/geos_c-")
     got = verdicts(target)["RF-V071"]
     assert got.status == "fail"
     assert "imports geos_c-" in got.message and "neither in the wheel" in got.message

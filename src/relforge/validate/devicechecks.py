@@ -11,7 +11,7 @@ of its feature variants).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from relforge.matrix.archlist import parse_cuda_arch
@@ -90,45 +90,46 @@ def _device_code(facts: WheelFacts, expect: Expectation) -> Outcome:
 
 
 def _compare_cuda(files: Sequence[tuple[str, DeviceCode]], wanted: Wanted) -> Outcome:
-    if not wanted.names:
-        summary = _listed([f"{p}: {c.summary()}" for p, c in files])
-        return "warn", f"the cell declares no arch_list to compare with; {summary}"
-    missing, extra = [], []
-    for path, code in files:
-        gaps = [a for a in wanted.sass if a not in code.sass()]
-        gaps += [a for a in wanted.ptx if a not in code.ptx()]
-        if gaps:
-            missing.append(f"{path} lacks {', '.join(gaps)} (carries {code.summary()})")
-        more = [a for a in (*code.sass(), *code.ptx()) if a not in wanted.names]
-        if more:
-            extra.append(f"{path}: {', '.join(more)}")
-    if missing:
-        return "fail", _listed(missing)
-    carried = f"{len(files)} file{'s' if len(files) > 1 else ''} with {_wanted_text(wanted)}"
-    if extra:
-        return "warn", f"{carried}; not in the arch list (size only): {_listed(extra)}"
-    return "pass", carried
+    return _compare(
+        files,
+        (*wanted.sass, *wanted.ptx),
+        lambda code: (*code.sass(), *code.ptx()),
+        lambda have, want: have == want,
+        _wanted_text(wanted),
+    )
 
 
 def _compare_hip(files: Sequence[tuple[str, DeviceCode]], arch_list: Sequence[str]) -> Outcome:
-    if not arch_list:
+    return _compare(files, tuple(arch_list), DeviceCode.gfx, _meets, ", ".join(arch_list))
+
+
+def _compare(
+    files: Sequence[tuple[str, DeviceCode]],
+    asked: Sequence[str],
+    carried: Callable[[DeviceCode], Sequence[str]],
+    meets: Callable[[str, str], bool],
+    asked_text: str,
+) -> Outcome:
+    """Every file carries what each entry asks for (`meets(have, want)`); what no entry asks
+    for is a warning."""
+    if not asked:
         summary = _listed([f"{p}: {c.summary()}" for p, c in files])
         return "warn", f"the cell declares no arch_list to compare with; {summary}"
     missing, extra = [], []
     for path, code in files:
-        targets = code.gfx()
-        gaps = [want for want in arch_list if not any(_meets(t, want) for t in targets)]
+        have = carried(code)
+        gaps = [want for want in asked if not any(meets(h, want) for h in have)]
         if gaps:
-            missing.append(f"{path} lacks {', '.join(gaps)} (carries {', '.join(targets)})")
-        more = [t for t in targets if not any(_meets(t, want) for want in arch_list)]
+            missing.append(f"{path} lacks {', '.join(gaps)} (carries {code.summary()})")
+        more = [h for h in have if not any(meets(h, want) for want in asked)]
         if more:
             extra.append(f"{path}: {', '.join(more)}")
     if missing:
         return "fail", _listed(missing)
-    carried = f"{len(files)} file{'s' if len(files) > 1 else ''} with {', '.join(arch_list)}"
+    said = f"{len(files)} file{'s' if len(files) > 1 else ''} with {asked_text}"
     if extra:
-        return "warn", f"{carried}; not in the arch list (size only): {_listed(extra)}"
-    return "pass", carried
+        return "warn", f"{said}; not in the arch list (size only): {_listed(extra)}"
+    return "pass", said
 
 
 def _meets(target: str, want: str) -> bool:

@@ -88,7 +88,7 @@ class DeviceCode:
     def summary(self) -> str:
         """`SASS sm_80, sm_90; PTX compute_90` (what `cuobjdump --list-elf --list-ptx` lists)."""
         parts = []
-        for label, names in (("SASS", self.sass()), ("PTX", self.ptx()), ("gfx", self.gfx())):
+        for label, names in (("SASS", self.sass()), ("PTX", self.ptx()), ("HIP", self.gfx())):
             if names:
                 parts.append(f"{label} {', '.join(names)}")
         return "; ".join(parts) or "no device code"

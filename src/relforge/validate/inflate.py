@@ -131,7 +131,9 @@ class DeflateSource:
         """Byte spans a tail pass keeps (the rest of the tail is dropped as it is inflated)."""
         self._interest = sorted((s, s + n) for s, n in spans if n > 0)
 
-    def read(self, offset: int, length: int) -> bytes:
+    def _at_hand(self, offset: int, length: int) -> bytes | None:
+        """The bytes when the prefix, a tail or a recent streamed read holds them (after
+        checking the read is inside the member and not too large)."""
         end = offset + length
         if offset < 0 or length < 0 or end > self._size:
             raise MemberError(f"read of {length} bytes at {offset} is past the end ({self._size})")
@@ -144,6 +146,13 @@ class DeflateSource:
         for start, data in self._streamed:
             if start <= offset and end <= start + len(data):
                 return data[offset - start : end - start]
+        return None
+
+    def read(self, offset: int, length: int) -> bytes:
+        end = offset + length
+        got = self._at_hand(offset, length)
+        if got is not None:
+            return got
         if self._size <= SMALL_MEMBER:
             self._extend_prefix(self._size)
         elif end - len(self._prefix) > self._size - offset + TAIL_OVERHEAD and self._tail_pass(
@@ -161,17 +170,9 @@ class DeflateSource:
         """Bytes at or after the last forward read: from what is at hand, else inflated exactly
         onwards (the prefix, then a cursor that keeps only what is asked for)."""
         end = offset + length
-        if offset < 0 or length < 0 or end > self._size:
-            raise MemberError(f"read of {length} bytes at {offset} is past the end ({self._size})")
-        check_length(length)
-        if end <= len(self._prefix):
-            return bytes(self._prefix[offset:end])
-        got = self._from_tails(offset, length)
+        got = self._at_hand(offset, length)
         if got is not None:
             return got
-        for start, data in self._streamed:
-            if start <= offset and end <= start + len(data):
-                return data[offset - start : end - start]
         if self._size <= SMALL_MEMBER or end <= PREFIX_LIMIT:
             self._extend_prefix(min(self._size, max(end, SMALL_MEMBER)))
             return bytes(self._prefix[offset:end])

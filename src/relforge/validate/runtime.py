@@ -354,17 +354,12 @@ def run_bounded(
     """Run `argv` in a session of its own; (exit code, last output line), or (None, …) when it
     did not exit within `timeout` seconds (then the whole session is killed: a hung kernel's
     process and anything it started)."""
-    base = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PIP_", "PYTHON")) and k not in ("VIRTUAL_ENV",)
-    }
     cwd.mkdir(parents=True, exist_ok=True)
     try:
         proc = subprocess.Popen(
             list(argv),
             cwd=cwd,
-            env={**base, **env},
+            env=_child_env(env),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -390,20 +385,25 @@ def _install_failed(message: str) -> list[Verdict]:
     ]
 
 
-def _run(
-    argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float
-) -> subprocess.CompletedProcess[str]:
+def _child_env(env: Mapping[str, str]) -> dict[str, str]:
+    """This process's environment without pip's, Python's or a venv's settings, plus `env`."""
     base = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("PIP_", "PYTHON")) and k not in ("VIRTUAL_ENV",)
     }
+    return {**base, **env}
+
+
+def _run(
+    argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
     cwd.mkdir(parents=True, exist_ok=True)
     try:
         return subprocess.run(
             list(argv),
             cwd=cwd,
-            env={**base, **env},
+            env=_child_env(env),
             capture_output=True,
             text=True,
             timeout=timeout,
