@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
+import shutil
 import subprocess
 import sysconfig
 import textwrap
@@ -101,7 +103,32 @@ def compile_extension(build: Build, workdir: Path) -> bytes:
         )  # fmt: skip
         argv += ["-DNEEDS_LIB", str(stub)]
     subprocess.run(argv, check=True, capture_output=True)
+    if build.accelerator == "cuda":  # a CUDA build carries device code (RF-V048)
+        subprocess.run(
+            ["objcopy", "--add-section", f".nv_fatbin={device_code(workdir)}",
+             "--set-section-flags", ".nv_fatbin=alloc,readonly", str(out)],
+            check=True, capture_output=True,
+        )  # fmt: skip
     return out.read_bytes()
+
+
+CUDA_HOME = "/usr/local/cuda-13.0"  # this machine's toolkit when nvcc is not on PATH
+KERNEL = "__global__ void scale(float* x, float a) { x[threadIdx.x] *= a; }\n"
+DEVICE_ARCHES = ("80", "90")  # SASS the CUDA builds carry (their cells declare no arch_list)
+
+
+def device_code(workdir: Path) -> Path:
+    """A real fat binary (SASS sm_80, sm_90) made by nvcc, as a CUDA build's `.nv_fatbin`."""
+    nvcc = shutil.which("nvcc") or str(Path(os.environ.get("CUDA_HOME", CUDA_HOME)) / "bin/nvcc")
+    (workdir / "kernel.cu").write_text(KERNEL)
+    fatbin = workdir / "kernel.fatbin"
+    gencode = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in DEVICE_ARCHES]
+    subprocess.run(
+        [nvcc, "-fatbin", *gencode, "-o", str(fatbin), str(workdir / "kernel.cu")],
+        check=True,
+        capture_output=True,
+    )
+    return fatbin
 
 
 def record_hash(data: bytes) -> str:

@@ -49,6 +49,8 @@ releases:
     pypi_default: {{linux-x86_64: cpu}}
 """
 VERSION = {"cpu": "1.0.0+cpu", "cu130": "1.0.0+cu130"}
+# a CUDA build (device code and all) whose one fault is an absolute RPATH (RF-V043)
+CUDA_BUILD_WITH_RPATH = Build(variant="cu130", accelerator="cuda", rpath="/opt/build/lib")
 
 pytestmark = pytest.mark.slow
 
@@ -359,7 +361,7 @@ def test_verdicts_land_in_the_manifest(
 ) -> None:
     dist = tmp_path / "dist"
     good = _write_wheel(good_spec(ext, "cpu"), dist)
-    bad = _write_wheel(good_spec(ext, "cu130", extension=ext(Build(rpath="/opt/build/lib"))), dist)
+    bad = _write_wheel(good_spec(ext, "cu130", extension=ext(CUDA_BUILD_WITH_RPATH)), dist)
     entries = []
     for cell_id, path, variant in ((CPU, good, "cpu"), (CUDA, bad, "cu130")):
         entries.append(
@@ -498,10 +500,14 @@ def test_runtime_catches_build_info_from_another_cell(
             "--runtime", "--select", "variant=cpu",
         )  # fmt: skip
     assert code == 4
-    assert failing(report, CPU) == {"RF-R003", "RF-V104"}
+    # the CUDA build's device code says so before it runs (RF-V048), build_info() when it does
+    assert failing(report, CPU) == {"RF-R003", "RF-V048", "RF-V104"}
     [cpu] = report["artifacts"]
     [info] = [v for v in cpu["verdicts"] if v["check"] == "RF-R003"]
     assert "variant is 'cu130', the cell says 'cpu'" in info["message"]
+    [device] = [v for v in cpu["verdicts"] if v["check"] == "RF-V048"]
+    assert device["message"].startswith("a cpu cell carrying device code: demo_ext/")
+    assert device["message"].endswith("SASS sm_80, sm_90")
 
 
 def test_select_leaves_the_other_cells_artifacts_alone(
@@ -511,7 +517,7 @@ def test_select_leaves_the_other_cells_artifacts_alone(
     the manifest) are neither checked nor reported as strays, and keep their verdicts."""
     dist = tmp_path / "dist"
     good = _write_wheel(good_spec(ext, "cpu"), dist)
-    bad = _write_wheel(good_spec(ext, "cu130", extension=ext(Build(rpath="/opt/build/lib"))), dist)
+    bad = _write_wheel(good_spec(ext, "cu130", extension=ext(CUDA_BUILD_WITH_RPATH)), dist)
     base = ("validate", str(matrix), "-r", "1.0", "-c", "test", "--select", "accelerator=cpu")
     code, report = run_json(run, *base, "--dist", str(dist))
     assert code == 0, report
