@@ -90,7 +90,7 @@ def system_library(arch: str, name: str) -> _Provider | None:
             continue
         try:
             with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
-                info = read_elf(BytesSource(m[:]), symbols=True)
+                info = read_elf(BytesSource(m[:]), symbols=True, device=False)
         except (OSError, ElfError, MemberError, ValueError):
             continue
         if info.symbols is not None:

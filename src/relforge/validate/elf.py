@@ -87,10 +87,29 @@ DEVICE_READERS: dict[str, SectionReader] = {
 }
 
 
-def read_elf(src: ByteSource, *, symbols: bool = False, device: bool = True) -> ElfInfo:
-    """Parse what the checks need; raises ElfError on a malformed file.  `symbols`: also every
-    dynamic symbol with its version (for the ABI contract check); `device`: also the entry
-    headers of its CUDA fat binaries and HIP offload bundles."""
+@dataclass(frozen=True)
+class _Header:
+    bits: int
+    endian: str
+    e_type: int
+    e_machine: int
+    phoff: int
+    phentsize: int
+    phnum: int
+    shoff: int
+    shentsize: int
+    shnum: int
+    strndx: int
+
+    @property
+    def sections(self) -> tuple[int, int]:
+        """(offset, bytes) of the section header table; (0, 0) when there is none."""
+        if self.shoff and self.shnum and self.shentsize:
+            return self.shoff, self.shnum * self.shentsize
+        return 0, 0
+
+
+def _header(src: ByteSource) -> _Header:
     if src.size < 52:
         raise ElfError("too short for an ELF header")
     ident = src.read(0, 64 if src.size >= 64 else 52)
@@ -104,29 +123,57 @@ def read_elf(src: ByteSource, *, symbols: bool = False, device: bool = True) -> 
     (e_type, e_machine, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, strndx) = (
         struct.unpack_from(endian + fmt, ident, 16)
     )
-    machine = MACHINES.get(e_machine, f"machine-{e_machine}")
-    kind = KINDS.get(e_type, f"type-{e_type}")
-    phdrs = _program_headers(src, endian, bits, phoff, phentsize, phnum)
+    return _Header(
+        bits, endian, e_type, e_machine, phoff, phentsize, phnum, shoff, shentsize, shnum, strndx
+    )
+
+
+def read_elf_device(src: ByteSource) -> DeviceCode | None:
+    """The entry headers of an ELF file's CUDA fat binaries and HIP offload bundles (None: it
+    has none); a section table that cannot be read is a verdict on the device code, not on the
+    whole file (the loader never reads section headers).  Read after `read_elf` on the same
+    source, the headers and section table are in hand."""
+    head = _header(src)
+    offset, size = head.sections
+    if not DEVICE_READERS or not size:
+        return None
+    if offset + size > src.size:
+        return DeviceCode(
+            error=f"section headers: {head.shnum} x {head.shentsize} bytes at {offset} run "
+            f"past the end of the file ({src.size} bytes)"
+        )
+    try:
+        found = read_sections(src, head.endian, head.bits, (offset, size), head.shentsize,
+                              head.strndx)  # fmt: skip
+    except (DeviceCodeError, struct.error) as exc:
+        return DeviceCode(error=f"section headers: {exc}")
+    return read_device_code(src, found, head.endian, DEVICE_READERS)
+
+
+def read_elf(src: ByteSource, *, symbols: bool = False, device: bool = True) -> ElfInfo:
+    """Parse what the checks need; raises ElfError on a malformed file.  `symbols`: also every
+    dynamic symbol with its version (for the ABI contract check); `device`: also the entry
+    headers of its CUDA fat binaries and HIP offload bundles (`read_elf_device`, read last:
+    the dynamic reads plan their tail passes as they always did)."""
+    head = _header(src)
+    bits, endian = head.bits, head.endian
+    machine = MACHINES.get(head.e_machine, f"machine-{head.e_machine}")
+    kind = KINDS.get(head.e_type, f"type-{head.e_type}")
+    phdrs = _program_headers(src, endian, bits, head.phoff, head.phentsize, head.phnum)
     loads = tuple((v, o, s) for t, o, v, s in phdrs if t == PT_LOAD)
     layout = _Layout(endian, bits, loads)
     dynamic = next(((o, s) for t, o, _, s in phdrs if t == PT_DYNAMIC), None)
-    sections = (shoff, shnum * shentsize) if shoff and shnum and shentsize else (0, 0)
-    broken = sections[1] > 0 and sections[0] + sections[1] > src.size
-    if broken:  # the loader never reads section headers; only the device code needs them
+    sections = head.sections
+    if sections[0] + sections[1] > src.size:  # the loader never reads section headers
         sections = (0, 0)
+    shentsize = head.shentsize
     src.set_interest([(o, s) for _, o, s in loads] + ([dynamic] if dynamic else []) + [sections])
-    code = (
-        _device_code(src, endian, bits, sections, shentsize, strndx)
-        if device and sections[1]
-        else None
-    )
-    if device and broken:
-        code = DeviceCode(
-            error=f"section headers: {shnum} x {shentsize} bytes at {shoff} run past the end "
-            f"of the file ({src.size} bytes)"
-        )
+
+    def device_code() -> DeviceCode | None:
+        return read_elf_device(src) if device else None
+
     if dynamic is None:
-        return ElfInfo(bits=bits, machine=machine, kind=kind, dynamic=False, device=code)
+        return ElfInfo(bits=bits, machine=machine, kind=kind, dynamic=False, device=device_code())
     entries = _dynamic_entries(src.read(*dynamic), endian, bits)
     tags: dict[int, int] = {}
     for tag, value in entries:
@@ -168,6 +215,7 @@ def read_elf(src: ByteSource, *, symbols: bool = False, device: bool = True) -> 
                 syment=syment,
             )
     soname = string(tags[DT_SONAME]) if DT_SONAME in tags else None
+    code = device_code()
     return ElfInfo(
         bits=bits,
         machine=machine,
@@ -181,23 +229,6 @@ def read_elf(src: ByteSource, *, symbols: bool = False, device: bool = True) -> 
         symbols=table,
         device=code,
     )
-
-
-def _device_code(
-    src: ByteSource,
-    endian: str,
-    bits: int,
-    sections: tuple[int, int],
-    entsize: int,
-    strndx: int,
-) -> DeviceCode | None:
-    """The device code sections' entries; a section table that cannot be read is a verdict on
-    the device code, not on the whole file (the loader never reads section headers)."""
-    try:
-        found = read_sections(src, endian, bits, sections, entsize, strndx)
-    except (DeviceCodeError, struct.error) as exc:
-        return DeviceCode(error=f"section headers: {exc}")
-    return read_device_code(src, found, endian, DEVICE_READERS)
 
 
 def _program_headers(

@@ -6,6 +6,7 @@ the GIL while they inflate and hash, so two cores are kept busy.
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
@@ -18,7 +19,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from relforge.validate.binaries import PE_HEAD_LIMIT, pe_header_offset
-from relforge.validate.elf import ElfError, ElfInfo, read_elf
+from relforge.validate.devicecode import DeviceCode
+from relforge.validate.elf import ElfError, ElfInfo, read_elf, read_elf_device
 from relforge.validate.inflate import MemberError, MemberTooLarge
 from relforge.validate.macho import MachOError, MachOInfo, read_macho
 from relforge.validate.pe import PEError, PEInfo, read_pe
@@ -128,7 +130,7 @@ def _gather(
     elf_members = archive.elf_members()
     foreign = read_foreign_members(archive, pool) if libraries is None else ((), ())
     if libraries is None:
-        elf_jobs = [(m, pool.submit(_read_elf, archive, m, symbols)) for m in elf_members]
+        elf_jobs = [(m, pool.submit(_read_elf, archive, m, symbols, pool)) for m in elf_members]
     else:
         elf_jobs = _read_needed(archive, pool, elf_members, libraries, symbols)
     elf_names = {m.name for m in elf_members}
@@ -207,21 +209,22 @@ def _read_needed(
     members: list[Member],
     libraries: frozenset[str],
     symbols: bool,
-) -> list[tuple[Member, Future[ElfInfo]]]:
-    """Read the members named in `libraries`, then those they need, in rounds."""
+) -> list[tuple[Member, Future[ElfRead]]]:
+    """Read the members named in `libraries`, then those they need, in rounds (their device
+    code is not read: a dependency's libraries are read for what they provide)."""
     by_name: dict[str, list[Member]] = {}
     for member in members:
         by_name.setdefault(member.name.rsplit("/", 1)[-1], []).append(member)
     wanted = set(libraries)
-    jobs: list[tuple[Member, Future[ElfInfo]]] = []
+    jobs: list[tuple[Member, Future[ElfRead]]] = []
     batch = [m for name in sorted(wanted) for m in by_name.get(name, [])]
     while batch:
-        submitted = [(m, pool.submit(_read_elf, archive, m, symbols)) for m in batch]
+        submitted = [(m, pool.submit(_read_elf, archive, m, symbols, None)) for m in batch]
         jobs += submitted
         batch = []
         for _, job in submitted:
             try:
-                needed = job.result().needed
+                needed = job.result()[0].needed
             except Exception:  # reported by _elf_result
                 continue
             for name in needed:
@@ -239,10 +242,18 @@ def _headers(message: Message, name: str) -> tuple[str, ...]:
     return tuple(str(v).strip() for v in message.get_all(name) or [])
 
 
-def _read_elf(archive: WheelArchive, member: Member, symbols: bool) -> ElfInfo:
+ElfRead = tuple[ElfInfo, "Future[DeviceCode | None] | None"]
+
+
+def _read_elf(
+    archive: WheelArchive, member: Member, symbols: bool, pool: Executor | None
+) -> ElfRead:
+    """The member's ELF facts, and (given a pool) the job reading its device code: a job of
+    its own on the same source, queued behind the members' reads, so that one library's long
+    walk through its fat binaries runs beside the others' reads instead of after its own."""
     source = archive.source(member)
     try:
-        return read_elf(source, symbols=symbols)
+        info = read_elf(source, symbols=symbols, device=False)
     except MemberTooLarge:
         raise
     except (ElfError, MemberError, struct.error):
@@ -252,23 +263,31 @@ def _read_elf(archive: WheelArchive, member: Member, symbols: bool) -> ElfInfo:
         # read exactly would read the same again: the file is malformed as it stands.
         if not source.guessed:
             raise
-        return read_elf(archive.source(member, exact=True), symbols=symbols)
+        source = archive.source(member, exact=True)
+        info = read_elf(source, symbols=symbols, device=False)
+    return info, pool.submit(read_elf_device, source) if pool is not None else None
 
 
-def _elf_result(member: Member, job: Future[ElfInfo]) -> ElfMember:
+def _elf_result(member: Member, job: Future[ElfRead]) -> ElfMember:
     try:
-        return ElfMember(path=member.name, size=member.size, info=job.result())
+        info, device = job.result()
     except (ElfError, MemberError) as exc:
         return ElfMember(path=member.name, size=member.size, error=str(exc))
     except Exception as exc:  # struct errors on truncated tables and the like
         return ElfMember(path=member.name, size=member.size, error=f"{type(exc).__name__}: {exc}")
+    if device is not None:
+        try:
+            info = dataclasses.replace(info, device=device.result())
+        except (ElfError, MemberError, struct.error) as exc:
+            info = dataclasses.replace(info, device=DeviceCode(error=f"unreadable: {exc}"))
+    return ElfMember(path=member.name, size=member.size, info=info)
 
 
 def read_elf_members(
     archive: WheelArchive, pool: Executor, *, symbols: bool
 ) -> tuple[ElfMember, ...]:
     """Every ELF member of an open zip, read on the pool the way a wheel's are, largest first."""
-    jobs = [(m, pool.submit(_read_elf, archive, m, symbols)) for m in archive.elf_members()]
+    jobs = [(m, pool.submit(_read_elf, archive, m, symbols, pool)) for m in archive.elf_members()]
     return tuple(_elf_result(m, job) for m, job in jobs)
 
 
