@@ -41,6 +41,8 @@ relforge build "$MATRIX" --release 1.0 --channel test --tag v1.0.0-rc1 --builder
 step "4. Validate them against their cells, statically and by installing each one"
 relforge validate "$MATRIX" --release 1.0 --channel test --manifest "$DIST/relforge-manifest.json" \
   "${SELECT[@]}" --runtime
+step "   …the CUDA wheel's device code, read from its fat binary (RF-V048 held it to the arch list)"
+relforge wheel inspect "$DIST"/hello_native-*+cu130-*.whl | sed -n '/device code/,/└/p'
 
 step "5. Publish to the test channel of the local store (the plan first, then --execute)"
 rm -rf .relforge/store                 # the demo's own store: start empty every run
