@@ -145,6 +145,8 @@ def test_without_a_gpu_the_gpu_checks_skip_unless_one_is_required(
     assert required["RF-R004"]["status"] == "fail"
     assert "--require-gpu" in required["RF-R004"]["message"]
     assert required["RF-R006"]["status"] == "fail"
+    static = run("validate", str(declared), "--release", "1.0", "--dist", dist, "--require-gpu")
+    assert static.code == 2 and "--require-gpu asks for the GPU checks" in static.err
 
 
 def test_the_gpu_smoke_is_bounded_and_what_ran_is_recorded(

@@ -19,7 +19,7 @@ from relforge.cli.options import (
     release_option,
     select_option,
 )
-from relforge.errors import ValidationFailed
+from relforge.errors import UsageError, ValidationFailed
 from relforge.matrix import CHANNEL_NAMES, ChannelName
 from relforge.output import print_json
 
@@ -117,6 +117,12 @@ def validate(
     channel = matrix.channels.pick(channel)
     selectors = parse_selectors(selects, matrix.release(release).axes)
     closure: contextlib.AbstractContextManager[Closure] = contextlib.nullcontext(Closure({}))
+    if require_gpu and not runtime:
+        raise UsageError(
+            "--require-gpu asks for the GPU checks, which run with --runtime only",
+            key="--require-gpu",
+            hint="add --runtime",
+        )
     if runtime and runtime_index is None and index_url is None:
         closure = mirrored_closure(matrix, release, channel)
     with closure as mirrored:

@@ -72,13 +72,13 @@ def read_hip_fatbin(src: ByteSource, section: Section, endian: str) -> list[Devi
     at, end = section.offset, section.offset + section.size
     while at < end:
         walk.step()
-        head = src.read(at, min(len(MAGIC), end - at))
+        head = src.read_forward(at, min(len(MAGIC), end - at))
         if head == MAGIC:
             at += walk.plain(at)
         elif head[: len(COMPRESSED_MAGIC)] == COMPRESSED_MAGIC:
             at += walk.compressed(at)
         elif head[0] == 0:
-            chunk = src.read(at, min(CHUNK, end - at))
+            chunk = src.read_forward(at, min(CHUNK, end - at))
             at += len(chunk) - len(chunk.lstrip(b"\x00"))  # padding between or after bundles
         else:
             raise DeviceCodeError(f"no offload bundle magic at {at - section.offset:#x}")
@@ -114,14 +114,14 @@ class _Walk:
         where = f"the compressed bundle at {at - self.section.offset:#x}"
         if at + COMMON.size > end:
             raise DeviceCodeError(f"{where} is cut off by the section's end")
-        _, version, method = COMMON.unpack(self.src.read(at, COMMON.size))
+        _, version, method = COMMON.unpack(self.src.read_forward(at, COMMON.size))
         sizes = VERSIONS.get(version)
         if sizes is None:
             raise DeviceCodeError(f"{where} is of unknown version {version}")
         header = COMMON.size + sizes.size
         if at + header > end:
             raise DeviceCodeError(f"{where} is cut off by the section's end")
-        fields = sizes.unpack(self.src.read(at + COMMON.size, sizes.size))
+        fields = sizes.unpack(self.src.read_forward(at + COMMON.size, sizes.size))
         if version == 1:
             total, uncompressed = end - at, fields[0]  # v1 bundles run to the end
         else:
@@ -248,7 +248,7 @@ class _Stored:
     def grow(self, want: int) -> bytearray:
         want = min(want, self.limit)
         if want > len(self.buf):
-            self.buf += self.src.read(self.at + len(self.buf), want - len(self.buf))
+            self.buf += self.src.read_forward(self.at + len(self.buf), want - len(self.buf))
         return self.buf
 
 
@@ -339,6 +339,6 @@ class _Chunks:
         length = min(CHUNK if size < 0 else size, CHUNK, self.stop - self.at)
         if length <= 0:
             return b""
-        data = self.src.read(self.at, length)
+        data = self.src.read_forward(self.at, length)
         self.at += length
         return data
