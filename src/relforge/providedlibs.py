@@ -20,7 +20,6 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 DRIVER = "@driver"  # a library of the GPU driver: never in a wheel, never a dependency's
-FOREIGN = (".dll", ".dylib")  # catalogue entries of Windows and macOS (not auditwheel's)
 
 
 @functools.cache
@@ -100,15 +99,24 @@ def declared_by(
 def excluded_libraries(
     requirements: Sequence[Requirement], environment: Mapping[str, str]
 ) -> tuple[str, ...]:
-    """The soname globs repair must not graft into a wheel with these requirements: the
-    driver's libraries, and every library a required distribution (marker true) ships."""
+    """The library globs repair must not graft into a wheel with these requirements on the
+    environment's OS (its `sys_platform`): the driver's libraries, and every library a required
+    distribution (marker true) ships."""
+    os = {"win32": "windows", "darwin": "macos"}.get(environment.get("sys_platform", ""), "linux")
     wanted = [r for r in requirements if applies(r, environment)]
     return tuple(
         pattern
         for pattern, providers in library_providers().items()
-        if not pattern.endswith(FOREIGN)
+        if library_os(pattern) == os
         and any(p == DRIVER or any(names(p, r) for r in wanted) for p in providers)
     )
+
+
+def library_os(pattern: str) -> str:
+    """The OS a catalogue entry's library is for: windows (*.dll), macos (*.dylib), linux."""
+    if pattern.endswith(".dll"):
+        return "windows"
+    return "macos" if pattern.endswith(".dylib") else "linux"
 
 
 def platform_environment(os: str, arch: str, python_tag: str | None) -> dict[str, str]:

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from relforge.validate.binaries import binary_format
 from relforge.validate.inflate import DeflateSource
 from relforge.validate.macho import (
     MAX_FAT_ARCHES,
@@ -21,7 +22,6 @@ from relforge.validate.macho import (
     MachOError,
     MachOInfo,
     format_version,
-    is_macho,
     macos_version,
     read_macho,
 )
@@ -273,11 +273,14 @@ def test_read_from_a_deflated_zip_member() -> None:
     assert read_macho(DeflateSource(memoryview(compressed), len(data))) == read(data)
 
 
-def test_is_macho() -> None:
-    assert is_macho(demo_dylib()[:4])
-    assert is_macho(demo_dylib(e=">")[:4])
-    assert is_macho(universal2(wide=True)[:4])
-    assert not is_macho(b"\x7fELF")
+def test_recognised_as_macho_by_their_first_bytes() -> None:
+    assert binary_format(demo_dylib()[:8]) == "Mach-O"
+    assert binary_format(demo_dylib(e=">")[:8]) == "Mach-O"
+    assert binary_format(universal2(wide=True)[:8]) == "Mach-O"
+    assert binary_format(universal2()[:8]) == "Mach-O"
+    java = struct.pack(">IHH", 0xCAFEBABE, 0, 61)  # a class file: same magic, then its version
+    assert binary_format(java) is None
+    assert binary_format(b"\x7fELF\x02\x01\x01\x00") == "ELF"
 
 
 # --- hostile files ----------------------------------------------------------------------------

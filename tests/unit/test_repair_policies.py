@@ -136,7 +136,7 @@ def test_linux_repairs_with_auditwheel_and_the_options_before_the_wheel(
     ("platform", "archs", "target", "options"),
     [
         ("macos-arm64", "arm64", "11.0", ["-e", "/opt/homebrew/lib/libomp"]),
-        ("macos-universal2", "x86_64,arm64", "10.13", []),
+        ("macos-universal2", "arm64,x86_64", "10.13", []),
         ("macos-x86_64", "x86_64", "10.9", []),
     ],
 )
@@ -165,9 +165,32 @@ def test_windows_repairs_with_delvewheel(
     assert isinstance(policy, DelvewheelPolicy)
     assert (policy.tool, policy.what) == ("delvewheel", "delvewheel repair")
     assert policy.argv("py", "w.whl", "out") == [
-        "py", "-m", "delvewheel", "repair", "-w", "out", *options, "w.whl",
-    ]  # fmt: skip
+        "py", "-m", "delvewheel", "repair", "-w", "out", "--no-dll", "nvcuda.dll;nvml.dll",
+        *options, "w.whl",
+    ]  # fmt: skip  # the driver's DLLs are never grafted (RF-V071 accepts them)
     assert policy.env == {}
+
+
+@pytest.mark.parametrize(
+    ("platform", "expected"),
+    [
+        ("macos-arm64", ["-e", "libc10.dylib", "-e", "libtorch.dylib", "-e", "libtorch_",
+                         "-e", "libshm.dylib"]),
+        ("windows-x86_64", ["--no-dll", "nvcuda.dll;nvml.dll;c10.dll;c10_cuda.dll;torch.dll;"
+                            "torch_*.dll"]),
+    ],
+)  # fmt: skip
+def test_libraries_of_required_distributions_are_left_out(
+    cells: dict[str, Cell], platform: str, expected: list[str]
+) -> None:
+    """What RF-V070/RF-V071 accept from a required distribution (the catalogue) is what
+    delocate and delvewheel leave out: a torch extension keeps loading torch's own."""
+    cell = cells[platform].replace(extra_install_requires=("torch>=2.9",))
+    policy = repair_policy(cell)
+    assert isinstance(policy, (DelocatePolicy, DelvewheelPolicy))
+    argv = policy.argv("py", "w.whl", "out")
+    at = argv.index(expected[0])
+    assert argv[at : at + len(expected)] == expected
 
 
 def test_tags_no_tool_repairs_get_none(cells: dict[str, Cell]) -> None:
@@ -184,12 +207,17 @@ def test_the_cache_key_names_the_tool_and_its_options(cells: dict[str, Cell]) ->
         for platform in cells
         if (policy := policy_of(cells, platform)) is not None
     }
-    assert keys["windows-x86_64"] == {"tool": "delvewheel", "options": ["--no-dll", "foo.dll"]}
+    assert keys["windows-x86_64"] == {
+        "tool": "delvewheel",
+        "options": ["--no-dll", "foo.dll"],
+        "excludes": ["nvcuda.dll", "nvml.dll"],
+    }
     assert keys["macos-universal2"] == {
         "tool": "delocate",
         "options": [],
-        "require_archs": "x86_64,arm64",
+        "require_archs": "arm64,x86_64",
         "target": "10.13",
+        "excludes": [],
     }
     assert keys["linux-x86_64"]["tool"] == "auditwheel"
     assert keys["linux-x86_64"]["options"] == ["--exclude", "libfoo.so"]

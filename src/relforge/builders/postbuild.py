@@ -9,6 +9,8 @@ Repair grafts the libraries a wheel loads from the build machine into it, with o
   excludes derived from the cell: driver libraries always, and the libraries of every
   distribution the cell requires (its extra install requirements, unless it bundles them, and
   its dependency axes'), from the catalogue validation reads too (relforge.providedlibs).
+  macOS and Windows leave out the same way the catalogue's dylibs and DLLs (torch's `c10.dll`,
+  the driver's `nvcuda.dll`): what RF-V070/RF-V071 accept from outside the wheel.
 - macOS (`macosx_X_Y_<arch>`): delocate's `delocate-wheel` with `--require-archs` of the tag's
   architecture and `--require-target-macos-version X.Y` (the build gets
   MACOSX_DEPLOYMENT_TARGET=X.Y too), so the wheel keeps the cell's tag or the cell fails.
@@ -38,7 +40,7 @@ from packaging.version import Version
 
 from relforge.builders.wheelfile import add_requires_dist
 from relforge.matrix.cell import Cell
-from relforge.providedlibs import excluded_libraries, linux_environment
+from relforge.providedlibs import excluded_libraries, platform_environment
 from relforge.validate.checks import RPATH_CHECK
 from relforge.validate.facts import gather
 from relforge.validate.platformtags import macos_tag, windows_machine
@@ -96,14 +98,7 @@ class AuditwheelPolicy(RepairPolicy):
         return [*args, *self.options, wheel]
 
 
-# The tag's architecture → delocate-wheel's --require-archs (a comma-separated list).
-_DELOCATE_ARCHS = {
-    "arm64": "arm64",
-    "x86_64": "x86_64",
-    "universal2": "x86_64,arm64",
-    "intel": "i386,x86_64",
-    "i386": "i386",
-}
+_DELOCATE_ARCH = {"aarch64": "arm64", "x86_64": "x86_64", "i686": "i386"}  # delocate's names
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,14 +107,15 @@ class DelocatePolicy(RepairPolicy):
 
     tool: ClassVar[str] = "delocate"
     what: ClassVar[str] = "delocate-wheel"
-    require_archs: str | None  # None: an old architecture (universal, ppc) left unchecked
+    require_archs: str  # the tag's architectures, as delocate names them: arm64,x86_64
     target: str  # the tag's macOS version, X.Y
+    excludes: tuple[str, ...] = ()  # catalogue globs of libraries the wheel's dependencies ship
 
     def argv(self, python: str, wheel: str, out_dir: str) -> list[str]:
-        args = [python, "-m", "delocate.cmd.delocate_wheel"]
-        if self.require_archs is not None:
-            args += ["--require-archs", self.require_archs]
+        args = [python, "-m", "delocate.cmd.delocate_wheel", "--require-archs", self.require_archs]
         args += ["--require-target-macos-version", self.target, "-w", out_dir]
+        for pattern in self.excludes:  # delocate's -e matches a part of the library's path
+            args += ["-e", pattern.split("*", 1)[0]]
         return [*args, *self.options, wheel]
 
     @property
@@ -135,9 +131,13 @@ class DelvewheelPolicy(RepairPolicy):
 
     tool: ClassVar[str] = "delvewheel"
     what: ClassVar[str] = "delvewheel repair"
+    excludes: tuple[str, ...] = ()  # catalogue globs (delvewheel takes `*` patterns)
 
     def argv(self, python: str, wheel: str, out_dir: str) -> list[str]:
-        return [python, "-m", "delvewheel", "repair", "-w", out_dir, *self.options, wheel]
+        args = [python, "-m", "delvewheel", "repair", "-w", out_dir]
+        if self.excludes:  # one option, the names separated by Windows' path separator
+            args += ["--no-dll", ";".join(self.excludes)]
+        return [*args, *self.options, wheel]
 
 
 def cell_requirements(cell: Cell) -> tuple[str, ...]:
@@ -159,19 +159,25 @@ def repair_policy(cell: Cell, options: Sequence[str] = ()) -> RepairPolicy | Non
         return None
     plat = cell.platform_tag.split(".")[0]
     extra = tuple(options)
+    requirements = [Requirement(r) for r in cell_requirements(cell)]
+
+    def excludes(os: str) -> tuple[str, ...]:
+        environment = platform_environment(os, cell.arch, cell.python_tag)
+        return excluded_libraries(requirements, environment)
+
     if plat.startswith(("manylinux", "musllinux")):
-        environment = linux_environment(cell.arch, cell.python_tag)
-        requirements = [Requirement(r) for r in cell_requirements(cell)]
-        excludes = excluded_libraries(requirements, environment)
-        return AuditwheelPolicy(plat=plat, excludes=excludes, options=extra)
+        return AuditwheelPolicy(plat=plat, excludes=excludes("linux"), options=extra)
     macos = macos_tag(plat)
     if macos is not None:
-        arch = plat.split("_", 3)[3]  # macosx_11_0_arm64 → arm64, macosx_10_9_x86_64 → x86_64
+        archs = ",".join(sorted(_DELOCATE_ARCH.get(a, a) for a in macos.arches))
         return DelocatePolicy(
-            require_archs=_DELOCATE_ARCHS.get(arch), target=macos.version_text, options=extra
+            require_archs=archs,
+            target=macos.version_text,
+            excludes=excludes("macos"),
+            options=extra,
         )
     if windows_machine(plat) is not None:
-        return DelvewheelPolicy(options=extra)
+        return DelvewheelPolicy(excludes=excludes("windows"), options=extra)
     return None
 
 

@@ -46,6 +46,21 @@ def pe_header_offset(head: bytes) -> int | None:
     return int.from_bytes(head[0x3C:0x40], "little")
 
 
+def binary_format(head: bytes) -> str | None:
+    """ "ELF", "Mach-O" (thin or universal) or "PE" by a file's first 8 bytes; None for anything
+    else (a universal header counting more than 30 architectures is a Java class file).  An MZ
+    file is a PE candidate: whether its PE header is believable needs more than 8 bytes."""
+    if head[:4] == ELF_MAGIC:
+        return "ELF"
+    if len(head) < 8:
+        return "PE" if head[:2] == b"MZ" else None
+    (little,) = struct.unpack_from("<I", head, 0)
+    magic, count = struct.unpack_from(">II", head, 0)
+    if little in _MACHO_THIN or (magic in _FAT and 0 < count <= _FAT_MAX):
+        return "Mach-O"
+    return "PE" if head[:2] == b"MZ" else None
+
+
 def identify(path: str, head: bytes) -> Binary | None:
     """The binary `head` (the member's first bytes) starts, or None when it is none of ours."""
     if head[:4] == ELF_MAGIC and len(head) >= 20:

@@ -21,7 +21,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from relforge.validate.binaries import PE_HEAD_LIMIT, pe_header_offset
 from relforge.validate.devicecode import DeviceCode
 from relforge.validate.elf import ElfError, ElfInfo, read_elf, read_elf_device
-from relforge.validate.inflate import MemberError, MemberTooLarge
+from relforge.validate.inflate import ByteSource, MemberError, MemberTooLarge
 from relforge.validate.macho import MachOError, MachOInfo, read_macho
 from relforge.validate.pe import PEError, PEInfo, read_pe
 from relforge.validate.wheel import (
@@ -251,20 +251,12 @@ def _read_elf(
     """The member's ELF facts, and (given a pool) the job reading its device code: a job of
     its own on the same source, queued behind the members' reads, so that one library's long
     walk through its fat binaries runs beside the others' reads instead of after its own."""
-    source = archive.source(member)
-    try:
-        info = read_elf(source, symbols=symbols, device=False)
-    except MemberTooLarge:
-        raise
-    except (ElfError, MemberError, struct.error):
-        # A tail read from a searched deflate boundary is checked by reaching the exact end of
-        # the member; read once more from the start before calling the file malformed (offsets
-        # from a wrong tail may also point past the end of the member).  Bytes that were all
-        # read exactly would read the same again: the file is malformed as it stands.
-        if not source.guessed:
-            raise
-        source = archive.source(member, exact=True)
-        info = read_elf(source, symbols=symbols, device=False)
+    info, source = _read_exactly_when_guessed(
+        archive,
+        member,
+        lambda src: read_elf(src, symbols=symbols, device=False),
+        (ElfError, MemberError, struct.error),
+    )
     return info, pool.submit(read_elf_device, source) if pool is not None else None
 
 
@@ -312,11 +304,31 @@ def read_foreign_members(archive: WheelArchive, pool: Executor) -> ForeignJobs:
     )
 
 
-def _read_macho(archive: WheelArchive, member: Member) -> MachOInfo:
+def _read_exactly_when_guessed(
+    archive: WheelArchive,
+    member: Member,
+    read: Callable[[ByteSource], Info],
+    faults: tuple[type[Exception], ...],
+) -> tuple[Info, ByteSource]:
+    """`read` of the member, and the source it read.  A tail read from a searched deflate
+    boundary is checked only by reaching the exact end of the member: when `read` fails on
+    bytes served that way, it reads once more from the start before the file is called
+    malformed (offsets from a wrong tail may also point past the end of the member).  Bytes
+    that were all read exactly would read the same again: the file is malformed as it stands."""
+    source = archive.source(member)
     try:
-        return read_macho(archive.source(member))
-    except (MachOError, MemberError):
-        return read_macho(archive.source(member, exact=True))  # once more, read exactly
+        return read(source), source
+    except MemberTooLarge:
+        raise
+    except faults:
+        if not source.guessed:
+            raise
+    source = archive.source(member, exact=True)
+    return read(source), source
+
+
+def _read_macho(archive: WheelArchive, member: Member) -> MachOInfo:
+    return _read_exactly_when_guessed(archive, member, read_macho, (MachOError, MemberError))[0]
 
 
 def _read_pe(archive: WheelArchive, member: Member) -> PEInfo | None:
@@ -326,13 +338,9 @@ def _read_pe(archive: WheelArchive, member: Member) -> PEInfo | None:
     offset = pe_header_offset(head)
     if offset is None or offset > PE_HEAD_LIMIT or offset + 4 > member.size:
         return None
-    source = archive.source(member)
-    if source.read(offset, 4) != b"PE\0\0":
+    if archive.source(member).read(offset, 4) != b"PE\0\0":
         return None
-    try:
-        return read_pe(source)
-    except (PEError, MemberError):
-        return read_pe(archive.source(member, exact=True))
+    return _read_exactly_when_guessed(archive, member, read_pe, (PEError, MemberError))[0]
 
 
 def _foreign_result(member: Member, job: Future[Info], kind: Callable[..., Found]) -> Found:

@@ -143,11 +143,6 @@ class MachOInfo:
         return tuple(s.arch for s in self.slices)
 
 
-def is_macho(head: bytes) -> bool:
-    """Whether `head` starts with a Mach-O magic (thin or universal; a Java class file too)."""
-    return head[:4] in _THIN or head[:4] in _FAT
-
-
 def macos_version(text: str) -> tuple[int, int, int]:
     """(major, minor, patch) of "11.0", "10.9.2" or a wheel tag's "10_13", for comparisons."""
     if not re.fullmatch(r"\d+(?:[._]\d+){0,2}", text):

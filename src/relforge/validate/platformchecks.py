@@ -21,13 +21,12 @@ from collections.abc import Callable, Iterable, Sequence
 
 from relforge.providedlibs import DRIVER, declared_by, platform_environment, providers_of
 from relforge.validate.facts import MachOMember, PEMember, WheelFacts
-from relforge.validate.macho import MachOSlice
+from relforge.validate.macho import MachOSlice, macos_version
 from relforge.validate.pe import is_system_dll, msvc_runtime, python_dll
 from relforge.validate.platformtags import (
     MacosTag,
     macos_tag,
     tag_format,
-    version_tuple,
     windows_machine,
 )
 from relforge.validate.registry import Expectation, Outcome, artifact
@@ -90,7 +89,7 @@ def _macho_problems(
             ceiling = max(t.version for t in wanted)
             if piece.arch == "aarch64":  # no macOS before 11.0 runs on arm64: a tag of
                 ceiling = max(ceiling, ARM64_FIRST_MACOS)  # 10.13 means 11.0 for that slice
-            if version_tuple(piece.minos) > version_tuple(f"{ceiling[0]}.{ceiling[1]}"):
+            if macos_version(piece.minos) > (*ceiling, 0):
                 out.append(
                     f"{macho.path} ({piece.arch}) needs macOS {piece.minos}, the tag says "
                     f"{ceiling[0]}.{ceiling[1]}"

@@ -57,11 +57,3 @@ def tag_format(platform_tag: str) -> str | None:
     if platform_tag.startswith("win"):
         return "PE"
     return None
-
-
-def version_tuple(text: str) -> tuple[int, ...]:
-    """`11.0` / `10.9.5` → (11, 0) / (10, 9, 5), trailing zeros dropped for comparison."""
-    parts = [int(p) for p in text.split(".") if p.isdigit()]
-    while len(parts) > 1 and parts[-1] == 0:
-        parts.pop()
-    return tuple(parts)

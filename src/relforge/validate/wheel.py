@@ -30,6 +30,7 @@ from packaging.utils import (
 from packaging.version import Version
 
 from relforge.record import record_digest
+from relforge.validate.binaries import binary_format
 from relforge.validate.inflate import (
     ByteSource,
     BytesSource,
@@ -89,24 +90,6 @@ class Member:
         if kind in (0, stat.S_IFREG):
             return None
         return _FILE_TYPES.get(kind, f"file type {kind:#o}")
-
-
-_MACHO = (b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe", b"\xcf\xfa\xed\xfe")
-_FAT = (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")
-_FAT_MAX = 30  # more "architectures" is a Java class file (same magic, then its version)
-
-
-def binary_format(head: bytes) -> str | None:
-    """ "ELF", "Mach-O" or "PE" by a file's first 8 bytes; None for anything else."""
-    if head[:4] == b"\x7fELF":
-        return "ELF"
-    if head[:4] in _MACHO:
-        return "Mach-O"
-    if head[:4] in _FAT and len(head) >= 8 and 0 < int.from_bytes(head[4:8], "big") <= _FAT_MAX:
-        return "Mach-O"
-    if head[:2] == b"MZ":
-        return "PE"
-    return None
 
 
 class WheelArchive:
