@@ -173,21 +173,10 @@ def test_jobs_run_exactly_the_relforge_commands(rendered: dict[str, dict[str, An
         bot.strip()
         == '"$RUNNER_TEMP/relforge-bin/relforge" bot handle "$GITHUB_EVENT_PATH" --execute'
     )
-    validate_binaries = runs[("relforge-validate-binaries.yml", "test-1")].splitlines()
-    assert validate_binaries == [
-        'if [ "$REQUIRE_GPU" = true ]; then set -- --require-gpu; fi',
+    assert runs[("relforge-validate-binaries.yml", "test-1")].splitlines()[-1] == (
         f'relforge validate {m} --release 2.9 --channel test --index "$INDEX_URL" '
-        '--select "$CELL_ID" --runtime --summary "$@"',
-    ]
-    (step,) = [
-        s
-        for job, s in steps(rendered["relforge-validate-binaries.yml"])
-        if job == "test-1" and "REQUIRE_GPU" in s.get("env", {})
-    ]
-    # a CUDA cell on a runner that is no GitHub-hosted CPU image must find its GPU
-    require = step["env"]["REQUIRE_GPU"]
-    assert "matrix.accelerator == 'cuda'" in require
-    assert "!startsWith(matrix.test_runner, 'ubuntu-')" in require
+        '--select "$CELL_ID" --runtime --summary "$@"'
+    )
     assert (
         runs[("relforge-promote.yml", "promote")].splitlines()[-1] == f'relforge promote {m} "$@"'
     )
@@ -462,3 +451,35 @@ def test_upload_attests_each_validated_artifact_before_publishing(
         capture_output=True,
     )
     assert tampered.returncode != 0
+
+
+def test_gpu_runners_require_their_gpu(rendered: dict[str, dict[str, Any]], tmp_path: Path) -> None:
+    """The validate-binaries step's own script, run by bash for every cell of every job with
+    the values GitHub puts in its env: `--require-gpu` exactly for CUDA cells on a runner that
+    is not a GitHub-hosted image (a GPU runner that lost its GPU fails instead of skipping)."""
+    stub = tmp_path / "relforge"
+    stub.write_text('#!/bin/sh\necho "$@"\n')
+    stub.chmod(0o755)
+    workflow = rendered["relforge-validate-binaries.yml"]
+    seen = set()
+    for job_id, job in workflow["jobs"].items():
+        (step,) = [s for s in job["steps"] if "relforge validate" in s.get("run", "")]
+        assert step["env"]["ACCELERATOR"] == "${{ matrix.accelerator }}"
+        assert step["env"]["TEST_RUNNER"] == "${{ matrix.test_runner }}"
+        for entry in job["strategy"]["matrix"]["include"]:
+            env = {
+                "PATH": f"{tmp_path}:/usr/bin:/bin",
+                "ACCELERATOR": entry["accelerator"],
+                "TEST_RUNNER": entry["test_runner"],
+                "CELL_ID": entry["id"],
+                "INDEX_URL": "https://example.org/simple",
+            }
+            done = subprocess.run(
+                ["bash", "-e", "-c", step["run"]], env=env, capture_output=True, text=True
+            )
+            assert done.returncode == 0, (job_id, done.stderr)
+            hosted = entry["test_runner"].startswith(("ubuntu-", "windows-", "macos-"))
+            wanted = entry["accelerator"] == "cuda" and not hosted
+            assert ("--require-gpu" in done.stdout.split()) == wanted, (entry, done.stdout)
+            seen.add(wanted)
+    assert seen == {True, False}  # the PyTorch matrix has both kinds of cell
