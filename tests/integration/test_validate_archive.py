@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +36,7 @@ from tests.archivefactory import (
     verdicts,
     write_archive,
 )
+from tests.wheelfactory import device_code
 
 pytestmark = pytest.mark.slow
 
@@ -92,6 +94,21 @@ def test_any_top_directory_name_and_trailing_newline_free_version(
 
 
 BuildArchive = Callable[[Compile, Path], Path]
+
+
+def with_device_code(compiled: Compile, folder: Path) -> bytes:
+    """The demo library with a real fat binary (nvcc) in its `.nv_fatbin` section."""
+    folder.mkdir(parents=True, exist_ok=True)
+    library = folder / "libdemo.so"
+    library.write_bytes(compiled(Lib()).demo)
+    subprocess.run(
+        ["objcopy", "--add-section", f".nv_fatbin={device_code(folder)}",
+         "--set-section-flags", ".nv_fatbin=alloc,readonly", str(library)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return library.read_bytes()
+
+
 BROKEN: dict[str, tuple[BuildArchive, set[str]]] = {
     "build-version-of-another-variant": (
         lambda c, d: write_archive(d, files_with(c, build_version=b"1.0.0+cu130\n")),
@@ -148,6 +165,12 @@ BROKEN: dict[str, tuple[BuildArchive, set[str]]] = {
             d, {**files_with(c), "libtorch/lib/libfake.so.1": b"GROUP ( x )\n"}
         ),
         {"RF-V045"},
+    ),
+    "device-code-in-a-cpu-archive": (  # a CUDA build of the library under a CPU cell
+        lambda c, d: write_archive(
+            d, files_with(c, lib__libdemo_so=with_device_code(c, d.parent / "device"))
+        ),
+        {"RF-V048"},
     ),
     "elf-for-another-machine": (
         lambda c, d: write_archive(d, files_with(c, lib__libdemo_so=machine(c(Lib()).demo, 183))),
