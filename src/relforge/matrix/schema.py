@@ -123,6 +123,13 @@ class Project(Located):
     name: str = field(metadata={"doc": "distribution name on the index (e.g. torch)"})
     display_name: str = field(default="", metadata={"doc": "name used in docs (default: name)"})
     version_file: str = field(default="version.txt", metadata={"doc": "file holding X.Y.Z"})
+    import_name: str = field(
+        default="",
+        metadata={
+            "doc": "the top-level module the runtime checks import (default: the name, "
+            "lowercased, - and . as _)"
+        },
+    )
     download_url: str = field(
         default="",
         metadata={"doc": "base URL the channel prefixes hang off (https://download.pytorch.org)"},
