@@ -312,6 +312,108 @@ VERSIONEER_EXT = _dedent(
 )
 
 
+CYTHON_FIB = _dedent(
+    {
+        "pyproject.toml": """
+        [build-system]
+        requires = ["setuptools>=64", "Cython>=3"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "cyfib"
+        dynamic = ["version"]
+        requires-python = ">=3.10"
+
+        [tool.setuptools]
+        packages = ["cyfib"]
+
+        [tool.setuptools.dynamic]
+        version = {attr = "cyfib.__version__"}
+    """,
+        "setup.py": """
+        from Cython.Build import cythonize
+        from setuptools import setup
+
+        setup(ext_modules=cythonize(["cyfib/_fib.pyx"], language_level=3))
+    """,
+        "cyfib/__init__.py": """
+        from cyfib._fib import fib
+
+        __version__ = "0.5.0"
+        __all__ = ["fib"]
+    """,
+        "cyfib/_fib.pyx": """
+        def fib(int n):
+            cdef long a = 0, b = 1
+            for _ in range(n):
+                a, b = b, a + b
+            return a
+    """,
+    }
+)
+
+LIMITED_SUM = _dedent(
+    {
+        "pyproject.toml": """
+        [build-system]
+        requires = ["setuptools>=64"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "limitedsum"
+        version = "0.6.0"
+        requires-python = ">=3.10"
+    """,
+        "setup.cfg": """
+        [bdist_wheel]
+        py_limited_api = cp310
+    """,
+        "setup.py": """
+        from setuptools import Extension, setup
+
+        setup(
+            packages=["limitedsum"],
+            ext_modules=[
+                Extension(
+                    "limitedsum._sum",
+                    ["src/sum.c"],
+                    py_limited_api=True,
+                    define_macros=[("Py_LIMITED_API", "0x030A0000")],
+                )
+            ],
+        )
+    """,
+        "limitedsum/__init__.py": """
+        from limitedsum._sum import total
+
+        __all__ = ["total"]
+    """,
+        "src/sum.c": """
+        #define PY_SSIZE_T_CLEAN
+        #include <Python.h>
+
+        /* The sum of an iterable of ints, with the stable ABI of 3.10 only. */
+        static PyObject *total(PyObject *self, PyObject *arg) {
+            PyObject *it = PyObject_GetIter(arg), *item;
+            long sum = 0;
+            if (it == NULL) return NULL;
+            while ((item = PyIter_Next(it)) != NULL) {
+                sum += PyLong_AsLong(item);
+                Py_DECREF(item);
+            }
+            Py_DECREF(it);
+            if (PyErr_Occurred()) return NULL;
+            return PyLong_FromLong(sum);
+        }
+
+        static PyMethodDef methods[] = {{"total", total, METH_O, "sum"}, {NULL, NULL, 0, NULL}};
+        static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_sum", NULL, -1, methods};
+        PyMODINIT_FUNC PyInit__sum(void) { return PyModule_Create(&module); }
+    """,
+    }
+)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Kind:
     """One kind of project: its files, how to call it, and what the matrix needs."""
@@ -365,6 +467,19 @@ KINDS = {
         probe="import numpy_norm as m; print(m.norm2([3.0, 4.0]))",
         expected="5.0",
         axes={"numpy": {"2.x": {"install": ["numpy>=2,<3"], "requires": ["numpy>=2,<3"]}}},
+    ),
+    "cython": Kind(
+        name="cyfib",
+        files=CYTHON_FIB,
+        probe="import cyfib; print(cyfib.fib(10))",
+        expected="55",
+    ),
+    "limited": Kind(
+        name="limitedsum",
+        files=LIMITED_SUM,
+        probe="import limitedsum; print(limitedsum.total([40, 2]))",
+        expected="42",
+        version_attribute="warn",  # no __version__ at all
     ),
 }
 

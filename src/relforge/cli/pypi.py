@@ -68,8 +68,9 @@ def stage(
 @click.option("--version", "version", required=True, help="Version X.Y.Z staged for PyPI.")
 @click.option(
     "--repository-url",
-    help="Upload endpoint (default: publishing.pypi_repository_url), e.g. "
-    "https://upload.pypi.org/legacy/.",
+    envvar="TWINE_REPOSITORY_URL",
+    help="Upload endpoint (default: TWINE_REPOSITORY_URL, then publishing.pypi_repository_url, "
+    "then PyPI's https://upload.pypi.org/legacy/).",
 )
 @click.option(
     "--index-url",

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from relforge.errors import (
-    ConfigError,
     EnvironmentFault,
     NothingToDoError,
     RefusedError,
@@ -346,15 +345,14 @@ def refuse_upload_conflicts(items: list[UploadItem], index_url: str) -> None:
         )
 
 
+PYPI_UPLOAD_URL = "https://upload.pypi.org/legacy/"
+
+
 def require_repository(url: str | None, matrix: Matrix) -> str:
+    """The upload endpoint: --repository-url (or TWINE_REPOSITORY_URL, which the CLI reads
+    into it), else publishing.pypi_repository_url, else PyPI's — as twine decides."""
     flag = "--repository-url" if url else "publishing.pypi_repository_url"
-    url = url or matrix.publishing.pypi_repository_url
-    if not url:
-        raise ConfigError(
-            "no repository to upload to",
-            key="--repository-url",
-            hint="pass --repository-url or set publishing.pypi_repository_url in the matrix",
-        )
+    url = url or matrix.publishing.pypi_repository_url or PYPI_UPLOAD_URL
     return check_url(url, flag)
 
 
