@@ -246,3 +246,8 @@ step "13. The generated CI on a real Actions runner: \`make demo-ci\` (about 6½
 echo "act runs the example's workflows as a hosted ubuntu-24.04 runner would: a pull request"
 echo "(builds and tests, uploads nothing), then the RC tag v1.0.0-rc1 (every cell built, tested,"
 echo "uploaded to S3 on moto and indexed; pip and uv install it).  Docs: docs/guide/generated-ci.md."
+
+step "relforge on your PATH"
+echo "make demo installed relforge into $(pwd)/.venv; to run it from any folder:"
+echo "  export PATH=\"$(pwd)/.venv/bin:\$PATH\""
+echo "README.md (Getting started) walks your own project from \`relforge init\` to a first RC."

@@ -113,6 +113,7 @@ def test_the_readme_walk_from_init_to_an_installed_release_candidate(tmp_path: P
     assert git(project, "describe", "--tags") == "v0.1.0-rc1"
     installed = list((tmp_path / "try").glob("lib/python*/site-packages/hello_ext-*.dist-info"))
     assert [p.name for p in installed] == ["hello_ext-0.1.0+cpu.dist-info"]
+    assert walk.transcript[-1].splitlines()[1] == "42"
     transcript = "\n".join(walk.transcript)
     assert "Traceback" not in transcript
 
