@@ -275,6 +275,9 @@ class Quiet:
     def started(self, cell: Cell, builder: str) -> None:
         pass
 
+    def phase(self, cell: Cell, name: str) -> None:
+        pass
+
     def finished(self, result: CellResult) -> None:
         pass
 

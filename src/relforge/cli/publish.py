@@ -107,6 +107,20 @@ def publish(
     _run_plan(plan, execute)
     if execute:
         _warn_serving(matrix.project.download_url, plan.store, plan.index_folders)
+    _echo_install(matrix.project.name, chosen, plan.install_urls, execute, no_index)
+
+
+def _echo_install(
+    project: str, channel: ChannelName, urls: Sequence[str], execute: bool, no_index: bool
+) -> None:
+    """publish's last lines: where to install from, and how (in a dry run: where it would be)."""
+    from relforge.promote import install_lines
+
+    after = [w for w, yes in (("--execute", not execute), ("`relforge index`", no_index)) if yes]
+    for line in install_lines(
+        project, channel, urls, when="after " + " and ".join(after) if after else ""
+    ):
+        click.echo(line)
 
 
 @click.command()
