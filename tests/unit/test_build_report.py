@@ -34,7 +34,7 @@ class Clock:
 
 
 def lines_reporter(total: int = 9) -> tuple[LineReporter, Clock, list[str]]:
-    clock, said = Clock(), []
+    clock, said = Clock(), list[str]()
     return LineReporter(total, clock=clock, say=said.append), clock, said
 
 

@@ -2,10 +2,11 @@
 commands that install from it (the words of relforge.matrix.docs.index_install_command, the
 rule `matrix docs` and the site's selector print with).
 
-The URL is `project.download_url` (else, for a file:// store, the store's own file URL, which
-pip and uv read as an index) followed by the channel's prefix when the channel has root pages
-(`channels.<name>.root_index`, the default), else by each variant folder published to; a
-folder kept off the root pages (an include rule's copies) gets its own URL too.
+The URL is `project.download_url` (else, for a file:// store, the store's absolute file URL,
+which pip and uv read as an index: a folder's `index.html` is its page) followed by the
+channel's prefix when the channel has root pages (`channels.<name>.root_index`, the default),
+else by each variant folder published to; a folder kept off the root pages (an include rule's
+copies) gets its own URL too.
 """
 
 from __future__ import annotations
@@ -15,15 +16,18 @@ from collections.abc import Sequence
 from relforge.matrix.docs import INSTALLERS, index_install_command
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.rootspec import RootSpec
+from relforge.stores.local import LocalStore
+from relforge.stores.store import ObjectStore
 
 
-def index_base(matrix: Matrix, store_url: str) -> str:
+def index_base(matrix: Matrix, store: ObjectStore) -> str:
     """What the channel prefixes hang off for installers: project.download_url, else a file://
-    store's URL; "" when neither (an S3 store without a download_url: no public URL known)."""
+    store's absolute file URL; "" when neither (an S3 store without a download_url: no public
+    URL known)."""
     base = matrix.project.download_url.rstrip("/")
     if base:
         return base
-    return store_url.rstrip("/") if store_url.startswith("file://") else ""
+    return store.root.resolve().as_uri() if isinstance(store, LocalStore) else ""
 
 
 def index_urls(base: str, root: RootSpec, folders: Sequence[str]) -> tuple[str, ...]:

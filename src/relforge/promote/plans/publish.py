@@ -266,7 +266,7 @@ def plan_publish(
         vouchers=vouchers,
         notes=tuple(notes),
         install_urls=index_urls(
-            index_base(matrix, store.url),
+            index_base(matrix, store),
             here.root,
             sorted({p.folder for p in placed if p.cell.package_type == "wheel"}),
         ),
