@@ -40,7 +40,10 @@ def test_no_base_url_says_what_to_set_instead_of_printing_a_made_up_url() -> Non
 
 
 def test_each_url_gets_a_pip_and_a_uv_command_and_the_dry_run_says_so() -> None:
-    lines = install_lines("rfdemo", "test", ("https://d/a", "https://d/b"), when="after --execute")
+    lines = install_lines("rfdemo", "test", ("https://d/a", "https://d/b"), dry_run=True)
+    assert install_lines("rfdemo", "test", ("https://d/a",), pages_later=True)[0] == (
+        "install from the test channel (after `relforge index`):"
+    )
     assert lines == [
         "install from the test channel (after --execute):",
         "  index: https://d/a",

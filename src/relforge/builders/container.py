@@ -191,7 +191,7 @@ class DockerBuilder:
                 )
                 mounts[str(wheels)] = {"bind": "/relforge/build-wheels", "mode": "ro"}
             argv = ["/bin/sh", "/relforge/control/build.sh", *command]
-            job.phase(_container_phase(job))
+            job.phase(container_phase(job))
             code = self._run(job, argv, env, mounts)
             if code == SKIP_EXIT and (out / "skip-reason").exists():
                 raise CellSkipped((out / "skip-reason").read_text(encoding="utf-8").strip())
@@ -265,7 +265,7 @@ class DockerBuilder:
                 container.remove(force=True)
 
 
-def _container_phase(job: BuildJob) -> str:
+def container_phase(job: BuildJob) -> str:
     """`pip wheel + repair (auditwheel) in IMAGE`: the container runs both; the host sees one
     step (it does not read the container's output to tell them apart)."""
     steps = build_phase(job) + (f" + {repair_phase(job)}" if job.repair else "")

@@ -97,7 +97,7 @@ def publish(
     manifest there, prune old nightlies, and re-index.  A version appears on the pages only
     once every cell the matrix expects of it is there (--partial: at once).  FILE is the
     matrix file."""
-    from relforge.promote import plan_publish
+    from relforge.promote import install_lines, plan_publish
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
@@ -107,19 +107,10 @@ def publish(
     _run_plan(plan, execute)
     if execute:
         _warn_serving(matrix.project.download_url, plan.store, plan.index_folders)
-    _echo_install(matrix.project.name, chosen, plan.install_urls, execute, no_index)
-
-
-def _echo_install(
-    project: str, channel: ChannelName, urls: Sequence[str], execute: bool, no_index: bool
-) -> None:
-    """publish's last lines: where to install from, and how (in a dry run: where it would be)."""
-    from relforge.promote import install_lines
-
-    after = [w for w, yes in (("--execute", not execute), ("`relforge index`", no_index)) if yes]
-    for line in install_lines(
-        project, channel, urls, when="after " + " and ".join(after) if after else ""
-    ):
+    lines = install_lines(
+        matrix.project.name, chosen, plan.install_urls, dry_run=not execute, pages_later=no_index
+    )
+    for line in lines:  # the last lines: where to install from, and how
         click.echo(line)
 
 

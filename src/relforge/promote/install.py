@@ -44,18 +44,20 @@ def install_lines(
     channel: ChannelName,
     urls: Sequence[str],
     *,
-    when: str = "",
+    dry_run: bool = False,
+    pages_later: bool = False,
 ) -> list[str]:
-    """The last lines of `publish`: each index URL with its pip and uv commands.  `when` says
-    what must happen first (a dry run: `after --execute`; --no-index: after `relforge
-    index`); empty once the pages are written."""
+    """The last lines of `publish`: each index URL with its pip and uv commands; the lead line
+    says what must happen first (`dry_run`: --execute; `pages_later`, publish --no-index:
+    `relforge index`, which writes the pages)."""
     if not urls:
         return [
             f"install: no index URL to print for the {channel} channel: project.download_url is "
             "not set (set it to the URL that serves the store)"
         ]
-    lead = f"install from the {channel} channel" + (f" ({when})" if when else "") + ":"
-    lines = [lead]
+    first = [w for w, yes in (("--execute", dry_run), ("`relforge index`", pages_later)) if yes]
+    when = f" (after {' and '.join(first)})" if first else ""
+    lines = [f"install from the {channel} channel{when}:"]
     for url in urls:
         lines.append(f"  index: {url}")
         lines += [
