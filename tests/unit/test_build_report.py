@@ -16,6 +16,7 @@ from relforge.builders.report import (
     LineReporter,
     LiveReporter,
     failure_report,
+    middle_cut,
     summary_table,
 )
 from relforge.matrix import expand_cells, load_matrix
@@ -153,6 +154,16 @@ def test_the_table_fits_the_terminal_and_keeps_every_column(tmp_path: Path, widt
     assert width - start >= REASON_MIN
     # cut columns say so with …; at 200 columns nothing is cut
     assert ("…" in text) == (width < 200), text
+
+
+def test_a_cut_cell_id_keeps_the_end_that_tells_cells_apart(tmp_path: Path) -> None:
+    out = Console(file=io.StringIO(), width=80)
+    out.print(summary_table(_results(tmp_path), 80))
+    text = out.file.getvalue()  # type: ignore[attr-defined]  # the StringIO given above
+    for cell in CELLS[:2]:
+        assert cell.id[-6:] in text and cell.id not in text, text
+    assert middle_cut("wheel-linux-x86_64-py3.12-cpu", 13) == "whee…3.12-cpu"
+    assert middle_cut("short", 13) == "short"
 
 
 def test_a_narrow_terminal_gets_every_column_too(tmp_path: Path) -> None:

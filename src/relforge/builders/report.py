@@ -301,8 +301,18 @@ def summary_table(results: list[CellResult], width: int | None = None) -> Table:
             table.add_column(name, no_wrap=True, overflow="ellipsis", width=cut)
     for row in rows:
         status = row[1]
-        table.add_row(row[0], f"[{_STYLE[status]}]{status}[/]", *row[2:])
+        cell = middle_cut(row[0], fit.widths[0]) if fit else row[0]
+        table.add_row(cell, f"[{_STYLE[status]}]{status}[/]", *row[2:])
     return table
+
+
+def middle_cut(text: str, width: int) -> str:
+    """`wheel-l…x86_64-py3.12-cpu`: a cell id cut in the middle, so both its kind and the end that
+    tells cells apart (the Python, the variant) stay."""
+    if len(text) <= width or width < 3:
+        return text
+    head = (width - 1) // 3  # the end tells cells apart: it keeps two thirds
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
 
 
 def results_json(
