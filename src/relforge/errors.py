@@ -85,6 +85,12 @@ class ValidationFailed(RelforgeError):
     label = "validation failed"
 
 
+class BuildFailed(ValidationFailed):
+    """A cell's build failed (exit 4, like a failed check: the artifact is not there)."""
+
+    label = "build failed"
+
+
 class RefusedError(RelforgeError):
     """relforge refused an action that could lose or corrupt data (exit 5)."""
 

@@ -54,8 +54,9 @@ def test_a_failed_cells_log_is_folded_and_the_failure_annotated(
     assert folded == log.splitlines()
     assert lines[start - 1].startswith(f"[1/1] failed  {CELL} (host)")
     [error] = [line for line in lines[end:] if line.startswith("::error")]
-    assert error.startswith(
-        f"::error title=relforge%3A validation failed::1 of 1 cells failed: {CELL}%0Ahint: "
+    assert error.startswith(  # the build's own error line, then where its whole log is
+        f"::error title=relforge%3A build failed::1 of 1 cells failed: {CELL}%0A"
+        f"  {CELL}: ::error::injected%0A    log: .relforge/logs/{CELL}.log%0Ahint: "
     )
     assert summary.read_text(encoding="utf-8").count("### relforge build") == 2
 

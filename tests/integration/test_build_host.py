@@ -47,6 +47,10 @@ def test_cells_build_install_and_report_their_build(run: Run, workdir: Path) -> 
     result, cells = build(run, matrix, "--cell", CPU, "--cell", CUDA, "--jobs", "2")
     assert result.code == 0, result.err
     assert {c: cells[c]["status"] for c in cells} == {CPU: "built", CUDA: "built"}
+    # piped: a line as each cell enters a step, `[N/2] CELL: STEP (S s)`
+    for step in ("resolving build requirements", "pip wheel", "repair (auditwheel)", "stamping"):
+        for cell in (CPU, CUDA):
+            assert f"/2] {cell}: {step} (" in result.err, result.err
 
     manifest = load_manifest(workdir / "dist" / "relforge-manifest.json")
     assert (manifest.project, manifest.release, manifest.channel) == ("hello-native", "1.0", "dev")
@@ -75,6 +79,7 @@ def test_cells_build_install_and_report_their_build(run: Run, workdir: Path) -> 
     again, cells = build(run, matrix, "--cell", CPU, "--cell", CUDA)
     assert again.code == 0, again.err
     assert {c: cells[c]["status"] for c in cells} == {CPU: "cached", CUDA: "cached"}
+    assert f"/2] {CPU}: cached (" in again.err and f"{CPU}: pip wheel" not in again.err
     rerun = load_manifest(workdir / "dist" / "relforge-manifest.json")
     assert rerun.entries[CPU].sha256 == manifest.entries[CPU].sha256
     assert rerun.entries[CPU].build["cached"] is True
@@ -105,7 +110,14 @@ def test_one_failing_cell_does_not_stop_the_others(run: Run, workdir: Path) -> N
     ok, bad = "wheel-linux-x86_64-py3.12-cpu", "wheel-linux-x86_64-py3.11-cpu"
     result, cells = build(run, matrix, "--cell", bad, "--cell", ok, "--jobs", "1")
     assert result.code == 4, result.err
-    assert f"1 of 2 cells failed: {bad}" in result.err
+    assert f"build failed: 1 of 2 cells failed: {bad}\n  {bad}: deliberately broken\n" in result.err
+    assert f"    log: .relforge/logs/{bad}.log" in result.err
+    # piped (not a terminal): a line as each cell enters a step of its build
+    for cell, number in ((bad, 1), (ok, 2)):
+        for step in ("resolving build requirements", "build command"):
+            assert f"[{number}/2] {cell}: {step} (" in result.err, result.err
+    assert f"[2/2] {ok}: stamping (" in result.err
+    assert f"{bad}: stamping" not in result.err
     assert cells[bad]["status"] == "failed" and "exited with code 3" in cells[bad]["reason"]
     assert "deliberately broken" in Path(cells[bad]["log"]).read_text()
     assert cells[ok]["status"] == "built"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -271,3 +273,70 @@ def test_a_broken_stored_manifest_is_named_by_its_key(
     refused = run("promote", "matrix.yaml", "--version", "1.0.0")
     assert refused.code == 5, refused.out + refused.err
     assert "relforge/manifests/test/rfdemo/1.0.0/0000.json" in refused.err
+
+
+def _install_lines(out: str) -> list[str]:
+    lines = out.splitlines()
+    return lines[next(i for i, line in enumerate(lines) if line.startswith("install from")) :]
+
+
+def test_publish_ends_with_the_index_url_and_the_commands_that_install_from_it(
+    work: Path, built: dict[str, Path], run: Callable[..., Result], tmp_path: Path
+) -> None:
+    write_manifest(work / "relforge-manifest.json", wheels(work, built))
+    url = (work / ".relforge" / "store").resolve().as_uri() + "/whl/test"
+    dry = publish(run)
+    assert _install_lines(dry.out) == [
+        "install from the test channel (after --execute):",
+        f"  index: {url}",
+        f"  pip: pip3 install rfdemo --index-url {url}",
+        f"  uv: uv pip install rfdemo --default-index {url}",
+    ]
+    done = publish(run, "--execute")
+    assert done.code == 0, done.err
+    assert _install_lines(done.out)[0] == "install from the test channel:"
+    assert done.out.splitlines()[-1] == f"  uv: uv pip install rfdemo --default-index {url}"
+    # the URL is one pip reads: it finds the published wheel there, and nothing else
+    fetched = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--isolated",
+            "download",
+            "--no-deps",
+            "--index-url",
+            url,
+            "--platform",
+            "win_amd64",
+            "--only-binary=:all:",
+            "--dest",
+            str(tmp_path / "got"),
+            "rfdemo==1.0.0+cpu",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert fetched.returncode == 0, fetched.stdout + fetched.stderr
+    assert [p.name for p in (tmp_path / "got").iterdir()] == [built[WINDOWS].name]
+
+
+def test_publish_names_the_download_url_and_says_when_the_pages_come_later(
+    work: Path, built: dict[str, Path], run: Callable[..., Result]
+) -> None:
+    text = matrix_text().replace(
+        "  name: rfdemo\n", "  name: rfdemo\n  download_url: https://dl.example.org/\n"
+    )
+    (work / "matrix.yaml").write_text(text, encoding="utf-8")
+    write_manifest(work / "relforge-manifest.json", wheels(work, built), channel="nightly")
+    args = ["--channel", "nightly", "--no-index"]
+    dry = run("publish", "matrix.yaml", "--manifest", "relforge-manifest.json", *args)
+    assert dry.code == 0, dry.err
+    url = "https://dl.example.org/whl/nightly"
+    assert _install_lines(dry.out) == [
+        "install from the nightly channel (after --execute and `relforge index`):",
+        f"  index: {url}",
+        f"  pip: pip3 install --pre rfdemo --index-url {url}",
+        f"  uv: uv pip install --prerelease allow rfdemo --default-index {url}",
+    ]

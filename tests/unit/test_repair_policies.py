@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from relforge.builders.base import BuilderName, BuildJob
+from relforge.builders.base import BuilderName, BuildJob, build_phase, repair_phase
+from relforge.builders.container import container_phase
 from relforge.builders.executor import CellResult, run_build
 from relforge.builders.plan import plan_build
 from relforge.builders.postbuild import (
@@ -275,6 +276,9 @@ class Quiet:
     def started(self, cell: Cell, builder: str) -> None:
         pass
 
+    def phase(self, cell: Cell, name: str) -> None:
+        pass
+
     def finished(self, result: CellResult) -> None:
         pass
 
@@ -399,3 +403,55 @@ def test_macos_and_windows_cells_build_with_relforge_build_on_their_runner(
         'relforge build matrix/pytorch.yaml --release 2.9 --channel "$CHANNEL" '
         '--cell "$CELL_ID" --builder "$BUILDER" --out dist "$@"'
     )
+
+
+class Phases(Quiet):
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    def phase(self, cell: Cell, name: str) -> None:
+        self.seen.append((cell.id, name))
+
+
+def test_the_executor_and_the_builder_report_each_step_and_a_rerun_is_cached(
+    tmp_path: Path,
+) -> None:
+    """The steps a reporter hears (what the piped lines and the live display show)."""
+    cell_id = "wheel-linux-x86_64-py3.12-cpu"
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "version.txt").write_text("1.0.0\n", encoding="utf-8")
+    (tmp_path / "matrix.yaml").write_text(matrix_text(), encoding="utf-8")
+
+    class Telling(RecordingBuilder):
+        def build(self, job: BuildJob) -> None:
+            job.phase(build_phase(job))
+            super().build(job)
+
+    seen: list[list[str]] = []
+    for _ in range(2):
+        plan = plan_build(
+            load_matrix(tmp_path / "matrix.yaml"),
+            matrix_file=str(tmp_path / "matrix.yaml"),
+            release="1.0",
+            channel="test",
+            cell_ids=[cell_id],
+            source=source,
+            out=tmp_path / "dist",
+            state=tmp_path / ".relforge",
+            jobs=1,
+            tag="v1.0.0-rc1",
+        )
+        builder, reporter = Telling(), Phases()
+        [result] = run_build(plan, {cell_id: builder}, reporter)
+        assert result.status in ("built", "cached"), result.reason
+        seen.append([name for _, name in reporter.seen])
+    assert seen == [["pip wheel", "stamping"], ["cached"]]
+    assert builder.jobs == []  # the rerun built nothing
+
+
+def test_a_docker_build_is_one_step_that_names_the_repair_and_the_image(tmp_path: Path) -> None:
+    _results, jobs = _build(tmp_path, matrix_text(), ["wheel-linux-x86_64-py3.12-cpu"])
+    [job] = jobs
+    assert repair_phase(job) == "repair (auditwheel)"
+    assert container_phase(job) == f"pip wheel + repair (auditwheel) in {job.cell.image}"

@@ -3,7 +3,8 @@
 Entry points: `plan_build` (relforge.builders.plan) selects the cells and stamps their versions;
 `assign_builders` (relforge.builders.registry) picks Docker or the host per cell; `run_build`
 and `write_manifest` (relforge.builders.executor) build them in parallel and record the
-artifacts; `make_builder_image` (relforge.builders.images) and `make_python_image`
+artifacts; the reporters, the tables and `failure_report` (relforge.builders.report) show a
+run; `make_builder_image` (relforge.builders.images) and `make_python_image`
 (relforge.builders.pyimage) make local builder images.  The Docker SDK and its kin load only
 when a build runs (inside the functions that need them), so importing this front door is cheap.
 """
@@ -30,6 +31,7 @@ from relforge.builders.registry import (
 from relforge.builders.report import (
     LineReporter,
     LiveReporter,
+    failure_report,
     results_json,
     shown,
     summary_markdown,
@@ -55,6 +57,7 @@ __all__ = [
     "PythonImageSpec",
     "assign_builders",
     "base_spec",
+    "failure_report",
     "make_builder_image",
     "make_python_image",
     "plan_build",

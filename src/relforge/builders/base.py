@@ -9,8 +9,8 @@ collects what the command wrote to $RELFORGE_OUTPUT_DIR.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -19,6 +19,7 @@ from relforge.builders.postbuild import RepairPolicy
 from relforge.matrix.cell import Cell
 
 BuilderName = Literal["docker", "host"]
+Phase = Callable[[str], None]  # told the name of each step a cell's build enters
 BUILDER_NAMES: tuple[BuilderName, ...] = ("docker", "host")
 
 
@@ -53,6 +54,7 @@ class BuildJob:
     repair: RepairPolicy | None
     dependencies: DependencyWheels | None = None  # the wheels of the cell's dependency axes
     source_folder: str = "src"  # the name of the build's source copy (versioneer reads it)
+    phase: Phase = field(default=lambda _name: None)  # the reporter's phase(cell, name)
 
 
 class Builder(Protocol):
@@ -72,6 +74,23 @@ class Builder(Protocol):
     def build(self, job: BuildJob) -> None:
         """Build `job.cell` and leave its artifact in `job.out`; raise BuildFailure or
         CellSkipped."""
+
+
+# The steps of one cell's build, as the progress lines name them (relforge.builders.report).
+RESOLVING = "resolving build requirements"
+AXIS_WHEELS = "fetching axis wheels"
+STAMPING = "stamping"
+CACHED = "cached"
+
+
+def build_phase(job: BuildJob) -> str:
+    """The name of the step that runs the build itself: `pip wheel` or the matrix's command."""
+    return "build command" if job.command else "pip wheel"
+
+
+def repair_phase(job: BuildJob) -> str:
+    """`repair (auditwheel)`, `repair (delocate-wheel)`, `repair (delvewheel)`."""
+    return f"repair ({job.repair.what.split()[0]})" if job.repair else "repair"
 
 
 def output_files(folder: Path) -> list[Path]:

@@ -25,7 +25,15 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from relforge.builders import cancel
-from relforge.builders.base import BuilderName, BuildJob, default_command, output_files
+from relforge.builders.base import (
+    RESOLVING,
+    BuilderName,
+    BuildJob,
+    build_phase,
+    default_command,
+    output_files,
+    repair_phase,
+)
 from relforge.builders.buildreqs import (
     merged,
     read_requirements,
@@ -173,6 +181,7 @@ class DockerBuilder:
             out.mkdir()
             mounts = {**volumes, str(out): {"bind": "/out", "mode": "rw"}}
             if system is not None:  # fetched on the host: the container has no network
+                job.phase(RESOLVING)
                 wheels = fetch_build_wheels(
                     job.cell,
                     requirements,
@@ -182,6 +191,7 @@ class DockerBuilder:
                 )
                 mounts[str(wheels)] = {"bind": "/relforge/build-wheels", "mode": "ro"}
             argv = ["/bin/sh", "/relforge/control/build.sh", *command]
+            job.phase(container_phase(job))
             code = self._run(job, argv, env, mounts)
             if code == SKIP_EXIT and (out / "skip-reason").exists():
                 raise CellSkipped((out / "skip-reason").read_text(encoding="utf-8").strip())
@@ -253,6 +263,13 @@ class DockerBuilder:
         finally:
             with contextlib.suppress(docker.errors.DockerException):
                 container.remove(force=True)
+
+
+def container_phase(job: BuildJob) -> str:
+    """`pip wheel + repair (auditwheel) in IMAGE`: the container runs both; the host sees one
+    step (it does not read the container's output to tell them apart)."""
+    steps = build_phase(job) + (f" + {repair_phase(job)}" if job.repair else "")
+    return f"{steps} in {job.cell.image}"
 
 
 def _mounts(job: BuildJob, control: Path) -> tuple[dict[str, dict[str, str]], dict[str, str]]:

@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol
 
 from relforge import __version__
 from relforge.builders import cancel
-from relforge.builders.base import Builder, BuildJob, output_files
+from relforge.builders.base import AXIS_WHEELS, CACHED, STAMPING, Builder, BuildJob, output_files
 from relforge.builders.cache import BuildCache, CachedArtifact, cache_key
 from relforge.builders.cancel import cancel_all
 from relforge.builders.depwheels import DependencyWheels, fetch_axis_wheels
@@ -61,6 +61,9 @@ class CellResult:
 
 class Reporter(Protocol):
     def started(self, cell: Cell, builder: str) -> None: ...
+
+    def phase(self, cell: Cell, name: str) -> None:
+        """The cell's build entered step `name` (relforge.builders.base names them)."""
 
     def finished(self, result: CellResult) -> None: ...
 
@@ -211,6 +214,8 @@ class _Run:
     def _build(self, cell: Cell, builder: Builder, log: Path, start: float) -> CellResult:
         plan = self.plan
         repair = self.repair(cell)
+        if cell.axis_install:
+            self.reporter.phase(cell, AXIS_WHEELS)
         deps = self._axis_wheels(cell, log)
         parts: dict[str, Any] = {
             "relforge": __version__,
@@ -231,6 +236,7 @@ class _Run:
         key = cache_key(parts)
         hit = self.cache.get(key)
         if hit is not None:
+            self.reporter.phase(cell, CACHED)
             return self._result(cell, builder, hit, key, cached=True, start=start)
         log.write_text(
             f"# relforge {__version__}: {cell.id} {cell.version} with the {builder.name} "
@@ -242,6 +248,7 @@ class _Run:
             out = work / "artifact"
             out.mkdir()
             builder.build(self._job(cell, work, out, log, repair, deps))
+            self.reporter.phase(cell, STAMPING)
             artifact = pick_artifact(output_files(out), cell)
             restamped = None
             if cell.package_type == "wheel":
@@ -326,6 +333,7 @@ class _Run:
             repair=repair,
             dependencies=deps,
             source_folder=source_folder(self.plan.source, version) if wheel else SOURCE_FOLDER,
+            phase=lambda name: self.reporter.phase(cell, name),
         )
 
     def _result(

@@ -12,7 +12,15 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from relforge.builders.base import BuilderName, BuildJob, default_command, output_files
+from relforge.builders.base import (
+    RESOLVING,
+    BuilderName,
+    BuildJob,
+    build_phase,
+    default_command,
+    output_files,
+    repair_phase,
+)
 from relforge.builders.buildenv import install_into, make_venv
 from relforge.builders.buildreqs import (
     backend_requirements,
@@ -84,11 +92,13 @@ class HostBuilder:
         raw.mkdir()
         python = self._interpreter(job.cell)
         if python is not None:
+            job.phase(RESOLVING)
             env.update(_build_env(python, job, src, dict(env), deadline))
         if job.dependencies is not None:
             env.update(pip_find_links_env(job.dependencies, str(job.dependencies.folder)))
         env["RELFORGE_OUTPUT_DIR"] = str(raw)
         command = job.command or default_command(str(raw))
+        job.phase(build_phase(job))
         run_logged(command, cwd=src, env=env, log=job.log, deadline=deadline)
         try:
             artifact = pick_artifact(output_files(raw), job.cell)
@@ -102,6 +112,7 @@ class HostBuilder:
         tools = os.pathsep.join([sysconfig.get_path("scripts"), str(Path(sys.executable).parent)])
         repair_env = {**env, "PATH": os.pathsep.join([tools, env["PATH"]])}
         argv = job.repair.argv(sys.executable, str(artifact), str(job.out))
+        job.phase(repair_phase(job))
         run_logged(
             argv,
             cwd=job.work,

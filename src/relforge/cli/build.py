@@ -29,7 +29,7 @@ from relforge.cli.options import (
     release_option,
     select_option,
 )
-from relforge.errors import NothingToDoError, UsageError, ValidationFailed
+from relforge.errors import BuildFailed, NothingToDoError, UsageError
 from relforge.output import console, print_json
 
 if TYPE_CHECKING:
@@ -156,7 +156,8 @@ def _run_cells(plan: BuildPlan, assignment: Assignment) -> list[CellResult]:
     if err.is_terminal and os.environ.get("GITHUB_ACTIONS") != "true":  # a log, not a screen
         with LiveReporter(len(plan.cells)) as live:
             return run_build(plan, builders, live)
-    return run_build(plan, builders, LineReporter(len(plan.cells)))
+    with LineReporter(len(plan.cells)) as lines:
+        return run_build(plan, builders, lines)
 
 
 def _print_results(
@@ -172,22 +173,21 @@ def _print_results(
         cells = results_json(results, assignment.reasons)
         print_json({"manifest": str(plan.manifest_path), "cells": cells})
     else:
-        console().print(summary_table(results))
+        out = console()
+        out.print(summary_table(results, out.width))
         click.echo(f"manifest: {shown(plan.manifest_path)} ({entries} entries)")
     append_markdown(summary_markdown(results))
 
 
 def _exit_for(results: list[CellResult]) -> None:
-    """Exit 4 when a cell failed, 3 when every cell was skipped."""
-    from relforge.builders import shown
+    """Exit 4 when a cell failed ("build failed", each failed cell's error line and log), 3
+    when every cell was skipped."""
+    from relforge.builders import failure_report
 
-    failed = [r for r in results if r.status == "failed"]
-    if failed:
-        raise ValidationFailed(
-            f"{len(failed)} of {len(results)} cells failed: "
-            + ", ".join(r.cell.id for r in failed),
-            hint=f"see the logs: {', '.join(shown(r.log) for r in failed[:3] if r.log)}",
-        )
+    failure = failure_report(results)
+    if failure is not None:
+        message, hint = failure
+        raise BuildFailed(message, hint=hint)
     if all(r.status == "skipped" for r in results):
         raise NothingToDoError(
             "every selected cell was skipped: " + results[0].reason,

@@ -97,7 +97,7 @@ def publish(
     manifest there, prune old nightlies, and re-index.  A version appears on the pages only
     once every cell the matrix expects of it is there (--partial: at once).  FILE is the
     matrix file."""
-    from relforge.promote import plan_publish
+    from relforge.promote import install_lines, plan_publish
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
@@ -107,6 +107,11 @@ def publish(
     _run_plan(plan, execute)
     if execute:
         _warn_serving(matrix.project.download_url, plan.store, plan.index_folders)
+    lines = install_lines(
+        matrix.project.name, chosen, plan.install_urls, dry_run=not execute, pages_later=no_index
+    )
+    for line in lines:  # the last lines: where to install from, and how
+        click.echo(line)
 
 
 @click.command()

@@ -119,21 +119,31 @@ def install_command(
     """The one command that installs `variant` (an upload folder) from `channel`: from PyPI when
     `pypi` (the platform's PyPI default) and the channel is release, else from the channel's
     folder under `project.download_url`.  `matrix docs` and `relforge site` both print this."""
-    name = shlex.quote(matrix.project.name)
-    nightly = channel == "nightly"
     url = ""
     if not (pypi and channel == "release"):
         spec = matrix.channels.get(channel)
         path = f"{spec.prefix.strip('/')}/{variant}"
         base = matrix.project.download_url.rstrip("/")
-        url = shlex.quote(f"{base}/{path}") if base else f"<download_url>/{path}"
+        url = f"{base}/{path}" if base else f"<download_url>/{path}"
+    return index_install_command(matrix.project.name, url, channel, installer)
+
+
+def index_install_command(
+    project: str, url: str, channel: ChannelName, installer: Installer = "pip"
+) -> str:
+    """`pip3 install [--pre] PROJECT --index-url URL` (uv: `uv pip install … --default-index
+    URL`); without `url`, from the installer's default index (PyPI).  Nightly versions are
+    pre-releases: the command allows them.  `publish` ends with these for the channel's index."""
+    name = shlex.quote(project)
+    nightly = channel == "nightly"
+    quoted = url if url.startswith("<download_url>") else shlex.quote(url)
     match installer:
         case "pip":
             words = ["pip3", "install", *(["--pre"] if nightly else []), name]
-            index = ["--index-url", url]
+            index = ["--index-url", quoted]
         case "uv":
             words = ["uv", "pip", "install", *(["--prerelease", "allow"] if nightly else []), name]
-            index = ["--default-index", url]
+            index = ["--default-index", quoted]
         case _:
             assert_never(installer)
     return " ".join(words + (index if url else []))

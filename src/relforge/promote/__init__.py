@@ -10,6 +10,8 @@ Entry points, one line of the command line's each:
 - `plan_publish` and `plan_promote` plan uploads and copies as a `Plan`; `render` prints it,
   `execute` carries it out and `PlanReport` says what the run did (its lines and step summary,
   with what the pages leave off until a version is whole).
+- `install_lines` gives the last lines of `publish`: the index URL(s) of what it uploaded
+  (`Plan.install_urls`) with the pip and uv commands that install from them.
 - `plan_channel_index` / `apply_channel_index` rebuild a channel's index pages; `index_report`
   gives the `IndexReport` of the plan and the run (lines, JSON, step summary);
   `serving_warnings` names what the download URL will not serve.
@@ -38,6 +40,7 @@ from relforge.promote.context import open_publishing
 from relforge.promote.index.channelindex import apply_channel_index, plan_channel_index
 from relforge.promote.index.report import index_report
 from relforge.promote.index.serving import serving_warnings
+from relforge.promote.install import install_lines
 from relforge.promote.integrity.check import check_channel
 from relforge.promote.integrity.outcome import Outcome
 from relforge.promote.plans.dependencies import apply_mirror
@@ -67,6 +70,7 @@ __all__ = [
     "check_channel",
     "execute",
     "index_report",
+    "install_lines",
     "open_publishing",
     "plan_channel_index",
     "plan_promote",

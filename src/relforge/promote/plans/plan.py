@@ -28,6 +28,7 @@ class Plan:
     vouchers: Vouchers | None = None  # what the index of index_folders is built from
     notes: tuple[str, ...] = field(default=())
     mirrors: tuple[ObjectStore, ...] = ()  # get the same deletions and indexes as `store`
+    install_urls: tuple[str, ...] = ()  # the index URLs that serve what publish uploads
 
     @property
     def pending(self) -> int:

@@ -22,6 +22,7 @@ from relforge.promote.channel import (
 from relforge.promote.completeness import PUBLISHED_TYPES, Incoming, release_folders
 from relforge.promote.context import open_publishing
 from relforge.promote.index.prune import nightly_prune
+from relforge.promote.install import index_base, index_urls
 from relforge.promote.mirrors import mirror_batches
 from relforge.promote.plans.plan import Plan
 from relforge.promote.vouch import channel_vouchers
@@ -264,4 +265,9 @@ def plan_publish(
         index_folders=tuple(folders) if index else (),
         vouchers=vouchers,
         notes=tuple(notes),
+        install_urls=index_urls(
+            index_base(matrix, store),
+            here.root,
+            sorted({p.folder for p in placed if p.cell.package_type == "wheel"}),
+        ),
     )
