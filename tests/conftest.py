@@ -194,6 +194,7 @@ LONGEST_FIRST = (
     "test_promote_resume.py",
     "test_promote_local.py",
     "test_fuzz_loader.py",
+    "test_runtime_truth.py",  # 25 s: real venvs and pip, two Pythons
     "test_promote_tamper_s3.py",  # 22 s
     "test_network_faults.py",
 )

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders.cachedir import locked
 from relforge.builders.images import ImageSpec
 from relforge.builders.pyimage import (
     PythonImageResult,
@@ -29,6 +28,7 @@ from relforge.builders.pyimage import (
     base_spec,
     make_python_image,
 )
+from relforge.cachedir import locked
 
 CUDA = Path("/usr/local/cuda-13.0")  # DEVELOPERS.md: the machine's CUDA 13.0 toolkit
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")

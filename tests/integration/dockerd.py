@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders.cachedir import locked
+from relforge.cachedir import locked
 
 
 @contextlib.contextmanager

@@ -85,7 +85,11 @@ def test_an_abi3_project_from_init_to_installed_wheels(
     # installed and imported with every Python the wheel serves (all are on this machine)
     assert verdicts["RF-R001"][0] == "pass"
     assert f"with Python {', '.join(serves)}" in verdicts["RF-R001"][1]
-    assert verdicts["RF-R002"] == ("pass", f"Python {', '.join(serves)}: 0.1.0")
+    assert verdicts["RF-R002"] == ("pass", f"Python {', '.join(serves)}: import fastcrc succeeded")
+    assert verdicts["RF-R005"] == (
+        "pass",
+        f"Python {', '.join(serves)}: fastcrc.__version__ is 0.1.0",
+    )
 
     published = run("publish", MATRIX, "--channel", "test", "--manifest",
                     "dist/relforge-manifest.json", "--execute")  # fmt: skip

@@ -28,7 +28,8 @@ pytestmark = pytest.mark.slow
 CELL = "wheel-linux-x86_64-py3.11-cpu"
 VERSION = "1.0.0+cpu"
 TAG = "cp311-cp311-manylinux_2_28_x86_64"
-# The smoke test (the default one) imports the package, which imports its dependency.
+# The smoke test (the default one: `import rfdemo`) imports the package, which imports its
+# dependency.
 MODULE = "import rfdep_a\n__version__ = {version!r}\nBUILT_BY = {who!r}\n"
 
 
@@ -91,9 +92,12 @@ def test_dependencies_come_from_upstream_or_the_mirrored_closure_never_the_proje
     bare = run(*validate, "--runtime")
     assert bare.code == 4, bare.out + bare.err
     verdicts = _verdicts(bare)
-    assert verdicts["RF-R001"][0] == "pass"
+    assert verdicts["RF-R001"][0] == "warn"  # the wheel installed; its dependencies did not
     assert "without its dependencies (rfdep-a>=1: no --runtime-index" in verdicts["RF-R001"][1]
+    assert "`--runtime-index URL`" in verdicts["RF-R001"][1]
+    assert "`relforge deps mirror`" in verdicts["RF-R001"][1]
     assert verdicts["RF-R002"][0] == "fail" and "rfdep_a" in verdicts["RF-R002"][1]
+    assert "rfdep_a comes from rfdep-a>=1, which RF-R001 left out" in verdicts["RF-R002"][1]
     assert "RF-R002" in run(*publish).err  # refused: the runtime failure is on record
 
     # From the upstream: the dependencies, but our file — not the upstream's rfdemo 1.0.0+cpu.
@@ -151,6 +155,7 @@ def test_a_store_it_cannot_read_leaves_the_dependencies_out_with_a_note(
                  "--format", "json")  # fmt: skip
     assert result.code == 4, result.out + result.err  # the smoke test cannot import rfdep_a
     assert result.err.startswith("note: no mirrored closure: ") and "s3://nowhere/dl" in result.err
+    assert _verdicts(result)["RF-R001"][0] == "warn"
     assert "without its dependencies (rfdep-a>=1" in _verdicts(result)["RF-R001"][1]
 
 

@@ -483,6 +483,7 @@ def test_runtime_from_a_local_index(
     assert status["RF-V104"][0] == "pass"
     assert status["RF-R001"][0] == "pass" and url in status["RF-R001"][1]
     assert status["RF-R002"][0] == "pass" and "1.0.0+cpu" in status["RF-R002"][1]
+    assert status["RF-R005"] == ("pass", "demo_ext.__version__ is 1.0.0+cpu")
     assert status["RF-R003"] == ("pass", status["RF-R003"][1])
     assert "variant=cpu" in status["RF-R003"][1] and "cxx11_abi=True" in status["RF-R003"][1]
     assert status["RF-R004"] == ("skip", "a cpu cell")

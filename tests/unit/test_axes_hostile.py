@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders.depwheels import platforms
+from relforge.axiswheels import platforms
 from relforge.errors import ConfigError
 from relforge.matrix.load import load_matrix
 from tests.conftest import Result

@@ -1,4 +1,4 @@
-"""Cache folders made once (relforge.builders.cachedir): what the build environments and the
+"""Cache folders made once (relforge.cachedir): what the build environments and the
 dependency wheels share."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders.cachedir import made_once
+from relforge.cachedir import made_once
 
 
 def test_a_folder_is_made_once_and_records_how(tmp_path: Path) -> None:

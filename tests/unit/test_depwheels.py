@@ -9,13 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from relforge.axiswheels import cached_folders
-from relforge.builders.depwheels import (
-    REQUIREMENTS,
-    download_argv,
-    fetch_axis_wheels,
-    platforms,
-)
+from relforge.axiswheels import cached_folders, download_argv, platforms
+from relforge.builders.depwheels import REQUIREMENTS, fetch_axis_wheels
 from relforge.builders.failures import BuildFailure
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells

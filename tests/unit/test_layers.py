@@ -39,6 +39,7 @@ _FOUNDATION_MODULES = [
     "output",
     "atomic",
     "locations",
+    "cachedir",
     "providedlibs",
     "record",
     "simplepages",

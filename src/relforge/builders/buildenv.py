@@ -19,9 +19,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from relforge.builders.cachedir import locked, made_once
 from relforge.builders.failures import BuildFailure
 from relforge.builders.process import run_logged
+from relforge.cachedir import locked, made_once
 from relforge.interpreters import Interpreter
 from relforge.locations import user_cache_dir
 

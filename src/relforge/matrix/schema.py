@@ -74,7 +74,11 @@ class Build(Located):
         },
     )
     smoke: tuple[str, ...] = field(
-        default=(), metadata={"doc": "argv run in a fresh environment with the artifact installed"}
+        default=(),
+        metadata={
+            "doc": "argv run in a fresh environment with the artifact installed (default: "
+            "`python -c 'import M'`, M the project's import_name)"
+        },
     )
     gpu_smoke: tuple[str, ...] = field(
         default=(),

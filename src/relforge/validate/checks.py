@@ -308,11 +308,15 @@ INDEX_HASH = register("RF-V104", "index-hash", "release",
                       "The index links each file with a #sha256= that matches its "
                       "bytes.")  # fmt: skip
 INSTALL = register("RF-R001", "installs", "runtime",
-                   "pip installs the wheel into a fresh environment with the cell's "
-                   "Python.")  # fmt: skip
+                   "pip installs the wheel into a fresh environment with each Python it serves; "
+                   "its dependencies come from an index (--runtime-index, the one validated or "
+                   "the channel's mirrored closure) and its dependency axes' wheels (fetched for "
+                   "each of those Pythons); a warning names those left out (no source given, or "
+                   "the source lacks them) and the fix.")  # fmt: skip
 SMOKE = register("RF-R002", "smoke", "runtime",
-                 "The smoke command (project.build.smoke; default: import, print the version) "
-                 "succeeds.")  # fmt: skip
+                 "The smoke command (project.build.smoke; default: import the module, "
+                 "project.import_name) succeeds; when it fails on a module of a dependency "
+                 "RF-R001 left out, its message says so.")  # fmt: skip
 BUILD_INFO = register("RF-R003", "build-info", "runtime",
                       "build_info() of the installed module agrees with the cell (variant, "
                       "C++11 ABI, accelerator).")  # fmt: skip

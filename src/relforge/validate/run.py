@@ -299,6 +299,7 @@ def _with_runtime(
                 cell=cell,
                 wheel=artifact.path,
                 project=project,
+                module=matrix.project.import_name,
                 workdir=workdir,
                 dependency_index=index,
                 dependency_source=source,

@@ -25,19 +25,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from relforge.axiswheels import cached_folders
-from relforge.errors import RelforgeError
+from relforge.axiswheels import cached_folders, fetched_folders
 from relforge.interpreters import find_interpreter
 from relforge.manifest import ProvenGpu, Verdict, VerdictStatus
 from relforge.matrix.cell import Cell
 from relforge.validate.checks import BUILD_INFO, GPU, GPU_SMOKE, INSTALL, SMOKE
 from relforge.validate.devicecode import DeviceCode
 from relforge.validate.gpus import Gpu, driver_problem, predict, query_gpus
+from relforge.validate.runtimedeps import (
+    PROBE,
+    Sources,
+    declared_requirements,
+    explain_missing,
+    install_sources,
+    left_out,
+    left_out_message,
+    reasons,
+)
 from relforge.validate.versionattr import VERSION_ATTRIBUTE, check_version_attribute
-from relforge.wheelformat import metadata_headers
 
 _BUILD_INFO = (
     "import json, {module}\n"
@@ -52,6 +59,7 @@ class RuntimeRequest:
     wheel: Path
     project: str
     workdir: Path
+    module: str = ""  # the module the checks import (project.import_name); "" = from `project`
     dependency_index: str | None = None  # PEP 503 index of the wheel's dependencies
     dependency_source: str = ""  # what that index is, for messages
     smoke: tuple[str, ...] = ()
@@ -60,6 +68,7 @@ class RuntimeRequest:
     gpu_smoke: tuple[str, ...] = ()
     gpu_smoke_timeout: float = 60.0
     require_gpu: bool = False  # a CUDA cell on a machine without a GPU fails instead of skipping
+    cache_root: Path | None = None  # of the dependency axes' wheels (default: the user's cache)
 
 
 @dataclass(frozen=True)
@@ -70,8 +79,10 @@ class RuntimeResult:
     proven: tuple[ProvenGpu, ...] = ()
 
 
-def import_name(project: str) -> str:
-    return canonicalize_name(project).replace("-", "_")
+def import_name(project: str, module: str = "") -> str:
+    """The module the runtime checks import: `module` (project.import_name) when set, else the
+    distribution name lowercased with - and . as _."""
+    return module or canonicalize_name(project).replace("-", "_")
 
 
 def run_runtime(req: RuntimeRequest) -> RuntimeResult:
@@ -97,8 +108,9 @@ def run_runtime(req: RuntimeRequest) -> RuntimeResult:
 
 
 def merge_runs(runs: Mapping[str, Sequence[Verdict]], absent: Sequence[str]) -> list[Verdict]:
-    """One verdict per check over the runs of several Pythons: failed when one failed (naming
-    it), else passed when one passed, else skipped; the Pythons not run are named."""
+    """One verdict per check over the runs of several Pythons: failed when one failed, else
+    warned when one warned (naming each, and those it passed with), else passed when one
+    passed, else skipped; the Pythons not run are named."""
     out = []
     checks = list(dict.fromkeys(v.check for verdicts in runs.values() for v in verdicts))
     for check in checks:
@@ -110,7 +122,9 @@ def merge_runs(runs: Mapping[str, Sequence[Verdict]], absent: Sequence[str]) -> 
             "fail" if failed else "warn" if warned else "pass" if passed else "skip"
         )
         if failed or warned:
-            message = "; ".join(failed or warned)
+            message = "; ".join(failed + warned)
+            if passed:
+                message += f"; passed with Python {', '.join(passed)}"
         elif passed:
             first, every = f"Python {passed[0]}", f"Python {', '.join(passed)}"
             said = got[passed[0]].message
@@ -142,41 +156,44 @@ def _run_with(
     venv_python = venv / "bin" / "python"
     if made.returncode != 0:
         return _install_failed(f"venv with {python}: {_tail(made)}"), ()
-    # --no-compile: the venv lives for one smoke test; byte-compiling every module of the wheel
-    # and its dependencies up front (thousands for torch) only costs CPU
-    install = [
-        sys.executable, "-m", "pip", "--python", str(venv_python), "--isolated",
-        "--disable-pip-version-check", "--no-input", "install", "--no-cache-dir", "--no-compile",
-    ]  # fmt: skip
-    sources, how = install_sources(req)
-    install += [*sources, str(req.wheel.resolve())]
-    done = _run(install, req.workdir, {}, req.timeout)
-    if done.returncode != 0:
-        return _install_failed(f"pip install of the file {how} failed: {_tail(done)}"), ()
-    verdicts = [INSTALL.verdict("pass", f"installed the file {how} with Python {cell.python}")]
+    folders, no_axis_wheels = axis_folders(req)
+    sources = install_sources(
+        req.wheel, req.dependency_index, req.dependency_source, folders, no_axis_wheels
+    )
+    installed = _install(req, venv_python, sources)
+    if isinstance(installed, str):
+        return _install_failed(installed), ()
+    install_verdict, missing = installed
+    verdicts = [install_verdict]
     env = {
         "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
         "VIRTUAL_ENV": str(venv),
         "RELFORGE_CELL_ID": cell.id,
         "RELFORGE_CELL": json.dumps(cell.to_json()),
     }
-    module = import_name(req.project)
-    smoke = list(req.smoke) or ["python", "-c", f"import {module}; print({module}.__version__)"]
+    module = import_name(req.project, req.module)
+
+    def explained(message: str) -> str:
+        return explain_missing(message, missing, module)
+
+    smoke = list(req.smoke) or ["python", "-c", f"import {module}"]
     if smoke[0] in ("python", "python3"):
         smoke[0] = str(venv_python)
     ran = _run(smoke, req.workdir, env, req.timeout)
     if ran.returncode == 0:
-        verdicts.append(SMOKE.verdict("pass", (ran.stdout.strip().splitlines() or [""])[-1][:200]))
+        said = (ran.stdout.strip().splitlines() or [""])[-1][:200]
+        if not said:
+            said = f"import {module} succeeded" if not req.smoke else "exit 0, no output"
+        verdicts.append(SMOKE.verdict("pass", said))
     else:
-        verdicts.append(SMOKE.verdict("fail", f"exit {ran.returncode}: {_tail(ran)}"))
-    verdicts.append(
-        check_version_attribute(
-            lambda argv: _outcome(_run(argv, req.workdir, env, 300)),
-            str(venv_python),
-            req.wheel,
-            module,
-        )
+        verdicts.append(SMOKE.verdict("fail", explained(f"exit {ran.returncode}: {_tail(ran)}")))
+    version = check_version_attribute(
+        lambda argv: _outcome(_run(argv, req.workdir, env, 300)),
+        str(venv_python),
+        req.wheel,
+        module,
     )
+    verdicts.append(dataclasses.replace(version, message=explained(version.message)))
     info_run = _run(
         [str(venv_python), "-c", _BUILD_INFO.format(module=module)], req.workdir, env, 300
     )
@@ -187,7 +204,8 @@ def _run_with(
         except (ValueError, IndexError):
             info = None
     if info_run.returncode != 0:
-        verdicts.append(BUILD_INFO.verdict("fail", f"import failed: {_tail(info_run)}"))
+        failed = f"import {module} failed: {_tail(info_run)}"
+        verdicts.append(BUILD_INFO.verdict("fail", explained(failed)))
     elif not isinstance(info, dict):
         verdicts.append(BUILD_INFO.verdict("skip", f"{module} has no build_info()"))
     else:
@@ -203,40 +221,78 @@ def _run_with(
     return verdicts, proven
 
 
-def install_sources(req: RuntimeRequest) -> tuple[list[str], str]:
-    """pip's options for the wheel's dependencies, and how to say where they came from.  The
-    wheel itself is always its file: a requirement by path, which no index can replace."""
-    links = [a for folder in cached_folders(req.cell) for a in ("--find-links", str(folder))]
-    axes = ", with its dependency axes' wheels" if links else ""
-    if req.dependency_index:
-        source = req.dependency_source or req.dependency_index
-        return ["--index-url", req.dependency_index, *links], f"(dependencies from {source}{axes})"
-    if links:  # the dependency the wheel was built against, from the build
-        return ["--no-index", *links], "(dependencies from its dependency axes' wheels only)"
-    needs = declared_requirements(req.wheel)
-    if not needs:
-        return ["--no-index"], "(it declares no dependencies)"
-    return ["--no-index", "--no-deps"], (
-        f"without its dependencies ({', '.join(needs)}: no --runtime-index and no mirrored "
-        "closure in the channel; `relforge deps mirror` makes one)"
-    )
+def axis_folders(req: RuntimeRequest) -> tuple[list[Path], str]:
+    """The wheel folders of the cell's dependency axes for the cell's Python: the build's, or
+    fetched now (an abi3 cell's build fetched them for its own Python only); else ([], why)."""
+    cell = req.cell
+    if not cell.axis_install:
+        return [], ""
+    cached = cached_folders(cell, req.cache_root)
+    if cached:
+        return cached, ""
 
+    def fetch(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> None:
+        done = _run(argv, cwd, env, req.timeout, inherit=False)
+        if done.returncode != 0:
+            raise _FetchFailed(_tail(done, 3))
 
-def declared_requirements(wheel: Path) -> list[str]:
-    """The wheel's Requires-Dist lines that apply without extras."""
     try:
-        headers = metadata_headers(wheel)
-    except RelforgeError:
-        return []  # the static checks report a wheel without readable metadata
-    out = []
-    for line in headers.get_all("Requires-Dist") or []:
-        try:
-            marker = Requirement(line).marker
-        except InvalidRequirement:
-            continue  # RF-V checks report it
-        if marker is None or "extra" not in str(marker):
-            out.append(line)
-    return out
+        return fetched_folders(cell, run=fetch, env=os.environ, cache_root=req.cache_root), ""
+    except _FetchFailed as exc:
+        return [], (
+            f"the dependency axes' wheels ({', '.join(_axis_requirements(cell))}) for Python "
+            f"{cell.python} could not be fetched: {exc}"
+        )
+
+
+class _FetchFailed(Exception):
+    """pip download of a dependency axis's wheels failed."""
+
+
+def _axis_requirements(cell: Cell) -> list[str]:
+    return [r for install in cell.axis_install.values() for r in install]
+
+
+def _install(
+    req: RuntimeRequest, venv_python: Path, sources: Sources
+) -> tuple[Verdict, list[str]] | str:
+    """RF-R001's verdict and the requirements left out, or why the wheel did not install.  When
+    pip cannot install the wheel with its dependencies, the wheel alone is installed and then
+    each requirement on its own: those the sources lack are left out, and RF-R001 warns."""
+    cell = req.cell
+    pip = [
+        sys.executable, "-m", "pip", "--python", str(venv_python), "--isolated",
+        "--disable-pip-version-check", "--no-input", "install", "--no-cache-dir", "--no-compile",
+    ]  # fmt: skip
+    # --no-compile: the venv lives for one smoke test; byte-compiling every module of the wheel
+    # and its dependencies up front (thousands for torch) only costs CPU
+    wheel = str(req.wheel.resolve())
+    how = f" {sources.how}" if sources.how else ""
+    needs = declared_requirements(req.wheel)
+    done = _run([*pip, *sources.options, wheel], req.workdir, {}, req.timeout)
+    failures: dict[str, str] = {}
+    if done.returncode != 0:
+        if not needs or "--no-deps" in sources.options:
+            return f"pip install of the file{how} failed: {_tail(done)}"
+        alone = _run([*pip, "--no-index", "--no-deps", wheel], req.workdir, {}, req.timeout)
+        if alone.returncode != 0:  # the wheel itself does not install: not its dependencies
+            return f"pip install of the file{how} failed: {_tail(done)}"
+        for need in needs:
+            one = _run([*pip, *sources.options, need], req.workdir, {}, req.timeout)
+            if one.returncode != 0:
+                failures[need] = _tail(one, 1)
+    probe = _run([str(venv_python), "-c", PROBE], req.workdir, {}, 300)
+    missing = left_out(needs, probe.stdout or "")
+    installed = f"installed the file{how} with Python {cell.python}"
+    if not missing:
+        return INSTALL.verdict("pass", installed), []
+    if sources.none_because:
+        why = f"its dependencies ({', '.join(missing)}: {sources.none_because})"
+    else:
+        failed = reasons({r: failures.get(r, "not installed") for r in missing})
+        source = req.dependency_source or req.dependency_index or "its dependency axes' wheels"
+        why = f"{', '.join(missing)} (not installable from {source}: {failed})"
+    return INSTALL.verdict("warn", left_out_message(installed, why)), missing
 
 
 def build_info_problems(info: Mapping[str, Any], cell: Cell) -> list[str]:
@@ -396,14 +452,21 @@ def _child_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def _run(
-    argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    *,
+    inherit: bool = True,
 ) -> subprocess.CompletedProcess[str]:
+    """Run `argv` with this process's environment less pip's and Python's settings, plus `env`
+    (with inherit=False: `env` alone)."""
     cwd.mkdir(parents=True, exist_ok=True)
     try:
         return subprocess.run(
             list(argv),
             cwd=cwd,
-            env=_child_env(env),
+            env=_child_env(env) if inherit else dict(env),
             capture_output=True,
             text=True,
             timeout=timeout,
