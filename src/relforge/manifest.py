@@ -1,9 +1,9 @@
 """The artifact manifest: what was built for which cell, with hashes, build facts and verdicts.
 
 One JSON file (`relforge-manifest.json`, schema_version 1) that travels between stages:
-`relforge build` writes or merges entries, `relforge validate` adds verdicts, `relforge publish` and
-`promote` refuse files whose entry is not validated.  Artifact paths are relative to the
-manifest's directory.
+`relforge build` writes or merges entries (and notes the cells it skipped), `relforge validate`
+adds verdicts, `relforge publish` and `promote` refuse files whose entry is not validated.
+Artifact paths are relative to the manifest's directory.
 
     {"schema_version": 1, "project": "torch", "release": "2.9", "channel": "test",
      "entries": {"<cell id>": {"cell_id": …, "file": "dist/torch-2.9.0+cu128-….whl", "size": …,
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from relforge.atomic import replacing
-from relforge.errors import ConfigError, Span
+from relforge.errors import ConfigError, Span, UsageError
 
 SCHEMA_VERSION = 1
 MANIFEST_NAME = "relforge-manifest.json"
@@ -109,6 +109,11 @@ class ArtifactManifest:
     release: str
     channel: str
     entries: Mapping[str, ManifestEntry] = field(default_factory=dict)
+    skipped: Mapping[str, str] = field(
+        default_factory=dict,
+        metadata={"doc": "cell id → why the build skipped it (no artifact; validate reports "
+                  "it as skipped); the key appears only when a cell was skipped"},
+    )  # fmt: skip
     schema_version: int = SCHEMA_VERSION
 
     def with_entries(self, entries: Iterable[ManifestEntry]) -> ArtifactManifest:
@@ -116,7 +121,13 @@ class ArtifactManifest:
         merged = dict(self.entries)
         for entry in entries:
             merged[entry.cell_id] = entry
-        return dataclasses.replace(self, entries=merged)
+        skipped = {k: v for k, v in self.skipped.items() if k not in merged}
+        return dataclasses.replace(self, entries=merged, skipped=skipped)
+
+    def with_skipped(self, reasons: Mapping[str, str]) -> ArtifactManifest:
+        """A copy recording these cells as skipped by the build (their entries go)."""
+        entries = {k: e for k, e in self.entries.items() if k not in reasons}
+        return dataclasses.replace(self, entries=entries, skipped={**self.skipped, **reasons})
 
     def with_verdicts(self, cell_id: str, verdicts: Iterable[Verdict]) -> ArtifactManifest:
         """A copy whose entry for `cell_id` carries these verdicts (replacing same-ID ones)."""
@@ -155,6 +166,7 @@ class ArtifactManifest:
             "release": self.release,
             "channel": self.channel,
             "entries": {k: e.to_json() for k, e in sorted(self.entries.items())},
+            **({"skipped": dict(sorted(self.skipped.items()))} if self.skipped else {}),
         }
 
     def save(self, path: Path) -> None:
@@ -162,6 +174,33 @@ class ArtifactManifest:
         path.parent.mkdir(parents=True, exist_ok=True)
         with replacing(path) as tmp:
             tmp.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+
+
+def manifest_target(
+    manifest: ArtifactManifest,
+    path: Path,
+    *,
+    release: str | None,
+    channel: str | None,
+    matrix_file: str = "FILE",
+) -> tuple[str, str]:
+    """The release and channel a command works on for a manifest: the manifest's own when no
+    `--release`/`--channel` is given; a given one that differs is a UsageError (exit 2) naming
+    the manifest's and how to build for the other."""
+    for key, given, own in (("--release", release, manifest.release),
+                            ("--channel", channel, manifest.channel)):  # fmt: skip
+        if given is not None and given != own:
+            wanted_release = release or manifest.release
+            wanted_channel = channel or manifest.channel
+            raise UsageError(
+                f"{path} is for release {manifest.release} on {manifest.channel}, not "
+                f"{wanted_release} on {wanted_channel}",
+                key=key,
+                hint=f"drop {key} to take the manifest's ({own}), or build for {given}: "
+                f"relforge build {matrix_file} --release {wanted_release} --channel "
+                f"{wanted_channel}",
+            )
+    return manifest.release, manifest.channel
 
 
 def load_manifest(path: Path) -> ArtifactManifest:
@@ -217,8 +256,17 @@ def _from_json(data: Any) -> ArtifactManifest:
         if entry.cell_id != cell_id:
             raise ValueError(f"entries.{cell_id} has cell_id {entry.cell_id!r}")
         entries[cell_id] = entry
+    skipped = data.get("skipped", {})
+    if not isinstance(skipped, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in skipped.items()
+    ):
+        raise TypeError(f"skipped is {skipped!r}, not an object of cell id → reason")
     return ArtifactManifest(
-        project=data["project"], release=data["release"], channel=data["channel"], entries=entries
+        project=data["project"],
+        release=data["release"],
+        channel=data["channel"],
+        entries=entries,
+        skipped=skipped,
     )
 
 

@@ -30,18 +30,21 @@ MATRIX = "matrix/fastcrc.yaml"
 RC = ("--release", "0.1", "--channel", "test")
 
 
-def _project(root: Path, run: Run, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _project(root: Path, run: Run, monkeypatch: pytest.MonkeyPatch, *, abi3: bool = True) -> Path:
     """A copy of examples/fastcrc with the matrix `relforge init` writes, edited as the README
-    says for an abi3 project."""
+    says for an abi3 project (without `abi3:` when not `abi3`)."""
     shutil.copytree(REPO / "examples" / "fastcrc", root)
     monkeypatch.chdir(root)
     init = run("init")
     assert init.code == 0, init.err
     path = root / MATRIX
     text = path.read_text()
-    text = text.replace(
-        "      cpu:\n        kind: cpu\n", '      cpu:\n        kind: cpu\n        abi3: "3.9"\n', 1
-    )
+    if abi3:
+        text = text.replace(
+            "      cpu:\n        kind: cpu\n",
+            '      cpu:\n        kind: cpu\n        abi3: "3.9"\n',
+            1,
+        )
     # the project's version is static (0.1.0): its wheels carry no local label
     text = text.replace("    python: [", '    local_label: ""\n    python: [', 1)
     path.write_text(text)
@@ -168,6 +171,29 @@ def test_an_abi3_wheel_that_breaks_its_promise_fails(
     if broken == "one-python":  # and the newer Pythons cannot import it
         assert verdicts["RF-R002"][0] == "fail"
         assert f"Python {find_newest_served(verdicts)}" in verdicts["RF-R002"][1]
+
+
+def test_an_abi3_wheel_under_a_cell_of_one_python_fails_at_build(
+    tmp_path: Path, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The matrix does not declare `abi3:`: the cell of one Python gets a cp39-abi3 wheel, and
+    the build fails the cell (not "built") with the fix, before validation ever sees it."""
+    _project(tmp_path / "fastcrc", run, monkeypatch, abi3=False)
+    listed = run("matrix", "list", MATRIX, "--channel", "test", "--format", "json")
+    cell = json.loads(listed.out)["cells"][0]
+    assert cell["abi_tag"] != "abi3"
+    built = run("build", MATRIX, *RC, "--builder", "host", "--tag", "v0.1.0-rc1",
+                "--cell", cell["id"], "--format", "json")  # fmt: skip
+    assert built.code == 4, built.err
+    [result] = json.loads(built.out)["cells"]
+    assert result["status"] == "failed"
+    assert result["reason"].startswith(
+        f"the wheel is cp39-abi3-{cell['platform_tag']}; the cell builds "
+        f"{cell['python_tag']}-{cell['abi_tag']}-{cell['platform_tag']}: it is an abi3 wheel: "
+        'declare `abi3: "3.9"` on the variant cpu'
+    ), result["reason"]
+    assert "docs/guide/matrix.md#abi3-limited-api-wheels" in result["reason"]
+    assert not Path("dist/relforge-manifest.json").exists()
 
 
 def find_newest_served(verdicts: dict[str, tuple[str, str]]) -> str:

@@ -126,7 +126,7 @@ def test_all_cells_build_in_containers_without_network(run: Run, workdir: Path) 
             ),
         },
     )
-    result, cells = build(run, matrix, "--jobs", "2")
+    result, cells = build(run, matrix, "--channel", "dev", "--jobs", "2")
     assert result.code == 0, result.err
     assert len(cells) == 9
     assert {c["status"] for c in cells.values()} == {"built"}, cells

@@ -44,7 +44,9 @@ def build(run: Run, matrix: Path, *args: str) -> tuple[Result, dict[str, Any]]:
 
 def test_cells_build_install_and_report_their_build(run: Run, workdir: Path) -> None:
     matrix = example_matrix(workdir)
-    result, cells = build(run, matrix, "--cell", CPU, "--cell", CUDA, "--jobs", "2")
+    result, cells = build(
+        run, matrix, "--channel", "dev", "--cell", CPU, "--cell", CUDA, "--jobs", "2"
+    )
     assert result.code == 0, result.err
     assert {c: cells[c]["status"] for c in cells} == {CPU: "built", CUDA: "built"}
     # piped: a line as each cell enters a step, `[N/2] CELL: STEP (S s)`
@@ -76,7 +78,7 @@ def test_cells_build_install_and_report_their_build(run: Run, workdir: Path) -> 
 
     # Nothing changed: both cells come from the cache, and the manifest says so.
     (workdir / "dist" / manifest.entries[CPU].file).unlink()
-    again, cells = build(run, matrix, "--cell", CPU, "--cell", CUDA)
+    again, cells = build(run, matrix, "--channel", "dev", "--cell", CPU, "--cell", CUDA)
     assert again.code == 0, again.err
     assert {c: cells[c]["status"] for c in cells} == {CPU: "cached", CUDA: "cached"}
     assert f"/2] {CPU}: cached (" in again.err and f"{CPU}: pip wheel" not in again.err
@@ -86,10 +88,48 @@ def test_cells_build_install_and_report_their_build(run: Run, workdir: Path) -> 
     assert (workdir / "dist" / rerun.entries[CPU].file).is_file()  # restored from the cache
 
     # A build of one cell merges into the manifest; it does not drop the other entries.
-    single, _ = build(run, matrix, "--cell", CPU)
+    single, _ = build(run, matrix, "--channel", "dev", "--cell", CPU)
     assert single.code == 0, single.err
     merged = load_manifest(workdir / "dist" / "relforge-manifest.json")
     assert sorted(merged.entries) == sorted([CPU, CUDA])
+
+
+def test_build_validate_publish_with_no_channel_then_a_dev_build(run: Run, workdir: Path) -> None:
+    """No --channel anywhere: build targets the matrix's default channel (nightly), validate
+    and publish take the manifest's.  A dev build into the same folder then replaces the
+    manifest, keeping the validated nightly one beside it, and validates on its own scheme."""
+    matrix = example_matrix(workdir)
+    result, cells = build(run, matrix, "--cell", CPU)
+    assert result.code == 0, result.err
+    assert cells[CPU]["status"] == "built"
+    manifest = workdir / "dist" / "relforge-manifest.json"
+    nightly = load_manifest(manifest)
+    assert nightly.channel == "nightly" and ".dev2" in nightly.entries[CPU].version
+    checked = run("validate", str(matrix), "--manifest", str(manifest))
+    assert checked.code == 0, checked.out + checked.err
+    published = run("publish", str(matrix), "--manifest", str(manifest), "--partial", "--execute")
+    assert published.code == 0, published.err
+    store = workdir / ".relforge" / "store" / "whl" / "nightly" / "cpu"
+    assert [p.name for p in store.glob("*.whl")] == [nightly.entries[CPU].file]
+
+    validated = load_manifest(manifest)
+    dev, _ = build(run, matrix, "--channel", "dev", "--cell", CPU)
+    assert dev.code == 0, dev.err
+    assert (
+        "(replaces its manifest of 1.0 on nightly, kept as relforge-manifest.1.0-nightly.json)"
+        in (dev.err)
+    )
+    assert (
+        "note: replaced dist/relforge-manifest.json (hello-native 1.0 on nightly): its validated "
+        "entries (1) are kept, with their files, in dist/relforge-manifest.1.0-nightly.json"
+    ) in dev.err
+    kept = load_manifest(workdir / "dist" / "relforge-manifest.1.0-nightly.json")
+    assert kept == validated and kept.entries[CPU].validated
+    assert (workdir / "dist" / nightly.entries[CPU].file).is_file()
+    assert load_manifest(manifest).entries[CPU].version == "1.0.0.dev0+cpu"
+    checked = run("validate", str(matrix), "--manifest", str(manifest))
+    assert checked.code == 0, checked.out + checked.err
+    assert load_manifest(manifest).entries[CPU].validated
 
 
 def test_one_failing_cell_does_not_stop_the_others(run: Run, workdir: Path) -> None:

@@ -19,7 +19,15 @@ import pytest
 
 from relforge.manifest import ArtifactManifest, ManifestEntry, load_manifest, sha256_file
 from tests.conftest import Run
-from tests.wheelfactory import PROJECT, PYTHON, Build, WheelSpec, compile_extension, serve_index
+from tests.wheelfactory import (
+    PROJECT,
+    PYTHON,
+    PYTHON_TAG,
+    Build,
+    WheelSpec,
+    compile_extension,
+    serve_index,
+)
 from tests.wheelfactory import write_wheel as _write_wheel
 
 CPU = f"wheel-linux-x86_64-py{PYTHON}-cpu"
@@ -389,6 +397,117 @@ def test_verdicts_land_in_the_manifest(
     assert not manifest.entries[CUDA].validated
     assert [v.check for v in manifest.entries[CUDA].failed] == ["RF-V043"]
     assert {v.check for v in manifest.entries[CPU].verdicts} >= {"RF-V040", "RF-V031", "RF-V100"}
+
+
+def _one_cell_manifest(
+    ext: Callable[[Build], bytes],
+    tmp_path: Path,
+    *,
+    channel: str,
+    version: str,
+    abi3: bool = False,
+) -> Path:
+    """dist/relforge-manifest.json holding the CPU cell's wheel (of `version`; `abi3`: tagged
+    abi3) and the CUDA cell as skipped by its build, as `relforge build` writes them."""
+    spec = good_spec(ext, "cpu", version=version, **({"abi_tag": "abi3"} if abi3 else {}))
+    wheel = _write_wheel(spec, tmp_path / "dist")
+    entry = ManifestEntry(
+        cell_id=CPU,
+        file=wheel.name,
+        size=wheel.stat().st_size,
+        sha256=sha256_file(wheel),
+        version=version,
+        package_type="wheel",
+        variant="cpu",
+        upload_subfolder="cpu",
+    )
+    path = tmp_path / "dist" / "relforge-manifest.json"
+    manifest = ArtifactManifest(project=PROJECT, release="1.0", channel=channel)
+    manifest.with_entries([entry]).with_skipped({CUDA: "no Docker image"}).save(path)
+    return path
+
+
+def test_a_manifest_decides_what_is_validated(
+    run: Run, matrix: Path, ext: Callable[[Build], bytes], tmp_path: Path
+) -> None:
+    """No --release or --channel: the manifest's (a dev build's too: its versions are checked
+    against the dev scheme); the cells it holds are validated, the one its build skipped is
+    reported as skipped; --whole expects the release's every cell; a conflicting --channel is
+    exit 2 with a hint."""
+    path = _one_cell_manifest(ext, tmp_path, channel="dev", version="1.0.0.dev0+cpu")
+    code, report = run_json(run, "validate", str(matrix), "--manifest", str(path))
+    assert code == 0, report
+    assert report["channel"] == "dev"
+    statuses = {a["subject"]: {v["status"] for v in a["verdicts"]} for a in report["artifacts"]}
+    assert statuses[CUDA] == {"skip"} and "fail" not in statuses[CPU]
+    [skipped] = [a for a in report["artifacts"] if a["subject"] == CUDA]
+    assert "the build skipped this cell: no Docker image" in skipped["verdicts"][0]["message"]
+    assert load_manifest(path).entries[CPU].validated
+
+    code, report = run_json(run, "validate", str(matrix), "--manifest", str(path), "--whole")
+    assert code == 4 and failing(report, CUDA) == {"RF-V100"} and not failing(report, CPU)
+
+    conflict = run("validate", str(matrix), "-c", "nightly", "--manifest", str(path))
+    assert conflict.code == 2 and "Traceback" not in conflict.err
+    assert "is for release 1.0 on dev, not 1.0 on nightly" in conflict.err
+    assert "drop --channel to take the manifest's (dev)" in conflict.err
+    assert "--channel nightly" in conflict.err
+
+    # a wheel of another scheme under a dev manifest fails its version check
+    other = _one_cell_manifest(ext, tmp_path / "other", channel="dev", version="1.0.0+cpu")
+    code, report = run_json(run, "validate", str(matrix), "--manifest", str(other))
+    assert code == 4 and "RF-V013" in failing(report, CPU)
+
+
+def test_publish_takes_the_manifests_channel_and_refuses_dev(
+    run: Run, matrix: Path, ext: Callable[[Build], bytes], tmp_path: Path
+) -> None:
+    path = _one_cell_manifest(ext, tmp_path, channel="dev", version="1.0.0.dev0+cpu")
+    assert run("validate", str(matrix), "--manifest", str(path)).code == 0
+    refused = run("publish", str(matrix), "--manifest", str(path))
+    assert refused.code == 2 and "dev builds" in refused.err
+    assert "--channel nightly" in refused.err and "Traceback" not in refused.err
+    mismatch = run("publish", str(matrix), "--manifest", str(path), "--channel", "test")
+    assert mismatch.code == 2 and "drop --channel" in mismatch.err
+
+
+def test_a_stale_entry_of_an_abi3_wheel_is_told_to_rebuild_not_to_declare(
+    run: Run, ext: Callable[[Build], bytes], tmp_path: Path
+) -> None:
+    """The matrix declares abi3 now; the manifest still holds the abi3 wheel under the cell of
+    one Python (built before).  RF-V101 says to rebuild, not to declare what is declared."""
+    floor = PYTHON_TAG.removeprefix("cp")
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(
+        MATRIX.replace("        kind: cpu\n", f'        kind: cpu\n        abi3: "{PYTHON}"\n', 1)
+    )
+    path = _one_cell_manifest(ext, tmp_path, channel="test", version=VERSION["cpu"], abi3=True)
+    code, report = run_json(run, "validate", str(matrix), "--manifest", str(path))
+    assert code == 4
+    [stray] = [a for a in report["artifacts"] if a["cell_id"] is None]
+    [extra] = [v for v in stray["verdicts"] if v["check"] == "RF-V101"]
+    assert (
+        f"wheel-linux-x86_64-cp{floor}-abi3-cpu builds its cp{floor}-abi3 wheel now"
+        in (extra["message"])
+    )
+    assert "declare" not in extra["message"]
+
+
+def test_a_dev_builds_folder_validates_on_dev_and_says_so_on_another_channel(
+    run: Run, matrix: Path, ext: Callable[[Build], bytes], tmp_path: Path
+) -> None:
+    """`--dist` of a dev build: `--channel dev` checks it on the dev scheme; the default channel
+    (nightly) reports the file as extra, naming the cell whose tags it has and the fix."""
+    path = _one_cell_manifest(ext, tmp_path, channel="dev", version="1.0.0.dev0+cpu")
+    dist = ("--dist", str(path.parent), "--select", "variant=cpu")
+    code, report = run_json(run, "validate", str(matrix), "-r", "1.0", "-c", "dev", *dist)
+    assert code == 0, report
+    code, report = run_json(run, "validate", str(matrix), "-r", "1.0", *dist)
+    assert code == 4
+    [stray] = [a for a in report["artifacts"] if a["cell_id"] is None]
+    [extra] = [v["message"] for v in stray["verdicts"] if v["check"] == "RF-V101"]
+    assert f"it has cell {CPU}'s tags but version 1.0.0.dev0+cpu" in extra
+    assert "validate with the --channel it was built for" in extra
 
 
 def test_wheel_inspect_good_and_self_contradicting(

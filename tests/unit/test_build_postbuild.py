@@ -186,12 +186,43 @@ def test_check_wheel_names_the_mismatch(cells: dict[str, Cell], tmp_path: Path) 
     version = cell.version or ""
     good = Path(f"torch-{version}-cp312-cp312-manylinux_2_28_x86_64.whl")
     check_wheel(good, cell, project="torch", version=version)
+    want = "the cell builds cp312-cp312-manylinux_2_28_x86_64: "
     bad = {
-        f"torch-{version}-cp312-cp312-manylinux_2_34_x86_64.whl": "platform tag is manylinux_2_28",
-        f"torch-{version}-py3-none-any.whl": "tagged any",
-        f"torch-{version}-cp311-cp311-manylinux_2_28_x86_64.whl": "not a wheel for Python 3.12",
+        f"torch-{version}-cp312-cp312-manylinux_2_34_x86_64.whl": "the build reached "
+        "manylinux_2_34_x86_64, not manylinux_2_28_x86_64",
+        f"torch-{version}-cp312-cp312-linux_x86_64.whl": "not repaired to manylinux_2_28_x86_64",
+        f"torch-{version}-py3-none-any.whl": want + "the build made a pure-Python wheel",
+        f"torch-{version}-cp311-cp311-manylinux_2_28_x86_64.whl": "the wheel is "
+        "cp311-cp311-manylinux_2_28_x86_64; " + want + "the build ran with Python 3.11",
+        f"torch-{version}-cp312-cp312t-manylinux_2_28_x86_64.whl": "build it with python3.12, "
+        "not python3.12t",
+        # an abi3 wheel passed before (any abi3 tag was taken for the cell's Python)
+        f"torch-{version}-cp312-abi3-manylinux_2_28_x86_64.whl": "the wheel is "
+        f"cp312-abi3-manylinux_2_28_x86_64; {want}it is an abi3 wheel: declare "
+        '`abi3: "3.12"` on the variant cu128',
         "torch-2.9.0-cp312-cp312-manylinux_2_28_x86_64.whl": "has version 2.9.0, the cell builds",
         f"vision-{version}-cp312-cp312-manylinux_2_28_x86_64.whl": "is not a wheel of torch",
+    }
+    for name, problem in bad.items():
+        with pytest.raises(ArtifactProblem, match=re.escape(problem)):
+            check_wheel(Path(name), cell, project="torch", version=version)
+
+
+def test_check_wheel_of_an_abi3_cell(tmp_path: Path) -> None:
+    """An abi3 cell wants its floor's cpXY-abi3 wheel: a version-specific one, or another
+    floor, fails with the fix; the declared wheel passes."""
+    matrix = load_matrix(PYTORCH)
+    cell = expand_cells(matrix, "2.9", channel="test")[0]
+    cell = cell.replace(python_tag="cp310", abi_tag="abi3", limited_api="3.10")
+    version = cell.version or ""
+    plat = cell.platform_tag or ""
+    check_wheel(
+        Path(f"torch-{version}-cp310-abi3-{plat}.whl"), cell, project="torch", version=version
+    )
+    bad = {
+        f"torch-{version}-cp310-cp310-{plat}.whl": "build with the limited API",
+        f"torch-{version}-cp39-abi3-{plat}.whl": "the build's limited-API floor is 3.9, the "
+        "matrix's 3.10",
     }
     for name, problem in bad.items():
         with pytest.raises(ArtifactProblem, match=re.escape(problem)):

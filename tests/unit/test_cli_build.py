@@ -68,19 +68,42 @@ def test_bad_version_txt_names_the_file(run: Run, workdir: Path) -> None:
     assert result.code == 2 and "version.txt:1:1" in result.err
 
 
-def test_manifest_of_another_channel_is_not_merged(run: Run, workdir: Path) -> None:
+def test_the_channel_defaults_to_the_matrixs(run: Run, workdir: Path) -> None:
+    """No --channel: the matrix's channels.default (nightly), not a local scheme."""
+    result = build(run, "--cell", "wheel-linux-x86_64-py3.12-cpu", "--builder", "host")
+    assert "channel: nightly (version base 1.0.0" in result.err
+
+
+def test_a_manifest_whose_validated_entries_cannot_be_kept_is_refused(
+    run: Run, workdir: Path
+) -> None:
+    """Another channel's manifest is replaced, but one holding validated entries is kept as
+    relforge-manifest.<release>-<channel>.json; when that name is taken, nothing is built."""
     out = workdir / "dist"
     out.mkdir()
+    entry = {
+        "cell_id": "wheel-linux-x86_64-py3.12-cpu",
+        "file": "x.whl",
+        "size": 1,
+        "sha256": "ab" * 32,
+        "version": "1.0.0.dev20260101+cpu",
+        "package_type": "wheel",
+        "variant": "cpu",
+        "upload_subfolder": "cpu",
+        "verdicts": [{"check": "RF-V010", "status": "pass", "message": ""}],
+    }
     manifest = {
         "schema_version": 1,
         "project": "hello-native",
         "release": "1.0",
         "channel": "nightly",
-        "entries": {},
+        "entries": {entry["cell_id"]: entry},
     }
     (out / "relforge-manifest.json").write_text(json.dumps(manifest))
+    (out / "relforge-manifest.1.0-nightly.json").write_text("{}")
     result = build(run, "--channel", "dev")
-    assert result.code == 2 and "nightly channel" in result.err and "--out" in result.err
+    assert result.code == 5, result.err
+    assert "1 validated entries" in result.err and "--out" in result.err
     assert json.loads((out / "relforge-manifest.json").read_text()) == manifest
     assert not (workdir / ".relforge").exists()
 

@@ -144,7 +144,7 @@ def test_an_outcome_in_text_is_its_lines_or_the_dry_run_note(
 @pytest.mark.parametrize(
     "command",
     [
-        ("validate", str(EXAMPLE)),
+        ("validate", str(EXAMPLE), "--dist", "dist"),  # --manifest: the manifest's release
         ("build", str(EXAMPLE)),
         ("workflows", "generate", str(EXAMPLE), "--out", "wf"),
     ],
@@ -159,7 +159,7 @@ def test_help_keeps_each_commands_own_words(run: Run) -> None:
     """Shared declarations, but each command still says what its option means to it."""
     helps = {
         ("build",): "Release X.Y to build.",
-        ("validate",): "Release X.Y whose cells are expected.",
+        ("validate",): "Release X.Y whose cells are expected (default: the --manifest's;",
         ("matrix", "list"): "Release X.Y to expand (default: the newest; it says which).",
         ("deps", "mirror"): "Apply the plan (default: a dry run).",
         ("verify",): "Apply the repair (the default is a dry run).",

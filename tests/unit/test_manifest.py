@@ -7,12 +7,13 @@ from typing import Any
 
 import pytest
 
-from relforge.errors import ConfigError
+from relforge.errors import ConfigError, UsageError
 from relforge.manifest import (
     ArtifactManifest,
     ManifestEntry,
     Verdict,
     load_manifest,
+    manifest_target,
     sha256_file,
 )
 
@@ -184,3 +185,46 @@ def test_a_verdict_of_a_check_this_relforge_does_not_know_is_reported_not_a_trac
     assert "**RF-V999** needs &lt;prefix&gt; \\| and more" in row and row.count(" | ") == 2
     assert report.to_json()["artifacts"][0]["verdicts"][0]["name"] == ""
     assert 'name="RF-V999 "' in report.to_junit()
+
+
+def test_skipped_cells_round_trip_and_give_way_to_entries(tmp_path: Path) -> None:
+    """The cells a build skipped are recorded (the key appears only then); an entry of the
+    cell replaces its skip, a skip of a cell drops its entry."""
+    cell, other = "wheel-linux-x86_64-py3.12-cpu", "wheel-linux-x86_64-py3.13-cpu"
+    plain = ArtifactManifest(project="d", release="1.0", channel="dev").with_entries([entry()])
+    assert "skipped" not in plain.to_json()
+    manifest = plain.with_skipped({other: "no Docker image"})
+    path = tmp_path / "relforge-manifest.json"
+    manifest.save(path)
+    assert json.loads(path.read_text())["skipped"] == {other: "no Docker image"}
+    assert load_manifest(path) == manifest
+    assert dict(manifest.with_entries([entry(other)]).skipped) == {}
+    assert list(manifest.with_skipped({cell: "gone"}).entries) == []
+
+
+@pytest.mark.parametrize("skipped", [["a"], {"a": 1}, "a"])
+def test_a_malformed_skipped_key_is_a_config_error(tmp_path: Path, skipped: object) -> None:
+    path = tmp_path / "relforge-manifest.json"
+    data = {"schema_version": 1, "project": "d", "release": "1.0", "channel": "dev"}
+    path.write_text(json.dumps({**data, "entries": {}, "skipped": skipped}))
+    with pytest.raises(ConfigError, match="skipped is"):
+        load_manifest(path)
+
+
+def test_a_manifest_decides_its_release_and_channel() -> None:
+    """No --release/--channel: the manifest's; the same ones given: fine; another: exit 2 with
+    a hint naming the manifest's and how to build for the other."""
+    manifest = ArtifactManifest(project="d", release="0.1", channel="dev")
+    path = Path("dist/relforge-manifest.json")
+    assert manifest_target(manifest, path, release=None, channel=None) == ("0.1", "dev")
+    assert manifest_target(manifest, path, release="0.1", channel="dev") == ("0.1", "dev")
+    with pytest.raises(UsageError) as caught:
+        manifest_target(manifest, path, release=None, channel="nightly", matrix_file="m.yaml")
+    error = caught.value
+    assert error.exit_code == 2 and error.key == "--channel"
+    assert "is for release 0.1 on dev, not 0.1 on nightly" in error.message
+    assert "drop --channel to take the manifest's (dev)" in (error.hint or "")
+    assert "relforge build m.yaml --release 0.1 --channel nightly" in (error.hint or "")
+    with pytest.raises(UsageError, match=r"not 0\.2 on dev") as caught:
+        manifest_target(manifest, path, release="0.2", channel=None)
+    assert caught.value.key == "--release"

@@ -99,7 +99,8 @@ def test_changed_file_and_missing_file(
 def test_usage_errors(work: Path, built: dict[str, Path], run: Callable[..., Result]) -> None:
     write_manifest(work / "relforge-manifest.json", wheels(work, built), channel="nightly")
     wrong = publish(run)
-    assert wrong.code == 2 and "'nightly' channel" in wrong.err and "--channel" in wrong.err
+    assert wrong.code == 2 and "is for release 1.0 on nightly, not 1.0 on test" in wrong.err
+    assert "drop --channel to take the manifest's (nightly)" in wrong.err
     release = run(
         "publish", "matrix.yaml", "--channel", "release", "--manifest", "relforge-manifest.json"
     )

@@ -2,17 +2,19 @@
 
 Entry points: `plan_build` (relforge.builders.plan) selects the cells and stamps their versions;
 `assign_builders` (relforge.builders.registry) picks Docker or the host per cell; `run_build`
-and `write_manifest` (relforge.builders.executor) build them in parallel and record the
-artifacts; the reporters, the tables and `failure_report` (relforge.builders.report) show a
-run; `make_builder_image` (relforge.builders.images) and `make_python_image`
-(relforge.builders.pyimage) make local builder images.  The Docker SDK and its kin load only
+(relforge.builders.executor) builds them in parallel and `write_manifest`
+(relforge.builders.manifestfile) records the artifacts (a `WrittenManifest`); the reporters,
+the tables and `failure_report` (relforge.builders.report) show a run; `make_builder_image`
+(relforge.builders.images) and `make_python_image` (relforge.builders.pyimage) make local
+builder images.  The Docker SDK and its kin load only
 when a build runs (inside the functions that need them), so importing this front door is cheap.
 """
 
 from __future__ import annotations
 
-from relforge.builders.executor import CellResult, run_build, write_manifest
+from relforge.builders.executor import CellResult, run_build
 from relforge.builders.images import ImageSpec, make_builder_image
+from relforge.builders.manifestfile import WrittenManifest, write_manifest
 from relforge.builders.plan import BuildPlan, plan_build
 from relforge.builders.pull import PULL_POLICIES, PullPolicy
 from relforge.builders.pyimage import (
@@ -55,6 +57,7 @@ __all__ = [
     "LiveReporter",
     "PullPolicy",
     "PythonImageSpec",
+    "WrittenManifest",
     "assign_builders",
     "base_spec",
     "failure_report",

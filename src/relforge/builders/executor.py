@@ -1,10 +1,9 @@
 """Run a build plan: cells in parallel, each reused from the cache when nothing it depends on
 changed, each with its own log; one failing cell never stops the others.  The results become
-manifest entries (merged into the manifest already in the output folder)."""
+manifest entries (relforge.builders.manifestfile writes them)."""
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import tempfile
 import threading
@@ -38,7 +37,7 @@ from relforge.builders.source import SourceTree, scan_source
 from relforge.builders.stamping import SOURCE_FOLDER, restamp, source_folder, version_env
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import ConfigError, RelforgeError
-from relforge.manifest import ArtifactManifest, ManifestEntry, sha256_file
+from relforge.manifest import ManifestEntry, sha256_file
 from relforge.matrix.archives import archive_filename
 from relforge.matrix.cell import Cell
 
@@ -105,30 +104,6 @@ def _writable(folder: Path, key: str) -> None:
             hint="pick a folder relforge can create and write"
             + (" (--out DIR)" if key == "--out" else " (run from a writable directory)"),
         ) from None
-
-
-def write_manifest(plan: BuildPlan, results: list[CellResult]) -> ArtifactManifest:
-    """Merge the entries of built and cached cells into the output folder's manifest.
-
-    A cell whose build failed loses the entry (and the artifact) an earlier build left: what
-    its current input makes is unknown, so nothing may validate or publish the old file."""
-    base = plan.previous or ArtifactManifest(
-        project=plan.matrix.project.name, release=plan.release.name, channel=plan.channel
-    )
-    failed = {r.cell.id for r in results if r.status == "failed"}
-    kept = {k: e for k, e in base.entries.items() if k not in failed}
-    manifest = dataclasses.replace(base, entries=kept).with_entries(
-        r.entry for r in results if r.entry is not None
-    )
-    if plan.previous is None and not manifest.entries:
-        return manifest  # nothing built and no manifest before: do not write an empty one
-    manifest.save(plan.manifest_path)
-    still_named = {e.file for e in manifest.entries.values()}
-    for cell_id in failed & set(base.entries):
-        stale = plan.out / base.entries[cell_id].file
-        if stale.parent == plan.out and base.entries[cell_id].file not in still_named:
-            stale.unlink(missing_ok=True)
-    return manifest
 
 
 class _Run:

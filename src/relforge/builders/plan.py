@@ -17,12 +17,21 @@ from relforge.builders.version import (
     stamp_version,
     version_base,
 )
-from relforge.errors import ConfigError, NothingToDoError, UsageError
+from relforge.errors import ConfigError, NothingToDoError, RefusedError, UsageError
 from relforge.manifest import MANIFEST_NAME, ArtifactManifest, load_manifest
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells, nightly_date
 from relforge.matrix.schema import ChannelName, Matrix, Release
 from relforge.matrix.selector import Selector
+
+
+@dataclass(frozen=True, kw_only=True)
+class Replaced:
+    """The manifest of another project, release or channel in the output folder, which this
+    build replaces; `keep`: where it is kept (it holds validated entries), else None."""
+
+    manifest: ArtifactManifest
+    keep: Path | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,6 +51,8 @@ class BuildPlan:
     timeout_s: float
     network: bool
     previous: ArtifactManifest | None  # the manifest already in `out`, merged into
+    replaced: Replaced | None = None  # or the one of another release or channel it replaces
+    release_cells: frozenset[str] = frozenset()  # ids of every cell of the release
 
     @property
     def manifest_path(self) -> Path:
@@ -64,8 +75,15 @@ class BuildPlan:
             ),
             ("cells", str(len(self.cells))),
             ("jobs", f"{self.jobs} in parallel, MAX_JOBS={self.max_jobs} each"),
-            ("out", str(self.out)),
+            ("out", str(self.out) + self._replacing()),
         ]
+
+    def _replacing(self) -> str:
+        if self.replaced is None:
+            return ""
+        was = self.replaced.manifest
+        kept = f", kept as {self.replaced.keep.name}" if self.replaced.keep else ""
+        return f" (replaces its manifest of {was.release} on {was.channel}{kept})"
 
     def command_for(self, cell: Cell) -> tuple[str, ...]:
         """The argv that builds `cell`: the archive command for native archives."""
@@ -134,7 +152,7 @@ def plan_build(
         for c in cells
     )
     jobs = jobs or os.cpu_count() or 1
-    previous = _previous_manifest(out / MANIFEST_NAME, matrix, release, channel)
+    previous, replaced = _previous_manifest(out / MANIFEST_NAME, matrix, release, channel)
     return BuildPlan(
         matrix=matrix,
         release=rel,
@@ -151,6 +169,8 @@ def plan_build(
         timeout_s=build.timeout_minutes * 60.0,
         network=network,
         previous=previous,
+        replaced=replaced,
+        release_cells=frozenset(c.id for c in expand_cells(matrix, release)),
     )
 
 
@@ -188,17 +208,27 @@ def _source_dir(flag: Path | None, configured: str, matrix_file: str) -> Path:
 
 def _previous_manifest(
     path: Path, matrix: Matrix, release: str, channel: str
-) -> ArtifactManifest | None:
+) -> tuple[ArtifactManifest | None, Replaced | None]:
+    """The manifest in the output folder to merge into (same project, release and channel), or
+    the one this build replaces.  One holding validated entries is kept beside it, as
+    relforge-manifest.<release>-<channel>.json; when that name is taken the build is refused."""
     if not path.exists():
-        return None
+        return None, None
     previous = load_manifest(path)
     mine = (matrix.project.name, release, channel)
     theirs = (previous.project, previous.release, previous.channel)
-    if mine != theirs:
-        raise UsageError(
-            f"{path} holds {theirs[0]} {theirs[1]} ({theirs[2]} channel); this build is "
-            f"{mine[0]} {mine[1]} ({mine[2]} channel)",
+    if mine == theirs:
+        return previous, None
+    validated = sum(e.validated for e in previous.entries.values())
+    if not validated:
+        return None, Replaced(manifest=previous, keep=None)
+    keep = path.with_name(f"relforge-manifest.{previous.release}-{previous.channel}.json")
+    if keep.exists():
+        raise RefusedError(
+            f"{path} holds {validated} validated entries of {theirs[0]} {theirs[1]} "
+            f"({theirs[2]} channel), and {keep.name}, where a build of {mine[1]} ({mine[2]} "
+            "channel) would keep them, exists already",
             key="--out",
-            hint="build into another folder with --out",
+            hint=f"build into another folder with --out, or move {keep} away first",
         )
-    return previous
+    return None, Replaced(manifest=previous, keep=keep)

@@ -40,6 +40,7 @@ from packaging.version import Version
 
 from relforge.builders.wheelfile import add_requires_dist
 from relforge.matrix.cell import Cell
+from relforge.matrix.wheeltags import tag_mismatch
 from relforge.providedlibs import excluded_libraries, platform_environment
 from relforge.validate.checks import RPATH_CHECK
 from relforge.validate.facts import gather
@@ -203,7 +204,8 @@ def pick_artifact(found: Sequence[Path], cell: Cell) -> Path:
 
 
 def check_wheel(wheel: Path, cell: Cell, *, project: str, version: str) -> None:
-    """The wheel's name, version, Python and platform tags must be the cell's."""
+    """The wheel's name, version and tags must be the cell's (the rule of validation's RF-V012:
+    `relforge.matrix.wheeltags.tag_mismatch`), or the cell fails with the fix."""
     try:
         name, got_version, _, tags = parse_wheel_filename(wheel.name)
     except InvalidWheelFilename as exc:
@@ -216,17 +218,9 @@ def check_wheel(wheel: Path, cell: Cell, *, project: str, version: str) -> None:
             "renames a wheel of the release's own version (or 0+unknown), not of another; "
             "make the build read $RELFORGE_VERSION, or fix the matrix release's version"
         )
-    if cell.python_tag and not any(
-        t.interpreter in (cell.python_tag, "py3") or t.abi == "abi3" for t in tags
-    ):
-        raise ArtifactProblem(f"{wheel.name} is not a wheel for Python {cell.python}")
-    got = {t.platform for t in tags}
-    want = set((cell.platform_tag or "").split("."))
-    if got != want:
-        raise ArtifactProblem(
-            f"{wheel.name} is tagged {'.'.join(sorted(got))}, the cell's platform tag is "
-            f"{cell.platform_tag}"
-        )
+    differ = tag_mismatch(cell, [str(t) for t in tags])
+    if differ is not None:
+        raise ArtifactProblem(differ.reason)
 
 
 def check_search_paths(wheel: Path) -> None:

@@ -19,7 +19,7 @@ from typing_extensions import assert_never
 from relforge.errors import ConfigError, RefusedError, Span, UsageError
 from relforge.git import GitMissing, run_git
 from relforge.gitfaults import fault_of
-from relforge.matrix.expand import channel_version, nightly_date
+from relforge.matrix.expand import channel_version, dev_version, nightly_date
 from relforge.matrix.schema import Matrix, Release
 from relforge.versiontags import rc_version
 
@@ -113,7 +113,7 @@ def stamp_version(
         case "release":
             raise release_refused()
         case "dev":
-            text = f"{final}.dev0+{local}" if local else f"{final}.dev0"
+            text = dev_version(str(final), local)
         case "nightly" | "test":
             scheme = matrix.channels.get(channel).version_scheme
             day = date or nightly_date()

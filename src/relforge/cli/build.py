@@ -23,6 +23,7 @@ from relforge.builders import (
     release_refused,
 )
 from relforge.cli.options import (
+    channel_option,
     format_option,
     jobs_option,
     parse_selectors,
@@ -39,13 +40,11 @@ if TYPE_CHECKING:
 @click.command()
 @click.argument("file", metavar="FILE")
 @release_option("Release X.Y to build.")
-@click.option(
-    "--channel",
-    type=click.Choice(BUILD_CHANNELS),
-    default="dev",
-    show_default=True,
-    help="Version scheme: dev X.Y.Z.dev0+V, nightly X.Y.Z.devYYYYMMDD+V, test (RC tag) "
-    "X.Y.Z+V.  release is refused: release artifacts are promoted, never rebuilt.",
+@channel_option(
+    "Channel, and so version scheme (default: the matrix's channels.default): nightly "
+    "X.Y.Z.devYYYYMMDD+V, test (RC tag) X.Y.Z+V, dev X.Y.Z.dev0+V (local builds, never "
+    "published).  release is refused: release artifacts are promoted, never rebuilt.",
+    BUILD_CHANNELS,
 )
 @click.option("--cell", "cell_ids", multiple=True, metavar="ID", help="Build this cell (repeat).")
 @select_option("Build the cells matching e.g. 'accelerator=cuda,python>=3.12' or an id glob.")
@@ -82,7 +81,7 @@ if TYPE_CHECKING:
 def build(
     file: str,
     release: str,
-    channel: BuildChannel,
+    channel: BuildChannel | None,
     cell_ids: tuple[str, ...],
     selects: tuple[str, ...],
     builder: BuilderChoice,
@@ -110,7 +109,7 @@ def build(
         matrix,
         matrix_file=file,
         release=release,
-        channel=channel,
+        channel=channel or matrix.channels.default,
         cell_ids=cell_ids,
         selectors=selectors,
         source=source,
@@ -125,8 +124,10 @@ def build(
     )
     assignment = assign_builders(plan.cells, builder, options)
     results = _run_cells(plan, assignment)
-    manifest = write_manifest(plan, results)
-    _print_results(plan, assignment, results, len(manifest.entries), fmt)
+    written = write_manifest(plan, results)
+    _print_results(plan, assignment, results, len(written.manifest.entries), fmt)
+    for note in written.notes:
+        click.echo(f"note: {note}", err=True)
     _exit_for(results)
 
 

@@ -64,7 +64,7 @@ def _warn_serving(download_url: str, store: ObjectStore, folders: Sequence[str])
 @click.option(
     "--channel",
     type=click.Choice(["nightly", "test"]),
-    help="Channel to fill (default: the matrix's channels.default).",
+    help="Channel to fill (default: the one the manifest was built for; another one is refused).",
 )
 @click.option(
     "--manifest",
@@ -100,9 +100,8 @@ def publish(
     from relforge.promote import install_lines, plan_publish
 
     matrix = load_matrix(file)
-    chosen = matrix.channels.pick(channel)
     plan = plan_publish(
-        matrix, manifest_path, chosen, workers=workers, partial=partial, index=not no_index
+        matrix, manifest_path, channel, workers=workers, partial=partial, index=not no_index
     )
     _run_plan(plan, execute)
     if execute:

@@ -14,13 +14,13 @@ from relforge.cli.options import (
     date_option,
     format_option,
     jobs_option,
+    optional_release_option,
     parse_date,
     parse_selectors,
-    release_option,
     select_option,
 )
 from relforge.errors import UsageError, ValidationFailed
-from relforge.matrix import CHANNEL_NAMES, ChannelName
+from relforge.matrix import CHANNEL_NAMES, AnyChannel
 from relforge.output import print_json
 
 if TYPE_CHECKING:
@@ -29,10 +29,13 @@ if TYPE_CHECKING:
 
 @click.command()
 @click.argument("file", metavar="FILE")
-@release_option("Release X.Y whose cells are expected.")
+@optional_release_option(
+    "Release X.Y whose cells are expected (default: the --manifest's; required otherwise)."
+)
 @channel_option(
-    "Channel whose versions are expected (default: the matrix's channels.default).",
-    CHANNEL_NAMES,
+    "Channel whose versions are expected (default: the --manifest's channel, else the "
+    "matrix's channels.default); dev: a local build's dev0 versions.",
+    (*CHANNEL_NAMES, "dev"),
     short=True,
 )
 @click.option(
@@ -45,7 +48,14 @@ if TYPE_CHECKING:
     "--manifest",
     "manifest_path",
     type=click.Path(path_type=Path),
-    help="Artifact manifest: its files are checked against their cells and get the verdicts.",
+    help="Artifact manifest: the cells it holds are checked (its files get the verdicts; the "
+    "cells its build skipped are reported as skipped).",
+)
+@click.option(
+    "--whole",
+    is_flag=True,
+    help="With --manifest: also expect every selected cell of the release the manifest does "
+    "not hold (RF-V100 fails for each), as publishing a whole release does.",
 )
 @click.option("--index", "index_url", help="PEP 503 index to download the wheels from.")
 @click.option("--runtime", is_flag=True, help="Also install each wheel and run its smoke test.")
@@ -88,10 +98,11 @@ if TYPE_CHECKING:
 @jobs_option("Threads reading wheels.", default=2)
 def validate(
     file: str,
-    release: str,
-    channel: ChannelName | None,
+    release: str | None,
+    channel: AnyChannel | None,
     dist: Path | None,
     manifest_path: Path | None,
+    whole: bool,
     index_url: str | None,
     runtime: bool,
     runtime_index: str | None,
@@ -114,7 +125,7 @@ def validate(
     source = ArtifactSource.choose(dist=dist, manifest_path=manifest_path, index_url=index_url)
     date = parse_date(date_text)
     matrix = load_matrix(file)
-    channel = matrix.channels.pick(channel)
+    release, channel = source.target(matrix, release, channel, whole=whole)
     selectors = parse_selectors(selects, matrix.release(release).axes)
     closure: contextlib.AbstractContextManager[Closure] = contextlib.nullcontext(Closure({}))
     if require_gpu and not runtime:
@@ -123,7 +134,7 @@ def validate(
             key="--require-gpu",
             hint="add --runtime",
         )
-    if runtime and runtime_index is None and index_url is None:
+    if runtime and runtime_index is None and index_url is None and channel != "dev":
         closure = mirrored_closure(matrix, release, channel)
     with closure as mirrored:
         if mirrored.note:
@@ -145,6 +156,7 @@ def validate(
                 channel=channel,
                 source=source,
                 selectors=selectors,
+                whole=whole,
                 date=date,
                 options=options,
             )

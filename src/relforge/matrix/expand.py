@@ -11,6 +11,9 @@ import datetime
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Literal
+
+from packaging.version import Version
 
 from relforge.errors import ConfigError, UsageError
 from relforge.matrix.abi3 import abi3_floor, abi3_pythons, as_abi3, check_abi3
@@ -58,6 +61,34 @@ def expand_cells(
     if channel is not None:
         cells = [on_channel(c, matrix, rel, channel, date) for c in cells]
     return select(cells, selectors)
+
+
+AnyChannel = Literal["nightly", "test", "release", "dev"]  # dev: local builds, never published
+
+
+def dev_version(base: str, local: str) -> str:
+    """The dev scheme of local builds: `X.Y.Z.dev0+<variant>` of the base's X.Y.Z."""
+    final = Version(base).base_version
+    return str(Version(f"{final}.dev0+{local}" if local else f"{final}.dev0"))
+
+
+def stamped_cells(
+    matrix: Matrix,
+    release: str,
+    channel: AnyChannel,
+    *,
+    date: datetime.date | None = None,
+    selectors: Sequence[Selector] = (),
+) -> list[Cell]:
+    """The cells of a release stamped for `channel`; on `dev` (no channel of the matrix) each
+    carries the dev version of the release's X.Y.Z and no upload place."""
+    if channel != "dev":
+        return expand_cells(matrix, release, channel=channel, date=date, selectors=selectors)
+    base = str(matrix.release(release).full_version)
+    return [
+        c.replace(version=dev_version(base, c.local_version))
+        for c in expand_cells(matrix, release, selectors=selectors)
+    ]
 
 
 def candidates(matrix: Matrix, release: Release) -> list[Candidate]:

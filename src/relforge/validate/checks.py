@@ -6,6 +6,7 @@ from __future__ import annotations
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from relforge.matrix.wheeltags import cell_tags, tag_mismatch
 from relforge.validate.cxxabi import in_namespaces
 from relforge.validate.facts import UNRECORDED, WheelFacts
 from relforge.validate.policy import policy_for_tag, tag_arch, violations
@@ -166,13 +167,10 @@ def _elf_machine(facts: WheelFacts, expect: Expectation) -> Outcome:
            needs_cell=True)  # fmt: skip
 def _cell_tags(facts: WheelFacts, expect: Expectation) -> Outcome:
     cell = cell_of(expect)
-    want = {f"{cell.python_tag}-{cell.abi_tag}-{p}" for p in (cell.platform_tag or "").split(".")}
-    if set(facts.tags) == want:
-        return "pass", ", ".join(sorted(want))
-    return (
-        "fail",
-        f"tags {', '.join(sorted(facts.tags))}, cell {cell.id} wants {', '.join(sorted(want))}",
-    )
+    differ = tag_mismatch(cell, facts.tags)
+    if differ is None:
+        return "pass", ", ".join(sorted(cell_tags(cell)))
+    return "fail", f"tags {differ.got}, cell {cell.id} wants {differ.want}: {differ.fix}"
 
 
 @artifact("RF-V013", "version", "METADATA Name and Version are the project's and the cell's "

@@ -10,6 +10,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import Version
 
 from relforge.matrix.cell import Cell
+from relforge.matrix.wheeltags import cell_tags
 from relforge.validate.archive import archive_filename
 
 
@@ -84,7 +85,7 @@ def _same_tags(file_name: str, cells: Sequence[Cell], project: str) -> Cell | No
     except InvalidWheelFilename:
         return None
     for c in cells:
-        want = {f"{c.python_tag}-{c.abi_tag}-{p}" for p in (c.platform_tag or "").split(".")}
+        want = cell_tags(c)
         same = c.version is not None and Version(c.version) == version
         if same and name == canonicalize_name(project) and {str(t) for t in tags} == want:
             return c

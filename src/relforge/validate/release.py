@@ -14,10 +14,10 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from relforge.errors import NothingToDoError, UsageError
-from relforge.manifest import ArtifactManifest, load_manifest
+from relforge.manifest import ArtifactManifest, load_manifest, manifest_target
 from relforge.matrix.cell import Cell
-from relforge.matrix.expand import expand_cells
-from relforge.matrix.schema import ChannelName, Matrix
+from relforge.matrix.expand import AnyChannel, stamped_cells
+from relforge.matrix.schema import Matrix
 from relforge.matrix.selector import Selector
 from relforge.validate.completeness import Artifact, expected_filename
 from relforge.validate.report import ValidationReport
@@ -44,6 +44,46 @@ class ArtifactSource:
             )
         return cls(dist=dist, manifest_path=manifest_path, index_url=index_url)
 
+    def target(
+        self, matrix: Matrix, release: str | None, channel: AnyChannel | None, *, whole: bool
+    ) -> tuple[str, AnyChannel]:
+        """The release and channel to validate: a manifest's own unless given (a different
+        one given is a UsageError naming the manifest's); else `--release` (required) and the
+        channel given, or the matrix's channels.default."""
+        if self.manifest_path is not None:
+            manifest = load_manifest(self.manifest_path)
+            found, on = manifest_target(
+                manifest,
+                self.manifest_path,
+                release=release,
+                channel=channel,
+                matrix_file=matrix.file or "FILE",
+            )
+            return found, _any_channel(on, self.manifest_path)
+        if whole:
+            raise UsageError(
+                "--whole goes with --manifest",
+                key="--whole",
+                hint="--dist and --index always expect every selected cell of the release",
+            )
+        if release is None:
+            raise UsageError(
+                "which release? pass --release X.Y (with --manifest, the manifest's is taken)",
+                key="--release",
+            )
+        return release, channel or matrix.channels.default
+
+
+def _any_channel(text: str, path: Path) -> AnyChannel:
+    match text:
+        case "nightly" | "test" | "release" | "dev":
+            return text
+    raise UsageError(
+        f"{path} is for channel {text!r}, which no relforge command builds",
+        key="--manifest",
+        hint="build it again: relforge build FILE --release X.Y",
+    )
+
 
 @dataclass(frozen=True, kw_only=True)
 class ReleaseRequest:
@@ -51,9 +91,10 @@ class ReleaseRequest:
 
     matrix: Matrix
     release: str
-    channel: ChannelName
+    channel: AnyChannel  # dev: a local build's manifest, versions of the dev scheme
     source: ArtifactSource
     selectors: Sequence[Selector] = ()
+    whole: bool = False  # a manifest source: also expect the selected cells it does not hold
     date: datetime.date | None = None  # of nightly versions; default: the manifest's, else today
     options: Options = field(default_factory=Options)  # its workdir is set per run
 
@@ -61,7 +102,7 @@ class ReleaseRequest:
 @dataclass(frozen=True, kw_only=True)
 class _Expected:
     every: list[Cell]  # every cell of the release
-    cells: list[Cell]  # the selected wheel cells
+    cells: list[Cell]  # the selected wheel cells (of a manifest: those it holds, unless whole)
     others: set[str]  # ids of the cells left alone
     other_names: set[str]  # file names of the artifacts of those cells
     archives: bool  # the release has archive cells (else a *.zip is none of ours)
@@ -75,10 +116,18 @@ def validate_release(request: ReleaseRequest) -> ValidationReport:
 
     source = request.source
     manifest = load_manifest(source.manifest_path) if source.manifest_path is not None else None
+    if manifest is not None and source.manifest_path is not None:
+        manifest_target(
+            manifest,
+            source.manifest_path,
+            release=request.release,
+            channel=request.channel,
+            matrix_file=request.matrix.file or "FILE",
+        )
     date = request.date
     if date is None and manifest is not None:
         date = build_date(manifest)  # a nightly validated after midnight keeps its build's day
-    expected = _expected_cells(request, date)
+    expected = _expected_cells(request, manifest, date)
     with tempfile.TemporaryDirectory(prefix="relforge-validate-") as tmp:
         artifacts = _collect_artifacts(request, manifest, expected, Path(tmp))
         runtime_index = request.options.runtime_index
@@ -96,6 +145,9 @@ def validate_release(request: ReleaseRequest) -> ValidationReport:
                 artifacts,
                 options,
                 managed=managed_names(expected.every),
+                # --whole: a cell the build skipped is missing like one it never built
+                skipped=manifest.skipped if manifest is not None and not request.whole else {},
+                every=expected.every,
             )
         except WheelError as exc:
             raise UsageError(str(exc), key="--with") from None
@@ -104,20 +156,33 @@ def validate_release(request: ReleaseRequest) -> ValidationReport:
     return report
 
 
-def _expected_cells(request: ReleaseRequest, date: datetime.date | None) -> _Expected:
-    """The release's cells, the selected wheel cells among them, and the others."""
+def _expected_cells(
+    request: ReleaseRequest, manifest: ArtifactManifest | None, date: datetime.date | None
+) -> _Expected:
+    """The release's cells, the selected wheel cells among them, and the others.  Of a
+    manifest, the selected cells it holds (built or skipped), unless the request is `whole`."""
     matrix, release, channel = request.matrix, request.release, request.channel
-    every = expand_cells(matrix, release, channel=channel, date=date)
+    every = stamped_cells(matrix, release, channel, date=date)
     cells = [
         c
-        for c in expand_cells(
-            matrix, release, channel=channel, date=date, selectors=list(request.selectors)
+        for c in stamped_cells(
+            matrix, release, channel, date=date, selectors=list(request.selectors)
         )
         if c.package_type == "wheel"
         or request.source.index_url is None  # an index serves no archives
     ]
     if not cells:
         raise NothingToDoError(f"no cell of release {release} is selected", key="--select")
+    if manifest is not None and not request.whole:
+        held = {*manifest.entries, *manifest.skipped}
+        cells = [c for c in cells if c.id in held]
+        if not cells:
+            raise NothingToDoError(
+                f"{request.source.manifest_path} holds no selected cell of release {release}",
+                key="--manifest",
+                hint="build the cells first (relforge build), or pass --whole to report each "
+                "selected cell the manifest lacks as missing (RF-V100)",
+            )
     # Artifacts of the release's other cells are left alone (not reported as strays).
     chosen = {c.id for c in cells}
     others = {c.id for c in every if c.id not in chosen}
@@ -146,12 +211,6 @@ def _collect_artifacts(
             if p.name not in expected.other_names
         ]
     if manifest is not None and source.manifest_path is not None:
-        if manifest.release != request.release or manifest.channel != request.channel:
-            raise UsageError(
-                f"{source.manifest_path} is for release {manifest.release} on "
-                f"{manifest.channel}, not {request.release} on {request.channel}",
-                key="--manifest",
-            )
         base = source.manifest_path.parent
         return [
             Artifact(path=base / e.file, cell_id=e.cell_id)

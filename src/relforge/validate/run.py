@@ -17,6 +17,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from relforge.manifest import Verdict
 from relforge.matrix.cell import Cell
 from relforge.matrix.schema import Matrix, Release
+from relforge.matrix.wheeltags import cell_tags
 from relforge.validate.archive import archive_platform_tags
 from relforge.validate.archivechecks import validate_archive
 from relforge.validate.checks import (
@@ -75,8 +76,12 @@ def validate_artifacts(
     options: Options,
     *,
     managed: frozenset[str] = frozenset(),
+    skipped: Mapping[str, str] | None = None,
+    every: Sequence[Cell] = (),
 ) -> ValidationReport:
-    """Every check on every artifact; the report holds one entry per cell and per stray file."""
+    """Every check on every artifact; the report holds one entry per cell and per stray file.
+    A cell of `skipped` (cell id → why its build skipped it) without a file is reported as
+    skipped, not missing.  `every`: all the release's cells (default: `cells`), for the hints."""
     project = matrix.project.name
     limit_mb = options.size_limit_mb or matrix.project.size_limit_mb
     binding = bind(cells, artifacts, project)
@@ -94,9 +99,13 @@ def validate_artifacts(
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
         for cell in cells:
             bound = binding.by_cell.get(cell.id, [])
+            why = (skipped or {}).get(cell.id) if not bound else None
+            if why is not None:
+                reports.append(_skipped_report(cell, why))
+                continue
             reports += _cell_reports(release, cell, bound, rules, pool, facts_by_cell)
         for artifact in binding.extra:
-            reports.append(_extra_report(artifact, dependencies, pool))
+            reports.append(_extra_report(artifact, every or cells, dependencies, pool))
     reports = _with_pypi_consistency(reports, cells, facts_by_cell)
     if options.runtime:
         reports = _with_runtime(
@@ -164,8 +173,21 @@ def _cell_reports(
     return reports
 
 
+def _skipped_report(cell: Cell, why: str) -> ArtifactReport:
+    """A cell the build skipped (the manifest says why): no file, nothing failed."""
+    return ArtifactReport(
+        subject=cell.id,
+        cell_id=cell.id,
+        file=None,
+        verdicts=(MISSING.verdict("skip", f"the build skipped this cell: {why}"),),
+    )
+
+
 def _extra_report(
-    artifact: Artifact, dependencies: tuple[DependencyWheel, ...], pool: ThreadPoolExecutor
+    artifact: Artifact,
+    cells: Sequence[Cell],
+    dependencies: tuple[DependencyWheel, ...],
+    pool: ThreadPoolExecutor,
 ) -> ArtifactReport:
     """A file no cell of the release expects: a failure, with the checks that need no cell."""
     stray = Expectation(dependencies=dependencies)
@@ -174,8 +196,15 @@ def _extra_report(
         if artifact.cell_id
         else "no cell of the release expects this file"
     )
+    why += _other_version(artifact.path.name, cells)
     floor = abi3_tag(artifact.path.name)
-    if floor:  # the usual cause: a project building abi3 wheels, a matrix that does not say so
+    declared = [c.id for c in cells if c.abi_tag == "abi3" and c.python_tag == floor]
+    if floor and declared:  # the matrix says abi3 now: the file is of a cell it no longer has
+        why += (
+            f"; {declared[0]} builds its {floor}-abi3 wheel now: rebuild it (`relforge build` "
+            "replaces the manifest's entries of cells the matrix no longer has)"
+        )
+    elif floor:  # the usual cause: a project building abi3 wheels, a matrix that does not say so
         why += (
             f'; it is an abi3 wheel ({floor}-abi3): declare `abi3: "{floor[2]}.{floor[3:]}"` '
             "on its variant (or release) so that one cell expects it for every Python"
@@ -195,6 +224,24 @@ def _extra_report(
             ),
         ),
     )
+
+
+def _other_version(file_name: str, cells: Sequence[Cell]) -> str:
+    """The hint for a wheel with a cell's tags and another version: most often one built for
+    another channel (a dev build validated as nightly)."""
+    try:
+        _, version, _, tags = parse_wheel_filename(file_name)
+    except InvalidWheelFilename:
+        return ""
+    for cell in cells:
+        if cell.package_type == "wheel" and cell_tags(cell) == {str(t) for t in tags}:
+            return (
+                f"; it has cell {cell.id}'s tags but version {version}, where this channel's "
+                f"is {cell.version}: validate with the --channel it was built for (dev "
+                "X.Y.Z.dev0, nightly X.Y.Z.devYYYYMMDD, test X.Y.Z), or with --manifest, "
+                "which knows it"
+            )
+    return ""
 
 
 def abi3_tag(file_name: str) -> str | None:

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from relforge.errors import ConfigError, NothingToDoError, RefusedError, UsageError
-from relforge.manifest import ArtifactManifest, load_manifest, sha256_file
+from relforge.manifest import ArtifactManifest, load_manifest, manifest_target, sha256_file
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.archives import checksum_transfers, nightly_archive_prune
 from relforge.promote.channel import (
@@ -164,10 +164,39 @@ def manifest_transfers(
     return out
 
 
+def _publish_channel(
+    matrix: Matrix, manifest: ArtifactManifest, path: Path, given: ChannelName | None
+) -> ChannelName:
+    """The channel a manifest is published to: the one it was built for (a different one given
+    is a UsageError); dev builds are local and go to no channel, release is promotion's."""
+    _, channel = manifest_target(
+        manifest, path, release=None, channel=given, matrix_file=matrix.file or "FILE"
+    )
+    if channel == "dev":
+        raise UsageError(
+            f"{path} holds dev builds (X.Y.Z.dev0 versions), which no channel publishes",
+            key="--manifest",
+            hint=f"build for a channel: relforge build {matrix.file or 'FILE'} --release "
+            f"{manifest.release} (the matrix's default, {matrix.channels.default}) or --channel "
+            "nightly, "
+            "validate it, then publish",
+        )
+    if channel == "release":
+        raise UsageError(
+            "the release channel is filled only by promotion",
+            key="--channel",
+            hint="relforge promote FILE --version X.Y.Z --from test --to release",
+        )
+    match channel:
+        case "nightly" | "test":
+            return channel
+    raise UsageError(f"{path} is for channel {channel!r}, which relforge does not know")
+
+
 def plan_publish(
     matrix: Matrix,
     manifest_path: Path,
-    channel: ChannelName,
+    channel: ChannelName | None,
     *,
     workers: int = 32,
     partial: bool = False,
@@ -175,22 +204,11 @@ def plan_publish(
 ) -> Plan:
     """The create-if-absent uploads of a build manifest's validated artifacts (with their
     PEP 658 metadata sidecars and the manifest record) to `channel` of the matrix's store and
-    its mirrors, plus the nightly pruning.  Checks the manifest against the channel, project
-    and files on disk and refuses unvalidated artifacts; reads the store, writes nothing."""
-    if channel == "release":
-        raise UsageError(
-            "the release channel is filled only by promotion",
-            key="--channel",
-            hint="relforge promote FILE --version X.Y.Z --from test --to release",
-        )
+    its mirrors, plus the nightly pruning.  `channel`: the manifest's when None.  Checks the
+    manifest against the channel, project and files on disk and refuses unvalidated artifacts;
+    reads the store, writes nothing."""
     manifest = load_manifest(manifest_path)
-    if manifest.channel != channel:
-        raise UsageError(
-            f"{manifest_path} holds artifacts built for the {manifest.channel!r} channel, not "
-            f"{channel!r}",
-            key="--channel",
-            hint="the channel decides the version; build again for this channel",
-        )
+    channel = _publish_channel(matrix, manifest, manifest_path, channel)
     if manifest.project != matrix.project.name:
         raise UsageError(
             f"{manifest_path} is for project {manifest.project!r}, {matrix.file} for "
