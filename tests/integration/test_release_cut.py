@@ -433,9 +433,7 @@ def test_a_local_trunk_diverged_from_the_remote_is_refused(tmp_path: Path, run: 
     assert snapshot(repos) == before
 
 
-def test_a_diverged_trunk_is_refused_before_the_remote_is_fetched(
-    tmp_path: Path, run: Run
-) -> None:
+def test_a_diverged_trunk_is_refused_before_the_remote_is_fetched(tmp_path: Path, run: Run) -> None:
     """The clone never fetched the remote's new commit: relforge downloads it to count."""
     repos = make_project(tmp_path)
     other = repos.another_clone("colleague")
@@ -508,9 +506,7 @@ def test_generated_workflows_naming_a_matrix_the_tree_lacks_are_refused(
     assert snapshot(repos) == before
 
 
-def test_cutting_from_a_ref_without_the_trunks_matrix_is_refused(
-    tmp_path: Path, run: Run
-) -> None:
+def test_cutting_from_a_ref_without_the_trunks_matrix_is_refused(tmp_path: Path, run: Run) -> None:
     """viable/strict lags behind the commit that brought the matrix to main."""
     files = project_files()
     matrix = files.pop("matrix/example.yaml")

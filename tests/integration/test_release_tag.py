@@ -290,9 +290,7 @@ def test_tag_refuses_a_diverged_branch_and_takes_the_remote_tip_when_behind(
     assert "behind" not in done.out and remote_ref(repos, "refs/tags/v2.9.0-rc1") is not None
 
 
-def test_tag_refuses_a_commit_without_the_matrix_the_checkout_has(
-    tmp_path: Path, run: Run
-) -> None:
+def test_tag_refuses_a_commit_without_the_matrix_the_checkout_has(tmp_path: Path, run: Run) -> None:
     """A project of the release commands only is tagged; with an uncommitted matrix it is not."""
     repos = make_repos(tmp_path, {"version.txt": "2.9.0a0\n"})
     g = Git(repos.clone)

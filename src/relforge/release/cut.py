@@ -60,9 +60,9 @@ def plan_cut(git: Git, options: CutOptions) -> Plan:
     plan = PlanBuilder(f"release cut {line}", remote)
     # the cut and the trunk's bump are made from the remote's commits: local ones would be
     # left out (the field's "cut origin's commit, which has no matrix and no CI")
-    for branch, commit in {options.trunk: trunk_tip, source_name: source}.items():
-        if state.branch(branch) == commit:  # a branch of the remote, not a tag
-            note = require_pushed(git, branch, commit, remote)
+    for name, tip in {options.trunk: trunk_tip, source_name: source}.items():
+        if state.branch(name) == tip:  # a branch of the remote, not a tag
+            note = require_pushed(git, name, tip, remote)
             plan.notes += [note] if note else []
 
     cut = orig or (git.merge_base(release, trunk_tip) if release else None) or source
