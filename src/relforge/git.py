@@ -176,6 +176,17 @@ class Git:
             raise classify(done)
         return done.code == 0
 
+    def ahead_behind(self, local: str, remote: str) -> tuple[int, int]:
+        """How many commits `local` has that `remote` lacks, and how many the other way."""
+        out = self.run("rev-list", "--left-right", "--count", f"{local}...{remote}")
+        ahead, behind = out.split()
+        return int(ahead), int(behind)
+
+    def untracked(self, *paths: str) -> list[str]:
+        """Files under `paths` in the work tree that git does not track (ignored ones left out)."""
+        out = self.run("ls-files", "--others", "--exclude-standard", "-z", "--", *paths)
+        return [p for p in out.split("\0") if p]
+
     def merge_base(self, a: str, b: str) -> str | None:
         done = self.result("merge-base", a, b)
         return done.out.strip() if done.code == 0 else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +20,7 @@ import pytest
 from relforge.interpreters import find_interpreter
 from relforge.manifest import load_manifest, sha256_file
 from tests.conftest import Result
-from tests.integration.example_project import example_matrix, installed_build_info
+from tests.integration.example_project import SOURCE, example_matrix, installed_build_info
 
 Run = Callable[..., Result]
 pytestmark = pytest.mark.slow
@@ -281,3 +282,25 @@ def test_a_run_that_stopped_on_an_error_does_not_leave_later_runs_interrupted(
     assert failed.code == 6, failed.out + failed.err  # an environment fault, no traceback
     assert "Traceback" not in failed.err
     assert not cancel.requested()
+
+
+def test_a_matrix_and_out_folder_inside_the_source_keep_the_cache(
+    run: Run, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The field case: the matrix lives in the project, `--out` points inside it.  A comment in
+    the matrix, or a second build into the same folder, is a cache hit; a source edit is not."""
+    project = workdir / "project"
+    shutil.copytree(SOURCE, project)
+    matrix = example_matrix(project, {f"source: {SOURCE}": "source: ."})
+    monkeypatch.chdir(project)  # .relforge/ inside the source too
+    first, cells = build(run, matrix, "--cell", CPU, "--out", "out")
+    assert first.code == 0, first.err
+    assert cells[CPU]["status"] == "built"
+    again, cells = build(run, matrix, "--cell", CPU, "--out", "out")
+    assert cells[CPU]["status"] == "cached", again.err
+    matrix.write_text("# hello-native's matrix\n" + matrix.read_text())
+    commented, cells = build(run, matrix, "--cell", CPU, "--out", "out")
+    assert cells[CPU]["status"] == "cached", commented.err
+    (project / "README.md").write_text("changed\n")
+    edited, cells = build(run, matrix, "--cell", CPU, "--out", "out")
+    assert cells[CPU]["status"] == "built", edited.err

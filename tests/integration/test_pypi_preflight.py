@@ -6,7 +6,9 @@ staged)."""
 
 from __future__ import annotations
 
+import datetime
 import hashlib
+import os
 import subprocess
 import sys
 import zipfile
@@ -15,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from relforge.errors import RefusedError
+from relforge.matrix import load_matrix
+from relforge.promote import plan_pypi_upload, upload_release
 from relforge.stores.local import LocalStore
 from tests.conftest import Result
 from tests.integration.conftest import PyPIServer
@@ -210,3 +215,93 @@ def test_every_metadata_problem_of_every_file_is_listed_in_one_refusal(
         assert "linux_riscv64.whl: METADATA names the project 'otherproj'" in text
         assert "linux_riscv64.whl: METADATA: '3.0' is not a valid metadata version" in text
     assert list(pypiserver.packages.iterdir()) == []
+
+
+def _one_file_on_the_index(
+    promoted: Path, pypiserver: PyPIServer, run: Callable[..., Result], when: datetime.datetime
+) -> tuple[str, str]:
+    """1.0.0 staged (two files); the first of them uploaded at `when` (its Last-Modified on
+    pypiserver).  Returns (the uploaded name, the other name)."""
+    assert run("pypi", "stage", str(promoted), "--version", "1.0.0", "--execute").code == 0
+    first, second = sorted(STAGING.iterdir())
+    twine = [sys.executable, "-m", "twine", "upload", "--non-interactive"]
+    subprocess.run([*twine, "--repository-url", pypiserver.url, str(first)], check=True)
+    os.utime(pypiserver.packages / first.name, (when.timestamp(), when.timestamp()))
+    return first.name, second.name
+
+
+def test_files_added_to_a_release_first_uploaded_14_days_ago_are_refused(
+    promoted: Path,
+    pypiserver: PyPIServer,
+    run: Callable[..., Result],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PyPI's rule since July 2026, at its boundary (the clock is given): 14 days after the
+    first upload of 1.0.0 its missing file is refused, 13 days 23 hours after it is uploaded;
+    then a rerun, uploading only files already there, is a no-op however late."""
+    monkeypatch.setenv("TWINE_USERNAME", pypiserver.username)
+    monkeypatch.setenv("TWINE_PASSWORD", pypiserver.password)
+    first = datetime.datetime(2026, 7, 1, 12, 0, tzinfo=datetime.timezone.utc)
+    there, missing = _one_file_on_the_index(promoted, pypiserver, run, first)
+    plan = plan_pypi_upload(load_matrix(promoted), "1.0.0", pypiserver.url, None)
+    assert [i.state for i in plan.items] == [
+        "upload" if i.filename == missing else "identical" for i in plan.items
+    ]
+    said: list[str] = []
+    for late in (
+        datetime.timedelta(days=14),
+        datetime.timedelta(days=14, seconds=1),
+        datetime.timedelta(days=400),
+    ):
+        for execute in (False, True):
+            with pytest.raises(RefusedError) as caught:
+                upload_release(plan, said.append, execute=execute, now=first + late)
+            message, hint = caught.value.message, caught.value.hint or ""
+            assert caught.value.exit_code == 5
+            assert "1 problem(s) PyPI or twine would refuse; nothing was uploaded" in message
+            assert f"1.0.0 was first uploaded to {pypiserver.url}/simple/ on 2026-07-01 " in message
+            assert f"12:00 UTC, {late.days} days ago: PyPI refuses new files for a release " in (
+                message
+            )
+            assert "first uploaded more than 14 days ago (since July 2026)" in message
+            assert f"1 new file(s) ({missing})" in message and there not in message
+            assert "release a new version" in hint and "post-release" in hint
+    assert sorted(p.name for p in pypiserver.packages.iterdir()) == [there]
+
+    done = upload_release(
+        plan, said.append, execute=True, now=first + datetime.timedelta(days=13, hours=23)
+    )
+    assert done.uploaded == 1
+    assert sorted(p.name for p in pypiserver.packages.iterdir()) == sorted([there, missing])
+    again = plan_pypi_upload(load_matrix(promoted), "1.0.0", pypiserver.url, None)
+    assert {i.state for i in again.items} == {"identical"}
+    much_later = first + datetime.timedelta(days=400)
+    assert upload_release(again, said.append, execute=True, now=much_later).uploaded == 0
+
+
+def test_the_upload_command_refuses_a_release_older_than_14_days(
+    promoted: Path,
+    pypiserver: PyPIServer,
+    run: Callable[..., Result],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The command on the real clock: a release first uploaded 20 days ago takes no new file;
+    the same index a day after the first upload does."""
+    monkeypatch.setenv("TWINE_USERNAME", pypiserver.username)
+    monkeypatch.setenv("TWINE_PASSWORD", pypiserver.password)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    there, missing = _one_file_on_the_index(
+        promoted, pypiserver, run, now - datetime.timedelta(days=20)
+    )
+    for extra in ((), ("--execute",)):
+        (problem,) = _refused(_upload(run, promoted, pypiserver, *extra), 1)
+        assert "1.0.0 was first uploaded to http://127.0.0.1:" in problem
+        assert "days ago: PyPI refuses new files for a release first uploaded more than 14 " in (
+            problem
+        )
+    assert [p.name for p in pypiserver.packages.iterdir()] == [there]
+    day = (now - datetime.timedelta(days=1)).timestamp()
+    os.utime(pypiserver.packages / there, (day, day))
+    done = _upload(run, promoted, pypiserver, "--execute")
+    assert done.code == 0, done.out + done.err
+    assert sorted(p.name for p in pypiserver.packages.iterdir()) == sorted([there, missing])

@@ -377,3 +377,146 @@ def test_the_next_step_tags_the_version_the_file_says(tmp_path: Path, run: Run) 
     tagged = run("release", "tag", "0.0.1", "--rc", "--repo", str(repos.clone), "--execute")
     assert tagged.code == 0, tagged.out + tagged.err
     assert remote_ref(repos, "refs/tags/v0.0.1-rc1") is not None
+
+
+# -- the cut is made from the remote's commit: local commits it would leave out are refused ---
+
+
+def _refused_and_nothing_pushed(run: Run, repos_clone: Path, before: object, *extra: str) -> str:
+    """Dry run, JSON dry run and --execute all refuse (exit 5); returns the refusal."""
+    errs = []
+    for more in ((), ("--format", "json"), ("--execute",)):
+        done = cut(run, repos_clone, *extra, *more)
+        assert done.code == 5, done.out + done.err
+        assert done.out == "" and "Traceback" not in done.err
+        errs.append(done.err)
+    assert errs[0] == errs[1] == errs[2]  # the dry run's outcome is the refusal itself
+    return errs[0]
+
+
+def test_unpushed_commits_with_the_matrix_are_refused_not_cut_from_origin(
+    tmp_path: Path, run: Run
+) -> None:
+    """The field case: origin has version.txt only; the matrix and CI are two local commits."""
+    repos = make_repos(tmp_path, {"version.txt": "2.9.0a0\n"})
+    files = project_files()
+    repos.commit("the matrix", {"matrix/example.yaml": files.pop("matrix/example.yaml")})
+    repos.commit("the CI", files)
+    before = snapshot(repos)
+    err = _refused_and_nothing_pushed(run, repos.clone, before)
+    assert "refused: --repo: main is 2 commits ahead of origin/main;" in err
+    assert "relforge releases origin/main" in err and "which lacks them" in err
+    assert "hint: git push origin main first" in err
+    assert "channel switch skipped" not in err
+    assert snapshot(repos) == before  # nothing pushed, fetched or tagged
+    assert remote_ref(repos, "refs/heads/release/2.9") is None
+
+    git(repos.clone, "push", "-q", "origin", "main")  # pushed: now the cut has its matrix
+    done = cut(run, repos.clone, "--execute")
+    assert done.code == 0, done.err
+    assert "channel switch skipped" not in done.out and "behind" not in done.out
+    assert "default: test" in remote_file(repos, "release/2.9", "matrix/example.yaml")
+
+
+def test_a_local_trunk_diverged_from_the_remote_is_refused(tmp_path: Path, run: Run) -> None:
+    repos = make_project(tmp_path)
+    other = repos.another_clone("colleague")
+    repos.commit("theirs one", where=other)
+    repos.commit("theirs two", where=other)
+    git(other, "push", "-q", "origin", "main")
+    repos.commit("mine")
+    git(repos.clone, "fetch", "-q", "origin")  # so the counts are of what git knows
+    before = snapshot(repos)
+    err = _refused_and_nothing_pushed(run, repos.clone, before)
+    assert "main and origin/main have diverged (1 commit only on main, 2 commits only on " in err
+    assert "origin/main)" in err and "git pull --rebase origin main" in err
+    assert snapshot(repos) == before
+
+
+def test_a_diverged_trunk_is_refused_before_the_remote_is_fetched(tmp_path: Path, run: Run) -> None:
+    """The clone never fetched the remote's new commit: relforge downloads it to count."""
+    repos = make_project(tmp_path)
+    other = repos.another_clone("colleague")
+    repos.commit("theirs", where=other)
+    git(other, "push", "-q", "origin", "main")
+    repos.commit("mine")
+    origin = snapshot(repos)["origin"]
+    done = cut(run, repos.clone, "--execute")
+    assert done.code == 5 and "(1 commit only on main, 1 commit only on origin/main)" in done.err
+    assert snapshot(repos)["origin"] == origin
+
+
+def test_a_local_trunk_behind_the_remote_cuts_the_remote_commit_and_says_so(
+    tmp_path: Path, run: Run
+) -> None:
+    repos = make_project(tmp_path)
+    other = repos.another_clone("colleague")
+    theirs = repos.commit("theirs", where=other)
+    git(other, "push", "-q", "origin", "main")
+    dry = cut(run, repos.clone)
+    assert dry.code == 0, dry.err
+    assert "your main is 1 commit behind origin/main; relforge uses origin/main" in dry.out
+    assert f"({theirs[:12]})" in dry.out
+    done = cut(run, repos.clone, "--execute")
+    assert done.code == 0, done.err
+    assert remote_ref(repos, "refs/heads/orig/release/2.9") == theirs
+
+
+def test_a_branch_in_sync_cuts_without_a_note(tmp_path: Path, run: Run) -> None:
+    repos = make_project(tmp_path)
+    done = cut(run, repos.clone, "--execute")
+    assert done.code == 0, done.err
+    assert "behind" not in done.out and "ahead" not in done.out
+
+
+def test_an_uncommitted_matrix_is_refused_not_skipped(tmp_path: Path, run: Run) -> None:
+    """In sync with origin, but the matrix was never committed: origin/main has none."""
+    files = project_files()
+    matrix = files.pop("matrix/example.yaml")
+    repos = make_repos(tmp_path, files)
+    (repos.clone / "matrix").mkdir()
+    (repos.clone / "matrix" / "example.yaml").write_text(matrix)
+    before = snapshot(repos)
+    err = _refused_and_nothing_pushed(run, repos.clone, before)
+    assert "origin/main (" in err and ") has no relforge matrix, but" in err
+    assert "has matrix/example.yaml (not committed)" in err
+    assert "hint: push the matrix first: git add matrix/example.yaml" in err
+    assert "git push origin main" in err
+    assert snapshot(repos) == before
+
+    # named with --matrix: refused the same way (a path that exists nowhere stays exit 2)
+    (repos.clone / "matrix" / "example.yaml").rename(repos.clone / "ci.yaml")
+    named = _refused_and_nothing_pushed(run, repos.clone, before, "--matrix", "ci.yaml")
+    assert "has ci.yaml (not committed)" in named and "git add ci.yaml" in named
+    typo = cut(run, repos.clone, "--matrix", "nope.yaml")
+    assert typo.code == 2 and "has no file nope.yaml" in typo.err
+
+
+def test_generated_workflows_naming_a_matrix_the_tree_lacks_are_refused(
+    tmp_path: Path, run: Run
+) -> None:
+    files = project_files()
+    del files["matrix/example.yaml"]  # the workflows were rendered from it, never committed
+    repos = make_repos(tmp_path, files)
+    before = snapshot(repos)
+    err = _refused_and_nothing_pushed(run, repos.clone, before)
+    assert "the generated workflows of origin/main" in err
+    assert "were rendered from matrix/example.yaml, which origin/main does not have" in err
+    assert "hint: push matrix/example.yaml first" in err
+    assert snapshot(repos) == before
+
+
+def test_cutting_from_a_ref_without_the_trunks_matrix_is_refused(tmp_path: Path, run: Run) -> None:
+    """viable/strict lags behind the commit that brought the matrix to main."""
+    files = project_files()
+    matrix = files.pop("matrix/example.yaml")
+    workflows = {p: files.pop(p) for p in list(files) if p.startswith(".github/")}
+    repos = make_repos(tmp_path, files)
+    git(repos.clone, "push", "-q", "origin", "HEAD:refs/heads/viable/strict")
+    repos.commit("the matrix", {"matrix/example.yaml": matrix, **workflows})
+    git(repos.clone, "push", "-q", "origin", "main")
+    before = snapshot(repos)
+    err = _refused_and_nothing_pushed(run, repos.clone, before, "--from", "viable/strict")
+    assert "refused: --from: origin/viable/strict (" in err
+    assert "has no relforge matrix, but origin/main has matrix/example.yaml" in err
+    assert snapshot(repos) == before

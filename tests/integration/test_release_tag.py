@@ -15,8 +15,8 @@ from relforge.release.apply import apply_plan
 from relforge.release.cut import CutOptions, plan_cut
 from relforge.release.versions import Line
 from tests.conftest import Result
-from tests.gitrepos import Repos, git
-from tests.releaseproject import make_project, remote_file, remote_ref, snapshot
+from tests.gitrepos import Repos, git, make_repos
+from tests.releaseproject import MATRIX, make_project, remote_file, remote_ref, snapshot
 
 Run = Callable[..., Result]
 
@@ -147,7 +147,9 @@ def test_tag_refusals(cut_repos: Repos, run: Run) -> None:
     git(repos.clone, "switch", "-q", "-c", "release/2.9", "origin/release/2.9")
     repos.commit("unpushed fix")
     unpushed = tag(run, repos, "2.9.0", "--rc")
-    assert unpushed.code == 5 and "1 commit(s) that origin/release/2.9 does not" in unpushed.err
+    assert unpushed.code == 5, unpushed.out + unpushed.err
+    assert "release/2.9 is 1 commit ahead of origin/release/2.9" in unpushed.err
+    assert "hint: git push origin release/2.9 first" in unpushed.err
 
     (repos.clone / "version.txt").write_text("2.9.0\n")
     dirty = tag(run, repos, "2.9.0", "--rc")
@@ -253,3 +255,64 @@ def test_auth_failure_is_explained(tmp_path: Path, run: Run, refusing_http_remot
     assert result.code == 6  # a git fault, not a bug (exit 1)
     assert "refused by the remote" in result.err and "Authentication failed" in result.err
     assert "credentials" in result.err and "Traceback" not in result.err
+
+
+def test_tag_refuses_a_diverged_branch_and_takes_the_remote_tip_when_behind(
+    cut_repos: Repos, run: Run
+) -> None:
+    repos = cut_repos
+    git(repos.clone, "switch", "-q", "-c", "release/2.9", "origin/release/2.9")
+    other = repos.another_clone("colleague")
+    theirs = on_branch(repos, "their fix", where=other)  # pushed; our release/2.9 is behind
+    before = snapshot(repos)
+    behind = tag(run, repos, "2.9.0", "--rc")
+    assert behind.code == 0, behind.err
+    assert "your release/2.9 is 1 commit behind origin/release/2.9" in behind.out
+    assert f"relforge uses origin/release/2.9 ({theirs[:12]})" in behind.out
+    assert snapshot(repos)["origin"] == before["origin"]
+
+    repos.commit("my fix")  # now diverged: one commit each side
+    origin = snapshot(repos)["origin"]
+    for extra in ((), ("--execute",)):
+        diverged = tag(run, repos, "2.9.0", "--rc", *extra)
+        assert diverged.code == 5, diverged.out + diverged.err
+        assert (
+            "release/2.9 and origin/release/2.9 have diverged (1 commit only on release/2.9, "
+            "1 commit only on origin/release/2.9)" in diverged.err
+        )
+    assert snapshot(repos)["origin"] == origin
+    assert remote_ref(repos, "refs/tags/v2.9.0-rc1") is None
+
+    git(repos.clone, "fetch", "-q", "origin")
+    git(repos.clone, "reset", "-q", "--hard", "origin/release/2.9")  # in sync again
+    done = tag(run, repos, "2.9.0", "--rc", "--execute")
+    assert done.code == 0, done.err
+    assert "behind" not in done.out and remote_ref(repos, "refs/tags/v2.9.0-rc1") is not None
+
+
+def test_tag_refuses_a_commit_without_the_matrix_the_checkout_has(tmp_path: Path, run: Run) -> None:
+    """A project of the release commands only is tagged; with an uncommitted matrix it is not."""
+    repos = make_repos(tmp_path, {"version.txt": "2.9.0a0\n"})
+    g = Git(repos.clone)
+    apply_plan(g, plan_cut(g, CutOptions(line=Line(2, 9))))
+    (repos.clone / "matrix.yaml").write_text(MATRIX)
+    origin = snapshot(repos)["origin"]
+    for kind in ("--rc", "--final"):
+        refused = tag(run, repos, "2.9.0", kind, "--execute")
+        if kind == "--final":  # no RC yet: that refusal comes first
+            assert refused.code == 5 and "no release candidate" in refused.err
+            continue
+        assert refused.code == 5, refused.out + refused.err
+        assert "origin/release/2.9 (" in refused.err
+        assert "has no relforge matrix, but" in refused.err
+        assert "has matrix.yaml (not committed)" in refused.err
+        assert "hint: push the matrix first: git add matrix.yaml" in refused.err
+        assert "git push origin release/2.9" in refused.err
+    assert snapshot(repos)["origin"] == origin
+
+    (repos.clone / "matrix.yaml").unlink()
+    assert tag(run, repos, "2.9.0", "--rc", "--execute").code == 0
+    (repos.clone / "matrix.yaml").write_text(MATRIX)
+    final = tag(run, repos, "2.9.0", "--final", "--execute")
+    assert final.code == 5 and "v2.9.0-rc1 (" in final.err and "has matrix.yaml" in final.err
+    assert remote_ref(repos, "refs/tags/v2.9.0") is None

@@ -71,3 +71,56 @@ def test_snapshot_holds_exactly_the_listed_files(tmp_path: Path) -> None:
 def test_missing_source_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="not a directory"):
         scan_source(tmp_path / "nope")
+
+
+def _relforge_files(root: Path) -> None:
+    """What relforge writes or reads in a source tree, under names no rule skips."""
+    for rel, text in {
+        "artifacts/demo-1.0-py3-none-any.whl": "wheel",
+        "artifacts/relforge-manifest.json": "{}",
+        "state/cache/ab/entry.json": "{}",
+        "ci/matrix.yaml": "schema_version: 1\n",
+        "old-out/relforge-manifest.json": "{}",  # an earlier build's --out
+        "old-out/demo-0.9-py3-none-any.whl": "old wheel",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+NOT_SOURCE = ("artifacts", "state", "ci/matrix.yaml")
+
+
+@pytest.mark.parametrize("in_git", [False, True])
+def test_relforges_own_files_are_left_out_whatever_their_names(
+    tmp_path: Path, in_git: bool
+) -> None:
+    root = tree(tmp_path / "src")
+    if in_git:  # untracked and not ignored: git lists them, relforge leaves them out
+        subprocess.run(["git", "-C", str(root), "init", "-q"], check=True)
+    clean = scan_source(root)
+    _relforge_files(root)
+    leave_out = [root / p for p in NOT_SOURCE]
+    found = scan_source(root, leave_out=leave_out)
+    assert found.files == ("pkg/mod.py", "setup.py") == clean.files
+    assert found.digest == clean.digest
+    (root / "artifacts" / "relforge-manifest.json").write_text('{"changed": true}')
+    (root / "ci" / "matrix.yaml").write_text("# a comment\nschema_version: 1\n")
+    assert scan_source(root, leave_out=leave_out).digest == clean.digest
+    copy = found.snapshot(tmp_path / "snap")
+    assert sorted(p.name for p in copy.rglob("*") if p.is_file()) == ["mod.py", "setup.py"]
+    # a real change still counts; so does a folder that is merely named like one left out
+    (root / "pkg" / "mod.py").write_text("x = 3\n")
+    assert scan_source(root, leave_out=leave_out).digest != clean.digest
+    (root / "pkg" / "mod.py").write_text("x = 1\n")
+    (root / "artifacts2").mkdir()
+    (root / "artifacts2" / "data.txt").write_text("input")
+    assert "artifacts2/data.txt" in scan_source(root, leave_out=leave_out).files
+
+
+def test_leave_out_outside_the_tree_or_the_tree_itself_changes_nothing(tmp_path: Path) -> None:
+    root = tree(tmp_path / "src")
+    everything = scan_source(root)
+    assert scan_source(root, leave_out=[tmp_path / "elsewhere", tmp_path, root]) == everything
+    (root / "relforge-manifest.json").write_text("{}")  # --out . : only the manifest goes
+    (root / "out.whl").write_text("wheel")
+    assert scan_source(root).files == ("out.whl", "pkg/mod.py", "setup.py")

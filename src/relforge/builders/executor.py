@@ -121,7 +121,7 @@ class _Run:
     def tree(self) -> SourceTree:
         with self._lock:
             if self._tree is None:
-                self._tree = scan_source(self.plan.source)
+                self._tree = scan_source(self.plan.source, leave_out=self.plan.not_source)
             return self._tree
 
     def snapshot(self) -> Path:

@@ -58,6 +58,14 @@ class BuildPlan:
     def manifest_path(self) -> Path:
         return self.out / MANIFEST_NAME
 
+    @property
+    def not_source(self) -> tuple[Path, ...]:
+        """What relforge writes or reads next to the build's input, never part of it when it
+        lies in the source tree: the output folder, the state folder (logs, cache, scratch)
+        and the matrix file (its facts reach the build through the cell, not its bytes)."""
+        matrix = (Path(self.matrix.file),) if self.matrix.file else ()
+        return (self.out, self.state, *matrix)
+
     def summary(self) -> list[tuple[str, str]]:
         """The preamble printed before work starts."""
         return [

@@ -2,8 +2,12 @@
 
 Files come from git when the tree is in a repository (tracked plus untracked-but-not-ignored,
 so `.gitignore` decides), otherwise from a walk that leaves out VCS and build-output folders.
-The digest covers each file's path, executable bit and content; the snapshot holds exactly
-those files, so a cached result always belongs to what was built.
+Either way, what relforge itself writes or reads there is left out too, whatever its name
+(`leave_out`: the output folder, the state folder, the matrix file), and so is every folder
+holding a relforge manifest (the output of an earlier build with another `--out`), so `--out`
+inside the source, or a comment in a matrix kept in the source, does not change the tree.  The
+digest covers each file's path, executable bit and content; the snapshot holds exactly those
+files, so a cached result always belongs to what was built.
 """
 
 from __future__ import annotations
@@ -12,14 +16,14 @@ import hashlib
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from relforge.errors import UsageError
 from relforge.git import GitMissing, run_git_bytes
 from relforge.gitfaults import fault_of
-from relforge.manifest import sha256_file
+from relforge.manifest import MANIFEST_NAME, sha256_file
 
 # Never part of a build's input: VCS data, caches, and what builds and relforge write.
 SKIPPED_DIRS = frozenset(
@@ -64,8 +68,9 @@ class SourceTree:
         return dest
 
 
-def scan_source(root: Path) -> SourceTree:
-    """List and hash the build input under `root`."""
+def scan_source(root: Path, *, leave_out: Iterable[Path] = ()) -> SourceTree:
+    """List and hash the build input under `root`, without the files and folders `leave_out`
+    names (those outside `root` change nothing)."""
     if not root.is_dir():
         raise UsageError(
             f"source tree {root} is not a directory",
@@ -73,7 +78,10 @@ def scan_source(root: Path) -> SourceTree:
             hint="pass --source DIR or set project.build.source in the matrix",
         )
     root = root.resolve()
-    files = sorted(set(_listed(root)))
+    left = _inside(root, leave_out)
+    listed = set(_listed(root, left))
+    left |= {rel.rpartition("/")[0] or rel for rel in listed if _is_manifest(rel)}
+    files = sorted(rel for rel in listed if not _left_out(rel, left))
     digest = hashlib.sha256()
     for rel in files:
         path = root / rel
@@ -88,15 +96,37 @@ def scan_source(root: Path) -> SourceTree:
     return SourceTree(root=root, files=tuple(files), digest=digest.hexdigest())
 
 
-def _listed(root: Path) -> Iterator[str]:
+def _inside(root: Path, paths: Iterable[Path]) -> frozenset[str]:
+    """The POSIX paths relative to `root` of those of `paths` inside it (not root itself)."""
+    out = set()
+    for path in paths:
+        try:
+            rel = path.resolve().relative_to(root).as_posix()
+        except ValueError:
+            continue
+        if rel != ".":
+            out.add(rel)
+    return frozenset(out)
+
+
+def _is_manifest(rel: str) -> bool:
+    return rel.rpartition("/")[2] == MANIFEST_NAME
+
+
+def _left_out(rel: str, left: frozenset[str]) -> bool:
+    """Whether `rel` is one of `left` or lies in one of them."""
+    return any(rel == p or rel.startswith(f"{p}/") for p in left)
+
+
+def _listed(root: Path, left: frozenset[str]) -> Iterator[str]:
     tracked = _git_files(root)
     if tracked is None:
-        yield from _walk(root, root)
+        yield from _walk(root, root, left)
         return
     for rel in tracked:
         path = root / rel
         if path.is_dir() and not path.is_symlink():  # a submodule: take its files
-            yield from _walk(root, path)
+            yield from _walk(root, path, left)
         elif (path.is_file() or path.is_symlink()) and not _skipped(rel):
             yield rel  # (a tracked file deleted in the worktree is neither)
 
@@ -117,10 +147,14 @@ def _git_files(root: Path) -> list[str] | None:
     return [p for p in done.out.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
-def _walk(root: Path, top: Path) -> Iterator[str]:
+def _walk(root: Path, top: Path, left: frozenset[str]) -> Iterator[str]:
     for dirpath, dirnames, filenames in os.walk(top):
-        dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(d))
         base = Path(dirpath)
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if not _skipped_dir(d) and not _left_out((base / d).relative_to(root).as_posix(), left)
+        )
         for name in filenames:
             if not name.endswith((".pyc", ".pyo")):
                 yield (base / name).relative_to(root).as_posix()

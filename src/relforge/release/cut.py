@@ -10,7 +10,12 @@ from packaging.version import Version
 from relforge.errors import ConfigError, RefusedError
 from relforge.forges import project_repo
 from relforge.git import Git
-from relforge.release.checkout import require_clean_checkout
+from relforge.release.checkout import (
+    require_clean_checkout,
+    require_matrix_pushed,
+    require_pushed,
+)
+from relforge.release.matrixfile import committed_matrices
 from relforge.release.plan import FileChange, NewCommit, Plan, PlanBuilder, SetRef
 from relforge.release.release_only import (
     WORKFLOW_DIRS,
@@ -53,6 +58,12 @@ def plan_cut(git: Git, options: CutOptions) -> Plan:
     orig = state.branch(line.orig_branch)
     state.ensure(trunk_tip, source, release, orig)
     plan = PlanBuilder(f"release cut {line}", remote)
+    # the cut and the trunk's bump are made from the remote's commits: local ones would be
+    # left out (the field's "cut origin's commit, which has no matrix and no CI")
+    for name, tip in {options.trunk: trunk_tip, source_name: source}.items():
+        if state.branch(name) == tip:  # a branch of the remote, not a tag
+            note = require_pushed(git, name, tip, remote)
+            plan.notes += [note] if note else []
 
     cut = orig or (git.merge_base(release, trunk_tip) if release else None) or source
     if orig is None:
@@ -76,7 +87,13 @@ def plan_cut(git: Git, options: CutOptions) -> Plan:
             )
         label = f"{remote}/{line.orig_branch if orig else source_name}"
         version = _check_cut_version(git, cut, label, line, options.version_file)
-        commit = _release_only_commit(git, cut, label, options, plan)
+        where = _Where(
+            commit=cut,
+            label=label,
+            push=f"{remote} {source_name}",
+            trunk=None if orig or source == trunk_tip else (f"{remote}/{options.trunk}", trunk_tip),
+        )
+        commit = _release_only_commit(git, where, options, plan)
         plan.actions += [commit] if commit else []
         plan.actions.append(
             SetRef(
@@ -116,17 +133,26 @@ def _check_cut_version(git: Git, cut: str, label: str, line: Line, version_file:
     return version
 
 
-def _find_matrix(git: Git, commit: str, given: str | None, label: str) -> str | None:
+@dataclass(frozen=True, kw_only=True)
+class _Where:
+    """The cut point, for reading its files and for the refusals of a missing matrix."""
+
+    commit: str
+    label: str  # e.g. "origin/main"
+    push: str  # what the engineer pushes to bring a matrix there, e.g. "origin main"
+    trunk: tuple[str, str] | None  # (label, commit) of the trunk when cutting from elsewhere
+
+
+def _find_matrix(git: Git, where: _Where, given: str | None) -> str | None:
     """The matrix whose channels.default the cut switches; None when the tree has none (a
     project that uses only the release commands)."""
+    commit, label = where.commit, where.label
     if given:
+        if git.read_file(commit, given) is None:
+            _require_matrix_pushed(git, where, given)
         _read(git, commit, given, label, "--matrix")
         return given
-    found = [
-        p
-        for p in git.list_files(commit, "matrix.yaml", "matrix")
-        if p == "matrix.yaml" or (p.count("/") == 1 and p.endswith((".yaml", ".yml")))
-    ]
+    found = committed_matrices(git, commit)
     if len(found) > 1:
         raise ConfigError(
             f"{label} has {len(found)} matrix files ({', '.join(found)})",
@@ -136,9 +162,18 @@ def _find_matrix(git: Git, commit: str, given: str | None, label: str) -> str | 
     return found[0] if found else None
 
 
-def _matrix_of_generated(git: Git, cut: str, files: dict[str, str], label: str) -> str | None:
+def _require_matrix_pushed(git: Git, where: _Where, given: str | None) -> None:
+    require_matrix_pushed(
+        git, where.commit, where.label, push=where.push, given=given, elsewhere=where.trunk
+    )
+
+
+def _matrix_of_generated(git: Git, where: _Where, files: dict[str, str]) -> str | None:
     """The matrix the generated workflows were rendered from (their header names it), when no
-    matrix sits in the usual places; None when there are no generated workflows."""
+    matrix sits in the usual places; None when there are no generated workflows.  Refused when
+    the tree lacks the matrix they name: their builds would fail, and the branch would keep
+    the trunk's channel."""
+    cut, label = where.commit, where.label
     named = sorted(
         {generation_of(p, text).matrix for p, text in files.items() if is_generated(text)}
     )
@@ -149,19 +184,30 @@ def _matrix_of_generated(git: Git, cut: str, files: dict[str, str], label: str) 
             key="--matrix",
             hint="pass --matrix PATH (the matrix whose channels.default the cut switches)",
         )
-    if named and git.read_file(cut, named[0]) is not None:
-        return named[0]
-    return None
+    if not named:
+        return None
+    if git.read_file(cut, named[0]) is None:
+        _require_matrix_pushed(git, where, None)  # the one in the work tree, not committed
+        raise RefusedError(
+            f"the generated workflows of {label} ({cut[:12]}) were rendered from {named[0]}, "
+            f"which {label} does not have; a release of it would have no matrix and no CI",
+            key="--matrix",
+            hint=f"push {named[0]} first (or pass --matrix PATH if it moved), then rerun",
+        )
+    return named[0]
 
 
 def _release_only_commit(
-    git: Git, cut: str, label: str, options: CutOptions, plan: PlanBuilder
+    git: Git, where: _Where, options: CutOptions, plan: PlanBuilder
 ) -> NewCommit | None:
-    matrix = _find_matrix(git, cut, options.matrix, label)
+    cut, label = where.commit, where.label
+    matrix = _find_matrix(git, where, options.matrix)
     paths = [p for p in git.list_files(cut, *WORKFLOW_DIRS) if is_workflow_path(p)]
     files = {p: _read(git, cut, p, label, "--repo") for p in paths}
     if matrix is None:
-        matrix = _matrix_of_generated(git, cut, files, label)
+        matrix = _matrix_of_generated(git, where, files)
+    if matrix is None:  # none anywhere is a project of the release commands only
+        _require_matrix_pushed(git, where, None)
     if matrix is not None:
         files[matrix] = _read(git, cut, matrix, label, "--matrix")
     repo = project_repo(git, options.remote, options.github_repo)

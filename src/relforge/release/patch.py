@@ -9,7 +9,7 @@ from packaging.version import Version
 
 from relforge.errors import RefusedError, UsageError
 from relforge.git import Git
-from relforge.release.checkout import require_clean_checkout, require_no_unpushed
+from relforge.release.checkout import require_clean_checkout, require_pushed
 from relforge.release.plan import FileChange, NewCommit, Plan, PlanBuilder, SetRef
 from relforge.release.remote import RemoteState
 from relforge.release.versions import final_of, line_of, version_at, with_release
@@ -38,8 +38,9 @@ def plan_patch(git: Git, options: PatchOptions) -> Plan:
     state = RemoteState.read(git, remote)
     tip = state.require_branch(line.branch, hint=f"cut it first: relforge release cut {line}")
     state.ensure(tip)
-    require_no_unpushed(git, line.branch, tip, remote)
+    behind = require_pushed(git, line.branch, tip, remote)
     plan = PlanBuilder(f"release patch {version}", remote)
+    plan.notes += [behind] if behind else []
     label = f"{remote}/{line.branch}"
     text, current = version_at(git, tip, path, label, line)
     base = Version(current.base_version)

@@ -11,7 +11,12 @@ from typing_extensions import assert_never
 
 from relforge.errors import ConfigError, RefusedError
 from relforge.git import Git
-from relforge.release.checkout import require_clean_checkout, require_no_unpushed
+from relforge.release.checkout import (
+    require_clean_checkout,
+    require_matrix_pushed,
+    require_pushed,
+)
+from relforge.release.matrixfile import committed_matrices
 from relforge.release.plan import NewTag, Plan, PlanBuilder, SetRef
 from relforge.release.remote import RemoteState
 from relforge.release.versions import (
@@ -46,8 +51,9 @@ def plan_tag(git: Git, options: TagOptions) -> Plan:
     )
     tags = state.tags(line)
     state.ensure(tip, *(t.commit for t in tags))
-    require_no_unpushed(git, line.branch, tip, remote)
+    behind = require_pushed(git, line.branch, tip, remote)
     plan = PlanBuilder(f"release tag {version} --{options.kind}", remote)
+    plan.notes += [behind] if behind else []
     match options.kind:
         case "rc":
             _plan_rc(git, state, tip, tags, options, plan)
@@ -85,6 +91,7 @@ def _plan_rc(
                 hint=f"cherry-pick it onto {branch} first",
             )
     _check_version(git, at, version, options.version_file, f"{state.remote}/{branch}")
+    _require_matrix(git, at, f"{state.remote}/{branch}", f"{state.remote} {branch}")
     rcs = rcs_of(tags, version)
     newest = rcs[-1] if rcs else None
     if newest is not None and newest.commit == at:
@@ -149,6 +156,7 @@ def _plan_final(
             hint=f"tag another RC first: relforge release tag {version} --rc --execute",
         )
     _check_version(git, newest.commit, version, options.version_file, newest.name)
+    _require_matrix(git, newest.commit, newest.name, f"{remote} {branch}")
     _add_tag(git, final_tag(version), newest.commit, f"{version} ({newest.name})", plan)
     plan.next_step = "promote the RC's artifacts from test to release (they are not rebuilt)"
 
@@ -162,6 +170,12 @@ def _check_version(git: Git, commit: str, version: Version, path: str, label: st
             hint=f"tag {found.base_version}, or bump {path} first "
             f"(relforge release patch {version} --execute)",
         )
+
+
+def _require_matrix(git: Git, commit: str, label: str, push: str) -> None:
+    """A tag's builds need the matrix on the tagged commit; a project with none passes."""
+    if not committed_matrices(git, commit):
+        require_matrix_pushed(git, commit, label, push=push)
 
 
 def _add_tag(git: Git, name: str, commit: str, message: str, plan: PlanBuilder) -> None:

@@ -7,14 +7,17 @@ the file name's project and version against METADATA's `Name` and `Version`; the
 tags against WHEEL's `Tag` lines; every `Classifier` against the `trove-classifiers` package
 (deprecated ones too); METADATA as twine's `packaging` reads it (a `Metadata-Version` it does not
 know, a field it cannot parse).  For the release: its size plus the project's current usage on
-the index against the project quota (`publishing.pypi_project_limit_mb`).
+the index against the project quota (`publishing.pypi_project_limit_mb`), and the age of a
+release it adds files to against PyPI's 14-day rule (relforge.promote.pypi.age).
 """
 
 from __future__ import annotations
 
+import datetime
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dc_field
 from pathlib import Path
 
 from packaging.tags import parse_tag
@@ -40,6 +43,8 @@ class Usage:
     total: int | None
     files: frozenset[str]  # names already on the index (not counted again)
     note: str  # where the figure comes from, or why there is none
+    # name → when the index says it was uploaded (None: it does not say); PyPI's 14-day rule
+    uploaded: Mapping[str, datetime.datetime | None] = dc_field(default_factory=dict)
 
 
 def file_problems(path: Path) -> list[str]:
@@ -136,12 +141,13 @@ def release_problems(
     return problems
 
 
-def refuse(problems: Sequence[str], what: str) -> None:
-    """One refusal listing every problem (nothing was `what`)."""
+def refuse(problems: Sequence[str], what: str, *, also: str | None = None) -> None:
+    """One refusal listing every problem (nothing was `what`); `also` adds to the hint."""
     if problems:
         raise RefusedError(
             f"{len(problems)} problem(s) PyPI or twine would refuse; nothing was {what}:\n  "
             + "\n  ".join(problems),
             hint="fix them all before the first upload: PyPI refuses one file at a time, after "
-            "the earlier ones are public, and an upload cannot be undone",
+            "the earlier ones are public, and an upload cannot be undone"
+            + (f"; {also}" if also else ""),
         )

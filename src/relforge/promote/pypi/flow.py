@@ -6,6 +6,7 @@ dry run and the run: `executed` says which) and the markdown of the job's step s
 
 from __future__ import annotations
 
+import datetime
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,10 +76,13 @@ class StageResult:
         return versioned(data, SCHEMA_VERSION)
 
 
-def stage_wheels(plan: StagePlan, echo: Echo, *, execute: bool) -> StageResult:
+def stage_wheels(
+    plan: StagePlan, echo: Echo, *, execute: bool, now: datetime.datetime | None = None
+) -> StageResult:
     """Print the staging plan, rewrite every wheel (in a temporary directory), check them
     against PyPI's limits and upload checks and refuse what an executed run would refuse (a
-    staged file is never replaced); with `execute`, write the staged wheels."""
+    staged file is never replaced); with `execute`, write the staged wheels.  `now` is the
+    clock of PyPI's 14-day rule (default: the current time)."""
 
     for line in plan.lines():
         echo(line)
@@ -86,7 +90,8 @@ def stage_wheels(plan: StagePlan, echo: Echo, *, execute: bool) -> StageResult:
         batch, rewritten = apply_stage(plan, Path(tmp))
         for r in rewritten:
             echo(f"  {r.path.name}: " + "; ".join(r.changes or ("unchanged",)))
-        preflight([r.path for r in rewritten], plan.limits, plan.index_url, echo, nothing="staged")
+        paths = [r.path for r in rewritten]
+        preflight(paths, plan.limits, plan.index_url, echo, nothing="staged", now=now)
         staged = Plan(
             command="pypi-stage",
             title=f"PyPI staging of {plan.version}",
@@ -199,14 +204,18 @@ def refuse_upload(plan: UploadPlan) -> None:
     refuse_upload_conflicts(list(plan.items), plan.index)
 
 
-def upload_release(plan: UploadPlan, echo: Echo, *, execute: bool) -> UploadResult:
+def upload_release(
+    plan: UploadPlan, echo: Echo, *, execute: bool, now: datetime.datetime | None = None
+) -> UploadResult:
     """Download the files the index lacks, check them against PyPI's limits and upload checks
-    (one refusal naming every problem, nothing uploaded) and, with `execute`, upload them."""
+    (one refusal naming every problem, nothing uploaded; `now` is the clock of PyPI's 14-day
+    rule, default the current time) and, with `execute`, upload them.  Files the index has with
+    the same sha256 are not uploaded again, so a rerun is a no-op however old the release."""
 
     todo = [i for i in plan.items if i.state == "upload"]
     with tempfile.TemporaryDirectory(prefix="relforge-pypi-") as tmp:
         paths = download_staged(plan.store, todo, Path(tmp))
-        preflight(paths, plan.limits, plan.index, echo, nothing="uploaded")
+        preflight(paths, plan.limits, plan.index, echo, nothing="uploaded", now=now)
         if not execute:
             return UploadResult(plan=plan, uploaded=None)
         return UploadResult(

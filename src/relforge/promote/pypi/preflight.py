@@ -6,9 +6,11 @@ problem, and nothing is uploaded or staged.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from relforge.promote.pypi.age import age_hint, age_problems
 from relforge.promote.pypi.checks import (
     MIB,
     Limits,
@@ -34,9 +36,12 @@ def preflight(
     echo: Callable[[str], None],
     *,
     nothing: str,
+    now: datetime.datetime | None = None,
 ) -> None:
     """Refuse (RefusedError naming every problem; nothing was `nothing`) the release `files`
-    when PyPI or twine would refuse any of them; says what it checked."""
+    when PyPI or twine would refuse any of them — files added to a release the index has had
+    for 14 days or more included (`now`: the clock, default the current time); says what it
+    checked."""
     if not files:
         return
     project = WheelName.parse(files[0].name).distribution
@@ -50,6 +55,11 @@ def preflight(
     problems = release_problems(sizes, limits, usage, where)
     for path in files:
         problems += file_problems(path)
+    new = [name for name, _ in sizes if name not in usage.files]
+    aged, unknown = age_problems(
+        new, usage.files, usage.uploaded, now or datetime.datetime.now(datetime.timezone.utc), where
+    )
+    problems += aged
     adds = sum(size for name, size in sizes if name not in usage.files)
     used = (
         f"(the project's usage on {where} unknown)"
@@ -66,4 +76,6 @@ def preflight(
             f"  note: the project's current usage is unknown ({usage.note}); only this release "
             "was checked against the quota"
         )
-    refuse(problems, nothing)
+    for note in unknown:
+        echo(f"  note: {note}")
+    refuse(problems, nothing, also=age_hint(problems))
