@@ -75,7 +75,7 @@ def commands(page: Path, root: Path, *headings: str) -> list[Command]:
 
 def _logical(page: str, block: list[tuple[int, str]]) -> list[Command]:
     out: list[Command] = []
-    start, parts = 0, []
+    start, parts = 0, list[str]()
     for number, line in block:
         if not parts:
             start = number

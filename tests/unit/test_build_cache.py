@@ -9,7 +9,8 @@ from pathlib import Path
 
 from relforge.builders.base import BuilderName, BuildJob
 from relforge.builders.cache import BuildCache, cache_key
-from relforge.builders.executor import CellResult, run_build, write_manifest
+from relforge.builders.executor import CellResult, run_build
+from relforge.builders.manifestfile import write_manifest
 from relforge.builders.plan import plan_build
 from relforge.manifest import sha256_file
 from relforge.matrix.cell import Cell
@@ -118,6 +119,9 @@ class WheelWriter:
 
 class Quiet:
     def started(self, cell: Cell, builder: str) -> None:
+        pass
+
+    def phase(self, cell: Cell, name: str) -> None:
         pass
 
     def finished(self, result: CellResult) -> None:

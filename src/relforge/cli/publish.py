@@ -106,11 +106,15 @@ def publish(
     _run_plan(plan, execute)
     if execute:
         _warn_serving(matrix.project.download_url, plan.store, plan.index_folders)
-    lines = install_lines(
-        matrix.project.name, chosen, plan.install_urls, dry_run=not execute, pages_later=no_index
-    )
-    for line in lines:  # the last lines: where to install from, and how
-        click.echo(line)
+    if plan.channel is not None:  # the last lines: where to install from, and how
+        for line in install_lines(
+            matrix.project.name,
+            plan.channel,
+            plan.install_urls,
+            dry_run=not execute,
+            pages_later=no_index,
+        ):
+            click.echo(line)
 
 
 @click.command()

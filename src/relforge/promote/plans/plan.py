@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from relforge.matrix.schema import ChannelName
 from relforge.promote.index.folder import FolderPlan, apply_folder, plan_folder, refuse_drift
 from relforge.promote.index.rootpages import refresh_root
 from relforge.promote.vouch import Vouchers
@@ -29,6 +30,7 @@ class Plan:
     notes: tuple[str, ...] = field(default=())
     mirrors: tuple[ObjectStore, ...] = ()  # get the same deletions and indexes as `store`
     install_urls: tuple[str, ...] = ()  # the index URLs that serve what publish uploads
+    channel: ChannelName | None = None  # publish: the channel written to (the manifest's)
 
     @property
     def pending(self) -> int:

@@ -283,6 +283,7 @@ def plan_publish(
         index_folders=tuple(folders) if index else (),
         vouchers=vouchers,
         notes=tuple(notes),
+        channel=channel,
         install_urls=index_urls(
             index_base(matrix, store),
             here.root,
