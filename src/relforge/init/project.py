@@ -55,10 +55,13 @@ def read_project(root: Path, name: str | None = None) -> ProjectFacts:
     if not isinstance(project, dict):
         raise ConfigError("[project] is not a table", where=_key_span(pyproject, "project"))
     given = _text(project, "name", pyproject)
+    setup = read_setup(root)
     if name is not None:
         chosen, source, key = name, "--name", "--name"
     elif given:
         chosen, source, key = given, PYPROJECT, "project.name"
+    elif setup.name:
+        chosen, source, key = setup.name, setup.name_from, "name"
     else:
         chosen, source, key = root.resolve().name, "the directory name", "--name"
     try:
@@ -71,7 +74,6 @@ def read_project(root: Path, name: str | None = None) -> ProjectFacts:
             key=key,
             hint="pass --name NAME (letters, digits, and . _ - between them)",
         ) from None
-    setup = read_setup(root)
     found = find_version(root, data, setup)
     spec = _requires_python(project, pyproject)
     spec_at = _key_span(pyproject, "requires-python") if pyproject.is_file() else None

@@ -29,6 +29,8 @@ class Extension:
 class SetupFacts:
     """What setup.py and setup.cfg state literally (empty strings: they state nothing)."""
 
+    name: str = ""
+    name_from: str = ""
     version: str = ""
     version_at: Span | None = None
     version_attr: str = ""  # setup.cfg `version = attr: pkg.__version__`
@@ -48,6 +50,8 @@ def read_setup(root: Path) -> SetupFacts:
     py = _read_setup_py(root / SETUP_PY) if (root / SETUP_PY).is_file() else SetupFacts()
     cfg = _read_setup_cfg(root / SETUP_CFG) if (root / SETUP_CFG).is_file() else SetupFacts()
     return SetupFacts(
+        name=py.name or cfg.name,
+        name_from=py.name_from if py.name else cfg.name_from,
         version=py.version or cfg.version,
         version_at=py.version_at if py.version else cfg.version_at,
         version_attr=cfg.version_attr if not py.version else "",
@@ -90,7 +94,10 @@ def _read_setup_py(path: Path) -> SetupFacts:
         version = names.get("__version__", "")
     requires_node = keywords.get("python_requires")
     limited = _bdist_wheel_option(keywords.get("options"), names)
+    name = _literal(keywords.get("name"), names)
     return SetupFacts(
+        name=name,
+        name_from=SETUP_PY if name else "",
         version=version,
         version_at=Span(str(path), version_node.lineno, version_node.col_offset + 1)
         if version and version_node is not None
@@ -197,6 +204,7 @@ def _read_setup_cfg(path: Path) -> SetupFacts:
     file = version.removeprefix("file:").strip() if version.startswith("file:") else ""
     requires = parser.get("options", "python_requires", fallback="").strip()
     limited = parser.get("bdist_wheel", "py_limited_api", fallback="").strip()
+    name = parser.get("metadata", "name", fallback="").strip()
     packages = parser.get("options", "packages", fallback="").split()
     package_dir = parser.get("options", "package_dir", fallback="")
     dirs = tuple(
@@ -205,6 +213,8 @@ def _read_setup_cfg(path: Path) -> SetupFacts:
         if "=" in line and not line.split("=", 1)[0].strip()
     )
     return SetupFacts(
+        name=name,
+        name_from=SETUP_CFG if name else "",
         version="" if attr or file else version,
         version_at=_line_of(path, "version") if version else None,
         version_attr=attr,
