@@ -123,10 +123,13 @@ def plan_starter(
     against = build.compiled_against if build else ()
     if "torch" in against and torch == "find":
         torch = local_wheels("torch", host.arch)
+    cuda = cuda_sources(root)
+    if nvcc == "find":
+        nvcc = find_nvcc() if cuda else None  # asked only of a project with CUDA code
     choices = choose(
         platform=host,
-        cuda_found_in=cuda_sources(root),
-        nvcc=(find_nvcc() if nvcc == "find" else nvcc),
+        cuda_found_in=cuda,
+        nvcc=nvcc,
         compiled_against=against,
         compiled_against_from=build.compiled_against_from if build else "",
         torch=None if torch == "find" else torch,
