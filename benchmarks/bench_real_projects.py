@@ -37,7 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # tests.*: the project copies, the walk, the private engine
 
-from tests.adoption import host_platform_tag, init_to_installed  # noqa: E402
+from tests.adoption import init_to_installed  # noqa: E402
 from tests.realprojects import KINDS, Kind, write_project  # noqa: E402
 
 RESULT = ROOT / "benchmarks" / "results" / "real_projects.json"
@@ -74,14 +74,9 @@ class Cli:
 
 def edits(kind: Kind, builder: str) -> list[str]:
     """The matrix edits the README documents that this kind needed."""
-    found = [f"platform_tag: {host_platform_tag()} (the glibc that builds)"]
-    if kind.requires_python:
-        found.append(f"requires_python: {kind.requires_python!r} (setup.py's python_requires)")
-    found += [f"axes: {name} (what the extension is built against)" for name in kind.axes]
+    found: list[str] = []  # init writes the platform tag, requires_python, axes, version.txt
     if builder == "docker":
         found.append(f"image: {IMAGE} (relforge builder-image; no registry here)")
-    if "version.txt" in kind.files:
-        found.append("version.txt (the version lives in setup.py, which init cannot read)")
     return found
 
 

@@ -40,20 +40,18 @@ def adopt(
     image: str | None = None,
     edit: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Apply the README's edits for `kind` to the matrix `relforge init` wrote: the platform
+    """Check what `relforge init` read for `kind` and apply the README's one edit: the platform
     tag of the glibc that builds (C++ from a recent g++ needs GLIBC_2.32/GLIBCXX_3.4.29), the
-    Python range of a project that states it in setup.py only, the dependency axis of a
-    project built against torch or numpy, and for Docker builds here the builder image made by
-    `relforge builder-image` (no registry is reachable)."""
+    Python range of a project that states it in setup.py only and the dependency axis of a
+    project built against torch or numpy are what init wrote; for Docker builds here the
+    builder image is the one made by `relforge builder-image` (no registry is reachable)."""
     data: dict[str, Any] = yaml.safe_load(matrix.read_text(encoding="utf-8"))
     [release] = data["releases"].values()
     for name, values in release["platforms"].items():
         if name == "linux-x86_64":
-            values["platform_tag"] = host_platform_tag()
-    if kind.requires_python is not None:
-        release["requires_python"] = kind.requires_python
-    if kind.axes:
-        release["axes"] = kind.axes
+            assert values["platform_tag"] == host_platform_tag()
+    assert release.get("requires_python") == kind.requires_python
+    assert release.get("axes", {}) == kind.axes
     if image is not None:
         for accelerator in release["accelerators"].values():
             for platform in accelerator.get("platforms", {}).values():

@@ -37,7 +37,6 @@ TORCH_MULADD = _dedent(
         requires = ["setuptools>=64", "torch"]
         build-backend = "setuptools.build_meta"
     """,
-        "version.txt": "0.4.0\n",
         "setup.py": """
         from setuptools import find_packages, setup
         from torch.utils.cpp_extension import BuildExtension, CppExtension
@@ -134,7 +133,6 @@ PYBIND_ADDER = _dedent(
         requires = ["setuptools>=42", "pybind11>=2.10.0"]
         build-backend = "setuptools.build_meta"
     """,
-        "version.txt": "0.3.0\n",
         "setup.py": """
         from pybind11.setup_helpers import Pybind11Extension, build_ext
         from setuptools import setup
@@ -422,8 +420,8 @@ class Kind:
     files: dict[str, str]
     probe: str  # Python that prints one line proving the extension works
     expected: str  # that line
-    axes: dict[str, Any] = field(default_factory=dict)  # the README's axis edit, if any
-    requires_python: str | None = None  # setup.py's python_requires: init cannot read it
+    axes: dict[str, Any] = field(default_factory=dict)  # the axis `relforge init` writes
+    requires_python: str | None = None  # what init writes (pyproject's, setup.py's)
     version_attribute: str = "pass"  # RF-R005 on its wheel: pass, or warn (unstamped code)
 
 
@@ -451,6 +449,7 @@ KINDS = {
         files=SKBUILD_ADDER,
         probe="import skbuild_adder as m; print(m.add(2, 40))",
         expected="42",
+        requires_python=">=3.10",
         version_attribute="warn",  # VERSION_INFO is the project's own 0.2.0
     ),
     "pybind": Kind(
@@ -466,6 +465,7 @@ KINDS = {
         files=NUMPY_NORM,
         probe="import numpy_norm as m; print(m.norm2([3.0, 4.0]))",
         expected="5.0",
+        requires_python=">=3.10",
         axes={"numpy": {"2.x": {"install": ["numpy>=2,<3"], "requires": ["numpy>=2,<3"]}}},
     ),
     "cython": Kind(
@@ -489,6 +489,7 @@ VERSIONEER = Kind(  # versioneer's knob: the version from the source folder's na
     files=VERSIONEER_EXT,
     probe="import vsn_ext as m; print(m.twice(21))",
     expected="42",
+    requires_python=">=3.10",
 )
 
 

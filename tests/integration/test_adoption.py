@@ -57,11 +57,12 @@ def test_from_init_to_a_dry_run_release_cut_without_hand_edits(
     assert init.code == 0, init.err
     assert "wrote matrix/hello-ext.yaml: release 0.3" in init.out
     next_commands = [line.strip() for line in init.out.split("next:\n")[1].splitlines()]
-    assert len(next_commands) == 3
-    assert _relforge(run, next_commands[0]).code == 0  # matrix list
+    assert next_commands[0] == "relforge matrix check matrix/hello-ext.yaml"
+    assert _relforge(run, next_commands[0]).code == 0  # exactly what init printed
 
-    generate = next_commands[1]  # exactly what init printed
-    assert generate.endswith("--out .github/workflows --no-upload")  # a file:// store
+    # the README's CI step after the printed commands (a file:// store: --no-upload)
+    generate = "relforge workflows generate matrix/hello-ext.yaml --release 0.3 --out "
+    generate += ".github/workflows --no-upload"
     written = _relforge(run, generate)
     assert written.code == 0, written.err
     assert "created   .github/actionlint.yaml (runner labels: linux-gpu, ubuntu-24.04)" in (

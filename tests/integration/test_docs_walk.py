@@ -87,20 +87,6 @@ def test_the_readme_and_the_quick_start_walk_the_same_commands() -> None:
     assert readme and readme == quick
 
 
-def test_init_prints_the_commands_the_readme_walks(tmp_path: Path) -> None:
-    """What `relforge init` says to run next is what the README runs next."""
-    project = tmp_path / "hello-ext"
-    for name, text in HELLO_EXT.items():
-        (project / name).parent.mkdir(parents=True, exist_ok=True)
-        (project / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    walk = Walk.start(project)
-    printed = walk.run(commands(README, REPO, "## Getting started")[1])  # relforge init
-    said = [line.strip() for line in printed.split("next:", 1)[1].splitlines() if line.strip()]
-    readme = [c.text.split("  #")[0].strip() for c in commands(README, REPO, "## Getting started")]
-    for command in said:
-        assert command in readme, (command, readme)
-
-
 def test_the_readme_walk_from_init_to_an_installed_release_candidate(tmp_path: Path) -> None:
     project = tmp_path / "hello-ext"
     for name, text in HELLO_EXT.items():

@@ -168,3 +168,17 @@ def test_find_rc_tag_skips_what_is_not_an_rc_tag(repo: Path) -> None:
 
 def test_find_rc_tag_outside_git(tmp_path: Path) -> None:
     assert find_rc_tag(tmp_path) is None
+
+
+@pytest.mark.parametrize("channel", ["dev", "nightly"])
+def test_a_version_file_of_x_y_builds_x_y_0(
+    matrix: Matrix, tmp_path: Path, channel: BuildChannel
+) -> None:
+    """`1.0` in version.txt was stamped 1.0.devN, which validation (expecting the matrix's
+    1.0.0.devN) refused: the file is read as 1.0.0 (relforge.versiontags.pad_release)."""
+    (tmp_path / "version.txt").write_text("1.0\n")
+    release = matrix.release("1.0")
+    base = version_base(channel, matrix=matrix, release=release, source=tmp_path)
+    assert str(base.version) == "1.0.0"
+    day = "dev0" if channel == "dev" else f"dev{DAY:%Y%m%d}"
+    assert stamp(matrix, channel, str(base.version), "cpu") == f"1.0.0.{day}+cpu"

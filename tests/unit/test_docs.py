@@ -104,9 +104,11 @@ def test_the_walkthrough_covers_every_stage_in_order() -> None:
         "relforge workflows generate",
         "relforge build",
         "relforge validate",
+        "relforge release cut",
+        "relforge release tag",
         "relforge publish",
         "relforge promote",
-        "relforge release cut",
+        "relforge pypi upload",
     ]
     positions = [text.find(c) for c in commands]
     assert -1 not in positions, dict(zip(commands, positions, strict=True))

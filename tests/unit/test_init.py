@@ -14,12 +14,13 @@ import pytest
 from packaging.specifiers import SpecifierSet
 
 from relforge.init import Starter, plan_starter, read_project
-from relforge.init.machine import HostPlatform
+from relforge.init.machine import HostPlatform, find_nvcc
 from relforge.init.starter import choose_pythons
 from relforge.interpreters import find_interpreter
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
 from tests.conftest import Result
+from tests.docwalk import commands
 
 Run = Callable[..., Result]
 DAY = datetime.date(2026, 11, 23)  # 3.10 past end of life (2026-10-31), 3.15 released
@@ -48,13 +49,19 @@ def test_a_starter_from_pyproject_and_version_txt(project: Path, run: Run) -> No
     assert "wrote matrix/hello-ext.yaml: release 0.3, 6 cells" in result.out
     assert "Python 3.11–3.13 from requires-python <3.14,>=3.11" in result.out
     assert "release 0.3 from version.txt (0.3.0a0)" in result.out
-    assert "CUDA variant cu128: the sources have CUDA code (csrc/kernel.cu)" in result.out
+    nvcc = find_nvcc()
+    variant = nvcc.variant if nvcc else "cu128"
+    assert f"CUDA variant {variant} (CUDA " in result.out
+    assert "the sources have CUDA code (csrc/kernel.cu)" in result.out
     commands = result.out.split("next:\n")[1].splitlines()
     assert commands == [
-        "  relforge matrix list matrix/hello-ext.yaml --release 0.3",
-        "  relforge workflows generate matrix/hello-ext.yaml --release 0.3 --out .github/workflows"
-        " --no-upload",  # the starter's store is file://: no upload jobs
-        "  relforge build matrix/hello-ext.yaml --release 0.3 --builder host",
+        "  relforge matrix lint --strict matrix/hello-ext.yaml",
+        "  relforge build matrix/hello-ext.yaml --release 0.3",
+        "  relforge validate matrix/hello-ext.yaml --manifest dist/relforge-manifest.json "
+        "--runtime",
+        "  relforge publish matrix/hello-ext.yaml --manifest dist/relforge-manifest.json --execute",
+        "  relforge release cut 0.3 --execute",
+        "  relforge release tag 0.3.0 --rc --execute",
     ]
     matrix = load_matrix(path)
     assert matrix.project.name == "Hello_Ext"
@@ -65,12 +72,13 @@ def test_a_starter_from_pyproject_and_version_txt(project: Path, run: Run) -> No
     assert release.requires_python == SpecifierSet(">=3.11,<3.14")
     assert {v.kind for v in release.accelerators.values()} == {"cpu", "cuda"}
     cells = {c.id for c in expand_cells(matrix, "0.3")}
-    assert "wheel-linux-x86_64-py3.13-cu128" in cells and len(cells) == 6
+    assert f"wheel-linux-x86_64-py3.13-{variant}" in cells and len(cells) == 6
     text = path.read_text()
     assert "docs/reference/matrix.md" in text and "build:" in text
     # the next commands work on what init wrote
     assert run("matrix", "list", "matrix/hello-ext.yaml", "--release", "0.3").code == 0
-    assert run("matrix", "lint", "matrix/hello-ext.yaml").code == 0
+    assert run("matrix", "check", "matrix/hello-ext.yaml").code == 0
+    assert run("matrix", "lint", "--strict", "matrix/hello-ext.yaml").code == 0
 
 
 def test_an_existing_matrix_is_never_overwritten_without_force(project: Path, run: Run) -> None:
@@ -343,3 +351,19 @@ def test_without_any_version_the_file_gets_the_first_alpha(project: Path, run: R
     assert result.code == 0, result.err
     assert (project / "version.txt").read_text() == "0.1.0a0\n"
     assert (project / ".gitignore").read_text().endswith(".relforge/\ndist/\n")
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_docs_getting_started_runs_what_init_prints(project: Path, run: Run) -> None:
+    """Each command `relforge init` prints next is one the README's Getting started runs (for
+    its project hello-ext, release 0.1), in the same order; the quick start runs the same
+    (tests/integration/test_docs_walk.py walks them)."""
+    _pyproject(project, '[project]\nname = "hello-ext"\nversion = "0.1.0"\n')
+    result = run("init")
+    assert result.code == 0, result.err
+    printed = [c.strip() for c in result.out.split("next:\n")[1].splitlines()]
+    readme = commands(REPO / "README.md", REPO, "## Getting started")
+    walked = [c.text.split("  #")[0].strip() for c in readme]
+    assert list(dict.fromkeys(c for c in walked if c in printed)) == printed  # the RC: again

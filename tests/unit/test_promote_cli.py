@@ -110,8 +110,8 @@ def test_usage_errors(work: Path, built: dict[str, Path], run: Callable[..., Res
     assert bad.code == 2 and "publishing.store" in bad.err
     nothing = run("promote", "matrix.yaml", "--version", "1.0.0")
     assert nothing.code == 3 and "publish to test first" in nothing.err
-    no_repo = run("pypi", "upload", "matrix.yaml", "--version", "1.0.0")
-    assert no_repo.code == 2 and "--repository-url" in no_repo.err
+    not_a_url = run("pypi", "upload", "matrix.yaml", "--version", "1.0.0", "--repository-url", "x")
+    assert not_a_url.code == 2 and "--repository-url" in not_a_url.err
 
 
 def test_promote_selects_by_version_and_refuses_what_differs(

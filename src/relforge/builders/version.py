@@ -21,7 +21,7 @@ from relforge.git import GitMissing, run_git
 from relforge.gitfaults import fault_of
 from relforge.matrix.expand import channel_version, dev_version, nightly_date
 from relforge.matrix.schema import Matrix, Release
-from relforge.versiontags import rc_version
+from relforge.versiontags import pad_release, rc_version
 
 BuildChannel = Literal["nightly", "test", "dev", "release"]
 BUILD_CHANNELS: tuple[BuildChannel, ...] = ("nightly", "test", "dev", "release")
@@ -174,7 +174,7 @@ def _version_file_base(path: Path, release: Release | None) -> VersionBase:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read: {exc}", where=Span(str(path))) from None
     try:
-        version = Version(text)
+        version = pad_release(Version(text))  # 1.23 stamps 1.23.0.devN, as the matrix expects
     except InvalidVersion:
         raise ConfigError(
             f"{text!r} is not a PEP 440 version",

@@ -31,13 +31,18 @@ from relforge.init import default_path, plan_starter, read_project, write_starte
 def init(name: str | None, out: Path | None, download_url: str, force: bool) -> None:
     """Write a starter matrix for the project in the current directory.
 
-    The name and Python range come from pyproject.toml ([project] name, requires-python), the
-    release X.Y from version.txt (else [project] version).  The matrix builds Linux wheels for
-    this host (the platform tag of its glibc), for the Pythons a builder here has, for CPU and
-    — when the sources have CUDA code — one CUDA variant; it is checked with the strict loader
-    before it is written.  It also writes version.txt when the project has none and adds
-    .relforge/ and dist/ to .gitignore.  Like `workflows generate`, it writes local files
-    without --execute; an existing matrix is never replaced without --force (exit 5).
+    The name and Python range come from pyproject.toml ([project] name, requires-python; else
+    python_requires of setup.py or setup.cfg), the release X.Y from version.txt, [project]
+    version, setuptools' dynamic version, setup.py, setup.cfg or the newest git tag
+    (setuptools-scm, hatch-vcs, versioningit).  The matrix builds Linux wheels for this host
+    (the platform tag of its glibc), for the Pythons a builder here has, for CPU and — when the
+    sources have CUDA code — one CUDA variant of the nvcc found here; abi3 when the build uses
+    the limited API, a dependency axis for torch or numpy in the build requirements, and the
+    import name when it differs from the name.  It is checked with the strict loader and
+    `matrix lint --strict` before it is written.  It also writes version.txt (X.Y.Z) when the
+    project has none and adds .relforge/ and dist/ to .gitignore.  Notes starting with `!` ask
+    for a look.  Like `workflows generate`, it writes local files without --execute; an
+    existing matrix is never replaced without --force (exit 5).
     """
     root = Path()  # the current directory; messages name `pyproject.toml`, not a long path
     facts = read_project(root, name)

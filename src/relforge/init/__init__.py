@@ -1,8 +1,12 @@
 """`relforge init`: a starter matrix for the project in a directory.
 
 Entry points: `read_project(root, name)` (relforge.init.project) reads the project's name,
-Python range and version from pyproject.toml and version.txt; `plan_starter(facts, path, root=…)`
-(relforge.init.starter) renders the starter matrix and checks it with the strict loader;
+Python range, version (version.txt, pyproject.toml, setuptools' dynamic version, setup.py,
+setup.cfg, git tags: relforge.init.versions) and how it builds (import name, abi3, torch/numpy:
+relforge.init.features), statically, never running its code; `plan_starter(facts, path,
+root=…)` (relforge.init.starter) decides with what this machine has (nvcc, torch wheels:
+relforge.init.machine, relforge.init.choices), renders the starter matrix
+(relforge.init.render) and checks it with the strict loader and the lint rules;
 `write_starter(starter, force=…)` writes it, refusing to replace an existing file;
 `default_path(facts)` is where it goes by default.
 """

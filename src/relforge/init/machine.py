@@ -1,16 +1,24 @@
 """What `relforge init` learns about the machine and the sources, so the starter matrix builds
 here: the platform tag this host's glibc can build (PEP 600: `manylinux_2_<minor>_<arch>`), the
 Python versions a builder can find (the host's interpreters, which `relforge builder-image`
-also copies into its image), and whether the project has CUDA code at all."""
+also copies into its image), whether the project has CUDA code at all, the nvcc that builds
+it (its CUDA version and the architectures it supports), and the wheels of a dependency (torch)
+pip can install here without a network (its find-links folders)."""
 
 from __future__ import annotations
 
+import configparser
 import os
 import platform
 import re
-from collections.abc import Callable, Iterable
+import shutil
+import subprocess
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import Version
 
 from relforge.interpreters import find_interpreter
 
@@ -119,3 +127,151 @@ def _build_file_uses_cuda(path: Path) -> bool:
             except OSError:
                 return False
     return False
+
+
+# The CUDA architectures a starter's variant builds for, newest toolkits' minimum first; those
+# the found nvcc lists (`nvcc --list-gpu-arch`) are kept, the last one also as PTX.
+PREFERRED_ARCHES = ("7.5", "8.0", "8.6", "9.0", "10.0", "12.0")
+_NVCC_RELEASE = re.compile(r"release (\d+)\.(\d+), V(\d+\.\d+\.\d+)")
+_COMPUTE = re.compile(r"compute_(\d+)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Nvcc:
+    """The CUDA compiler found on this machine."""
+
+    path: str
+    version: str  # 13.0.88 (nvcc's own V…)
+    major: int
+    minor: int
+    arch_list: tuple[str, ...]  # 7.5 … 12.0+PTX
+
+    @property
+    def variant(self) -> str:
+        return f"cu{self.major}{self.minor}"
+
+
+def nvcc_candidates(env: Mapping[str, str] | None = None) -> list[Path]:
+    """Where nvcc is looked for, in order: PATH, $CUDA_HOME/bin, /usr/local/cuda*/bin (newest
+    first)."""
+    env = os.environ if env is None else env
+    found: list[Path] = []
+    on_path = shutil.which("nvcc", path=env.get("PATH", ""))
+    if on_path:
+        found.append(Path(on_path))
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if env.get(var):
+            found.append(Path(env[var]) / "bin" / "nvcc")
+    local = sorted(Path("/usr/local").glob("cuda*/bin/nvcc"), key=_cuda_dir_order, reverse=True)
+    return found + local
+
+
+def _cuda_dir_order(path: Path) -> tuple[int, ...]:
+    digits = re.findall(r"\d+", path.parent.parent.name)
+    return tuple(int(d) for d in digits) or (0,)
+
+
+def find_nvcc(candidates: Iterable[Path] | None = None) -> Nvcc | None:
+    """The first nvcc that answers `--version` (and `--list-gpu-arch`), or None."""
+    for path in nvcc_candidates() if candidates is None else candidates:
+        if not path.is_file():
+            continue
+        version = _ask(path, "--version")
+        found = _NVCC_RELEASE.search(version or "")
+        if found is None:
+            continue
+        arches = set(_COMPUTE.findall(_ask(path, "--list-gpu-arch") or ""))
+        kept = [a for a in PREFERRED_ARCHES if a.replace(".", "") in arches] if arches else []
+        chosen = kept or list(PREFERRED_ARCHES)
+        chosen[-1] += "+PTX"
+        return Nvcc(
+            path=str(path),
+            version=found.group(3),
+            major=int(found.group(1)),
+            minor=int(found.group(2)),
+            arch_list=tuple(chosen),
+        )
+    return None
+
+
+def _ask(path: Path, flag: str) -> str | None:
+    try:
+        done = subprocess.run(
+            [str(path), flag], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LocalWheels:
+    """The newest wheels of one distribution in pip's find-links folders."""
+
+    name: str
+    version: Version
+    pythons: tuple[str, ...]  # X.Y of its cpXY wheels for this platform
+    folder: str
+
+
+def find_links_folders(env: Mapping[str, str] | None = None) -> list[Path]:
+    """The local folders pip takes wheels from: PIP_FIND_LINKS and `find-links` in pip's
+    configuration files."""
+    env = os.environ if env is None else env
+    values = env.get("PIP_FIND_LINKS", "").split()
+    for config in _pip_configs(env):
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(config, encoding="utf-8")
+        except (configparser.Error, OSError, UnicodeDecodeError):
+            continue
+        for section in ("global", "install", "wheel"):
+            values += parser.get(section, "find-links", fallback="").split()
+    folders: list[Path] = []
+    for value in values:
+        path = Path(value.removeprefix("file://"))
+        if "://" not in value.removeprefix("file://") and path.is_dir() and path not in folders:
+            folders.append(path)
+    return folders
+
+
+def _pip_configs(env: Mapping[str, str]) -> list[Path]:
+    home = Path(env.get("HOME", "~")).expanduser()
+    xdg = env.get("XDG_CONFIG_DIRS", "/etc/xdg").split(":")
+    paths = [Path("/etc/pip.conf"), *(Path(d) / "pip" / "pip.conf" for d in xdg)]
+    paths += [home / ".pip" / "pip.conf", home / ".config" / "pip" / "pip.conf"]
+    if env.get("PIP_CONFIG_FILE"):
+        paths.append(Path(env["PIP_CONFIG_FILE"]))
+    return [p for p in paths if p.is_file()]
+
+
+def local_wheels(name: str, arch: str, folders: Iterable[Path] | None = None) -> LocalWheels | None:
+    """The newest version of `name` among the wheels in `folders` (default: pip's find-links)
+    that install on Linux `arch`, with the CPythons they are for."""
+    best: dict[Version, tuple[set[str], str]] = {}
+    for folder in find_links_folders() if folders is None else folders:
+        for wheel in sorted(folder.glob("*.whl")):
+            try:
+                dist, version, _build, tags = parse_wheel_filename(wheel.name)
+            except InvalidWheelFilename:
+                continue
+            if dist != canonicalize_name(name):
+                continue
+            fits = [t for t in tags if t.platform == "any" or t.platform.endswith(arch)]
+            if not fits:
+                continue
+            pythons = best.setdefault(version, (set(), str(folder)))[0]
+            for tag in fits:
+                found = re.fullmatch(r"cp3(\d+)", tag.interpreter)
+                if found:
+                    pythons.add(f"3.{found.group(1)}")
+    if not best:
+        return None
+    version = max(best)
+    served, where = best[version]
+    return LocalWheels(
+        name=name,
+        version=version,
+        pythons=tuple(sorted(served, key=Version)),
+        folder=where,
+    )

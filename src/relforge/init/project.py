@@ -1,6 +1,8 @@
 """What `relforge init` learns about the project in a directory: its distribution name, the
-Python range it supports (`pyproject.toml`, PEP 621) and its version (`version.txt` first, as
-`relforge build` and `relforge release` read it, then `[project] version`)."""
+Python range it supports (`pyproject.toml`, PEP 621; else setup.py's or setup.cfg's
+`python_requires`), its version (relforge.init.versions: version.txt, pyproject.toml,
+setuptools' dynamic version, setup.py, setup.cfg, git tags) and how it builds
+(relforge.init.features: import name, abi3, torch/numpy in the build requirements)."""
 
 from __future__ import annotations
 
@@ -11,13 +13,15 @@ from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import InvalidName, canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from relforge.builders.compat import tomllib
 from relforge.errors import ConfigError, EnvironmentFault, Span, UsageError
+from relforge.init.features import BuildFacts, read_build
+from relforge.init.setupfiles import read_setup
+from relforge.init.versions import PYPROJECT, VERSION_FILE, find_version, key_span
 
-PYPROJECT = "pyproject.toml"
-VERSION_FILE = "version.txt"
+__all__ = ["PYPROJECT", "VERSION_FILE", "ProjectFacts", "read_project"]
 # tomllib names the place in its message only (attributes came in Python 3.14).
 _TOML_PLACE = re.compile(r"\(at line (\d+), column (\d+)\)")
 
@@ -30,8 +34,13 @@ class ProjectFacts:
     name_from: str  # "pyproject.toml", "--name" or "the directory name"
     requires_python: SpecifierSet | None
     requires_python_at: Span | None  # pyproject.toml:line of requires-python
-    version: Version | None
-    version_from: str  # "version.txt", "pyproject.toml" or ""
+    requires_python_from: str = PYPROJECT  # or "setup.py", "setup.cfg"
+    version: Version | None  # X.Y.Z at least (1.23 is read as 1.23.0)
+    version_from: str  # "version.txt", "pyproject.toml", "git tag v1.2.3 (…)" or ""
+    vcs: str = ""  # setuptools-scm, hatch-vcs, versioningit
+    newest_tag: tuple[str, Version] | None = None  # the repository's newest version tag
+    build: BuildFacts | None = None
+    notes: tuple[str, ...] = ()  # what reading the sources found worth saying
 
 
 def read_project(root: Path, name: str | None = None) -> ProjectFacts:
@@ -46,10 +55,13 @@ def read_project(root: Path, name: str | None = None) -> ProjectFacts:
     if not isinstance(project, dict):
         raise ConfigError("[project] is not a table", where=_key_span(pyproject, "project"))
     given = _text(project, "name", pyproject)
+    setup = read_setup(root)
     if name is not None:
         chosen, source, key = name, "--name", "--name"
     elif given:
         chosen, source, key = given, PYPROJECT, "project.name"
+    elif setup.name:
+        chosen, source, key = setup.name, setup.name_from, "name"
     else:
         chosen, source, key = root.resolve().name, "the directory name", "--name"
     try:
@@ -62,14 +74,26 @@ def read_project(root: Path, name: str | None = None) -> ProjectFacts:
             key=key,
             hint="pass --name NAME (letters, digits, and . _ - between them)",
         ) from None
-    version, version_from = _version(root, project, pyproject)
+    found = find_version(root, data, setup)
+    spec = _requires_python(project, pyproject)
+    spec_at = _key_span(pyproject, "requires-python") if pyproject.is_file() else None
+    spec_from = PYPROJECT
+    if spec is None and setup.python_requires:
+        spec_at = setup.python_requires_at
+        spec_from = Path(spec_at.file).name if spec_at is not None else "setup.py"
+        spec = _specifier(setup.python_requires, spec_at, "python_requires", spec_from)
     return ProjectFacts(
         name=chosen,
         name_from=source,
-        requires_python=_requires_python(project, pyproject),
-        requires_python_at=_key_span(pyproject, "requires-python") if pyproject.is_file() else None,
-        version=version,
-        version_from=version_from,
+        requires_python=spec,
+        requires_python_at=spec_at,
+        requires_python_from=spec_from,
+        version=found.version,
+        version_from=found.source,
+        vcs=found.vcs,
+        newest_tag=found.tag,
+        build=read_build(root, data, setup, chosen),
+        notes=found.notes,
     )
 
 
@@ -112,50 +136,20 @@ def _requires_python(project: dict[str, Any], path: Path) -> SpecifierSet | None
     text = _text(project, "requires-python", path)
     if not text:
         return None
+    where = _key_span(path, "requires-python")
+    return _specifier(text, where, "project.requires-python", PYPROJECT)
+
+
+def _specifier(text: str, where: Span | None, key: str, source: str) -> SpecifierSet:
     try:
         return SpecifierSet(text)
     except InvalidSpecifier:
         raise ConfigError(
             f"{text!r} is not a version specifier (PEP 440)",
-            where=_key_span(path, "requires-python"),
-            key="project.requires-python",
-            hint='write it like ">=3.10" or ">=3.10,<3.14"',
+            where=where,
+            key=key,
+            hint=f'write it like ">=3.10" or ">=3.10,<3.14" in {source}',
         ) from None
 
 
-def _version(root: Path, project: dict[str, Any], pyproject: Path) -> tuple[Version | None, str]:
-    version_file = root / VERSION_FILE
-    if version_file.is_file():
-        try:
-            text = version_file.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read it: {exc}", where=Span(str(version_file))) from None
-        return _parse(text, Span(str(version_file), 1, 1), VERSION_FILE), VERSION_FILE
-    text = _text(project, "version", pyproject)
-    if text:
-        where = _key_span(pyproject, "version")
-        return _parse(text, where, "project.version"), PYPROJECT
-    return None, ""
-
-
-def _parse(text: str, where: Span, key: str) -> Version:
-    try:
-        return Version(text)
-    except InvalidVersion:
-        raise ConfigError(
-            f"{text!r} is not a version (PEP 440)", where=where, key=key, hint="e.g. 1.2.0a0"
-        ) from None
-
-
-def _key_span(path: Path, key: str) -> Span:
-    """file:line of the first line assigning `key` (tomllib keeps no positions); the file
-    alone when it cannot be found."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return Span(str(path))
-    for number, line in enumerate(lines, start=1):
-        stripped = line.strip()
-        if stripped.startswith((f"{key} ", f"{key}=", f"[{key}]")):
-            return Span(str(path), number, line.index(key[0]) + 1)
-    return Span(str(path))
+_key_span = key_span

@@ -1,23 +1,27 @@
 """The starter matrix `relforge init` writes: one release of the project for this host's Linux
 platform (its glibc's manylinux tag), CPU and — when the sources have CUDA code — one CUDA
-variant, the Python versions its `requires-python` admits that CPython still supports and a
-builder here can provide (the others as a comment saying why), a `build:` section, and comments
-that say where each key is documented.  Beside it: the version file it names, when missing, and
+variant (the nvcc found here), the Python versions its `requires-python` admits that CPython
+still supports and a builder here can provide (the others as a comment saying why), abi3 when
+the build uses the limited API, dependency axes for torch and numpy in the build, the import
+name when it is not the name's, a `build:` section, and comments that say where each key is
+documented.  Beside it: the version file it names, when missing, and
 `.gitignore` entries for `.relforge/` and `dist/`.
 
-The text is checked with the strict loader (and expanded into cells) before anything is
-written, so a starter that does not load is a bug here, never a file left for the user.
+The text is checked with the strict loader (and expanded into cells) and by `matrix lint
+--strict` before anything is written, so a starter that does not load is a bug here, never a
+file left for the user.  `Starter.next_commands` is the one list of what to run next (the docs'
+Getting started shows the same).
 """
 
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -25,24 +29,29 @@ from packaging.version import Version
 
 from relforge.atomic import replacing
 from relforge.errors import ConfigError, EnvironmentFault, RefusedError, Span, UsageError
+from relforge.init.choices import choose
+from relforge.init.features import default_import_name
 from relforge.init.machine import (
     HostPlatform,
+    LocalWheels,
+    Nvcc,
     cuda_sources,
+    find_nvcc,
     host_platform,
+    local_wheels,
     python_on_host,
     split_pythons,
 )
 from relforge.init.project import PYPROJECT, VERSION_FILE, ProjectFacts
+from relforge.init.render import StarterLayout, render_starter
 from relforge.init.sidefiles import SideFile, gitignore, version_file, write_side_file
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.lint import python_eol_dates
+from relforge.matrix.lintreport import lint_report
 from relforge.matrix.load import load_matrix
 
-CUDA_VARIANT = "cu128"
-CUDA_VERSION = "12.8.1"
-CUDA_ARCH_LIST = ("7.5", "8.0", "8.6", "9.0", "10.0", "12.0+PTX")
-GPU_RUNNER = "linux-gpu"  # a placeholder for the user's self-hosted GPU runner label
 DEFAULT_RELEASE = "0.1"
+MANIFEST = "dist/relforge-manifest.json"  # where `relforge build` writes it (--out dist)
 _PATCHES = range(40)  # patch releases probed when asking whether a specifier admits 3.X
 
 
@@ -59,19 +68,23 @@ class Starter:
     cells: int
     notes: tuple[str, ...]
     side_files: tuple[SideFile, ...] = ()
-    uploads: bool = False  # publishing.store is one CI jobs can upload to (s3://)
+    first_final: str = ""  # X.Y.Z the first RC is tagged for (the version file's, final)
 
     def next_commands(self) -> tuple[str, ...]:
-        """What to run after `relforge init`: see the cells, generate CI, build.  Generated
-        CI uploads only to a shared (s3://) store: with the starter's local store the
-        workflows are generated without upload jobs."""
+        """What to run after `relforge init`, from the matrix to a first release candidate:
+        lint it, build the release (the channel: the matrix's default), validate the build
+        (installing each wheel), publish it to the local store (whose last lines say how to
+        install it); then, once these files are pushed, cut the release branch and tag its
+        first RC.  README.md's Getting started (= docs/guide/quick-start.md's) runs the same
+        commands, for a project hello-ext."""
         matrix, release = shlex.quote(self.path.as_posix()), self.release
-        no_upload = "" if self.uploads else " --no-upload"
         return (
-            f"relforge matrix list {matrix} --release {release}",
-            f"relforge workflows generate {matrix} --release {release} --out .github/workflows"
-            + no_upload,
-            f"relforge build {matrix} --release {release} --builder host",
+            f"relforge matrix lint --strict {matrix}",
+            f"relforge build {matrix} --release {release}",
+            f"relforge validate {matrix} --manifest {MANIFEST} --runtime",
+            f"relforge publish {matrix} --manifest {MANIFEST} --execute",
+            f"relforge release cut {release} --execute",
+            f"relforge release tag {self.first_final or release + '.0'} --rc --execute",
         )
 
 
@@ -89,16 +102,47 @@ def plan_starter(
     today: datetime.date | None = None,
     host: HostPlatform | None = None,
     available: Callable[[str], bool] = python_on_host,
+    nvcc: Nvcc | Literal["find"] | None = "find",
+    torch: LocalWheels | Literal["find"] | None = "find",
 ) -> Starter:
     """The starter matrix for `facts`, to be written at `path` (its build source is `root`),
-    for `host` (default: this machine) with the Pythons `available` says a builder has."""
+    for `host` (default: this machine) with the Pythons `available` says a builder has, the
+    CUDA of `nvcc` and the torch wheels `torch` (default: what this machine has)."""
     day = today or datetime.date.today()
     host = host or host_platform()
+    build = facts.build
     notes: list[str] = [f"name {facts.name} from {facts.name_from}"]
     if facts.name_from != PYPROJECT and not (root / PYPROJECT).is_file():
         notes[0] += f" (no {PYPROJECT} here)"
-    wanted, why = choose_pythons(facts.requires_python, day, where=facts.requires_python_at)
+    wanted, why = choose_pythons(
+        facts.requires_python,
+        day,
+        where=facts.requires_python_at,
+        source=facts.requires_python_from,
+    )
     notes.append(why)
+    against = build.compiled_against if build else ()
+    if "torch" in against and torch == "find":
+        torch = local_wheels("torch", host.arch)
+    cuda = cuda_sources(root)
+    if nvcc == "find":
+        nvcc = find_nvcc() if cuda else None  # asked only of a project with CUDA code
+    choices = choose(
+        platform=host,
+        cuda_found_in=cuda,
+        nvcc=nvcc,
+        compiled_against=against,
+        compiled_against_from=build.compiled_against_from if build else "",
+        torch=None if torch == "find" else torch,
+    )
+    if choices.pythons:
+        served = [p for p in wanted if p in choices.pythons]
+        if served and served != wanted:
+            notes.append(
+                f"Python {', '.join(p for p in wanted if p not in served)} left out (as a "
+                f"comment): the torch wheel here is for Python {', '.join(choices.pythons)} only"
+            )
+            wanted = served
     pythons, absent = split_pythons(wanted, available)
     if absent:
         notes.append(
@@ -111,13 +155,7 @@ def plan_starter(
             "cell until one is installed (PATH, pyenv or uv)"
         )
     notes.append(host.why)
-    cuda = cuda_sources(root)
-    notes.append(
-        f"CUDA variant {CUDA_VARIANT}: the sources have CUDA code ({', '.join(cuda)})"
-        if cuda
-        else "CPU only: no CUDA code in the sources (*.cu, *.cuh, CUDAExtension, CMake CUDA); "
-        "docs/cuda-extension.md shows how to add a CUDA variant"
-    )
+    notes.extend(choices.notes)
     spec = facts.requires_python
     excluded = [p for p in pythons if spec is not None and not spec.contains(p, prereleases=True)]
     if excluded:
@@ -128,39 +166,57 @@ def plan_starter(
             f"{', '.join(f'{p}.0' for p in excluded)}, and the matrix checks each Python X.Y "
             "as X.Y.0"
         )
-    if facts.version is None:
-        release, version = DEFAULT_RELEASE, None
-        written = f"{DEFAULT_RELEASE}.0a0"
-        notes.append(f"no {VERSION_FILE} and no [project] version: release {release} assumed")
-        side = version_file(root, VERSION_FILE, written, "the first release's alpha")
+    elif spec is not None and facts.requires_python_from != PYPROJECT:
+        notes.append(f"requires_python {spec} from {facts.requires_python_from}")
+    release, version, side = _release(facts, root, notes)
+    abi3, abi3_from = (build.abi3, build.abi3_from) if build else ("", "")
+    if abi3 and not any(Version(p) >= Version(abi3) for p in pythons):
+        notes.append(f"! abi3 floor {abi3} ({abi3_from}) is above every Python here: left out")
+        abi3 = ""
+    elif abi3:
+        notes.append(f"abi3 {abi3} from {abi3_from}: one cp{abi3.replace('.', '')}-abi3 wheel")
+    if build:
+        notes.extend(build.notes)
+    module = build.import_name if build else ""
+    if module and module != default_import_name(facts.name):
+        notes.append(f"import_name {module} from {build.import_name_from if build else ''}")
     else:
-        release = f"{facts.version.major}.{facts.version.minor}"
-        patch = Version(facts.version.base_version)
-        version = str(patch) if patch.micro else None
-        notes.append(f"release {release} from {facts.version_from} ({facts.version})")
-        side = version_file(root, VERSION_FILE, str(facts.version), f"from {facts.version_from}")
+        module = ""
     ignore = gitignore(root)
     side_files = tuple(f for f in (side, ignore) if f is not None)
     source = Path(os.path.relpath(root.resolve(), path.resolve().parent)).as_posix()
-    text = render_starter(
-        facts,
+    layout = StarterLayout(
+        name=facts.name,
+        import_name=module,
+        import_name_from=build.import_name_from if build else "",
         release=release,
         version=version,
+        date=day,
         pythons=pythons,
+        absent_pythons=absent,
+        requires_python=str(spec) if spec is not None else None,
+        requires_python_from=facts.requires_python_from,
+        requires_comment=bool(excluded),
         source=source,
         matrix_file=path.as_posix(),
         download_url=download_url,
-        requires_comment=bool(excluded),
         platform=host,
-        absent_pythons=absent,
-        cuda=bool(cuda),
+        cpu_image=choices.cpu_image,
+        cuda=choices.cuda,
+        abi3=abi3,
+        abi3_from=abi3_from,
+        axes=choices.axes,
+        images_comment=_IMAGES_COMMENT,
     )
+    text = render_starter(layout)
     try:
         matrix = load_matrix(str(path), text=text)  # the strict loader
     except ConfigError as exc:
         if download_url and "download_url" in (exc.key or ""):
             raise UsageError(exc.message, key="--download-url", hint=exc.hint) from None
         raise  # anything else is a bug of the starter
+    for finding in lint_report(matrix, strict=True).failing:  # a bug of the starter too
+        notes.append(f"! matrix lint --strict: {finding.rule.id} {finding.message}")
     cells = expand_cells(matrix, release)
     others = [
         p.as_posix()
@@ -182,8 +238,54 @@ def plan_starter(
         cells=len(cells),
         notes=tuple(notes),
         side_files=side_files,
-        uploads=matrix.publishing.store.startswith("s3://"),
+        first_final=version or f"{release}.0",
     )
+
+
+_IMAGES_COMMENT = (
+    "    # Images come from a registry (`docker pull`); with no registry at hand, make one with\n"
+    "    # `relforge builder-image` and name relforge/builder:bookworm instead\n"
+    "    # (docs/guide/builds.md).\n"
+)
+
+
+def _release(
+    facts: ProjectFacts, root: Path, notes: list[str]
+) -> tuple[str, str | None, SideFile | None]:
+    """The release X.Y, its patch version (None for X.Y.0) and the version file to write."""
+    notes.extend(facts.notes)
+    if facts.version is None:
+        written = f"{DEFAULT_RELEASE}.0a0"
+        notes.append(f"no version in the project's files: release {DEFAULT_RELEASE} assumed")
+        side = version_file(root, VERSION_FILE, written, "the first release's alpha")
+        _warn_tag(facts, Version(written), notes)
+        return DEFAULT_RELEASE, None, side
+    found = facts.version
+    release = f"{found.major}.{found.minor}"
+    patch = Version(found.base_version)
+    notes.append(f"release {release} from {facts.version_from} ({found})")
+    side = version_file(root, VERSION_FILE, str(found), f"from {facts.version_from}")
+    if side is None and facts.version_from == VERSION_FILE:
+        text = (root / VERSION_FILE).read_text(encoding="utf-8").strip()
+        if text != str(found):
+            notes.append(f"{VERSION_FILE} says {text}: read as {found} (X.Y.Z, as build does)")
+    _warn_tag(facts, found, notes)
+    return release, (str(patch) if patch.micro else None), side
+
+
+def _warn_tag(facts: ProjectFacts, written: Version, notes: list[str]) -> None:
+    """A version below the newest tag builds nightlies below a release already made."""
+    if facts.newest_tag is None:
+        return
+    name, tagged = facts.newest_tag
+    final_made = not tagged.is_prerelease and tagged == Version(written.base_version)
+    if tagged > written or final_made:
+        notes.append(
+            f"! the newest version tag {name} ({tagged}) is "
+            f"{'already' if final_made else 'above'} {written}, the version written: its "
+            f"builds would sort below a release already tagged; write the next release in "
+            f"{VERSION_FILE}"
+        )
 
 
 def write_starter(starter: Starter, *, force: bool) -> None:
@@ -217,7 +319,11 @@ def write_starter(starter: Starter, *, force: bool) -> None:
 
 
 def choose_pythons(
-    spec: SpecifierSet | None, today: datetime.date, *, where: Span | None = None
+    spec: SpecifierSet | None,
+    today: datetime.date,
+    *,
+    where: Span | None = None,
+    source: str = PYPROJECT,
 ) -> tuple[list[str], str]:
     """CPython feature versions for the matrix, and one line saying why these."""
     eol = python_eol_dates()
@@ -233,7 +339,8 @@ def choose_pythons(
     if chosen:
         past = [v for v in admitted if v not in supported]
         left_out = f"; {', '.join(past)} past end of life, left out" if past else ""
-        return chosen, f"Python {_span(chosen)} from requires-python {spec}{left_out}"
+        named = "requires-python" if source == PYPROJECT else f"python_requires of {source}"
+        return chosen, f"Python {_span(chosen)} from {named} {spec}{left_out}"
     if admitted:
         return admitted, (
             f"Python {_span(admitted)} from requires-python {spec} (all past their end of life)"
@@ -257,116 +364,3 @@ def _admits(spec: SpecifierSet, minor: str) -> bool:
 
 def _span(versions: list[str]) -> str:
     return versions[0] if len(versions) == 1 else f"{versions[0]}–{versions[-1]}"
-
-
-def render_starter(
-    facts: ProjectFacts,
-    *,
-    release: str,
-    version: str | None,
-    pythons: list[str],
-    source: str,
-    matrix_file: str,
-    download_url: str = "",
-    requires_comment: bool = False,
-    platform: HostPlatform,
-    absent_pythons: list[str] | None = None,
-    cuda: bool = True,
-) -> str:
-    """The matrix text: plain YAML, comments pointing to relforge's docs pages."""
-    absent = (
-        f"    # and {json.dumps(absent_pythons)} once a builder here has them: no CPython\n"
-        "    # of those versions was on PATH, in pyenv or from uv when this was written\n"
-        if absent_pythons
-        else ""
-    )
-    plat = platform.name
-    glibc_from = "this host's glibc" if platform.from_host else "a manylinux_2_28 image's glibc"
-    runner = "ubuntu-24.04-arm" if platform.arch == "aarch64" else "ubuntu-24.04"
-    runners = f"{{cpu: {runner}, cuda: {GPU_RUNNER}}}" if cuda else f"{{cpu: {runner}}}"
-    gpu_comment = (
-        f"        # Tests of CUDA wheels run on a runner with a GPU: {GPU_RUNNER} stands for your\n"
-        "        # self-hosted runner's label (`workflows generate` lists it in "
-        ".github/actionlint.yaml).\n"
-        if cuda
-        else ""
-    )
-    cuda_variant = (
-        f"""\
-      {CUDA_VARIANT}:
-        kind: cuda
-        version: {CUDA_VERSION}
-        arch_list: {json.dumps(list(CUDA_ARCH_LIST))}
-        # extra_install_requires: ["nvidia-cuda-runtime-cu12==12.8.*"]  # if you link shared
-        platforms:
-          {plat}: {{image: pytorch/manylinux2_28-builder:cuda12.8}}
-"""
-        if cuda
-        else ""
-    )
-    download = (
-        f"  download_url: {json.dumps(download_url)}  # where the channel indexes are served\n"
-        if download_url
-        else "  # download_url: https://download.example.org  # where the channel indexes are "
-        "served\n"
-    )
-    requires = (
-        f"    requires_python: {json.dumps(str(facts.requires_python))}"
-        f"  # = requires-python in {PYPROJECT} (checked on every wheel)\n"
-        if facts.requires_python is not None
-        else ""
-    )
-    if requires and requires_comment:  # the matrix reads python X.Y as X.Y.0, which it excludes
-        requires = "    # " + requires.lstrip().replace(
-            "(checked on every wheel)", "(excludes some Python X.Y.0 listed above)"
-        )
-    patch = (
-        f"    version: {version}  # the patch release built from this branch\n" if version else ""
-    )
-    return f"""\
-# Build matrix of {facts.name}, written by `relforge init`; edit it freely.
-# Every key is described in relforge's docs: docs/reference/matrix.md (and the JSON Schema
-# editors complete it with, docs/reference/matrix.schema.json); docs/guide/matrix.md (sections,
-# extends, rules), builds.md (project.build), channels-and-promotion.md (publishing);
-# docs/cuda-extension.md in relforge's repository walks a CUDA extension from here to a release.
-# Check it with `relforge matrix check {matrix_file}`
-# and `relforge matrix lint {matrix_file}`.
-schema_version: 1
-
-project:
-  name: {json.dumps(facts.name)}
-  version_file: {VERSION_FILE}  # X.Y.Z of nightly and test builds, relative to build.source
-  # repository: OWNER/NAME  # GitHub repository: lets `workflows generate --ref` pin branches
-{download}  build:
-    source: {json.dumps(source)}  # the project root, relative to this file
-    command: []  # empty: the PEP 517 wheel build (pip wheel, offline); or your build script
-    arch_list_env: CUDA_ARCH_LIST  # the variable your build reads the CUDA arch list from
-    timeout_minutes: 60
-
-channels:
-  default: nightly  # `relforge release cut` makes it test on release/X.Y
-
-publishing:
-  store: file://.relforge/store  # or s3://BUCKET/PREFIX (credentials from the environment)
-
-releases:
-  "{release}":
-{patch}    # date: YYYY-MM-DD  # planned release date; `matrix lint` checks Python end of life by it
-    python: {json.dumps(pythons)}
-{absent}{requires}    platforms:
-      {plat}:
-        os: linux
-        arch: {platform.arch}
-        platform_tag: {platform.tag}  # {glibc_from}
-        build_runner: {runner}
-{gpu_comment}        test_runners: {runners}
-    # Images come from a registry (`docker pull`); with no registry at hand, make one with
-    # `relforge builder-image` and name relforge/builder:bookworm instead (docs/guide/builds.md).
-    accelerators:
-      cpu:
-        kind: cpu
-        platforms:
-          {plat}: {{image: pytorch/manylinux2_28-builder:cpu}}
-{cuda_variant}    pypi_default:
-      {plat}: cpu  # the variant `relforge pypi stage` uploads to PyPI
-"""
