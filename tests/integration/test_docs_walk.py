@@ -124,3 +124,12 @@ def test_the_cuda_extension_walk_from_init_to_pypi(tmp_path: Path, pypiserver: P
         walk.run(command)
     uploaded = sorted(p.name for p in pypiserver.packages.iterdir())
     assert uploaded and all(re.match(r"hello_native-1\.0\.0-", name) for name in uploaded)
+    installed = list((tmp_path / "try").glob("lib/python*/site-packages/hello_native-*"))
+    assert [p.name for p in installed] == ["hello_native-1.0.0+cu130.dist-info"]
+    transcript = "\n".join(walk.transcript)
+    rc_build = next(
+        t for t in walk.transcript if t.startswith("$ relforge build") and "select" not in t
+    )
+    assert "skipped" not in rc_build and "failed" not in rc_build, rc_build
+    assert rc_build.count("+cu130-") == rc_build.count("+cpu-") >= 3, rc_build
+    assert "Traceback" not in transcript
