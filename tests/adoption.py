@@ -113,10 +113,11 @@ def init_to_installed(
     data = adopt(matrix, kind, image=image)
     [release] = data["releases"]
     where = (str(matrix), "--release", release, "--channel", "nightly")
-    built = step("build", "build", *where, "--builder", builder, *SELECT, "--format", "json")
+    select = ("--select", kind.select)
+    built = step("build", "build", *where, "--builder", builder, *select, "--format", "json")
     [cell] = json.loads(built.out)["cells"]
     manifest = "dist/relforge-manifest.json"
-    checked = step("validate", "validate", *where, "--manifest", manifest, *SELECT, "--runtime",
+    checked = step("validate", "validate", *where, "--manifest", manifest, *select, "--runtime",
                    "--format", "json")  # fmt: skip
     [report] = [a for a in json.loads(checked.out)["artifacts"] if a["cell_id"] == cell["cell"]]
     step("publish", "publish", str(matrix), "--channel", "nightly", "--manifest", manifest,

@@ -1,4 +1,4 @@
-"""Small copies of four kinds of public native projects, written for relforge's tests in the
+"""Small copies of six kinds of public native projects, written for relforge's tests in the
 layout and style of well-known examples (the facts carried over, not their code):
 
 - `torch_muladd`: a PyTorch C++ extension (torch.utils.cpp_extension, like pytorch/extension-cpp
@@ -10,10 +10,15 @@ layout and style of well-known examples (the facts carried over, not their code)
 - `pybind_adder`: setuptools + pybind11's Pybind11Extension (like pybind/python_example), the
   version in setup.py and in a C++ macro;
 - `numpy_norm`: a C extension on numpy's C API with setuptools-scm versions (no git in the
-  build's source copy: relforge's pretend-version knob must reach it).
+  build's source copy: relforge's pretend-version knob must reach it);
+- `cyfib`: a Cython module, Cython in [build-system].requires, the version from setuptools'
+  `attr:` (like many Cython projects on PyPI);
+- `limitedsum`: a Limited-API C extension (`py_limited_api=True`, setup.cfg's `[bdist_wheel]
+  py_limited_api = cp310`): one cp310-abi3 wheel per platform.
 
-`write_project(kind, folder)` writes one into `folder/<name>`; tests/adoption.py applies the
-matrix edits the README documents for its kind and walks it from `relforge init` to installed.
+`write_project(kind, folder)` writes one into `folder/<name>`; tests/adoption.py walks it from
+`relforge init` to installed with no matrix edit (checking what init read: the Python range,
+the axes, the platform tag).
 """
 
 from __future__ import annotations
@@ -423,6 +428,7 @@ class Kind:
     axes: dict[str, Any] = field(default_factory=dict)  # the axis `relforge init` writes
     requires_python: str | None = None  # what init writes (pyproject's, setup.py's)
     version_attribute: str = "pass"  # RF-R005 on its wheel: pass, or warn (unstamped code)
+    select: str = "python=3.11,accelerator=cpu"  # the cell walked (the local torch wheel's Python)
 
 
 KINDS = {
@@ -473,13 +479,17 @@ KINDS = {
         files=CYTHON_FIB,
         probe="import cyfib; print(cyfib.fib(10))",
         expected="55",
+        requires_python=">=3.10",
+        version_attribute="warn",  # a literal __version__ = "0.5.0" in the package
     ),
     "limited": Kind(
         name="limitedsum",
         files=LIMITED_SUM,
         probe="import limitedsum; print(limitedsum.total([40, 2]))",
         expected="42",
-        version_attribute="warn",  # no __version__ at all
+        requires_python=">=3.10",
+        version_attribute="skip",  # no __version__ at all
+        select="accelerator=cpu",  # the one cp310-abi3 cell
     ),
 }
 

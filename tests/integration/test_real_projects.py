@@ -82,6 +82,26 @@ def test_versioneer_reads_the_version_from_the_source_folders_name(
     assert "renamed to" not in log
 
 
+def test_a_cython_module_versioned_by_an_attr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Run
+) -> None:
+    """Cython in [build-system].requires, the version from `attr = "cyfib.__version__"` (init
+    reads it from the source without importing the package)."""
+    log = check_adoption(KINDS["cython"], tmp_path, run, monkeypatch, "host")
+    assert "relforge: the wheel said 0.5.0: renamed to" in log
+
+
+def test_a_limited_api_extension_is_one_abi3_wheel_from_init(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Run
+) -> None:
+    """setup.cfg's `py_limited_api = cp310`: init writes `abi3: "3.10"`, and the one cell's
+    wheel is cp310-abi3, installed and imported with Python 3.11."""
+    kind = KINDS["limited"]
+    check_adoption(kind, tmp_path, run, monkeypatch, "host")
+    [wheel] = (tmp_path / kind.name / "dist").glob("*.whl")
+    assert "-cp310-abi3-" in wheel.name
+
+
 def test_a_runpath_the_build_adds_fails_the_cell_not_validation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: Run
 ) -> None:

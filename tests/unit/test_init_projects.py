@@ -456,3 +456,21 @@ def test_the_real_nvcc(tmp_path: Path) -> None:
     fake.write_text("#!/bin/sh\necho 'no version here'\n")
     fake.chmod(0o755)
     assert find_nvcc([fake]) is None  # answers, but no release line
+
+
+def test_a_cuda_project_without_torch_builds_its_cuda_cells_in_an_image_with_nvcc(
+    here: Path,
+) -> None:
+    """CPU cells: a plain manylinux image; CUDA cells: one that carries the toolkit of the nvcc
+    found (a plain manylinux image has no nvcc: every CUDA cell would fail in CI), said so."""
+    (here / "pyproject.toml").write_text('[project]\nname = "kern"\nversion = "1.0.0"\n')
+    (here / "kern.cu").write_text("__global__ void k() {}\n")
+    _starter, data, notes = _plan(here, nvcc=NVCC_13)
+    accelerators = data["releases"]["1.0"]["accelerators"]
+    images = {name: a["platforms"]["linux-x86_64"]["image"] for name, a in accelerators.items()}
+    assert images == {
+        "cpu": "quay.io/pypa/manylinux_2_28_x86_64",
+        "cu130": "pytorch/manylinux2_28-builder:cuda13.0",
+    }
+    [cuda] = [n for n in notes if n.startswith("CUDA variant cu130")]
+    assert "a manylinux_2_28 image with CUDA 13.0" in cuda

@@ -1,6 +1,6 @@
 """The starter's decisions that depend on the machine: the CUDA variant (from the nvcc found
-here), the builder images (PyTorch's for a PyTorch extension, a plain manylinux one for any other
-project) and the dependency axes (torch pinned to the torch pip can install here, numpy 2.x).
+here), the builder images (PyTorch's for a PyTorch extension, a plain manylinux one for the CPU
+cells of any other project, PyTorch's manylinux CUDA image for CUDA cells: it has the nvcc) and the dependency axes (torch pinned to the torch pip can install here, numpy 2.x).
 Each decision comes with the note `relforge init` prints; a note starting with `!` asks for a
 look."""
 
@@ -58,7 +58,7 @@ def choose(
         cpu_image = f"quay.io/pypa/manylinux_2_28_{platform.arch}"
     cuda: CudaChoice | None = None
     if cuda_found_in:
-        cuda = _cuda(nvcc, is_torch, cpu_image)
+        cuda = _cuda(nvcc, is_torch)
         notes.append(
             f"CUDA variant {cuda.variant} (CUDA {cuda.version}, arch_list "
             f"{', '.join(cuda.arch_list)}): the sources have CUDA code "
@@ -100,7 +100,7 @@ def choose(
     )
 
 
-def _cuda(nvcc: Nvcc | None, is_torch: bool, cpu_image: str) -> CudaChoice:
+def _cuda(nvcc: Nvcc | None, is_torch: bool) -> CudaChoice:
     if nvcc is None:
         major_minor = DEFAULT_CUDA.version.rsplit(".", 1)[0]
         base = DEFAULT_CUDA
@@ -113,13 +113,21 @@ def _cuda(nvcc: Nvcc | None, is_torch: bool, cpu_image: str) -> CudaChoice:
             image="",
             why=f"from {nvcc.path} (`nvcc --version`; arch_list from `nvcc --list-gpu-arch`)",
         )
-    image = f"pytorch/manylinux2_28-builder:cuda{major_minor}" if is_torch else cpu_image
+    # A CUDA cell needs nvcc in its image: PyTorch's manylinux_2_28 CUDA builder images are the
+    # public manylinux images that carry the toolkit, whatever the project builds with it.
+    image = f"pytorch/manylinux2_28-builder:cuda{major_minor}"
+    why = base.why
+    if not is_torch:
+        why += (
+            f"; its cells build in {image}, a manylinux_2_28 image with CUDA {major_minor} "
+            "(any image with that nvcc and your Pythons will do: `relforge builder-image --cuda`)"
+        )
     return CudaChoice(
         variant=base.variant,
         version=base.version,
         arch_list=base.arch_list,
         image=image,
-        why=base.why,
+        why=why,
     )
 
 
