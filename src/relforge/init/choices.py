@@ -1,8 +1,8 @@
 """The starter's decisions that depend on the machine: the CUDA variant (from the nvcc found
 here), the builder images (PyTorch's for a PyTorch extension, a plain manylinux one for the CPU
-cells of any other project, PyTorch's manylinux CUDA image for CUDA cells: it has the nvcc) and the dependency axes (torch pinned to the torch pip can install here, numpy 2.x).
-Each decision comes with the note `relforge init` prints; a note starting with `!` asks for a
-look."""
+cells of any other project, PyTorch's manylinux CUDA image for CUDA cells: it has the nvcc) and
+the dependency axes (torch pinned to the torch pip can install here, numpy 2.x).  Each decision
+comes with the note `relforge init` prints; a note starting with `!` asks for a look."""
 
 from __future__ import annotations
 
