@@ -3,9 +3,12 @@ permission denied.  They become `EnvironmentFault` (exit 6) with the path and a 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from relforge.errors import EnvironmentFault
 
@@ -38,3 +41,68 @@ def environment_fault(exc: OSError, what: str, key: str | None = None) -> Enviro
         key=key,
         hint=HINTS.get(exc.errno or 0, "fix the file system and rerun"),
     )
+
+
+class LocalWriteFault(EnvironmentFault):
+    """Writing a local file failed (the machine's side of a download, not the store read).
+
+    An EnvironmentFault, not an OSError, so the read side's fault wrapper lets it through; a
+    caller whose file is a store's temporary object names that store and key instead
+    (`error` is the OSError)."""
+
+    def __init__(self, error: OSError, path: Path) -> None:
+        told = environment_fault(error, f"write {path}")
+        super().__init__(told.message, hint=told.hint)
+        self.error = error
+        self.path = path
+
+
+class _WriteSide:
+    """A file opened for writing whose faults name the file (see `writing`)."""
+
+    def __init__(self, file: BinaryIO, path: Path) -> None:
+        self._file = file
+        self._path = path
+
+    def write(self, data: bytes | memoryview) -> int:
+        with _write_faults(self._path):
+            return self._file.write(data)
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+    def seek(self, offset: int) -> int:
+        with _write_faults(self._path):
+            return self._file.seek(offset)
+
+    def truncate(self) -> int:
+        with _write_faults(self._path):
+            return self._file.truncate()
+
+    def pwrite(self, data: bytes | memoryview, offset: int) -> int:
+        with _write_faults(self._path):
+            return os.pwrite(self._file.fileno(), data, offset)
+
+
+@contextlib.contextmanager
+def _write_faults(path: Path) -> Iterator[None]:
+    try:
+        yield
+    except OSError as exc:
+        if not is_environment_fault(exc):
+            raise
+        raise LocalWriteFault(exc, path) from None
+
+
+@contextlib.contextmanager
+def writing(path: Path) -> Iterator[_WriteSide]:
+    """`path` opened for writing (unbuffered, so a full disk fails the write that hit it, not a
+    later close): a fault of its open, writes or close is a LocalWriteFault naming `path`, told
+    apart from the faults of reading what is written into it."""
+    with _write_faults(path):
+        file = path.open("wb", buffering=0)
+    try:
+        yield _WriteSide(file, path)
+    finally:
+        with _write_faults(path):
+            file.close()

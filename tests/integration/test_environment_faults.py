@@ -273,3 +273,43 @@ def test_a_failing_service_after_all_retries_is_an_environment_fault(
     _one_paragraph(failed, "SlowDown", "after 8 attempts", "rerun later")
     assert proxy.total >= 8
     assert objects(s3) == {}
+
+
+def test_a_full_destination_during_a_copy_names_the_destination(
+    tmp_path: Path, tmpfs: Callable[[str, str], Path]
+) -> None:
+    """The copy's temporary file is written while the source is read: a full disk names the
+    destination store and key, not the source it was reading (`read …`)."""
+    from relforge.errors import EnvironmentFault
+    from relforge.stores.local import LocalStore
+
+    source = LocalStore(tmp_path / "source")
+    data = os.urandom(2 << 20)  # larger than the 1 MiB disk
+    digest = hashlib.sha256(data).hexdigest()
+    key = "whl/test/big-1.0-py3-none-any.whl"
+    assert source.put_if_absent(key, data, digest)
+    disk = tmpfs("full", "1m")
+    dest = LocalStore(disk / "store")
+    release_key = key.replace("/test/", "/release/")
+    with pytest.raises(EnvironmentFault) as caught:
+        dest.copy_if_absent(source, key, release_key, digest, len(data))
+    message = caught.value.message
+    assert message.startswith(f"write file://{disk}/store/{release_key}"), message
+    assert "No space left on device" in message and "read" not in message, message
+    assert "free space" in (caught.value.hint or "")
+    assert dest.head(release_key) is None and not list((disk / "store").rglob("*.whl*"))
+    assert source.sha256(key) == digest  # the source is untouched
+
+
+def test_a_full_disk_under_a_download_names_the_file_written(tmp_path: Path) -> None:
+    """A download into a file on a full disk (/dev/full) names that file, not the store."""
+    from relforge.envfaults import LocalWriteFault
+    from relforge.stores.local import LocalStore
+
+    store = LocalStore(tmp_path / "store")
+    data = b"x" * 4096
+    assert store.put_if_absent("a/b.whl", data, hashlib.sha256(data).hexdigest())
+    with pytest.raises(LocalWriteFault) as caught:
+        store.download("a/b.whl", Path("/dev/full"))
+    assert caught.value.message == "write /dev/full (No space left on device)"
+    assert caught.value.exit_code == 6

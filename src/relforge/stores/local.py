@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from relforge.envfaults import environment_fault, is_environment_fault
+from relforge.envfaults import LocalWriteFault, environment_fault, is_environment_fault, writing
 from relforge.errors import EnvironmentFault, RefusedError, RelforgeError
 from relforge.manifest import sha256_file
 from relforge.stores.content_types import OCTET_STREAM
@@ -121,11 +121,8 @@ class LocalStore:
 
     def download(self, key: str, dest: Path) -> str:
         try:
-            with (
-                self._faults("read", key),
-                self._path(key).open("rb") as src,
-                dest.open("wb") as dst,
-            ):
+            # the write side has its own faults: a full disk names `dest`, not this store
+            with self._faults("read", key), self._path(key).open("rb") as src, writing(dest) as dst:
                 return copy_stream(src, dst)[0]
         except FileNotFoundError:
             raise RelforgeError(f"{self.url}: no object {key!r}") from None
@@ -175,7 +172,10 @@ class LocalStore:
             return False
         path.parent.mkdir(parents=True, exist_ok=True)
         with self._temp(path) as tmp:
-            got = source.download(src_key, tmp)
+            try:
+                got = source.download(src_key, tmp)
+            except LocalWriteFault as fault:  # the temporary file is this store's object
+                raise environment_fault(fault.error, f"write {self.url}/{key}") from None
             if got != sha256:
                 raise RefusedError(
                     f"{source.url}/{src_key}: sha256 {got} is not the expected {sha256}; "

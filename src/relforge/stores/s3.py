@@ -22,12 +22,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from relforge.envfaults import LocalWriteFault, environment_fault, writing
 from relforge.errors import ConfigError, RefusedError, RelforgeError
 from relforge.stores import s3_complete, s3_multipart, s3_ranged
 from relforge.stores.content_types import OCTET_STREAM
@@ -238,12 +238,12 @@ class S3Store:
     def download(self, key: str, dest: Path) -> str:
         head = self.head_object(key)
         large = head is not None and int(head["ContentLength"]) > self.settings.multipart_threshold
-        with dest.open("wb") as out:
+        # the write side has its own faults: a full disk names `dest`, not this store
+        with writing(dest) as out:
             if head is not None and large:
-                fd = out.fileno()
                 claimed = head.get("Metadata", {}).get("sha256")
                 return self.read_parts(
-                    key, head, lambda offset, data: os.pwrite(fd, data, offset), claimed
+                    key, head, lambda offset, data: out.pwrite(data, offset), claimed
                 )
 
             def restart() -> None:
@@ -363,7 +363,12 @@ class S3Store:
             return s3_multipart.stream_from(self, source, src_key, key, sha256, size)
         with tempfile.TemporaryDirectory(prefix="relforge-copy-") as tmp:
             path = Path(tmp) / "object"
-            got = source.download(src_key, path)
+            try:
+                got = source.download(src_key, path)
+            except LocalWriteFault as fault:
+                raise environment_fault(
+                    fault.error, f"write the temporary copy {path} for {self.url}/{key}"
+                ) from None
             if got != sha256:
                 raise RefusedError(
                     f"{source.url}/{src_key}: sha256 {got} is not the expected {sha256}; "

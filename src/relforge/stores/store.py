@@ -108,7 +108,13 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def copy_stream(src: BinaryIO, dst: BinaryIO, chunk: int = 1 << 20) -> tuple[str, int]:
+class Sink(Protocol):
+    """Where copy_stream writes: a file, or one whose faults name it (envfaults.writing)."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+
+def copy_stream(src: BinaryIO, dst: Sink, chunk: int = 1 << 20) -> tuple[str, int]:
     """Copy a stream, returning the sha256 and size of what went through."""
     digest = hashlib.sha256()
     size = 0
