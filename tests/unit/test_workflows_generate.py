@@ -222,6 +222,35 @@ def test_one_index_job_waits_for_every_upload_of_its_workflow(
     assert indexed == 6  # linux, macOS and Windows wheels and archives
 
 
+def test_every_job_that_writes_a_channels_pages_holds_the_channels_group(
+    rendered: dict[str, dict[str, Any]],
+) -> None:
+    """GitHub runs one job of a concurrency group at a time, keeps one pending and cancels an
+    older pending one: only jobs that index the whole channel may share it (the newer pending
+    job covers the one it replaced); a per-cell upload, which writes no page, must not."""
+    channel = "${{ startsWith(github.ref, 'refs/tags/v') && 'test' || 'nightly' }}"
+    groups: dict[str, Any] = {}
+    for name, workflow in rendered.items():
+        for job_id, job in workflow["jobs"].items():
+            runs = " ".join(step.get("run", "") for step in job.get("steps", []))
+            if "relforge index " in runs:
+                assert "--channel" in runs and "relforge index matrix/pytorch.yaml" in runs
+                groups[f"{name}:{job_id}"] = job.get("concurrency")
+            if "relforge publish " in runs:  # the per-cell upload: objects only, no page
+                assert "--no-index" in runs, (name, job_id)
+                assert "concurrency" not in job, (name, job_id)
+            if "relforge promote " in runs:  # its own version's folders only: the lease
+                assert "concurrency" not in job and "concurrency" not in workflow, name
+    assert len(groups) == 6, groups  # the index job of every wheel and archive workflow
+    for where, concurrency in groups.items():
+        assert concurrency == {
+            "group": f"relforge-torch-{channel}-index",
+            "cancel-in-progress": False,
+        }, where
+    build = rendered["relforge-build.yml"]["jobs"]
+    assert "concurrency" not in build["upload"]  # the called workflow's upload job, per cell
+
+
 def test_runners_come_from_the_matrix(rendered: dict[str, dict[str, Any]]) -> None:
     (job,) = _cell_jobs(rendered["relforge-linux-wheel.yml"], "build-")
     by_id = {e["id"]: e for e in job["strategy"]["matrix"]["include"]}
