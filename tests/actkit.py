@@ -31,6 +31,7 @@ import pytest
 
 from relforge.builders.pythons import find_host_pythons
 from relforge.builders.tools import patchelf_path
+from tests import daemons
 from tests.integration.conftest import free_port
 
 REPO = Path(__file__).resolve().parents[1]
@@ -185,13 +186,12 @@ class HostedRunner:
         mounts = " && ".join(f"mount -t tmpfs tmpfs {shlex.quote(p)}" for p in HIDDEN)
         env = {**self.env, "HOME": str(home)}
         inner = shlex.join(["env", "-i", *(f"{k}={v}" for k, v in env.items()), *argv])
-        done = subprocess.run(
+        # a daemon of the test run (tests.daemons): act and the jobs it runs on the host end
+        # with it, also when the run is killed
+        done = daemons.run(
             ["unshare", "-m", "--propagation", "private", "sh", "-c", f"{mounts} && exec {inner}"],
             cwd=repo,
-            capture_output=True,
-            text=True,
             timeout=timeout,
-            check=False,
         )
         result = parse(done.returncode, done.stdout + done.stderr)
         # kept for a failed test (pytest keeps its temporary files): what act printed

@@ -13,8 +13,9 @@ import pytest
 from relforge.cli import main
 from tests import fakegithub
 
-# fixtures shared by several test files, kept beside the helpers they use
-pytest_plugins = ["tests.botworld"]
+# fixtures shared by several test files, kept beside the helpers they use; tests.daemons stops
+# every server the suite started when a run ends by a signal, and sweeps a killed run's leftovers
+pytest_plugins = ["tests.botworld", "tests.daemons"]
 
 REPO = Path(__file__).resolve().parent.parent
 PYTORCH = REPO / "matrix" / "pytorch.yaml"
@@ -196,6 +197,7 @@ LONGEST_FIRST = (
     "test_fuzz_loader.py",
     "test_runtime_truth.py",  # 25 s: real venvs and pip, two Pythons
     "test_promote_tamper_s3.py",  # 22 s
+    "test_test_daemons.py",  # 15-20 s: child pytest runs that start servers and are killed
     "test_network_faults.py",
 )
 

@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 import requests
 
+from tests import daemons
+
 BIN = Path(sys.executable).parent
 
 
@@ -30,28 +32,28 @@ def free_port() -> int:
 def start_server(
     argv: list[str], url: str, log: Path, cwd: Path | None = None
 ) -> subprocess.Popen[bytes]:
-    out = log.open("wb")
-    proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
+    """Start a server as a daemon of the test run (tests.daemons: stopped even when the run is
+    killed) and wait until `url` answers."""
+    with log.open("wb") as out:
+        proc: subprocess.Popen[bytes] = daemons.spawn(
+            argv, stdout=out, stderr=subprocess.STDOUT, cwd=cwd
+        )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
+            daemons.stop(proc)
             raise RuntimeError(f"{argv[0]} exited: {log.read_text(errors='replace')}")
         try:
             requests.get(url, timeout=1)
             return proc
         except (requests.ConnectionError, requests.Timeout):  # a loaded machine: not up yet
             time.sleep(0.1)
-    proc.kill()
+    daemons.stop(proc)
     raise RuntimeError(f"{argv[0]} did not answer on {url}")
 
 
 def stop_server(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    daemons.stop(proc)
 
 
 @pytest.fixture(scope="session")

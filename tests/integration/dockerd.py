@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from relforge.cachedir import locked
+from tests import daemons
 
 
 @contextlib.contextmanager
@@ -83,21 +83,15 @@ def _running_dockerd(dockerd: str, prefix: str) -> Iterator[str]:
         "--pidfile",
         str(root / "docker.pid"),
     ]
-    log = (root / "dockerd.log").open("wb")
-    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    with (root / "dockerd.log").open("wb") as log:
+        # a daemon of the test run (tests.daemons): stopped, its mounts and folder removed, even
+        # when the run is killed
+        proc = daemons.spawn(argv, cleanup=root, stdout=log, stderr=subprocess.STDOUT)
     try:
         _wait_until_up(sock, proc, root / "dockerd.log")
         yield f"unix://{sock}"
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-        _unmount_below(root)
-        shutil.rmtree(root, ignore_errors=True)
+        daemons.stop(proc, grace=30)  # SIGTERM first: dockerd stops its containers
 
 
 def _wait_until_up(sock: Path, proc: subprocess.Popen[bytes], log: Path) -> None:
@@ -115,12 +109,3 @@ def _wait_until_up(sock: Path, proc: subprocess.Popen[bytes], log: Path) -> None
                 pass
         time.sleep(0.2)
     pytest.fail(f"dockerd did not answer within 60 s:\n{log.read_text()[-2000:]}")
-
-
-def _unmount_below(root: Path) -> None:
-    """dockerd leaves <exec-root>/netns/default (and, if killed, overlay mounts) mounted."""
-    prefix = str(root) + "/"
-    with open("/proc/mounts", encoding="utf-8") as fh:
-        points = [line.split()[1] for line in fh if line.split()[1].startswith(prefix)]
-    for point in sorted(points, key=len, reverse=True):
-        subprocess.run(["umount", "-l", point], check=False, capture_output=True)

@@ -14,6 +14,7 @@ import pytest
 import requests
 
 from relforge.bot.webhook import signature, verify
+from tests import daemons
 from tests.botworld import REPO, World, comment_event, pull_event
 from tests.conftest import Result
 
@@ -24,7 +25,7 @@ SECRET = "It's a Secret to Everybody"
 def served(world: World) -> Iterator[str]:
     """`relforge bot serve --execute` on a free port, as its own process; its URL."""
     env = {**os.environ, "RELFORGE_WEBHOOK_SECRET": SECRET}
-    proc = subprocess.Popen(
+    proc = daemons.spawn(  # stopped with the test run, even a killed one
         [
             sys.executable,
             "-m",
@@ -50,8 +51,7 @@ def served(world: World) -> Iterator[str]:
         assert line.startswith("listening on http://127.0.0.1:"), line
         yield line.split()[2]
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        daemons.stop(proc)
 
 
 def post(
