@@ -313,3 +313,21 @@ def test_a_full_disk_under_a_download_names_the_file_written(tmp_path: Path) -> 
         store.download("a/b.whl", Path("/dev/full"))
     assert caught.value.message == "write /dev/full (No space left on device)"
     assert caught.value.exit_code == 6
+
+
+def test_a_full_disk_under_an_s3_download_names_the_file_not_the_bucket(
+    s3: S3, tmpfs: Callable[[str, str], Path]
+) -> None:
+    """The bytes came from S3 fine: the fault is the local file's, not the service's
+    (`get s3://…`), and it is not retried as a transient fault of the service."""
+    from relforge.envfaults import LocalWriteFault
+    from relforge.stores.s3 import S3Store
+
+    store = S3Store(bucket=s3.bucket, endpoint_url=s3.endpoint)
+    data = os.urandom(2 << 20)  # larger than the 1 MiB disk
+    assert store.put_if_absent("whl/test/a.whl", data, hashlib.sha256(data).hexdigest())
+    disk = tmpfs("full", "1m")
+    with pytest.raises(LocalWriteFault) as caught:
+        store.download("whl/test/a.whl", disk / "a.whl")
+    assert caught.value.message == f"write {disk}/a.whl (No space left on device)"
+    assert store.retries == 0
