@@ -8,6 +8,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,7 +82,7 @@ def test_the_marker_of_one_run_over_the_pages_of_another_is_rebuilt(tmp_path: Pa
     assert not again.changed and again.raced == ()
 
 
-def tamper(tmp_path: Path, edit: Callable[[dict[str, object]], object]) -> None:
+def tamper(tmp_path: Path, edit: Callable[[dict[str, Any]], object]) -> None:
     page = tmp_path / "whl/cpu/alpha/index.json"
     data = json.loads(page.read_text())
     replaced = edit(data)
@@ -92,15 +93,15 @@ def tamper(tmp_path: Path, edit: Callable[[dict[str, object]], object]) -> None:
     ("edit", "why"),
     [
         (
-            lambda p: p["files"][0]["hashes"].update(sha256="0" * 64),  # type: ignore[index]
+            lambda p: p["files"][0]["hashes"].update(sha256="0" * 64),
             "lists alpha-1.0-py3-none-any.whl with sha256 0000",
         ),
         (
-            lambda p: p["files"][0].update(size=1),  # type: ignore[index]
+            lambda p: p["files"][0].update(size=1),
             "(1 B); the manifest",
         ),
         (
-            lambda p: p["files"].append(  # type: ignore[attr-defined]
+            lambda p: p["files"].append(
                 {"filename": "alpha-9.0-py3-none-any.whl", "hashes": {"sha256": "1" * 64}}
             ),
             "not a page relforge wrote",  # the file is not in its record of sources
@@ -110,7 +111,7 @@ def tamper(tmp_path: Path, edit: Callable[[dict[str, object]], object]) -> None:
     ],
 )
 def test_a_committed_page_changed_by_hand_is_refused(
-    tmp_path: Path, edit: Callable[[dict[str, object]], object], why: str
+    tmp_path: Path, edit: Callable[[dict[str, Any]], object], why: str
 ) -> None:
     store = LocalStore(tmp_path)
     publish(store, A1, b"a1")
@@ -137,7 +138,7 @@ def test_a_hand_edit_after_a_race_is_still_refused(tmp_path: Path) -> None:
     publish(store, B1, b"b1")
     index(store)
     race(tmp_path)
-    tamper(tmp_path, lambda p: p["files"][0]["hashes"].update(sha256="0" * 64))  # type: ignore[index]
+    tamper(tmp_path, lambda p: p["files"][0]["hashes"].update(sha256="0" * 64))
     plan = plan_folder(store, "whl/cpu", vouchers(store))
     assert plan.raced == ("beta",) and len(plan.tampered) == 1
     assert "/whl/cpu/alpha/index.json: lists" in plan.tampered[0]
