@@ -22,20 +22,30 @@ A1 = "whl/cpu/alpha-1.0-py3-none-any.whl"
 B1 = "whl/cpu/beta-1.0-py3-none-any.whl"
 
 
-class RacingStore(LocalStore):
-    """The local store, running `before_marker` (once) just before a page-set marker is
-    written: the moment between a run's page writes and its commit."""
+class Killed(BaseException):
+    """Stands for a SIGKILL of the run (nothing of relforge catches it)."""
 
-    def __init__(self, root: Path, before_marker: Callable[[], None]) -> None:
+
+class RacingStore(LocalStore):
+    """The local store, running `before_marker(folder)` (once) just before a page-set marker is
+    written: the moment between a run's page writes and its commit.  `then_kill`: after that
+    marker, the next write of a key containing it raises Killed."""
+
+    def __init__(
+        self, root: Path, before_marker: Callable[[str], None], then_kill: str | None = None
+    ) -> None:
         super().__init__(root)
-        self.before_marker: Callable[[], None] | None = before_marker
+        self.before_marker: Callable[[str], None] | None = before_marker
+        self.then_kill = then_kill
+        self.raced = False
 
     def write(self, key: str, data: bytes, content_type: str) -> None:
-        hook, self.before_marker = self.before_marker, None
-        if hook is not None and key.endswith("/" + MARKER):
-            hook()
-        elif hook is not None:
-            self.before_marker = hook
+        if self.raced and self.then_kill is not None and self.then_kill in key:
+            raise Killed(key)
+        if self.before_marker is not None and key.endswith("/" + MARKER):
+            hook, self.before_marker = self.before_marker, None
+            hook(key.rsplit("/", 1)[0])
+            self.raced = True
         super().write(key, data, content_type)
 
 
@@ -52,7 +62,7 @@ def race(tmp_path: Path) -> None:
     store = LocalStore(tmp_path)
     store.delete(f"whl/cpu/{MARKER}")  # both runs rebuild every project
 
-    def rival() -> None:
+    def rival(folder: str) -> None:
         apply_folder(store, plan_folder(store, "whl/cpu", vouchers(store)))
 
     mine = plan_folder(store, "whl/cpu", vouchers(store))
