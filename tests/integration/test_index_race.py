@@ -9,17 +9,19 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from relforge.matrix import load_matrix
 from relforge.promote import execute, plan_publish
 from relforge.promote.index.folder import apply_folder, plan_folder
-from relforge.promote.index.pageset import MARKER
+from relforge.promote.index.pageset import MARKER, PAGE_DELAY_ENV
 from relforge.promote.plans.plan import Plan
 from relforge.stores.local import LocalStore
 from tests.conftest import Result
@@ -155,13 +157,20 @@ def test_a_committed_page_changed_by_hand_is_still_refused(
 
 def concurrent(matrix: Path, argvs: list[list[str]], cwd: Path) -> list[int]:
     """Start every command at once (each in its own folder: its own journal); exit codes."""
+    # slow page writes (the existing test hook of pageset.py) widen the window between a
+    # folder's page writes and its marker, so that runs started together do overlap there
+    env = {**os.environ, PAGE_DELAY_ENV: "0.15"}
     procs = []
     for i, argv in enumerate(argvs):
         work = cwd / f"writer-{i}"
-        work.mkdir(exist_ok=True)
+        work.mkdir(parents=True, exist_ok=True)
         procs.append(
             subprocess.Popen(
-                [*RELFORGE, *argv], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+                [*RELFORGE, *argv],
+                cwd=work,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
             )
         )
     codes = []
@@ -175,21 +184,31 @@ def concurrent(matrix: Path, argvs: list[list[str]], cwd: Path) -> list[int]:
 
 
 def race_rounds(
-    tmp_path: Path, run: Callable[..., Result], matrix: Path, rounds: int, read_store: Path | None
+    tmp_path: Path,
+    run: Callable[..., Result],
+    matrix: Path,
+    rounds: int,
+    forget: Callable[[str], None],
+    read_store: Path | None = None,
 ) -> None:
-    """Rounds of `publish` of the next version racing `index`: each run succeeded, or refused
-    and its rerun (in its own folder: the resumed journal) succeeds."""
+    """Rounds of writers started together — `publish` of the next version and `index`, then
+    two `index` runs that both rebuild every folder (`forget` deletes a key: the folders'
+    markers) — each run succeeded, or refused and its rerun (in its own folder: the resumed
+    journal) succeeds."""
     old, new = manifests(tmp_path)
     argv = ["publish", str(matrix), "--channel", "test", "--manifest"]
     assert run(*argv, str(old), "--execute").code == 0
     index = ["index", str(matrix), "--channel", "test", "--execute"]
     for i in range(rounds):
+        if i:
+            for folder in FOLDERS:
+                forget(f"{folder}/{MARKER}")
         argvs = [[*argv, str(new), "--execute"], index] if i == 0 else [index, index]
         codes = concurrent(matrix, argvs, tmp_path / f"round-{i}")
-        for code, again in zip(codes, argvs, strict=True):
+        for n, (code, again) in enumerate(zip(codes, argvs, strict=True)):
             if code == 5:  # the rerun never refuses again
                 rerun = subprocess.run(
-                    [*RELFORGE, *again], cwd=tmp_path / f"round-{i}", capture_output=True
+                    [*RELFORGE, *again], cwd=tmp_path / f"round-{i}/writer-{n}", capture_output=True
                 )
                 assert rerun.returncode == 0, rerun.stderr.decode()
         verify = run("verify", str(matrix), "--channel", "test")
@@ -201,9 +220,16 @@ def race_rounds(
 
 
 def test_concurrent_writers_on_a_local_store(tmp_path: Path, run: Callable[..., Result]) -> None:
-    race_rounds(tmp_path, run, local_matrix(tmp_path), 3, tmp_path / "store")
+    store = tmp_path / "store"
+    matrix = local_matrix(tmp_path)
+    race_rounds(tmp_path, run, matrix, 2, lambda key: (store / key).unlink(), store)
 
 
 def test_concurrent_writers_on_s3(tmp_path: Path, run: Callable[..., Result], s3: S3) -> None:
+    client: Any = s3.client()
     matrix = s3_matrix(tmp_path, s3)
-    race_rounds(tmp_path, run, matrix, 2, None)
+
+    def forget(key: str) -> None:
+        client.delete_object(Bucket=s3.bucket, Key=f"dl/{key}")
+
+    race_rounds(tmp_path, run, matrix, 2, forget)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -154,3 +155,20 @@ def test_a_hand_edit_after_a_race_is_still_refused(tmp_path: Path) -> None:
     assert "/whl/cpu/alpha/index.json: lists" in plan.tampered[0]
     with pytest.raises(RefusedError, match="no stored manifest explains"):
         refuse_drift([plan], store)
+
+
+def test_the_local_stores_hash_record_survives_two_writers_of_one_key(tmp_path: Path) -> None:
+    """The sha256 a local store records for a page is the one of the bytes it wrote: another
+    writer replacing the file before the record is written does not make the record lie."""
+
+    class Overtaken(LocalStore):
+        def _record(
+            self, key: str, path: Path, sha256: str, st: os.stat_result | None = None
+        ) -> None:
+            if key == "p/index.json" and path.read_bytes() == b"mine":
+                LocalStore(tmp_path).write(key, b"theirs", "application/json")
+            super()._record(key, path, sha256, st)
+
+    Overtaken(tmp_path).write("p/index.json", b"mine", "application/json")
+    assert (tmp_path / "p/index.json").read_bytes() == b"theirs"
+    assert LocalStore(tmp_path).sha256("p/index.json") == hashlib.sha256(b"theirs").hexdigest()
