@@ -232,4 +232,4 @@ def test_concurrent_writers_on_s3(tmp_path: Path, run: Callable[..., Result], s3
     def forget(key: str) -> None:
         client.delete_object(Bucket=s3.bucket, Key=f"dl/{key}")
 
-    race_rounds(tmp_path, run, matrix, 2, forget)
+    race_rounds(tmp_path, run, matrix, 1, forget)  # publish racing index: the field test's

@@ -4,12 +4,15 @@ The root pages are built from the variant folders' committed pages.  When a fold
 not the one its marker committed — another writer replaced the page or the marker between
 this run's folder commit and its root build — the folder is planned again: commitcheck.py
 finds the page another run's (rebuilt from the stored manifests, a new marker committed) or
-changed by hand (refused, exit 5), and the root is built again.  A few rounds at most: a run
-still losing the race after them refuses (exit 5), and its rerun finishes the work.
+changed by hand (refused, exit 5), and the root is built again after a random pause (two runs
+settling one folder would otherwise rebuild it in turn).  A few rounds at most: a run still
+losing the race after them refuses (exit 5), and its rerun finishes the work.
 """
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Set
 
 from relforge.promote.index.folder import FolderPlan, apply_folder, plan_folder, refuse_drift
@@ -18,6 +21,7 @@ from relforge.promote.vouch import Vouchers
 from relforge.stores.store import ObjectStore
 
 ROUNDS = 4
+PAUSE = 0.25  # seconds: the longest pause before the first new round, doubled each round
 
 
 def settle_root(
@@ -38,6 +42,9 @@ def settle_root(
         except UncommittedPage as exc:
             if round_ == rounds - 1:
                 raise
+            # two runs settling the same folder at once would rebuild it in turn: a random
+            # pause lets one of them finish first
+            time.sleep(random.uniform(0, PAUSE * 2**round_))
             fresh = vouchers.fresh()
             fresh.completeness = vouchers.completeness
             plan = plan_folder(store, exc.folder, fresh, workers=workers, absent=absent)
