@@ -215,8 +215,8 @@ def race_rounds(
         assert verify.code == 0, verify.out + verify.err
     if read_store is not None:
         consistent(read_store)
-    again = run(*index)
-    assert again.code == 0 and "0 folder(s) written" in again.out, again.out + again.err
+    last = run(*index)
+    assert last.code == 0 and "0 folder(s) written" in last.out, last.out + last.err
 
 
 def test_concurrent_writers_on_a_local_store(tmp_path: Path, run: Callable[..., Result]) -> None:
