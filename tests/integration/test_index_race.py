@@ -29,7 +29,7 @@ from tests.integration.conftest import S3
 from tests.integration.test_index_pagesets import NEW, manifests
 from tests.integration.test_promote_flow import s3_matrix
 from tests.promote_kit import matrix_text
-from tests.unit.test_index_race import Killed, RacingStore
+from tests.unit.test_index_commitcheck import Killed, RacingStore
 
 pytestmark = pytest.mark.slow
 RELFORGE = [sys.executable, "-m", "relforge"]
