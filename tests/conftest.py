@@ -184,6 +184,7 @@ LONGEST_FIRST = (
     "test_workflows_generate.py",
     "test_s3_transient_faults.py",
     "test_index_pagesets.py",
+    "test_index_race.py",  # 50 s: writer processes started together, local store and moto
     "test_verify.py",
     "test_pypi_preflight.py",
     "test_bot_handler.py",

@@ -191,8 +191,9 @@ class LocalStore:
             path.parent.mkdir(parents=True, exist_ok=True)
             with self._temp(path) as tmp:
                 tmp.write_bytes(data)
+                st = tmp.stat()  # these bytes' stamp: another writer may replace them next
                 tmp.replace(path)
-            self._record(key, path, _hash(data))
+            self._record(key, path, _hash(data), st)
 
     def delete(self, key: str) -> None:
         if key.endswith("/"):
@@ -258,8 +259,10 @@ class LocalStore:
         self._record(key, path, sha256)
         return True
 
-    def _record(self, key: str, path: Path, sha256: str) -> None:
-        st = path.stat()
+    def _record(self, key: str, path: Path, sha256: str, st: os.stat_result | None = None) -> None:
+        """Record `sha256` for the file whose stamp is `st` (the file at `path` now when
+        None): a record whose stamp is not the file's is never believed (see _sha256)."""
+        st = st if st is not None else path.stat()
         meta = self._meta(key)
         meta.parent.mkdir(parents=True, exist_ok=True)
         record = {"sha256": sha256, "stamp": [st.st_ino, st.st_size, st.st_mtime_ns]}

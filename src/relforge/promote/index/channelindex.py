@@ -30,7 +30,8 @@ from relforge.promote.index.folder import (
     refuse_drift,
 )
 from relforge.promote.index.prune import channel_prune
-from relforge.promote.index.rootpages import RootPlan, refresh_root
+from relforge.promote.index.rootpages import RootPlan
+from relforge.promote.index.settle import settle_root
 from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.stores.retry import total_retries
 from relforge.stores.store import ObjectInfo, ObjectStore
@@ -90,7 +91,9 @@ def apply_channel_index(index: ChannelIndex, *, workers: int = 32) -> IndexOutco
     recorded = tuple(completeness.record()) if completeness is not None else ()
     for plan in index.changed:
         apply_folder(index.store, plan, workers=workers)
-    root = refresh_root(index.store, index.vouchers.root, workers=workers)
+    root, _ = settle_root(
+        index.store, index.vouchers, workers=workers, absent=frozenset(index.deletes)
+    )
     for key in index.deletes:  # no page lists them any more
         index.store.delete(key)
     return IndexOutcome(
@@ -112,5 +115,5 @@ def reindex(
     for plan in plans:
         if plan.changed:
             apply_folder(store, plan, workers=workers)
-    root = refresh_root(store, vouchers.root, workers=workers)
-    return [p.folder for p in plans if p.changed], root
+    root, settled = settle_root(store, vouchers, workers=workers)
+    return [p.folder for p in plans if p.changed] + [p.folder for p in settled], root

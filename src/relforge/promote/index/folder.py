@@ -10,7 +10,9 @@ reported.  Only whole versions are advertised: the completeness judgement (compl
 leaves out every version of which the channel lacks an expected cell.  Re-indexing rebuilds only
 projects whose files (listing: key, size, ETag, sidecar ETag) or manifests changed, and carries
 each unchanged file over from the project's previous page when that page is the one the marker
-committed.  Pages commit as one unit (pageset).
+committed.  Pages commit as one unit (pageset).  A committed page that is not the one its
+marker names was written by another run racing this one (its project is rebuilt from the stored
+manifests and a new marker committed) or changed by hand (refused, exit 5): commitcheck.py.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from relforge.errors import RefusedError, RelforgeError
+from relforge.promote.index.commitcheck import check_committed
 from relforge.promote.index.pages import (
     IndexedFile,
     canonical,
@@ -141,6 +144,8 @@ class FolderPlan:
     verified: int = 0  # files checked against their manifest
     carried: int = 0  # files carried over from the previous page
     marker_stale: bool = False
+    raced: tuple[str, ...] = ()  # projects whose page another run wrote over the committed one
+    tampered: tuple[str, ...] = ()  # one line per page no stored manifest explains (refused)
 
     @property
     def changed(self) -> bool:
@@ -196,6 +201,14 @@ def plan_folder(
     unvouched: list[str] = []
     counts = [0, 0]
     with ThreadPoolExecutor(workers) as pool:
+        committed = [p for p in names if p not in stale and marker and marker.projects[p].files]
+        commitment = (
+            check_committed(store, listing.folder, marker, committed, vouchers, pool)
+            if marker is not None and committed
+            else None
+        )
+        raced = commitment.raced if commitment else ()
+        stale = [p for p in names if p in stale or p in raced]
         for p in stale:
             built = _project_files(store, listing, p, marker, vouchers, pool, held)
             files[p] = built.files
@@ -248,6 +261,8 @@ def plan_folder(
         verified=counts[0],
         carried=counts[1],
         marker_stale=bool(stale) or marker is None or set(marker.projects) != set(names),
+        raced=raced,
+        tampered=commitment.tampered if commitment else (),
     )
 
 
@@ -426,7 +441,18 @@ def _sidecar(
 
 
 def refuse_drift(plans: Sequence[FolderPlan], store: ObjectStore) -> None:
-    """Drifted objects are never advertised: refuse before any page is written."""
+    """Drifted objects are never advertised, pages changed by hand are not written over:
+    refuse before any page is written."""
+    tampered = sorted({line for p in plans for line in p.tampered})
+    if tampered:
+        raise RefusedError(
+            f"{len(tampered)} page(s) in {store.url} are not the pages their folder's page set "
+            "committed, and no stored manifest explains them (not another relforge run's "
+            "output: changed by hand?); no page of their folder was written:\n  "
+            + "\n  ".join(tampered),
+            hint="see what changed (relforge verify); relforge verify --repair rebuilds the "
+            "pages from the stored manifests",
+        )
     lines = sorted({line for p in plans for line in p.drift})  # a version spans folders
     if lines:
         raise RefusedError(
@@ -440,7 +466,7 @@ def refuse_drift(plans: Sequence[FolderPlan], store: ObjectStore) -> None:
 def apply_folder(store: ObjectStore, plan: FolderPlan, *, workers: int = 16) -> None:
     """Write the stale project pages, the folder page, drop pages of projects with nothing
     advertised, then commit the set by replacing the marker (last)."""
-    if plan.drift:
+    if plan.drift or plan.tampered:
         refuse_drift([plan], store)
     generation = new_generation()
     base = plan.folder + "/"

@@ -35,6 +35,11 @@ def describe_index(plans: Sequence[FolderPlan]) -> list[str]:
             if not parts:
                 parts.append("folder page and page-set marker")
             out.append(f"  {p.folder}/: " + "; ".join(parts) + f" ({len(p.unchanged)} unchanged)")
+        if p.raced:
+            out.append(
+                f"  {p.folder}/: another run wrote the page(s) of {', '.join(p.raced)} over the "
+                "committed ones: rebuilt from the stored manifests"
+            )
         if p.unvouched:
             shown = ", ".join(k.rsplit("/", 1)[1] for k in p.unvouched[:5])
             more = f" and {len(p.unvouched) - 5} more" if len(p.unvouched) > 5 else ""

@@ -223,17 +223,28 @@ def _with(f: IndexedFile, *, yanked: str | None) -> IndexedFile:
     return dataclasses.replace(f, yanked=yanked)
 
 
+class UncommittedPage(RefusedError):
+    """A variant page is not the one its folder's marker committed (exit 5 when it stays so):
+    another run raced this one, or the page was changed by hand.  `folder` names the folder,
+    which settle.py re-plans (commitcheck.py tells the two apart)."""
+
+    def __init__(self, message: str, *, folder: str, hint: str) -> None:
+        super().__init__(message, hint=hint)
+        self.folder = folder
+
+
 def _committed_files(store: ObjectStore, folder: str, project: str, sha: str) -> list[IndexedFile]:
     key = f"{folder}/{project}/index.json"
     data = _get(store, key)
     got = hashlib.sha256(data).hexdigest() if data is not None else None
     if data is None or got != sha:
-        raise RefusedError(
+        raise UncommittedPage(
             f"{store.url}/{key} is not the page its folder's page set committed (sha256 {got}, "
             f"the marker says {sha}); the channel-root pages are built from committed pages "
             "only, none was written",
-            hint="rebuild the folder's pages: relforge verify --repair (or remove "
-            f"{folder}/{MARKER} and run relforge index --execute)",
+            folder=folder,
+            hint="another run is writing this channel's pages: run again (a rerun rebuilds "
+            "the folder from the stored manifests); if it persists, relforge verify --repair",
         )
     page = json.loads(data)
     files = carried(page)

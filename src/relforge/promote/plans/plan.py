@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from relforge.matrix.schema import ChannelName
 from relforge.promote.index.folder import FolderPlan, apply_folder, plan_folder, refuse_drift
-from relforge.promote.index.rootpages import refresh_root
+from relforge.promote.index.settle import settle_root
 from relforge.promote.vouch import Vouchers
 from relforge.stores.journal import Journal
 from relforge.stores.store import ObjectStore
@@ -134,6 +134,12 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
                     # next one (which keeps advertising what this one began to)
                     recorded = plan.vouchers.completeness.record(plan.mirrors)
             for folder_plan in folder_plans:
+                if folder_plan.raced:
+                    echo(
+                        f"  {folder_plan.folder}/{where}: another run wrote the page(s) of "
+                        f"{', '.join(folder_plan.raced)} over the committed ones; rebuilt from "
+                        "the stored manifests"
+                    )
                 if folder_plan.changed:
                     apply_folder(store, folder_plan, workers=workers)
                     if store is plan.store:
@@ -142,8 +148,11 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
                     f"index {folder_plan.folder}{where}", rebuilt=list(folder_plan.rebuild)
                 )
             if plan.index_folders and plan.vouchers is not None:
-                # the channel-root pages, from the variant pages just committed
-                refresh_root(store, plan.vouchers.root, workers=workers)
+                # the channel-root pages, from the variant pages just committed (a folder
+                # another run raced is rebuilt on the way: settle.py)
+                _, settled = settle_root(store, plan.vouchers, workers=workers, absent=pruned)
+                if store is plan.store:
+                    indexed += settled
             for key in plan.deletes:
                 store.delete(key)
                 journal.record(f"delete {key}{where}")
