@@ -57,8 +57,9 @@ def test_from_init_to_a_dry_run_release_cut_without_hand_edits(
     assert init.code == 0, init.err
     assert "wrote matrix/hello-ext.yaml: release 0.3" in init.out
     next_commands = [line.strip() for line in init.out.split("next:\n")[1].splitlines()]
-    assert next_commands[0] == "relforge matrix check matrix/hello-ext.yaml"
-    assert _relforge(run, next_commands[0]).code == 0  # exactly what init printed
+    assert next_commands[0] == "relforge matrix lint --strict matrix/hello-ext.yaml"
+    linted = _relforge(run, next_commands[0])  # exactly what init printed
+    assert linted.code == 0, linted.out + linted.err
 
     # the README's CI step after the printed commands (a file:// store: --no-upload)
     generate = "relforge workflows generate matrix/hello-ext.yaml --release 0.3 --out "
