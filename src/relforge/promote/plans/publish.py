@@ -23,6 +23,7 @@ from relforge.promote.completeness import PUBLISHED_TYPES, Incoming, release_fol
 from relforge.promote.context import open_publishing
 from relforge.promote.index.prune import nightly_prune
 from relforge.promote.install import index_base, index_urls
+from relforge.promote.lease import LeaseScope
 from relforge.promote.mirrors import mirror_batches
 from relforge.promote.plans.plan import Plan
 from relforge.promote.vouch import channel_vouchers
@@ -201,12 +202,14 @@ def plan_publish(
     workers: int = 32,
     partial: bool = False,
     index: bool = True,
+    lease: LeaseScope | None = None,
 ) -> Plan:
     """The create-if-absent uploads of a build manifest's validated artifacts (with their
     PEP 658 metadata sidecars and the manifest record) to `channel` of the matrix's store and
     its mirrors, plus the nightly pruning.  `channel`: the manifest's when None.  Checks the
     manifest against the channel, project and files on disk and refuses unvalidated artifacts;
-    reads the store, writes nothing."""
+    reads the store, writes nothing.  `lease`: the channel's lease is taken there before the
+    store is read (the run's writes then happen under it)."""
     manifest = load_manifest(manifest_path)
     channel = _publish_channel(matrix, manifest, manifest_path, channel)
     if manifest.project != matrix.project.name:
@@ -216,6 +219,8 @@ def plan_publish(
             key="--manifest",
         )
     publishing = open_publishing(matrix)
+    if lease is not None:
+        lease.take(publishing.store, [channel])
     here = publishing.channel(channel)
     placed = place(here.cells, manifest, where=str(manifest_path))
     if not placed:
