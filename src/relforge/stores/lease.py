@@ -204,6 +204,7 @@ def acquire(store: ObjectStore, key: str, *, what: str, command: str, policy: Le
     holds it) up to `policy.wait` seconds and then refuse (RefusedError, exit 5)."""
     start = time.monotonic()
     said = -PROGRESS_EVERY
+    looks = 0
     base = me(command, policy.ttl, time.time())  # one token for every try: a write of ours
     while True:  # retried after it landed is recognised by it
         now = time.time()
@@ -231,7 +232,9 @@ def acquire(store: ObjectStore, key: str, *, what: str, command: str, policy: Le
         if waited - said >= PROGRESS_EVERY:
             policy.say(f"waiting for {what}: {current.describe(now)}")
             said = waited
-        time.sleep(min(policy.wait - waited, policy.poll * (0.5 + secrets.randbelow(1000) / 1000)))
+        looks += 1  # look less often the longer it is held: at most every 3 polls (jittered)
+        pause = policy.poll * min(3.0, 0.5 + looks / 2) * (0.75 + secrets.randbelow(500) / 1000)
+        time.sleep(min(policy.wait - waited, pause))
 
 
 def _held(

@@ -238,13 +238,13 @@ class LocalStore:
     @contextlib.contextmanager
     def _exclusive(self, key: str) -> Iterator[None]:
         """The compare and the swap of a conditional replace or delete as one step: an
-        exclusive lock (flock) on the key's lock file beside its record.  A create needs no
-        lock (the hard link fails when the key exists) and replaces nothing."""
+        exclusive lock (flock) on the key's folder, so no lock file is left behind.  A create
+        needs no lock (the hard link fails when the key exists) and replaces nothing."""
         import fcntl
 
-        lock = self.root / META_DIR / f"{key}.lock"
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        folder = self._path(key).parent
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield

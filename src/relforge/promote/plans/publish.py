@@ -219,8 +219,6 @@ def plan_publish(
             key="--manifest",
         )
     publishing = open_publishing(matrix)
-    if lease is not None:
-        lease.take(publishing.store, [channel])
     here = publishing.channel(channel)
     placed = place(here.cells, manifest, where=str(manifest_path))
     if not placed:
@@ -237,6 +235,8 @@ def plan_publish(
     filled = [with_sidecar(p, path) for p, path in zip(placed, paths, strict=True)]
     placed = [p for p, _ in filled]
     store = publishing.store
+    if lease is not None:  # after the checks of the local files, before the store is read
+        lease.take(store, [channel])
     files = artifact_transfers(placed, paths, [meta for _, meta in filled])
     files += checksum_transfers(placed)  # archives: <file>.sha256 beside each
     records = manifest_transfers(manifest, placed, trust)
