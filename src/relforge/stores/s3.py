@@ -438,6 +438,8 @@ class S3Store:
                 if code(exc) in CONDITION_FAILED or code(exc) in MISSING:
                     return None
                 raise
+            if "ETag" not in answer:  # every S3 write answers with the object's ETag
+                raise not_s3(self, "put", key, "a write answered without an ETag")
             return str(answer["ETag"])
 
         return self.request("put", key, attempt)
