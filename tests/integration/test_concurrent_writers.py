@@ -170,10 +170,10 @@ def check_converged(world: World, run: Callable[..., Result], commands: list[str
     assert world.state() == state  # each rerun was a no-op
 
 
-# CPU is what the suite is short of: each writer is a process of its own, so S3 gets the largest
-# mix only (the lease and its races on S3 are also tested in test_lease_s3.py, in threads)
+# CPU is what the suite is short of (each writer is a process of its own): 2 and 8 writers on a
+# local store, 4 on S3 (the lease's races on S3 are tested in threads in test_lease_s3.py)
 @pytest.mark.parametrize(
-    ("world", "writers"), [("local", 2), ("local", 4), ("local", 8), ("s3", 8)], indirect=["world"]
+    ("world", "writers"), [("local", 2), ("local", 8), ("s3", 4)], indirect=["world"]
 )
 def test_writers_started_together_take_turns(
     world: World, writers: int, run: Callable[..., Result]
@@ -184,9 +184,7 @@ def test_writers_started_together_take_turns(
     results = finish(start(world, commands))
     for command, (code, output) in zip(commands, results, strict=True):
         assert code == 0, f"{command}: {output}"
-    said = "\n".join(output for _, output in results)
-    if writers > 2:  # writers of the same channel: some waited, naming the holder
-        assert "waiting for the test channel's lease: held by " in said
+    # (whether one waited depends on timing: waiting is tested in tests/unit/test_lease.py)
     check_converged(world, run, commands)
 
 
