@@ -116,5 +116,5 @@ def test_of_several_takers_of_an_expired_lease_on_s3_exactly_one_wins(s3: S3) ->
     assert len(won) == 1, got
     holder = json.loads(st.get(KEY))
     assert won[0] == f"won {holder['token']}"
-    assert len(lines) == 1 and "from held by ci@runner-3 pid 4242" in lines[0]
+    assert len(lines) == 1 and "from ci@runner-3 pid 4242" in lines[0]
     assert not st.delete_if(KEY, old)  # the dead holder's ETag no longer removes it

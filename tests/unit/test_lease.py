@@ -159,7 +159,7 @@ def test_an_expired_lease_is_taken_over_and_said(tmp_path: Path) -> None:
     lease = acquire(store, KEY, what=WHAT, command="relforge index", policy=quiet(lines=lines))
     try:
         assert lines == [
-            f"took over {WHAT} in {store.url} from held by ci@runner-3 pid 4242 "
+            f"took over {WHAT} in {store.url} from ci@runner-3 pid 4242 "
             "(relforge promote), expired 12 s ago"
         ]
         assert lease.took_over == lines[0]

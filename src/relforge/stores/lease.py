@@ -102,10 +102,14 @@ class Holder:
         except (ValueError, KeyError, TypeError):
             return None
 
-    def describe(self, now: float) -> str:
+    def who(self, now: float) -> str:
+        """`ci@runner-3 pid 4242 (relforge promote), expires in 41 s`"""
         left = self.expires - now
         when = f"expires in {left:.0f} s" if left >= 0 else f"expired {-left:.0f} s ago"
-        return f"held by {self.holder} pid {self.pid} ({self.command}), {when}"
+        return f"{self.holder} pid {self.pid} ({self.command}), {when}"
+
+    def describe(self, now: float) -> str:
+        return f"held by {self.who(now)}"
 
 
 def me(command: str, ttl: float, now: float) -> Holder:
@@ -213,15 +217,16 @@ def acquire(store: ObjectStore, key: str, *, what: str, command: str, policy: Le
         if etag is not None:
             return _held(store, key, what, policy, mine, etag, None)
         current, seen = _read(store, key)
-        if seen is None:
-            continue  # released meanwhile: create again
+        if seen is None:  # released meanwhile: create again
+            time.sleep(min(policy.poll, 0.1))
+            continue
         now = time.time()  # the reads may have taken a while
         if current is not None and current.token == mine.token:
-            return _held(store, key, what, policy, mine, seen, None)  # a retried create landed
+            return _held(store, key, what, policy, current, seen, None)  # a retry that landed
         if current is None or current.expires < now:
             etag = store.replace_if(key, mine.to_bytes(), JSON, seen)
             if etag is not None:
-                before = current.describe(now) if current else "an unreadable lease"
+                before = current.who(now) if current else "an unreadable lease"
                 took = f"took over {what} in {store.url} from {before}"
                 policy.say(took)
                 return _held(store, key, what, policy, mine, etag, took)
