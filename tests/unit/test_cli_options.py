@@ -24,7 +24,18 @@ from tests.conftest import EXAMPLE, REPO, Result
 Run = Callable[..., Result]
 
 CLI = REPO / "src" / "relforge" / "cli"
-SHARED = {"--format", "--release", "--select", "--date", "--execute", "--workers", "--jobs"}
+SHARED = {
+    "--format",
+    "--release",
+    "--select",
+    "--date",
+    "--execute",
+    "--workers",
+    "--jobs",
+    "--lease-wait",
+    "--no-wait",
+    "--lease-ttl",
+}
 
 
 def _declared_flags(source: str) -> list[tuple[int, str]]:

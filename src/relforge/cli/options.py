@@ -15,6 +15,7 @@ from relforge.errors import UsageError
 
 if TYPE_CHECKING:
     from relforge.matrix import Selector
+    from relforge.stores import LeasePolicy
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,6 +26,8 @@ class Decorator(Protocol):
     def __call__(self, f: F, /) -> F: ...
 
 
+DEFAULT_LEASE_WAIT = 600.0
+DEFAULT_LEASE_TTL = 60.0
 EXECUTE_HELP = "Apply the plan (the default is a dry run that writes nothing)."
 
 
@@ -78,6 +81,55 @@ def date_option(help: str) -> Decorator:
 def execute_option(help: str = EXECUTE_HELP) -> Decorator:
     """`--execute`: apply what the command plans (without it, a dry run)."""
     return click.option("--execute", is_flag=True, help=help)
+
+
+def lease_options() -> Decorator:
+    """`--lease-wait SECONDS`, `--no-wait`, `--lease-ttl SECONDS`: how a command that changes a
+    channel takes the channel's writer lease (relforge.stores.lease); parse with
+    `lease_policy`."""
+    wait = click.option(
+        "--lease-wait",
+        type=click.FloatRange(min=0),
+        default=DEFAULT_LEASE_WAIT,
+        show_default=True,
+        metavar="SECONDS",
+        help="While another writer holds the channel's lease, wait this long for it (saying "
+        "who holds it every few seconds), then refuse (exit 5).",
+    )
+    no_wait = click.option(
+        "--no-wait",
+        is_flag=True,
+        help="Refuse at once (exit 5, the holder named) when another writer holds the "
+        "channel's lease.",
+    )
+    ttl = click.option(
+        "--lease-ttl",
+        type=click.FloatRange(min=1),
+        default=DEFAULT_LEASE_TTL,
+        show_default=True,
+        metavar="SECONDS",
+        help="How long the channel's lease outlives this run if it dies (renewed every third "
+        "of it while the run writes); another writer takes over an expired lease.",
+    )
+
+    def apply(f: F) -> F:
+        return wait(no_wait(ttl(f)))
+
+    return apply
+
+
+def lease_policy(
+    execute: bool, lease_wait: float, no_wait: bool, lease_ttl: float
+) -> LeasePolicy | None:
+    """The `LeasePolicy` of the lease flags (None on a dry run: it takes no lease); the lines
+    about waiting and takeovers go to stderr."""
+    if not execute:
+        return None
+    from relforge.stores import LeasePolicy
+
+    return LeasePolicy(
+        ttl=lease_ttl, wait=0.0 if no_wait else lease_wait, say=partial(click.echo, err=True)
+    )
 
 
 def clone_option(help: str = "The project's git clone.") -> Decorator:

@@ -15,6 +15,8 @@ from relforge.actions import step_summary
 from relforge.cli.options import (
     execute_option,
     format_option,
+    lease_options,
+    lease_policy,
     print_outcome,
     progress_echo,
     stop_for_dry_run,
@@ -33,6 +35,7 @@ _PARTIAL = click.option(
     "(reported loudly; the default leaves it off the pages until it is whole).",
 )
 _WORKERS = workers_option()
+_LEASE = lease_options()
 
 
 def _run_plan(plan: object, execute: bool) -> None:
@@ -84,6 +87,7 @@ def _warn_serving(download_url: str, store: ObjectStore, folders: Sequence[str])
     "every per-cell upload).",
 )
 @_WORKERS
+@_LEASE
 def publish(
     file: str,
     channel: ChannelName | None,
@@ -92,18 +96,29 @@ def publish(
     partial: bool,
     no_index: bool,
     workers: int,
+    lease_wait: float,
+    no_wait: bool,
+    lease_ttl: float,
 ) -> None:
     """Upload a manifest's validated artifacts (with PEP 658 sidecars) to a channel, store the
     manifest there, prune old nightlies, and re-index.  A version appears on the pages only
     once every cell the matrix expects of it is there (--partial: at once).  FILE is the
     matrix file."""
-    from relforge.promote import install_lines, plan_publish
+    from relforge.promote import install_lines, lease_scope, plan_publish
 
     matrix = load_matrix(file)
-    plan = plan_publish(
-        matrix, manifest_path, channel, workers=workers, partial=partial, index=not no_index
-    )
-    _run_plan(plan, execute)
+    policy = lease_policy(execute, lease_wait, no_wait, lease_ttl)
+    with lease_scope("publish", policy) as lease:
+        plan = plan_publish(
+            matrix,
+            manifest_path,
+            channel,
+            workers=workers,
+            partial=partial,
+            index=not no_index,
+            lease=lease,
+        )
+        _run_plan(plan, execute)
     if execute:
         _warn_serving(matrix.project.download_url, plan.store, plan.index_folders)
     if plan.channel is not None:  # the last lines: where to install from, and how
@@ -133,24 +148,40 @@ def publish(
 @_EXECUTE
 @_PARTIAL
 @_WORKERS
+@_LEASE
 def index(
-    file: str, channel: ChannelName | None, fmt: str, execute: bool, partial: bool, workers: int
+    file: str,
+    channel: ChannelName | None,
+    fmt: str,
+    execute: bool,
+    partial: bool,
+    workers: int,
+    lease_wait: float,
+    no_wait: bool,
+    lease_ttl: float,
 ) -> None:
     """(Re)build the PEP 503/691 index of every wheel folder of a channel; only projects whose
     files changed are rebuilt, and only whole versions are advertised (--partial: every
     version).  Of the nightly channel, the wheels beyond publishing.nightly_keep whole
     nightlies are left off the pages and then deleted.  FILE is the matrix file."""
-    from relforge.promote import apply_channel_index, index_report, plan_channel_index
+    from relforge.promote import (
+        apply_channel_index,
+        index_report,
+        lease_scope,
+        plan_channel_index,
+    )
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
-    planned = plan_channel_index(matrix, chosen, partial=partial, workers=workers)
-    report = index_report(planned)
-    say = progress_echo(fmt)
-    for line in report.plan_lines():
-        say(line)
-    if execute:
-        report = report.applied(apply_channel_index(planned, workers=workers))
+    policy = lease_policy(execute, lease_wait, no_wait, lease_ttl)
+    with lease_scope("index", policy) as lease:
+        planned = plan_channel_index(matrix, chosen, partial=partial, workers=workers, lease=lease)
+        report = index_report(planned)
+        say = progress_echo(fmt)
+        for line in report.plan_lines():
+            say(line)
+        if execute:
+            report = report.applied(apply_channel_index(planned, workers=workers))
     print_outcome(report, fmt=fmt, title="relforge index")
     if execute:
         folders = [p.folder for p in planned.plans]
@@ -183,6 +214,7 @@ def index(
 @_EXECUTE
 @_PARTIAL
 @_WORKERS
+@_LEASE
 def promote(
     file: str,
     version: str,
@@ -193,20 +225,26 @@ def promote(
     execute: bool,
     partial: bool,
     workers: int,
+    lease_wait: float,
+    no_wait: bool,
+    lease_ttl: float,
 ) -> None:
     """Copy the exact validated objects of one version between channels (server-side, each
     sha256 verified, never overwriting), back them up, and re-index the destination last.
     A killed run resumes when rerun.  FILE is the matrix file."""
-    from relforge.promote import plan_promote
+    from relforge.promote import lease_scope, plan_promote
 
-    plan = plan_promote(
-        load_matrix(file),
-        version,
-        source,
-        target,
-        manifest_path,
-        manifest_digest=manifest_digest,
-        workers=workers,
-        partial=partial,
-    )
-    _run_plan(plan, execute)
+    policy = lease_policy(execute, lease_wait, no_wait, lease_ttl)
+    with lease_scope("promote", policy) as lease:
+        plan = plan_promote(
+            load_matrix(file),
+            version,
+            source,
+            target,
+            manifest_path,
+            manifest_digest=manifest_digest,
+            workers=workers,
+            partial=partial,
+            lease=lease,
+        )
+        _run_plan(plan, execute)

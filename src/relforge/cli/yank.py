@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import click
 
-from relforge.cli.options import execute_option, format_option, print_outcome, progress_echo
+from relforge.cli.options import (
+    execute_option,
+    format_option,
+    lease_options,
+    lease_policy,
+    print_outcome,
+    progress_echo,
+)
 from relforge.matrix import ChannelName, load_matrix
 
 
@@ -39,6 +46,7 @@ from relforge.matrix import ChannelName, load_matrix
     "lines on stderr.",
 )
 @execute_option()
+@lease_options()
 def yank(
     file: str,
     version: str,
@@ -48,23 +56,34 @@ def yank(
     undo: bool,
     fmt: str,
     execute: bool,
+    lease_wait: float,
+    no_wait: bool,
+    lease_ttl: float,
 ) -> None:
     """Mark the files of one version yanked (PEP 592) on the HTML and JSON pages of every
     channel that holds them; pip and uv then skip them unless pinned with `==`.  The yank is
     kept in the store (relforge/yanked/<channel>.json), so re-indexing keeps it.  FILE is the
     matrix file."""
     from relforge.errors import UsageError
-    from relforge.promote import apply_yank, plan_yank
+    from relforge.promote import apply_yank, lease_scope, plan_yank
 
     if not undo and not reason.strip():
         raise UsageError("a yank needs a reason", key="--reason", hint="--reason TEXT")
     if undo and reason:
         raise UsageError("--undo takes no --reason", key="--reason")
-    plan = plan_yank(
-        load_matrix(file), version, reason=reason.strip(), undo=undo, cells=cells, channels=channels
-    )
-    say = progress_echo(fmt)
-    for line in plan.lines():
-        say(line)
-    outcome = apply_yank(plan, execute=execute)
+    policy = lease_policy(execute, lease_wait, no_wait, lease_ttl)
+    with lease_scope("yank", policy) as lease:
+        plan = plan_yank(
+            load_matrix(file),
+            version,
+            reason=reason.strip(),
+            undo=undo,
+            cells=cells,
+            channels=channels,
+            lease=lease,
+        )
+        say = progress_echo(fmt)
+        for line in plan.lines():
+            say(line)
+        outcome = apply_yank(plan, execute=execute)
     print_outcome(outcome, fmt=fmt, title="relforge yank")

@@ -20,6 +20,9 @@ Entry points, one line of the command line's each:
 - `apply_mirror` writes the dependency wheels `relforge.deps` planned and fetched into their
   folders, records and indexes them, and gives the `MirrorReport` (the dry run's without
   `execute`).
+- `lease_scope` gives the `LeaseScope` a writing command runs in: each plan function
+  (`lease=`) takes its channels' writer leases there before reading them, and they are released
+  when the scope ends; a dry run's scope (policy None) takes none.
 - `check_channel` verifies a channel into an `Outcome` (its JSON, lines and step summary).
 - `bucket_policy` writes the public-read policy of a channel's bucket.
 - `plan_stage` with `stage_wheels` stages wheels for PyPI (`strip_local` drops the local
@@ -43,6 +46,7 @@ from relforge.promote.index.serving import serving_warnings
 from relforge.promote.install import install_lines
 from relforge.promote.integrity.check import check_channel
 from relforge.promote.integrity.outcome import Outcome
+from relforge.promote.lease import LeaseScope, lease_scope
 from relforge.promote.plans.dependencies import apply_mirror
 from relforge.promote.plans.plan import Plan, execute, render
 from relforge.promote.plans.promote import plan_promote
@@ -60,6 +64,7 @@ from relforge.promote.pypi.stage import plan_stage
 from relforge.promote.pypi.wheels import strip_local
 
 __all__ = [
+    "LeaseScope",
     "Outcome",
     "Plan",
     "PlanReport",
@@ -71,6 +76,7 @@ __all__ = [
     "execute",
     "index_report",
     "install_lines",
+    "lease_scope",
     "open_publishing",
     "plan_channel_index",
     "plan_promote",

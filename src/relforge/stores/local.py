@@ -202,6 +202,56 @@ class LocalStore:
             self._path(key).unlink(missing_ok=True)
             self._meta(key).unlink(missing_ok=True)
 
+    def create(self, key: str, data: bytes, content_type: str) -> str | None:
+        path = self._path(key)
+        with self._faults("write", key):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with self._temp(path) as tmp:
+                tmp.write_bytes(data)
+                if not self._link(tmp, path, key, _hash(data)):  # exclusive: never replaces
+                    return None
+            info = self.head(key)
+        return info.etag if info is not None else None
+
+    def replace_if(self, key: str, data: bytes, content_type: str, etag: str) -> str | None:
+        path = self._path(key)
+        with self._faults("write", key), self._exclusive(key):
+            found = self.head(key)
+            if found is None or found.etag != etag:
+                return None
+            with self._temp(path) as tmp:
+                tmp.write_bytes(data)
+                tmp.replace(path)  # a new inode: the ETag changes even when the bytes do not
+            self._record(key, path, _hash(data))
+            info = self.head(key)
+        return info.etag if info is not None else None
+
+    def delete_if(self, key: str, etag: str) -> bool:
+        path = self._path(key)
+        with self._faults("delete", key), self._exclusive(key):
+            found = self.head(key)
+            if found is None or found.etag != etag:
+                return False
+            path.unlink(missing_ok=True)
+            self._meta(key).unlink(missing_ok=True)
+        return True
+
+    @contextlib.contextmanager
+    def _exclusive(self, key: str) -> Iterator[None]:
+        """The compare and the swap of a conditional replace or delete as one step: an
+        exclusive lock (flock) on the key's folder, so no lock file is left behind.  A create
+        needs no lock (the hard link fails when the key exists) and replaces nothing."""
+        import fcntl
+
+        folder = self._path(key).parent
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing drops the lock
+
     def unfinished(self, prefix: str) -> tuple[Unfinished, ...]:
         return ()  # a write is a temporary file, then a hard link: there is no upload to resume
 

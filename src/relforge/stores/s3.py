@@ -399,6 +399,56 @@ class S3Store:
             lambda: self.client.delete_object(Bucket=self.bucket, Key=self.object_key(key)),
         )
 
+    def create(self, key: str, data: bytes, content_type: str) -> str | None:
+        return self._conditional_put(key, data, content_type, IfNoneMatch="*")
+
+    def replace_if(self, key: str, data: bytes, content_type: str, etag: str) -> str | None:
+        return self._conditional_put(key, data, content_type, IfMatch=etag)
+
+    def delete_if(self, key: str, etag: str) -> bool:
+        def attempt() -> bool:
+            try:
+                self.client.delete_object(
+                    Bucket=self.bucket, Key=self.object_key(key), IfMatch=etag
+                )
+            except Exception as exc:
+                if code(exc) in CONDITION_FAILED or code(exc) in MISSING:
+                    return False
+                raise
+            return True
+
+        return self.request("delete", key, attempt)
+
+    def _conditional_put(
+        self, key: str, data: bytes, content_type: str, **condition: str
+    ) -> str | None:
+        """A put that the service applies only under `condition` (IfNoneMatch or IfMatch):
+        the new ETag, or None when the condition failed.  A retried attempt that may have
+        landed reads as failed; the caller (relforge.stores.lease) tells by the body."""
+        digest = hashlib.sha256(data).hexdigest()
+
+        def attempt() -> str | None:
+            try:
+                answer = self.client.put_object(
+                    Bucket=self.bucket,
+                    Key=self.object_key(key),
+                    Body=data,
+                    ContentType=content_type,
+                    ChecksumAlgorithm="SHA256",
+                    ChecksumSHA256=b64_hex(digest),
+                    Metadata={"sha256": digest},
+                    **condition,
+                )
+            except Exception as exc:
+                if code(exc) in CONDITION_FAILED or code(exc) in MISSING:
+                    return None
+                raise
+            if "ETag" not in answer:  # every S3 write answers with the object's ETag
+                raise not_s3(self, "put", key, "a write answered without an ETag")
+            return str(answer["ETag"])
+
+        return self.request("put", key, attempt)
+
     def unfinished(self, prefix: str) -> tuple[Unfinished, ...]:
         return tuple(s3_complete.unfinished(self, prefix))
 

@@ -95,6 +95,22 @@ class ObjectStore(Protocol):
 
     def delete(self, key: str) -> None: ...
 
+    def create(self, key: str, data: bytes, content_type: str) -> str | None:
+        """Create a small object only when the key does not exist (an atomic conditional
+        write: of two creates at once exactly one succeeds).  Its ETag, or None when the key
+        exists (nothing written).  For coordination objects (writer leases), not artifacts."""
+        ...
+
+    def replace_if(self, key: str, data: bytes, content_type: str, etag: str) -> str | None:
+        """Replace a small object only while it still has `etag` (atomically): its new ETag,
+        or None when it changed or is gone (nothing written)."""
+        ...
+
+    def delete_if(self, key: str, etag: str) -> bool:
+        """Delete the object only while it still has `etag`: False when it changed (kept)
+        or is already gone."""
+        ...
+
     def unfinished(self, prefix: str) -> tuple[Unfinished, ...]:
         """Writes under `prefix` begun and never finished (multipart uploads still open)."""
         ...

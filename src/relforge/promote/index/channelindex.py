@@ -32,6 +32,7 @@ from relforge.promote.index.folder import (
 from relforge.promote.index.prune import channel_prune
 from relforge.promote.index.rootpages import RootPlan
 from relforge.promote.index.settle import settle_root
+from relforge.promote.lease import LeaseScope
 from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.stores.retry import total_retries
 from relforge.stores.store import ObjectInfo, ObjectStore
@@ -61,12 +62,20 @@ class IndexOutcome:
 
 
 def plan_channel_index(
-    matrix: Matrix, channel: ChannelName, *, partial: bool = False, workers: int = 32
+    matrix: Matrix,
+    channel: ChannelName,
+    *,
+    partial: bool = False,
+    workers: int = 32,
+    lease: LeaseScope | None = None,
 ) -> ChannelIndex:
     """Every wheel folder of `channel` planned against the stored manifests; refuses (exit 5)
-    when an object's bytes differ from its manifest's.  Reads only."""
+    when an object's bytes differ from its manifest's.  Reads only (`lease`: the channel's
+    lease is taken first, for the run that applies this plan)."""
     here = open_publishing(matrix).channel(channel)
     store = here.store
+    if lease is not None:
+        lease.take(store, [channel])
     vouchers = channel_vouchers(here, workers=min(workers, 16), partial=partial)
     folders = wheel_folders(here.cells)
     deletes: tuple[str, ...] = ()

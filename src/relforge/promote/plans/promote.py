@@ -22,6 +22,7 @@ from relforge.promote.channel import (
 from relforge.promote.completeness import VersionState, release_folders
 from relforge.promote.context import open_publishing
 from relforge.promote.index.folder import SIDECAR
+from relforge.promote.lease import LeaseScope
 from relforge.promote.mirrors import mirror_batches
 from relforge.promote.plans.plan import Plan
 from relforge.promote.plans.publish import incoming, refuse_unvalidated, stored_manifest_transfers
@@ -200,10 +201,12 @@ def plan_promote(
     manifest_digest: str | None = None,
     workers: int = 32,
     partial: bool = False,
+    lease: LeaseScope | None = None,
 ) -> Plan:
     """The plan copying the validated artifacts of `version` from channel `source` to `target`
     (server-side, never overwriting), with their backups, the promoted manifest and the mirrors;
-    refuses artifacts that are unvalidated, missing or changed in the source channel."""
+    refuses artifacts that are unvalidated, missing or changed in the source channel.  `lease`:
+    the target channel's lease is taken there before the store is read."""
     if source == target:
         raise UsageError("--from and --to name the same channel", key="--to")
     version = public_version(version)
@@ -212,6 +215,11 @@ def plan_promote(
     trust = publishing.trust
     require_signer(trust, "promote")
     store = publishing.store
+    if lease is not None:
+        # only the destination: the source channel is read, never written, and its objects
+        # are create-only (a racing publish adds files, never changes one, and the copies'
+        # sha256 are checked); leasing it too would make promote wait on nightly uploads
+        lease.take(store, [target])
     manifest, where = select_manifest(
         store, matrix, source, version, manifest_path, trust=trust, pin=pin
     )

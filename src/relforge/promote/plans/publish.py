@@ -23,6 +23,7 @@ from relforge.promote.completeness import PUBLISHED_TYPES, Incoming, release_fol
 from relforge.promote.context import open_publishing
 from relforge.promote.index.prune import nightly_prune
 from relforge.promote.install import index_base, index_urls
+from relforge.promote.lease import LeaseScope
 from relforge.promote.mirrors import mirror_batches
 from relforge.promote.plans.plan import Plan
 from relforge.promote.vouch import channel_vouchers
@@ -201,12 +202,14 @@ def plan_publish(
     workers: int = 32,
     partial: bool = False,
     index: bool = True,
+    lease: LeaseScope | None = None,
 ) -> Plan:
     """The create-if-absent uploads of a build manifest's validated artifacts (with their
     PEP 658 metadata sidecars and the manifest record) to `channel` of the matrix's store and
     its mirrors, plus the nightly pruning.  `channel`: the manifest's when None.  Checks the
     manifest against the channel, project and files on disk and refuses unvalidated artifacts;
-    reads the store, writes nothing."""
+    reads the store, writes nothing.  `lease`: the channel's lease is taken there before the
+    store is read (the run's writes then happen under it)."""
     manifest = load_manifest(manifest_path)
     channel = _publish_channel(matrix, manifest, manifest_path, channel)
     if manifest.project != matrix.project.name:
@@ -232,6 +235,8 @@ def plan_publish(
     filled = [with_sidecar(p, path) for p, path in zip(placed, paths, strict=True)]
     placed = [p for p, _ in filled]
     store = publishing.store
+    if lease is not None:  # after the checks of the local files, before the store is read
+        lease.take(store, [channel])
     files = artifact_transfers(placed, paths, [meta for _, meta in filled])
     files += checksum_transfers(placed)  # archives: <file>.sha256 beside each
     records = manifest_transfers(manifest, placed, trust)

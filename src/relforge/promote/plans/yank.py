@@ -22,6 +22,7 @@ from relforge.matrix.schema import ChannelName, Matrix
 from relforge.output import in_place, summary_with_list, versioned
 from relforge.promote.context import open_publishing
 from relforge.promote.index.channelindex import reindex
+from relforge.promote.lease import LeaseScope
 from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.promote.yanked import read_yanked, write_yanked
 from relforge.stores.store import ObjectStore
@@ -175,13 +176,17 @@ def plan_yank(
     cells: Sequence[str] = (),
     channels: Sequence[ChannelName] = (),
     workers: int = 16,
+    lease: LeaseScope | None = None,
 ) -> YankPlan:
     """The files of `version` each selected channel's manifests vouch for and the store holds,
-    with their yank state now and after the change."""
+    with their yank state now and after the change.  `lease`: the leases of the selected
+    channels are taken there before the store is read."""
     public = _public(version)
     publishing = open_publishing(matrix)
     store = publishing.store
     chosen = tuple(channels) or CHANNELS
+    if lease is not None:
+        lease.take(store, chosen)
     files: list[YankChange] = []
     vouchers: dict[ChannelName, Vouchers] = {}
     seen_cells: set[str] = set()
