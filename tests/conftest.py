@@ -185,6 +185,9 @@ LONGEST_FIRST = (
     "test_s3_transient_faults.py",
     "test_index_pagesets.py",
     "test_index_race.py",  # 50 s: writer processes started together, local store and moto
+    "test_concurrent_writers.py",  # 2 and 8 leased writers, a SIGKILLed holder taken over
+    "test_docs_walk.py",  # 80 s: README's and the CUDA walk's commands, as written
+    "test_lease_s3.py",
     "test_verify.py",
     "test_pypi_preflight.py",
     "test_bot_handler.py",
