@@ -42,7 +42,7 @@ def _matrix(tmp_path: Path, s3: S3, bucket: str, endpoint: str) -> Path:
 
 def _flow(run: Callable[..., Result], matrix: Path, manifest: Path) -> tuple[int, list[str]]:
     """publish → promote → index of both channels; returns the retries the summaries report
-    and each command's last line."""
+    and each command's summary line (publish's is followed by the install lines)."""
     commands = [
         ("publish", str(matrix), "--channel", "test", "--manifest", str(manifest)),
         ("promote", str(matrix), "--version", "1.0.0"),
@@ -55,11 +55,11 @@ def _flow(run: Callable[..., Result], matrix: Path, manifest: Path) -> tuple[int
         done = run(*argv, "--execute")
         assert done.code == 0, done.out + done.err
         assert "Traceback" not in done.err
-        last = done.out.strip().splitlines()[-1]
-        found = re.search(r"retries: (\d+)$", last)
-        assert found, last
+        [summary] = [x for x in done.out.splitlines() if re.search(r"; retries: \d+$", x)]
+        found = re.search(r"retries: (\d+)$", summary)
+        assert found, summary
         retries += int(found.group(1))
-        lines.append(last)
+        lines.append(summary)
     return retries, lines
 
 

@@ -25,6 +25,7 @@ from relforge.cli.options import (
 from relforge.matrix import ChannelName, load_matrix
 
 if TYPE_CHECKING:
+    from relforge.promote import PlanReport
     from relforge.stores import ObjectStore
 
 _EXECUTE = execute_option()
@@ -38,7 +39,9 @@ _WORKERS = workers_option()
 _LEASE = lease_options()
 
 
-def _run_plan(plan: object, execute: bool) -> None:
+def _run_plan(plan: object, execute: bool) -> PlanReport | None:
+    """Print the plan and apply it with --execute; the report (None for a dry run), printed
+    by `_print_report` once the command's leases are released (their retries count too)."""
     from relforge.promote import Plan, PlanReport, render
     from relforge.promote import execute as apply
     from relforge.stores import refuse_conflicts
@@ -47,11 +50,16 @@ def _run_plan(plan: object, execute: bool) -> None:
     render(plan, click.echo)
     refuse_conflicts(plan.batches)
     if stop_for_dry_run(execute):
+        return None
+    return PlanReport(plan=plan, done=apply(plan, click.echo))
+
+
+def _print_report(report: PlanReport | None) -> None:
+    if report is None:
         return
-    report = PlanReport(plan=plan, done=apply(plan, click.echo))
     for line in report.lines():
         click.echo(line)
-    step_summary(f"relforge {plan.command}", report.summary_markdown())
+    step_summary(f"relforge {report.plan.command}", report.summary_markdown())
 
 
 def _warn_serving(download_url: str, store: ObjectStore, folders: Sequence[str]) -> None:
@@ -118,7 +126,8 @@ def publish(
             index=not no_index,
             lease=lease,
         )
-        _run_plan(plan, execute)
+        report = _run_plan(plan, execute)
+    _print_report(report)
     if execute:
         _warn_serving(matrix.project.download_url, plan.store, plan.index_folders)
     if plan.channel is not None:  # the last lines: where to install from, and how
@@ -182,6 +191,7 @@ def index(
             say(line)
         if execute:
             report = report.applied(apply_channel_index(planned, workers=workers))
+    report = report.retries_counted([planned.store])  # the lease's release too
     print_outcome(report, fmt=fmt, title="relforge index")
     if execute:
         folders = [p.folder for p in planned.plans]
@@ -247,4 +257,5 @@ def promote(
             partial=partial,
             lease=lease,
         )
-        _run_plan(plan, execute)
+        report = _run_plan(plan, execute)
+    _print_report(report)

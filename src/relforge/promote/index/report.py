@@ -5,7 +5,7 @@ the markdown of the job's step summary."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +13,7 @@ from relforge.output import versioned
 from relforge.promote.completeness import Report, whole_releases_report
 from relforge.promote.index.channelindex import ChannelIndex, IndexOutcome
 from relforge.promote.index.folder import FolderPlan
+from relforge.stores.retry import total_retries
 
 SCHEMA_VERSION = 1
 
@@ -90,6 +91,15 @@ class IndexReport:
 
     def applied(self, done: IndexOutcome) -> IndexReport:
         return dataclasses.replace(self, done=done)
+
+    def retries_counted(self, stores: Iterable[object]) -> IndexReport:
+        """The report with the retries `stores` made until now (after the run released its
+        lease, whose requests are retried like any other)."""
+        if self.done is None:
+            return self
+        return dataclasses.replace(
+            self, done=dataclasses.replace(self.done, retries=total_retries(stores))
+        )
 
     def summary(self) -> str:
         """One line: folders written and up to date, objects pruned, requests retried."""
