@@ -3,18 +3,15 @@ and its key follows what the build reads — not the matrix's bytes, not where t
 
 from __future__ import annotations
 
-import zipfile
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from relforge.builders.base import BuilderName, BuildJob
 from relforge.builders.cache import BuildCache, cache_key
-from relforge.builders.executor import CellResult, run_build
+from relforge.builders.executor import run_build
 from relforge.builders.manifestfile import write_manifest
 from relforge.builders.plan import plan_build
 from relforge.manifest import sha256_file
-from relforge.matrix.cell import Cell
 from relforge.matrix.load import load_matrix
+from tests.buildstandins import Quiet, RecordingBuilder
 
 
 def test_an_entry_comes_back_with_its_hash(tmp_path: Path) -> None:
@@ -82,52 +79,6 @@ CPU = "wheel-linux-x86_64-py3.12-cpu"
 CUDA = "wheel-linux-x86_64-py3.12-cu130"
 
 
-class WheelWriter:
-    """The build tool's part: writes the cell's wheel (no compiler); counts its builds."""
-
-    name: BuilderName = "host"
-
-    def __init__(self) -> None:
-        self.built: list[str] = []
-
-    def check(self, cells: Sequence[Cell]) -> None:
-        pass
-
-    def unsatisfied(self, cell: Cell) -> str | None:
-        return None
-
-    def identity(self, cell: Cell) -> Mapping[str, str]:
-        return {"host": "test"}
-
-    def build(self, job: BuildJob) -> None:
-        cell = job.cell
-        self.built.append(cell.id)
-        name = f"demo-{cell.version}-{cell.python_tag}-{cell.abi_tag}-{cell.platform_tag}.whl"
-        info = f"demo-{cell.version}.dist-info"
-        with zipfile.ZipFile(job.out / name, "w") as zf:
-            zf.writestr("demo/__init__.py", "x = 1\n")
-            zf.writestr(
-                f"{info}/METADATA", f"Metadata-Version: 2.1\nName: demo\nVersion: {cell.version}\n"
-            )
-            zf.writestr(
-                f"{info}/WHEEL",
-                "Wheel-Version: 1.0\nRoot-Is-Purelib: false\n"
-                f"Tag: {cell.python_tag}-{cell.abi_tag}-{cell.platform_tag}\n",
-            )
-            zf.writestr(f"{info}/RECORD", "")
-
-
-class Quiet:
-    def started(self, cell: Cell, builder: str) -> None:
-        pass
-
-    def phase(self, cell: Cell, name: str) -> None:
-        pass
-
-    def finished(self, result: CellResult) -> None:
-        pass
-
-
 def _project(root: Path, matrix: str = MATRIX) -> Path:
     """A source tree that keeps its matrix (as matrix/demo.yaml, `source: ..`)."""
     (root / "demo").mkdir(parents=True, exist_ok=True)
@@ -151,7 +102,7 @@ def _run(matrix: Path, out: Path, state: Path) -> dict[str, tuple[str, str]]:
         jobs=1,
         tag="v1.0.0-rc1",
     )
-    results = run_build(plan, {c.id: WheelWriter() for c in plan.cells}, Quiet())
+    results = run_build(plan, {c.id: RecordingBuilder() for c in plan.cells}, Quiet())
     write_manifest(plan, results)  # as `relforge build` does
     keys: dict[str, tuple[str, str]] = {}
     for r in results:

@@ -4,18 +4,12 @@ key; macOS and Windows cells build on their runners with `relforge build` (the h
 
 from __future__ import annotations
 
-import base64
-import csv
-import hashlib
-import io
-import zipfile
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from relforge.builders.base import BuilderName, BuildJob, build_phase, repair_phase
+from relforge.builders.base import BuildJob, build_phase, repair_phase
 from relforge.builders.container import container_phase
 from relforge.builders.executor import CellResult, run_build
 from relforge.builders.plan import plan_build
@@ -29,6 +23,7 @@ from relforge.builders.postbuild import (
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
+from tests.buildstandins import Quiet, RecordingBuilder
 from tests.conftest import PYTORCH, Run, Write
 from tests.workflows_support import load_workflows, scratch_repo, steps
 
@@ -225,62 +220,6 @@ def test_the_cache_key_names_the_tool_and_its_options(cells: dict[str, Cell]) ->
 
 
 # --- the executor: the platform's options reach the build, and its cache key ---------------
-
-
-def _wheel(path: Path) -> Path:
-    """A wheel with no binaries, named as the cell asks (the build's output)."""
-    name, version = path.name.split("-")[:2]
-    info = f"{name}-{version}.dist-info"
-    files = {
-        f"{name}/__init__.py": b"x = 1\n",
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
-        f"{info}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\n",
-    }
-    record = io.StringIO()
-    writer = csv.writer(record, lineterminator="\n")
-    for member, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        writer.writerow([member, f"sha256={digest}", len(data)])
-    writer.writerow([f"{info}/RECORD", "", ""])
-    with zipfile.ZipFile(path, "w") as zf:
-        for member, data in files.items():
-            zf.writestr(member, data)
-        zf.writestr(f"{info}/RECORD", record.getvalue())
-    return path
-
-
-class RecordingBuilder:
-    """Builds on any OS by writing the cell's wheel itself (no repair runs); keeps each job."""
-
-    name: BuilderName = "host"
-
-    def __init__(self) -> None:
-        self.jobs: list[BuildJob] = []
-
-    def check(self, cells: Sequence[Cell]) -> None:
-        pass
-
-    def unsatisfied(self, cell: Cell) -> str | None:
-        return None
-
-    def identity(self, cell: Cell) -> Mapping[str, str]:
-        return {"host": "test"}
-
-    def build(self, job: BuildJob) -> None:
-        self.jobs.append(job)
-        cell = job.cell
-        _wheel(job.out / f"demo-{cell.version}-cp312-cp312-{cell.platform_tag}.whl")
-
-
-class Quiet:
-    def started(self, cell: Cell, builder: str) -> None:
-        pass
-
-    def phase(self, cell: Cell, name: str) -> None:
-        pass
-
-    def finished(self, result: CellResult) -> None:
-        pass
 
 
 def _build(
