@@ -68,8 +68,8 @@ def statuses(run: dict[str, object]) -> dict[str, list[str]]:
 
 
 def main() -> None:
-    from relforge.builders.images import ImageSpec
-    from relforge.builders.pyimage import PythonImageSpec, base_spec, make_python_image
+    from relforge.builders.images.baseimage import ImageSpec
+    from relforge.builders.images.pyimage import PythonImageSpec, base_spec, make_python_image
 
     work = Path(tempfile.mkdtemp(prefix="relforge-bench-docker-"))
     try:

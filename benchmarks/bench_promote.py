@@ -60,7 +60,7 @@ def seed(client: Any, count: int) -> dict[str, str]:
 
 
 def relforge_promote(endpoint: str, objects: dict[str, str], dest: str) -> tuple[float, int]:
-    from relforge.promote.plans.plan import Plan, execute
+    from relforge.promote.plans.storeplan import Plan, execute
     from relforge.stores.s3 import S3Store
     from relforge.stores.transfer import Transfer, plan_batch
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # relforge itself is imported where used
     from relforge.matrix.schema import Matrix
-    from relforge.stores.store import ObjectStore
+    from relforge.stores.objectstore import ObjectStore
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -159,9 +159,9 @@ def seed(client: Any, matrix: Matrix, count: int) -> str:
 def full_index(matrix: Matrix, store: ObjectStore, folder: str) -> float:
     """A full `relforge index` of the folder: its page-set marker removed first, so every
     project is rebuilt from the stored manifests (each object checked by one HEAD)."""
-    from relforge.promote.context import open_publishing
     from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
     from relforge.promote.index.pageset import MARKER
+    from relforge.promote.publishing import open_publishing
     from relforge.promote.vouch import channel_vouchers
 
     start = time.perf_counter()
@@ -174,7 +174,7 @@ def full_index(matrix: Matrix, store: ObjectStore, folder: str) -> float:
 
 
 def verify(matrix: Matrix) -> tuple[float, int, int]:
-    from relforge.promote.integrity.check import check_channel
+    from relforge.promote.integrity.verification import check_channel
 
     start = time.perf_counter()
     outcome = check_channel(matrix, "test", "main", workers=WORKERS)

@@ -123,7 +123,7 @@ def full_read_ceiling(path: Path) -> tuple[str | None, int]:
     from elftools.elf.elffile import ELFFile
     from elftools.elf.gnuversions import GNUVerNeedSection
 
-    from relforge.validate.policy import strictest_policy, tag_arch
+    from relforge.validate.tagpolicy import strictest_policy, tag_arch
 
     arches = [a for a in (tag_arch(t) for t in path.name[:-4].split("-")[-1].split(".")) if a]
     needs: list[dict[str, tuple[str, ...]]] = []

@@ -160,7 +160,7 @@ def abi_contract() -> list[dict[str, Any]]:
 
 def floor_seconds(wheel: Path) -> tuple[float, int]:
     """Inflate every ELF member completely, discarding the output."""
-    from relforge.validate.wheel import WheelArchive
+    from relforge.validate.wheelreader import WheelArchive
 
     with WheelArchive(wheel) as archive:
         members = archive.elf_members()
@@ -175,7 +175,7 @@ def floor_seconds(wheel: Path) -> tuple[float, int]:
 def inflated_bytes(wheel: Path) -> tuple[int, int]:
     """(bytes relforge inflated to read the ELF members, total ELF bytes)."""
     from relforge.validate.elf import read_elf
-    from relforge.validate.wheel import WheelArchive
+    from relforge.validate.wheelreader import WheelArchive
 
     with WheelArchive(wheel) as archive:
         inflated = total = 0

@@ -31,7 +31,7 @@ Symbols = dict[str, tuple[str, str, bool]]
 
 def from_toml(text: str) -> Symbols:
     """The exported symbols of a stable_abi.toml."""
-    from relforge.builders.compat import tomllib
+    from relforge.tomlcompat import tomllib
 
     data = tomllib.loads(text)
     out: Symbols = {}

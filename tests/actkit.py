@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders.pythons import find_host_pythons
-from relforge.builders.tools import patchelf_path
+from relforge.builders.artifacts.repairtools import patchelf_path
+from relforge.builders.images.pythons import find_host_pythons
 from tests import daemons
 from tests.integration.conftest import free_port
 

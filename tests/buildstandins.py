@@ -12,7 +12,7 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from relforge.builders.base import BuilderName, BuildJob
+from relforge.builders.backends.base import BuilderName, BuildJob
 from relforge.builders.executor import CellResult
 from relforge.matrix.cell import Cell
 

@@ -1,7 +1,7 @@
 """Where the wheels of a cell's dependency axes are cached: one folder per (requirements, index,
-platform, Python, ABI), filled by the build before it starts (relforge.builders.depwheels) and
-by runtime validation for every other Python an abi3 cell serves (the build fetches them for its
-own Python only); both install against the same wheels.
+platform, Python, ABI), filled by the build before it starts (relforge.builders.inputs.depwheels)
+and by runtime validation for every other Python an abi3 cell serves (the build fetches them for
+its own Python only); both install against the same wheels.
 
 Each folder is made once with `pip download` of binary wheels for the cell's Python and
 platform (`download_argv`), from the axis value's index or pip's configured one.

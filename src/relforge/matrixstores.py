@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from relforge.matrix.schema import Matrix, Publishing
 from relforge.signing import Trust, trust_from
+from relforge.stores.objectstore import DEFAULT_STORE, ObjectStore
 from relforge.stores.parts import TransferSettings
 from relforge.stores.registry import StoreOptions, open_store
-from relforge.stores.store import DEFAULT_STORE, ObjectStore
 
 MAIN = "main"  # the name of `publishing.store` among the stores (a mirror has its own)
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders.images import ImageSpec
-from relforge.builders.pyimage import (
+from relforge.builders.images.baseimage import ImageSpec
+from relforge.builders.images.pyimage import (
     PythonImageResult,
     PythonImageSpec,
     base_spec,

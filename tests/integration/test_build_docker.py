@@ -17,7 +17,7 @@ import docker
 import pytest
 
 from relforge.axiswheels import cached_folders
-from relforge.builders import container
+from relforge.builders.backends import container
 from relforge.interpreters import find_interpreter
 from relforge.manifest import load_manifest
 from relforge.matrix.expand import expand_cells

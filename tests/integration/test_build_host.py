@@ -269,7 +269,8 @@ def test_a_run_that_stopped_on_an_error_does_not_leave_later_runs_interrupted(
     process (the bot, a library user, a test) must not find itself interrupted."""
     import errno
 
-    from relforge.builders import cancel, executor
+    from relforge.builders import executor
+    from relforge.builders.control import cancel
 
     matrix = example_matrix(workdir)
 

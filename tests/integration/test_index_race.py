@@ -22,7 +22,7 @@ from relforge.matrix import load_matrix
 from relforge.promote import execute, plan_publish
 from relforge.promote.index.folder import apply_folder, plan_folder
 from relforge.promote.index.pageset import MARKER, PAGE_DELAY_ENV
-from relforge.promote.plans.plan import Plan
+from relforge.promote.plans.storeplan import Plan
 from relforge.stores.local import LocalStore
 from tests.conftest import Result
 from tests.integration.conftest import S3

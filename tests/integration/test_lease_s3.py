@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from relforge.errors import RefusedError
-from relforge.promote.lease import lease_key
+from relforge.promote.channellease import lease_key
 from relforge.stores.lease import Holder, LeasePolicy, acquire, holding
 from relforge.stores.s3 import S3Store
 from tests.integration.conftest import S3

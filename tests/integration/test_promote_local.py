@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from relforge.stores.store import ObjectInfo
+from relforge.stores.objectstore import ObjectInfo
 from tests.conftest import Result
 from tests.integration.conftest import pip_install
 from tests.promote_kit import build_wheel, matrix_text, write_manifest

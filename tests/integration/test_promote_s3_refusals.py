@@ -63,8 +63,8 @@ def test_an_object_that_appears_between_plan_and_copy_is_not_overwritten(
     server-side copy must not be trusted to refuse an existing destination by itself."""
     from relforge.errors import RefusedError
     from relforge.matrix.load import load_matrix
-    from relforge.promote.plans.plan import execute
     from relforge.promote.plans.promote import plan_promote
+    from relforge.promote.plans.storeplan import execute
 
     plan = plan_promote(load_matrix(published), "1.0.0", "test", "release")
     client: Any = s3.client()

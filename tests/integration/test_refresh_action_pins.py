@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from relforge.workflows.pins import parse_pins
+from relforge.workflows.actionpins import parse_pins
 from tests.conftest import REPO
 
 SCRIPT = REPO / "scripts" / "refresh_action_pins.py"

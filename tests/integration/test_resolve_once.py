@@ -1,6 +1,6 @@
 """Each command resolves the matrix's publishing once and passes it down: the main store is
 opened once, the trust read once, and each release's cells expanded once per channel, however
-many modules read them (relforge.promote.context).  Counted on real commands in-process."""
+many modules read them (relforge.promote.publishing).  Counted on real commands in-process."""
 
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[tuple[str, ...]
 
     # where the context finds them (each module holds its own reference)
     monkeypatch.setattr("relforge.promote.cells.expand_cells", counting_expand)
-    monkeypatch.setattr("relforge.promote.context.main_store", counting_store)
-    monkeypatch.setattr("relforge.promote.context.trust", counting_trust)
+    monkeypatch.setattr("relforge.promote.publishing.main_store", counting_store)
+    monkeypatch.setattr("relforge.promote.publishing.trust", counting_trust)
     yield seen
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import requests
 
-from relforge.deps.record import MirroredFile, write_record
+from relforge.deps.mirrorrecord import MirroredFile, write_record
 from relforge.stores.local import LocalStore
 from tests.conftest import Result
 from tests.integration.conftest import S3, pip_install

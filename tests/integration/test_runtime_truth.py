@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from relforge.axiswheels import cached_folders
-from relforge.builders.depwheels import fetch_axis_wheels
+from relforge.builders.inputs.depwheels import fetch_axis_wheels
 from relforge.manifest import Verdict
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells

@@ -706,11 +706,11 @@ def test_an_elf_read_that_fails_from_a_tail_is_read_again_exactly(
 ) -> None:
     """Offsets read from wrong tail bytes can point past the member's end: like a parse error,
     that must send the reader back to the exact path, not mark the ELF file unreadable."""
-    from relforge.validate import wheel as wheel_module
+    from relforge.validate import wheelreader as wheel_module
     from relforge.validate.inflate import MemberError
     from relforge.validate.inspect import inspect_wheel
     from relforge.validate.streams import ByteSource
-    from relforge.validate.wheel import Member, WheelArchive
+    from relforge.validate.wheelreader import Member, WheelArchive
 
     good = _write_wheel(good_spec(ext, "cpu"), tmp_path)
     exact_source = wheel_module.WheelArchive.source
@@ -749,10 +749,10 @@ def test_a_malformed_elf_read_exactly_is_not_read_twice(
 ) -> None:
     """The exact re-read is for bytes that came from a searched tail: an ELF file whose bytes
     were all read exactly is malformed as it stands (re-reading a 3 GiB member costs seconds)."""
-    from relforge.validate import wheel as wheel_module
+    from relforge.validate import wheelreader as wheel_module
     from relforge.validate.inspect import inspect_wheel
     from relforge.validate.streams import ByteSource
-    from relforge.validate.wheel import Member, WheelArchive
+    from relforge.validate.wheelreader import Member, WheelArchive
 
     header = struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, 1 << 20, 0, 0, 64, 56, 1, 64, 0, 0)
     broken = b"\x7fELF\x02\x01\x01" + bytes(9) + header + bytes(200)  # phdrs past the end

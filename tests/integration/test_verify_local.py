@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from relforge.manifest import load_manifest
-from relforge.stores.store import sha256_bytes
+from relforge.stores.objectstore import sha256_bytes
 from relforge.wheelformat import core_metadata
 from tests.conftest import Result
 from tests.integration.verify_kit import LocalRaw, flip

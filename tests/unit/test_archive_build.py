@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders.plan import plan_build
-from relforge.builders.postbuild import ArtifactProblem, check_archive_name
+from relforge.builders.artifacts.postbuild import ArtifactProblem, check_archive_name
+from relforge.builders.buildplan import plan_build
 from relforge.errors import ConfigError
-from relforge.matrix.archives import (
+from relforge.matrix.archivenames import (
     archive_filename,
     archive_url,
     archive_version,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from relforge.builders.buildplan import plan_build
 from relforge.builders.cache import BuildCache, cache_key
 from relforge.builders.executor import run_build
 from relforge.builders.manifestfile import write_manifest
-from relforge.builders.plan import plan_build
 from relforge.manifest import sha256_file
 from relforge.matrix.load import load_matrix
 from tests.buildstandins import Quiet, RecordingBuilder

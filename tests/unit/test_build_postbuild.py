@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from relforge.builders.postbuild import (
+from relforge.builders.artifacts.postbuild import (
     ArtifactProblem,
     AuditwheelPolicy,
     DelvewheelPolicy,
@@ -24,7 +24,7 @@ from relforge.builders.postbuild import (
     pick_artifact,
     repair_policy,
 )
-from relforge.builders.wheelfile import add_requires_dist, requires_dist
+from relforge.builders.artifacts.wheelfile import add_requires_dist, requires_dist
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from relforge.builders.pull import _pull_error, wants_pull
+from relforge.builders.images.pull import _pull_error, wants_pull
 from relforge.errors import ConfigError, EnvironmentFault
 from tests.conftest import EXAMPLE, Result
 

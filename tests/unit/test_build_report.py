@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from relforge.builders.control.logtail import MAX_CHARS, error_line, error_line_of
 from relforge.builders.executor import CellResult
-from relforge.builders.logtail import MAX_CHARS, error_line, error_line_of
-from relforge.builders.report import (
+from relforge.builders.progress import (
     REASON_MIN,
     LineReporter,
     LiveReporter,

@@ -14,17 +14,22 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders.buildreqs import (
+from relforge.builders.control.failures import BuildFailure
+from relforge.builders.inputs.buildreqs import (
     backend_requirements,
     link_env,
     merged,
     static_requirements,
     write_control,
 )
-from relforge.builders.failures import BuildFailure
-from relforge.builders.link_env import link_env as linker_variables
-from relforge.builders.link_env import without_rpath
-from relforge.builders.project import LEGACY_BACKEND, PEP518_DEFAULT, BuildSystem, build_system
+from relforge.builders.inputs.link_env import link_env as linker_variables
+from relforge.builders.inputs.link_env import without_rpath
+from relforge.builders.inputs.projectfile import (
+    LEGACY_BACKEND,
+    PEP518_DEFAULT,
+    BuildSystem,
+    build_system,
+)
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix

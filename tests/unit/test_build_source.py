@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders.source import scan_source
+from relforge.builders.inputs.sourcetree import scan_source
 from relforge.errors import UsageError
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders.postbuild import ArtifactProblem
-from relforge.builders.stamping import SOURCE_FOLDER, restamp, source_folder, version_env
+from relforge.builders.artifacts.postbuild import ArtifactProblem
+from relforge.builders.artifacts.stamping import SOURCE_FOLDER, restamp, source_folder, version_env
 from relforge.validate.versionattr import check_version_attribute, version_verdict
 from relforge.wheelformat import metadata_headers
 

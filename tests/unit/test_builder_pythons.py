@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders.container import image_lacks
-from relforge.builders.imagecheck import parse_check
-from relforge.builders.imageroot import CudaToolkit, ImageRoot
-from relforge.builders.pythons import HostPython, find_host_pythons
+from relforge.builders.backends.container import image_lacks
+from relforge.builders.images.imagecheck import parse_check
+from relforge.builders.images.imageroot import CudaToolkit, ImageRoot
+from relforge.builders.images.pythons import HostPython, find_host_pythons
 from relforge.interpreters import find_interpreter, probe
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix

@@ -18,7 +18,7 @@ import pytest
 from relforge.cli.options import dry_run_note, parse_date, print_outcome, stop_for_dry_run
 from relforge.errors import UsageError
 from relforge.manifest import ArtifactManifest, ManifestEntry
-from relforge.validate.release import ArtifactSource, build_date
+from relforge.validate.releaserun import ArtifactSource, build_date
 from tests.conftest import EXAMPLE, REPO, Result
 
 Run = Callable[..., Result]

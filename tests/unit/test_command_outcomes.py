@@ -17,15 +17,15 @@ from relforge.matrix import expand_cells, load_matrix
 from relforge.output import SCHEMA_VERSION_KEY
 from relforge.promote.channel import Placed
 from relforge.promote.plans.yank import YankChange, YankOutcome, YankPlan
-from relforge.promote.pypi.checks import Limits
-from relforge.promote.pypi.flow import StageResult, UploadPlan, UploadResult
+from relforge.promote.pypi.refusals import Limits
 from relforge.promote.pypi.stage import StagePlan, UploadItem
+from relforge.promote.pypi.steps import StageResult, UploadPlan, UploadResult
 from relforge.stores.local import LocalStore
-from relforge.upstream.check import Report
 from relforge.upstream.model import Finding, SetPythons, Source
-from relforge.upstream.outcome import UpdateOutcome
 from relforge.upstream.pullrequest import PullRequestPlan
+from relforge.upstream.releasecheck import Report
 from relforge.upstream.update import UpdatePlan
+from relforge.upstream.updateoutcome import UpdateOutcome
 from relforge.wheelversion import Rewritten
 from tests.conftest import EXAMPLE
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from relforge.validate.cxxabi import abi_markers, in_namespaces, owner_namespace
-from relforge.validate.policy import (
+from relforge.validate.tagpolicy import (
     highest_versions,
     policy_for_tag,
     strictest_policy,

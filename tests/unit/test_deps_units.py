@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from relforge.deps.record import MirroredFile, read_record, record_key, write_record
+from relforge.deps.mirrorrecord import MirroredFile, read_record, record_key, write_record
 from relforge.deps.serve import serve_store
 from relforge.deps.targets import cell_wheel, expand_platform, wheel_targets
 from relforge.errors import RefusedError
 from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import Matrix
-from relforge.promote.policy import bucket_policy, private_prefixes
+from relforge.promote.bucketpolicy import bucket_policy, private_prefixes
 from relforge.stores.local import LocalStore
-from relforge.stores.store import ObjectInfo, sha256_bytes
+from relforge.stores.objectstore import ObjectInfo, sha256_bytes
 from tests.promote_kit import matrix_text
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from relforge.axiswheels import cached_folders, download_argv, platforms
-from relforge.builders.depwheels import REQUIREMENTS, fetch_axis_wheels
-from relforge.builders.failures import BuildFailure
+from relforge.builders.control.failures import BuildFailure
+from relforge.builders.inputs.depwheels import REQUIREMENTS, fetch_axis_wheels
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix

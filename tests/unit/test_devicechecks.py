@@ -18,11 +18,11 @@ from relforge.manifest import Verdict
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
+from relforge.validate.checkregistry import Expectation, check_artifact
 from relforge.validate.devicechecks import DEVICE_CODE, cuda_wanted
 from relforge.validate.devicecode import DeviceCode, DeviceImage
 from relforge.validate.elf import ElfInfo
 from relforge.validate.facts import ElfMember, WheelFacts, gather
-from relforge.validate.registry import Expectation, check_artifact
 from tests.wheelfactory import MODULE, WheelSpec, write_wheel
 
 NVCC = "/usr/local/cuda-13.0/bin/nvcc"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders.source import scan_source
+from relforge.builders.inputs.sourcetree import scan_source
 from relforge.builders.version import find_rc_tag
 from relforge.errors import ConfigError, EnvironmentFault
 from relforge.git import GitMissing, run_git, run_git_bytes

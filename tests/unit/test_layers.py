@@ -4,7 +4,7 @@ The rules: no module outside `relforge.cli` imports `relforge.cli` (the CLI pars
 prints; stages never reach back into it); the modules import each other without cycles; every
 package sits in one of the LAYERS and imports only from its own package or from layers below its
 own; the CLI imports each package by its front door (`relforge.promote`, never
-`relforge.promote.plans.plan`).
+`relforge.promote.plans.storeplan`).
 Every import counts: module level, class bodies, `if`/`try`/`with`/`match` blocks, function
 bodies (marked "in a function": a deferred import hides a cycle from the interpreter, not from a
 reader) and `if TYPE_CHECKING:` blocks (marked "for type checking": they never run, but a type
@@ -40,6 +40,7 @@ _FOUNDATION_MODULES = [
     "atomic",
     "locations",
     "cachedir",
+    "tomlcompat",
     "providedlibs",
     "record",
     "simplepages",
@@ -285,7 +286,7 @@ def cycles(modules: Mapping[str, Path], edges: Sequence[Edge]) -> list[str]:
 
 
 def top_level(module: str) -> str:
-    """`relforge.promote.plans.plan` → `promote`; the package's own __init__ → `relforge`."""
+    """`relforge.promote.plans.storeplan` → `promote`; the package's own __init__ → `relforge`."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
 
@@ -393,7 +394,7 @@ def test_the_stores_serve_deps_site_and_variants_without_promote(edges: list[Edg
         assert {top_level(e.target) for e in edges if top_level(e.source) == reader} >= {"stores"}
     # and promote reads the dependency records deps writes, not the other way round
     assert any(
-        e.source.startswith("relforge.promote.") and e.target == "relforge.deps.record"
+        e.source.startswith("relforge.promote.") and e.target == "relforge.deps.mirrorrecord"
         for e in edges
     )
 
@@ -450,9 +451,92 @@ def test_the_cli_imports_front_doors_only(modules: dict[str, Path], edges: list[
 
 def test_the_scan_sees_the_whole_package(modules: dict[str, Path], edges: list[Edge]) -> None:
     # a scan that found nothing would pass every rule; make sure it reads what it should
-    assert {"relforge.cli", "relforge.errors", "relforge.stores.store"} <= set(modules)
+    assert {"relforge.cli", "relforge.errors", "relforge.stores.objectstore"} <= set(modules)
     assert any(e.source == "relforge.__main__" and e.target == CLI for e in edges)
     assert len(modules) > 150 and len(edges) > 400
+
+
+BUILDERS = "relforge.builders"
+# The rooms of relforge.builders, lowest first: a room imports only rooms below it, and only by
+# their front doors (`relforge.builders.inputs`, never `relforge.builders.inputs.buildreqs`); the
+# package's own modules (plan, executor, cache, progress, manifest) sit above every room.  Nothing
+# outside relforge.builders reaches into a room: the package's front door is its way in.
+BUILDER_ROOMS = ("control", "inputs", "artifacts", "images", "backends")
+ROOM_LIMIT = 30  # modules per room, and the package's own modules besides its rooms
+
+
+def room_of(module: str) -> str | None:
+    """`relforge.builders.images.pull` → "images"; a module of the package itself → ""."""
+    if module != BUILDERS and not module.startswith(BUILDERS + "."):
+        return None
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[2] in BUILDER_ROOMS else ""
+
+
+def room_breaches(edges: Sequence[Edge]) -> list[str]:
+    """Imports into a room from outside it that skip its front door, go up the rooms, or come
+    from outside relforge.builders."""
+    rank = {room: n for n, room in enumerate(BUILDER_ROOMS)}
+    rank[""] = len(BUILDER_ROOMS)
+    found: dict[tuple[str, str], str] = {}
+    for e in edges:
+        target_room = room_of(e.target)
+        if not target_room:
+            continue
+        source_room = room_of(e.source)
+        if source_room == target_room:
+            continue
+        door = f"{BUILDERS}.{target_room}"
+        why = ""
+        if source_room is None:
+            why = f"reaches into relforge.builders' {target_room} room (import {BUILDERS})"
+        elif e.written != door and e.target != door:
+            why = f"skips the front door {door}"
+        elif rank[target_room] > rank[source_room]:
+            why = f"goes up the rooms ({' < '.join(BUILDER_ROOMS)})"
+        if why:
+            found.setdefault((e.source, e.where), f"  {e.source} → {e.target}: {why}  ({e.where})")
+    return sorted(found.values())
+
+
+def test_builders_rooms_are_entered_by_their_front_doors(edges: list[Edge]) -> None:
+    breaches = room_breaches(edges)
+    assert not breaches, "imports against relforge.builders' rooms:\n" + "\n".join(breaches)
+
+
+def test_builders_rooms_are_the_ones_named_and_none_is_crowded(modules: dict[str, Path]) -> None:
+    inside: dict[str, int] = {}
+    for module in modules:
+        room = room_of(module)
+        if room is not None:
+            inside[room] = inside.get(room, 0) + 1
+    folders = {p.name for p in (SRC / "relforge" / "builders").iterdir() if p.is_dir()}
+    assert folders - {"__pycache__"} == set(BUILDER_ROOMS)
+    crowded = {room or "(the package itself)": n for room, n in inside.items() if n > ROOM_LIMIT}
+    assert not crowded, f"more than {ROOM_LIMIT} modules: {crowded}"
+
+
+def test_the_room_rule_sees_a_skipped_front_door_and_an_upward_import() -> None:
+    def edge(source: str, target: str, written: str) -> Edge:
+        return Edge(source=source, target=target, where="x.py:1", deferred="", written=written)
+
+    ok = edge(
+        "relforge.builders.backends.host", "relforge.builders.inputs", "relforge.builders.inputs"
+    )
+    skip = edge(
+        "relforge.builders.backends.host",
+        "relforge.builders.inputs.buildreqs",
+        "relforge.builders.inputs.buildreqs",
+    )
+    up = edge(
+        "relforge.builders.inputs.buildenv", "relforge.builders.images", "relforge.builders.images"
+    )
+    outside = edge("relforge.cli.build", "relforge.builders.images", "relforge.builders.images")
+    assert room_breaches([ok]) == []
+    assert [len(room_breaches([e])) for e in (skip, up, outside)] == [1, 1, 1]
+    assert "front door" in room_breaches([skip])[0]
+    assert "up the rooms" in room_breaches([up])[0]
+    assert "reaches into" in room_breaches([outside])[0]
 
 
 # --- the checker itself, on small trees written here --------------------------------------------

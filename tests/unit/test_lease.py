@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from relforge.errors import RefusedError
-from relforge.promote.lease import LeaseScope, lease_key
+from relforge.promote.channellease import LeaseScope, lease_key
 from relforge.stores.lease import Holder, LeasePolicy, acquire, holding
 from relforge.stores.local import LocalStore
 

@@ -10,8 +10,8 @@ import pytest
 
 from relforge.errors import UsageError
 from relforge.matrix.load import load_matrix
-from relforge.promote.context import open_publishing
 from relforge.promote.mirrors import select_stores
+from relforge.promote.publishing import open_publishing
 from relforge.stores.local import LocalStore
 from relforge.stores.s3 import S3Store
 from tests.conftest import SMALL

@@ -12,7 +12,7 @@ import pytest
 
 from relforge.errors import RefusedError
 from relforge.promote.pypi.age import age_hint, age_problems, parse_last_modified
-from relforge.promote.pypi.checks import (
+from relforge.promote.pypi.refusals import (
     Limits,
     Usage,
     classifier_problems,

@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-from relforge.builders.base import BuildJob, build_phase, repair_phase
-from relforge.builders.container import container_phase
-from relforge.builders.executor import CellResult, run_build
-from relforge.builders.plan import plan_build
-from relforge.builders.postbuild import (
+from relforge.builders.artifacts.postbuild import (
     AuditwheelPolicy,
     DelocatePolicy,
     DelvewheelPolicy,
     RepairPolicy,
     repair_policy,
 )
+from relforge.builders.backends.base import BuildJob, build_phase, repair_phase
+from relforge.builders.backends.container import container_phase
+from relforge.builders.buildplan import plan_build
+from relforge.builders.executor import CellResult, run_build
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix

@@ -26,7 +26,7 @@ from relforge.promote.vouch import Vouchers
 from relforge.promote.yanked import write_yanked
 from relforge.signing import Trust
 from relforge.stores.local import LocalStore
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 from tests.promote_kit import matrix_text
 
 META = b"Metadata-Version: 2.1\nName: alpha\nVersion: 1.0\nRequires-Python: >=3.10\n\n"

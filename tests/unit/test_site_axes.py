@@ -14,7 +14,7 @@ from relforge.matrix.docs import render_docs, with_download_url
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
 from relforge.site import build_site
-from relforge.site.versions import folder_label
+from relforge.site.publishedversions import folder_label
 from tests.conftest import Write
 from tests.site_oracle import docs_rows, expected_command
 

@@ -11,7 +11,7 @@ from packaging.version import Version
 
 from relforge.matrix.source import Map, parse_yaml
 from relforge.release.yaml_edit import apply_edits
-from relforge.upstream.axes import _shifted
+from relforge.upstream.axisdrift import _shifted
 from relforge.upstream.edits import axis_edits, last_line, python_edits
 from relforge.upstream.model import AddAxisValue, SetPythons
 from relforge.upstream.pins import repin

@@ -11,7 +11,7 @@ from relforge.matrix.load import load_matrix
 from relforge.matrix.schema import Matrix
 from relforge.validate.archive import archive_filename, archive_platform_tags
 from relforge.validate.binaries import identify, normal_arch
-from relforge.validate.completeness import expected_filename
+from relforge.validate.cellmatch import expected_filename
 
 PYTORCH = Path(__file__).parents[2] / "matrix" / "pytorch.yaml"
 

@@ -8,7 +8,7 @@ import pytest
 from relforge.validate.libraries import _expand
 from relforge.validate.members import unsafe_path
 from relforge.validate.providers import site_path
-from relforge.validate.wheel import is_shared_object_name
+from relforge.validate.wheelreader import is_shared_object_name
 
 
 @pytest.mark.parametrize(

@@ -19,9 +19,9 @@ from relforge.matrix import variants as fmt
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
 from relforge.stores.local import LocalStore
-from relforge.variants.check import check_variant_folder, check_variant_wheel
-from relforge.variants.publish import apply_variants, plan_variants
-from relforge.variants.stage import stage_variant_wheel, variant_name
+from relforge.variants.labelcheck import check_variant_folder, check_variant_wheel
+from relforge.variants.variantstage import stage_variant_wheel, variant_name
+from relforge.variants.variantupload import apply_variants, plan_variants
 from tests.conftest import Run, Write
 from tests.wheelfactory import WheelSpec, write_wheel
 

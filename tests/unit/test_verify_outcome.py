@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from relforge.promote.integrity.findings import Finding, Report, StoreReport
-from relforge.promote.integrity.outcome import Outcome
 from relforge.promote.integrity.repair import RepairPlan, Unrepairable
+from relforge.promote.integrity.verifyoutcome import Outcome
 
 DRIFTED = Finding(
     kind="drifted",

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders.wheelfile import add_requires_dist
+from relforge.builders.artifacts.wheelfile import add_requires_dist
 from relforge.errors import ConfigError
 from relforge.promote.pypi.wheels import strip_local
-from relforge.validate.wheel import WheelArchive
+from relforge.validate.wheelreader import WheelArchive
 from relforge.wheelformat import (
     RecordRow,
     WheelError,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from relforge.workflows.pins import load_pins
+from relforge.workflows.actionpins import load_pins
 from tests.conftest import EXAMPLE, REPO, Result
 from tests.workflows_support import scratch_repo
 

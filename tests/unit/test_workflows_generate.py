@@ -13,7 +13,7 @@ import pytest
 
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
-from relforge.workflows.pins import load_pins
+from relforge.workflows.actionpins import load_pins
 from tests.conftest import PYTORCH, Result
 from tests.workflows_support import SHA_PINNED, load_workflows, scratch_repo, steps
 

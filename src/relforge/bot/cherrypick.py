@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from relforge.bot.grammar import ReleaseBranch
-from relforge.bot.source import PickSource
+from relforge.bot.mergedchange import PickSource
 from relforge.git import Git
 from relforge.gitfaults import GitError, classify
 from relforge.release.picks import Commit, commits

@@ -25,7 +25,7 @@ from relforge.bot.cherrypick import (
     try_pick,
 )
 from relforge.bot.grammar import CherryPickCommand, ReleaseBranch, parse_release_branch
-from relforge.bot.source import PickSource, pick_source
+from relforge.bot.mergedchange import PickSource, pick_source
 from relforge.bot.tracker import (
     TRACKER_LABEL,
     pick_milestone,

@@ -12,7 +12,7 @@ from dataclasses import replace
 from relforge.bot.cherrypick import PickOutcome, ensure_commit, fetch_branch, try_revert
 from relforge.bot.flow import Action, FlowSettings, Plan, PlanKind, Target, release_branches
 from relforge.bot.grammar import Category, CherryPickCommand, ReleaseBranch
-from relforge.bot.source import pick_source
+from relforge.bot.mergedchange import pick_source
 from relforge.bot.tracker import pick_milestone, pick_tracker
 from relforge.errors import NothingToDoError, RefusedError, UsageError
 from relforge.forges.github import GitHubClient, Milestone

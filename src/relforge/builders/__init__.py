@@ -1,36 +1,39 @@
 """Builds: the cells of one release built in Docker or on the host, each into a wheel or archive.
 
-Entry points: `plan_build` (relforge.builders.plan) selects the cells and stamps their versions;
-`assign_builders` (relforge.builders.registry) picks Docker or the host per cell; `run_build`
+Entry points: `plan_build` (relforge.builders.buildplan)
+selects the cells and stamps their versions;
+`assign_builders` (relforge.builders.backends.choice) picks Docker or the host per cell; `run_build`
 (relforge.builders.executor) builds them in parallel and `write_manifest`
 (relforge.builders.manifestfile) records the artifacts (a `WrittenManifest`); the reporters,
-the tables and `failure_report` (relforge.builders.report) show a run; `make_builder_image`
-(relforge.builders.images) and `make_python_image` (relforge.builders.pyimage) make local
-builder images.  The Docker SDK and its kin load only
+the tables and `failure_report` (relforge.builders.progress) show a run; `make_builder_image`
+(relforge.builders.images.baseimage) and `make_python_image`
+(relforge.builders.images.pyimage) make local builder images.  The Docker SDK and its kin load only
 when a build runs (inside the functions that need them), so importing this front door is cheap.
 """
 
 from __future__ import annotations
 
-from relforge.builders.executor import CellResult, run_build
-from relforge.builders.images import ImageSpec, make_builder_image
-from relforge.builders.manifestfile import WrittenManifest, write_manifest
-from relforge.builders.plan import BuildPlan, plan_build
-from relforge.builders.pull import PULL_POLICIES, PullPolicy
-from relforge.builders.pyimage import (
-    BUILD_REQUIREMENTS,
-    PythonImageSpec,
-    base_spec,
-    make_python_image,
-)
-from relforge.builders.registry import (
+from relforge.builders.backends import (
     BUILDER_CHOICES,
     Assignment,
     BuilderChoice,
     BuilderOptions,
     assign_builders,
 )
-from relforge.builders.report import (
+from relforge.builders.buildplan import BuildPlan, plan_build
+from relforge.builders.executor import CellResult, run_build
+from relforge.builders.images import (
+    BUILD_REQUIREMENTS,
+    PULL_POLICIES,
+    ImageSpec,
+    PullPolicy,
+    PythonImageSpec,
+    base_spec,
+    make_builder_image,
+    make_python_image,
+)
+from relforge.builders.manifestfile import WrittenManifest, write_manifest
+from relforge.builders.progress import (
     LineReporter,
     LiveReporter,
     failure_report,

@@ -16,14 +16,8 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from relforge import __version__
-from relforge.builders import cancel
-from relforge.builders.base import AXIS_WHEELS, CACHED, STAMPING, Builder, BuildJob, output_files
-from relforge.builders.cache import BuildCache, CachedArtifact, cache_key
-from relforge.builders.cancel import cancel_all
-from relforge.builders.depwheels import DependencyWheels, fetch_axis_wheels
-from relforge.builders.failures import BuildFailure, CellSkipped
-from relforge.builders.plan import BuildPlan
-from relforge.builders.postbuild import (
+from relforge.builders.artifacts import (
+    SOURCE_FOLDER,
     ArtifactProblem,
     RepairPolicy,
     check_archive_name,
@@ -32,13 +26,26 @@ from relforge.builders.postbuild import (
     declare_requirements,
     pick_artifact,
     repair_policy,
+    restamp,
+    source_folder,
+    version_env,
 )
-from relforge.builders.source import SourceTree, scan_source
-from relforge.builders.stamping import SOURCE_FOLDER, restamp, source_folder, version_env
+from relforge.builders.backends import (
+    AXIS_WHEELS,
+    CACHED,
+    STAMPING,
+    Builder,
+    BuildJob,
+    output_files,
+)
+from relforge.builders.buildplan import BuildPlan
+from relforge.builders.cache import BuildCache, CachedArtifact, cache_key
+from relforge.builders.control import BuildFailure, CellSkipped, cancel, cancel_all
+from relforge.builders.inputs import DependencyWheels, SourceTree, fetch_axis_wheels, scan_source
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import ConfigError, RelforgeError
 from relforge.manifest import ManifestEntry, sha256_file
-from relforge.matrix.archives import archive_filename
+from relforge.matrix.archivenames import archive_filename
 from relforge.matrix.cell import Cell
 
 CellStatus = Literal["built", "cached", "failed", "skipped"]
@@ -62,7 +69,7 @@ class Reporter(Protocol):
     def started(self, cell: Cell, builder: str) -> None: ...
 
     def phase(self, cell: Cell, name: str) -> None:
-        """The cell's build entered step `name` (relforge.builders.base names them)."""
+        """The cell's build entered step `name` (relforge.builders.backends.base names them)."""
 
     def finished(self, result: CellResult) -> None: ...
 

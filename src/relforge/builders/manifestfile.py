@@ -10,9 +10,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from relforge.builders.buildplan import BuildPlan
 from relforge.builders.executor import CellResult
-from relforge.builders.plan import BuildPlan
-from relforge.builders.report import shown
+from relforge.builders.progress import shown
 from relforge.manifest import ArtifactManifest, ManifestEntry
 
 

@@ -7,7 +7,7 @@
 - `check_channel`: pip resolves each cell from its folder index alone; `check_summary` is the
   line a passing check ends with.
 - `mirrored_closure` (`Closure`): what a folder's record says was mirrored, for runtime validation.
-- `relforge.deps.record`: the record of mirrored files (`relforge/deps/<folder>.json`), which
+- `relforge.deps.mirrorrecord`: the record of mirrored files (`relforge/deps/<folder>.json`), which
   the index reads to vouch for them.
 
 This package reads the matrix and the stores (relforge.matrixstores), never promote.
@@ -15,9 +15,9 @@ This package reads the matrix and the stores (relforge.matrixstores), never prom
 
 from __future__ import annotations
 
-from relforge.deps.check import check_channel, check_summary
 from relforge.deps.closure import Closure, mirrored_closure
-from relforge.deps.manifest import built_wheels
+from relforge.deps.installcheck import check_channel, check_summary
+from relforge.deps.manifestwheels import built_wheels
 from relforge.deps.mirror import plan_mirror, render_mirror
 
 __all__ = [

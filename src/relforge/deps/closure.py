@@ -9,7 +9,7 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from relforge.deps.record import record_key
+from relforge.deps.mirrorrecord import record_key
 from relforge.deps.serve import serve_store
 from relforge.errors import RelforgeError
 from relforge.matrix.expand import expand_cells

@@ -30,14 +30,14 @@ from urllib.parse import urlsplit
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from relforge.deps.record import MirroredFile, record_key
+from relforge.deps.mirrorrecord import MirroredFile, record_key
 from relforge.deps.resolve import RESOLVERS, Resolved, pip_resolve, reachable, redact
 from relforge.deps.targets import Target, cell_wheel, wheel_targets
-from relforge.deps.upstream import published_hashes
+from relforge.deps.upstreamhashes import published_hashes
 from relforge.errors import EnvironmentFault, NothingToDoError, RefusedError, ValidationFailed
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.matrix.selector import Selector
-from relforge.stores.store import ObjectInfo, ObjectStore, sha256_bytes
+from relforge.stores.objectstore import ObjectInfo, ObjectStore, sha256_bytes
 from relforge.stores.transfer import SIDECAR, Transfer, sidecar_transfer
 from relforge.wheelformat import core_metadata
 

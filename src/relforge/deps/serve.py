@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 from relforge.errors import RelforgeError
 from relforge.simplepages import JSON_V1
 from relforge.stores import content_types
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 
 def _content_type(key: str) -> str:

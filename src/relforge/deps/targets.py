@@ -15,7 +15,7 @@ from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.matrix.selector import Selector
-from relforge.stores.store import ObjectInfo
+from relforge.stores.objectstore import ObjectInfo
 
 # Legacy manylinux names and the glibc minor they stand for (PEP 600).
 _LEGACY = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}

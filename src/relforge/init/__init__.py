@@ -2,11 +2,12 @@
 
 Entry points: `read_project(root, name)` (relforge.init.project) reads the project's name,
 Python range, version (version.txt, pyproject.toml, setuptools' dynamic version, setup.py,
-setup.cfg, git tags: relforge.init.versions) and how it builds (import name, abi3, torch/numpy:
+setup.cfg, git tags: relforge.init.projectversion)
+and how it builds (import name, abi3, torch/numpy:
 relforge.init.features), statically, never running its code; `plan_starter(facts, path,
 root=…)` (relforge.init.starter) decides with what this machine has (nvcc, torch wheels:
 relforge.init.machine, relforge.init.choices), renders the starter matrix
-(relforge.init.render) and checks it with the strict loader and the lint rules;
+(relforge.init.startermatrix) and checks it with the strict loader and the lint rules;
 `write_starter(starter, force=…)` writes it, refusing to replace an existing file;
 `default_path(facts)` is where it goes by default.
 """

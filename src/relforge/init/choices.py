@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from relforge.init.machine import HostPlatform, LocalWheels, Nvcc
-from relforge.init.render import AxisChoice, CudaChoice
+from relforge.init.startermatrix import AxisChoice, CudaChoice
 
 # Without an nvcc here, the CUDA variant the starter writes (the last one PyTorch builds with
 # CUDA 12, for the GPUs of the last years).

@@ -13,8 +13,8 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from relforge.init.projectversion import PYPROJECT, build_requires
 from relforge.init.setupfiles import SETUP_PY, SetupFacts
-from relforge.init.versions import PYPROJECT, build_requires
 
 _CPYTHON_TAG = re.compile(r"^cp3(\d+)$")
 # Folders with an __init__.py that are not what a project installs.

@@ -1,6 +1,6 @@
 """What `relforge init` learns about the project in a directory: its distribution name, the
 Python range it supports (`pyproject.toml`, PEP 621; else setup.py's or setup.cfg's
-`python_requires`), its version (relforge.init.versions: version.txt, pyproject.toml,
+`python_requires`), its version (relforge.init.projectversion: version.txt, pyproject.toml,
 setuptools' dynamic version, setup.py, setup.cfg, git tags) and how it builds
 (relforge.init.features: import name, abi3, torch/numpy in the build requirements)."""
 
@@ -15,11 +15,11 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import InvalidName, canonicalize_name
 from packaging.version import Version
 
-from relforge.builders.compat import tomllib
 from relforge.errors import ConfigError, EnvironmentFault, Span, UsageError
 from relforge.init.features import BuildFacts, read_build
+from relforge.init.projectversion import PYPROJECT, VERSION_FILE, find_version, key_span
 from relforge.init.setupfiles import read_setup
-from relforge.init.versions import PYPROJECT, VERSION_FILE, find_version, key_span
+from relforge.tomlcompat import tomllib
 
 __all__ = ["PYPROJECT", "VERSION_FILE", "ProjectFacts", "read_project"]
 # tomllib names the place in its message only (attributes came in Python 3.14).

@@ -43,8 +43,8 @@ from relforge.init.machine import (
     split_pythons,
 )
 from relforge.init.project import PYPROJECT, VERSION_FILE, ProjectFacts
-from relforge.init.render import StarterLayout, render_starter
 from relforge.init.sidefiles import SideFile, gitignore, version_file, write_side_file
+from relforge.init.startermatrix import StarterLayout, render_starter
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.lint import python_eol_dates
 from relforge.matrix.lintreport import lint_report

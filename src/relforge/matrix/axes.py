@@ -24,7 +24,8 @@ SAME_CHANNEL = "same-channel"
 DEFAULT_LABEL = "+{variant}"
 ENV_PREFIX = "RELFORGE_AXIS_"
 REQUIRES_ENV = "RELFORGE_AXIS_REQUIRES"
-# Variables of the prefix relforge sets itself (here and for the build: builders/depwheels.py).
+# Variables of the prefix relforge sets itself (here and for the build:
+# builders/inputs/depwheels.py).
 RESERVED_ENV = frozenset({REQUIRES_ENV, "RELFORGE_AXIS_WHEELS", "RELFORGE_AXIS_INSTALL"})
 _AXIS_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 # Cell fields a label may use besides the axes (and `{axis}_major`, `{axis}_minor` of each).

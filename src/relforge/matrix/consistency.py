@@ -14,7 +14,7 @@ from packaging.utils import InvalidName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from relforge.errors import ConfigError
-from relforge.matrix.archives import check_file_name
+from relforge.matrix.archivenames import check_file_name
 from relforge.matrix.archlist import is_gfx_target, parse_cuda_arch
 from relforge.matrix.axes import check_axes, same_channel_needs_url
 from relforge.matrix.cell import ALL_FIELDS

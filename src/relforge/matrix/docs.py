@@ -9,7 +9,7 @@ from typing import Literal
 
 from typing_extensions import assert_never
 
-from relforge.matrix.archives import archive_table
+from relforge.matrix.archivenames import archive_table
 from relforge.matrix.cell import Cell
 from relforge.matrix.describe import python_range, variant_label
 from relforge.matrix.expand import expand_cells

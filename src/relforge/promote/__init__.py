@@ -39,28 +39,28 @@ checks and repairs it, pypi/ ships to PyPI.  The command line imports this front
 
 from __future__ import annotations
 
-from relforge.promote.context import open_publishing
+from relforge.promote.bucketpolicy import bucket_policy
+from relforge.promote.channellease import LeaseScope, lease_scope
 from relforge.promote.index.channelindex import apply_channel_index, plan_channel_index
-from relforge.promote.index.report import index_report
+from relforge.promote.index.indexreport import index_report
 from relforge.promote.index.serving import serving_warnings
 from relforge.promote.install import install_lines
-from relforge.promote.integrity.check import check_channel
-from relforge.promote.integrity.outcome import Outcome
-from relforge.promote.lease import LeaseScope, lease_scope
+from relforge.promote.integrity.verification import check_channel
+from relforge.promote.integrity.verifyoutcome import Outcome
 from relforge.promote.plans.dependencies import apply_mirror
-from relforge.promote.plans.plan import Plan, execute, render
 from relforge.promote.plans.promote import plan_promote
 from relforge.promote.plans.publish import plan_publish
-from relforge.promote.plans.report import PlanReport
+from relforge.promote.plans.runreport import PlanReport
+from relforge.promote.plans.storeplan import Plan, execute, render
 from relforge.promote.plans.yank import apply_yank, plan_yank
-from relforge.promote.policy import bucket_policy
-from relforge.promote.pypi.flow import (
+from relforge.promote.publishing import open_publishing
+from relforge.promote.pypi.stage import plan_stage
+from relforge.promote.pypi.steps import (
     plan_pypi_upload,
     refuse_upload,
     stage_wheels,
     upload_release,
 )
-from relforge.promote.pypi.stage import plan_stage
 from relforge.promote.pypi.wheels import strip_local
 
 __all__ = [

@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable
 
 from relforge.stores import content_types
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 ADVERTISED = "relforge/advertised"
 

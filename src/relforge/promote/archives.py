@@ -21,12 +21,12 @@ from concurrent.futures import ThreadPoolExecutor
 from packaging.version import InvalidVersion, Version
 
 from relforge.errors import RefusedError
-from relforge.matrix.archives import archive_version
+from relforge.matrix.archivenames import archive_version
 from relforge.matrix.schema import Matrix
 from relforge.promote.cells import ChannelCells
 from relforge.promote.channel import Placed
 from relforge.stores import content_types
-from relforge.stores.store import ObjectInfo, ObjectStore, sha256_bytes
+from relforge.stores.objectstore import ObjectInfo, ObjectStore, sha256_bytes
 from relforge.stores.transfer import Transfer
 
 CHECKSUM = ".sha256"

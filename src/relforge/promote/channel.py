@@ -26,7 +26,7 @@ from relforge.manifest import ArtifactManifest, ManifestEntry, parse_manifest
 from relforge.matrix.cell import Cell
 from relforge.promote.cells import ChannelCells
 from relforge.signing import SIGNATURE_SUFFIX, Trust
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 MANIFESTS = "relforge/manifests"
 STAGING = "pypi-staging"

@@ -32,7 +32,7 @@ from relforge.errors import RefusedError
 from relforge.matrix.cell import Cell
 from relforge.promote.advertised import read_advertised, write_advertised
 from relforge.promote.cells import ChannelCells
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 # The package types whose files a version must have in a channel before it is advertised: its
 # wheels and its native archives.  The generated CI uploads them from separate workflows, each

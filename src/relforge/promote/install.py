@@ -17,7 +17,7 @@ from relforge.matrix.docs import INSTALLERS, index_install_command
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.rootspec import RootSpec
 from relforge.stores.local import LocalStore
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 
 def index_base(matrix: Matrix, store: ObjectStore) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from relforge.errors import UsageError
 from relforge.matrixstores import NamedStore
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 from relforge.stores.transfer import Batch, Transfer, plan_batch
 
 

@@ -17,17 +17,17 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from relforge.deps.record import PREFIX as DEPS_PREFIX
-from relforge.deps.record import read_record, record_key
+from relforge.deps.mirrorrecord import PREFIX as DEPS_PREFIX
+from relforge.deps.mirrorrecord import read_record, record_key
 from relforge.errors import RefusedError
 from relforge.manifest import ManifestEntry
 from relforge.promote.channel import MANIFESTS, StoredManifest, read_manifests
 from relforge.promote.completeness import Completeness
-from relforge.promote.context import ChannelContext
+from relforge.promote.publishing import ChannelContext
 from relforge.promote.rootspec import RootSpec
 from relforge.promote.yanked import read_yanked
 from relforge.signing import SIGNATURE_SUFFIX, Trust
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from relforge.errors import RefusedError
 from relforge.stores import content_types
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 FORMAT = 1
 PREFIX = "relforge/yanked"

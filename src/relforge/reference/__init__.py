@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 from relforge.reference.links import check_link, explained
 
 if TYPE_CHECKING:
-    from relforge.reference.pages import reference_pages, write_reference
+    from relforge.reference.catalog import reference_pages, write_reference
 
 _HOMES = {
-    "reference_pages": "relforge.reference.pages",
-    "write_reference": "relforge.reference.pages",
+    "reference_pages": "relforge.reference.catalog",
+    "write_reference": "relforge.reference.catalog",
 }
 
 __all__ = ["check_link", "explained", "reference_pages", "write_reference"]

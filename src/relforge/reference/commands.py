@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import click
 
-from relforge.reference.markdown import anchor, banner
+from relforge.reference.pageparts import anchor, banner
 
 WIDTH = 88  # the help is wrapped here whatever the terminal, so the page does not drift
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from relforge import errors
-from relforge.reference.markdown import banner, cell
+from relforge.reference.pageparts import banner, cell
 
 
 def _error_classes() -> list[type[errors.RelforgeError]]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from relforge.reference.markdown import anchor, banner, cell
 from relforge.reference.matrixschema import PATCH, matrix_json_schema
+from relforge.reference.pageparts import anchor, banner, cell
 
 Schema = dict[str, Any]
 

@@ -17,7 +17,7 @@ from relforge.release.audit import AuditReport, audit_release
 from relforge.release.cut import CutOptions, plan_cut
 from relforge.release.milestone import fetch_milestone, load_milestone_file
 from relforge.release.patch import PatchOptions, plan_patch
-from relforge.release.plan import Plan
+from relforge.release.releaseplan import Plan
 from relforge.release.show import (
     audit_lines,
     audit_markdown,

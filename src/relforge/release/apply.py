@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing_extensions import assert_never
 
 from relforge.git import Git
-from relforge.release.plan import NewCommit, NewTag, Plan, SetRef
+from relforge.release.releaseplan import NewCommit, NewTag, Plan, SetRef
 
 
 def apply_plan(git: Git, plan: Plan) -> dict[str, str]:

@@ -16,13 +16,13 @@ from relforge.release.checkout import (
     require_pushed,
 )
 from relforge.release.matrixfile import committed_matrices
-from relforge.release.plan import FileChange, NewCommit, Plan, PlanBuilder, SetRef
 from relforge.release.release_only import (
     WORKFLOW_DIRS,
     ReleaseOnlyInputs,
     is_workflow_path,
     release_only_changes,
 )
+from relforge.release.releaseplan import FileChange, NewCommit, Plan, PlanBuilder, SetRef
 from relforge.release.remote import RemoteState
 from relforge.release.rerender import generation_of, is_generated
 from relforge.release.versions import Line, version_at

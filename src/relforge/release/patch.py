@@ -10,7 +10,7 @@ from packaging.version import Version
 from relforge.errors import RefusedError, UsageError
 from relforge.git import Git
 from relforge.release.checkout import require_clean_checkout, require_pushed
-from relforge.release.plan import FileChange, NewCommit, Plan, PlanBuilder, SetRef
+from relforge.release.releaseplan import FileChange, NewCommit, Plan, PlanBuilder, SetRef
 from relforge.release.remote import RemoteState
 from relforge.release.versions import final_of, line_of, version_at, with_release
 

@@ -7,7 +7,7 @@ from rich.markup import escape
 from typing_extensions import assert_never
 
 from relforge.release.audit import AuditReport
-from relforge.release.plan import NewCommit, NewTag, Plan, SetRef, target_text
+from relforge.release.releaseplan import NewCommit, NewTag, Plan, SetRef, target_text
 from relforge.release.status import Status
 
 

@@ -17,7 +17,7 @@ from relforge.release.checkout import (
     require_pushed,
 )
 from relforge.release.matrixfile import committed_matrices
-from relforge.release.plan import NewTag, Plan, PlanBuilder, SetRef
+from relforge.release.releaseplan import NewTag, Plan, PlanBuilder, SetRef
 from relforge.release.remote import RemoteState
 from relforge.release.versions import (
     final_of,

@@ -16,10 +16,10 @@ from relforge.errors import UsageError
 from relforge.matrix.docs import with_download_url
 from relforge.matrix.schema import Matrix
 from relforge.matrix.values import base_url_problem
-from relforge.site.publish import SITE_PREFIX, SiteUpload, apply_site_upload, plan_site_upload
-from relforge.site.render import render_site
+from relforge.site.sitefiles import render_site
+from relforge.site.siteupload import SITE_PREFIX, SiteUpload, apply_site_upload, plan_site_upload
 from relforge.site.write import write_site
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 __all__ = ["SiteResult", "build_site", "publish_site"]
 

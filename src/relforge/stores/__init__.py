@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from relforge.stores import content_types
 from relforge.stores.lease import LeasePolicy
+from relforge.stores.objectstore import DEFAULT_STORE, ObjectInfo, ObjectStore, sha256_bytes
 from relforge.stores.registry import StoreOptions, open_store
 from relforge.stores.retry import total_retries
-from relforge.stores.store import DEFAULT_STORE, ObjectInfo, ObjectStore, sha256_bytes
 from relforge.stores.transfer import Batch, Transfer, plan_batch, refuse_conflicts
 
 __all__ = [

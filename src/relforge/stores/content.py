@@ -31,11 +31,11 @@ from typing import IO, Any
 
 from relforge.errors import ConfigError, RelforgeError
 from relforge.stores.local import LocalStore
+from relforge.stores.objectstore import ObjectStore
 from relforge.stores.s3 import S3Store
 from relforge.stores.s3_checksums import whole_checksum
 from relforge.stores.s3_faults import MISSING, code
 from relforge.stores.s3client import s3_client
-from relforge.stores.store import ObjectStore
 from relforge.wheelformat import core_metadata
 
 _CHUNK = 1 << 20

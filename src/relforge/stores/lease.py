@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 from relforge.errors import RefusedError
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 Say = Callable[[str], None]
 JSON = "application/json"

@@ -24,7 +24,7 @@ from relforge.envfaults import LocalWriteFault, environment_fault, is_environmen
 from relforge.errors import EnvironmentFault, RefusedError, RelforgeError
 from relforge.manifest import sha256_file
 from relforge.stores.content_types import OCTET_STREAM
-from relforge.stores.store import ObjectInfo, ObjectStore, Unfinished, copy_stream
+from relforge.stores.objectstore import ObjectInfo, ObjectStore, Unfinished, copy_stream
 
 META_DIR = ".relforge-meta"
 _TMP = ".relforge-tmp-"
@@ -322,6 +322,6 @@ class LocalStore:
 
 
 def _hash(data: bytes) -> str:
-    from relforge.stores.store import sha256_bytes
+    from relforge.stores.objectstore import sha256_bytes
 
     return sha256_bytes(data)

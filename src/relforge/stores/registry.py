@@ -1,6 +1,6 @@
 """The object stores, registered by URL scheme in one dict, and `open_store` that picks one.
 
-The protocol lives in relforge.stores.store, which imports no store: each store imports the
+The protocol lives in relforge.stores.objectstore, which imports no store: each store imports the
 protocol, and this module imports the stores (when one is opened).
 """
 
@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from relforge.errors import ConfigError
+from relforge.stores.objectstore import ObjectStore
 from relforge.stores.parts import TransferSettings
 from relforge.stores.retry import RetryPolicy
-from relforge.stores.store import ObjectStore
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -31,6 +31,7 @@ from relforge.envfaults import LocalWriteFault, environment_fault, writing
 from relforge.errors import ConfigError, RefusedError, RelforgeError
 from relforge.stores import s3_complete, s3_multipart, s3_ranged
 from relforge.stores.content_types import OCTET_STREAM
+from relforge.stores.objectstore import ObjectInfo, ObjectStore, Unfinished
 from relforge.stores.partflow import shared_buffers
 from relforge.stores.parts import Part, TransferSettings
 from relforge.stores.resume import UploadBook
@@ -51,7 +52,6 @@ from relforge.stores.s3_faults import (
     translate,
 )
 from relforge.stores.s3client import s3_client
-from relforge.stores.store import ObjectInfo, ObjectStore, Unfinished
 
 T = TypeVar("T")
 

@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from relforge.errors import RefusedError
+from relforge.stores.objectstore import Unfinished
 from relforge.stores.s3_bucket import Bucket, store_id
 from relforge.stores.s3_checksums import CHECKSUM_FIELD, Sent, composite, service_composite
 from relforge.stores.s3_faults import CONDITION_FAILED, code
-from relforge.stores.store import Unfinished
 
 NO_UPLOAD = {"NoSuchUpload", "404"}
 

@@ -25,6 +25,7 @@ from typing import Any
 from relforge.envfaults import environment_fault, is_environment_fault
 from relforge.errors import RefusedError
 from relforge.stores.content_types import OCTET_STREAM
+from relforge.stores.objectstore import ObjectStore
 from relforge.stores.partflow import Fetch, body, run_each, run_parts
 from relforge.stores.parts import Part, cut, part_size_for
 from relforge.stores.resume import Started
@@ -32,7 +33,6 @@ from relforge.stores.s3_bucket import Bucket, store_id
 from relforge.stores.s3_checksums import CHECKSUM_FIELD, PART_CHECKSUM, Sent, b64_crc32
 from relforge.stores.s3_complete import NO_UPLOAD, abandon, abort, finish
 from relforge.stores.s3_faults import code
-from relforge.stores.store import ObjectStore
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,7 +22,7 @@ from typing import Literal
 from relforge.errors import RefusedError
 from relforge.stores.content_types import OCTET_STREAM, TEXT
 from relforge.stores.journal import Journal
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 State = Literal["create", "identical", "conflict"]
 # Tests set this to slow each transfer down (seconds), to kill a run part-way through.

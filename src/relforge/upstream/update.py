@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from relforge.errors import ConfigError, RefusedError
 from relforge.matrix.lint import lint_matrix
 from relforge.release.yaml_edit import Edit, apply_edits
-from relforge.upstream.check import Loaded, Report
 from relforge.upstream.edits import axis_edits, pin_edits, python_edits
 from relforge.upstream.model import AddAxisValue, Finding, SetPin, SetPythons
+from relforge.upstream.releasecheck import Loaded, Report
 from relforge.upstream.sites import own_release
 
 

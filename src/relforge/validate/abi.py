@@ -31,14 +31,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from relforge.validate.checkregistry import Expectation, Outcome, artifact
 from relforge.validate.elf import ElfError, read_elf
 from relforge.validate.facts import ElfMember, WheelFacts
 from relforge.validate.inflate import BytesSource, MemberError
 from relforge.validate.libraries import resolve
-from relforge.validate.policy import LOADER_PREFIXES, policy_for_tag, tag_arch
 from relforge.validate.providers import DependencyWheel, site_path
-from relforge.validate.registry import Expectation, Outcome, artifact
 from relforge.validate.symbols import SymbolTable, contains, name_hash
+from relforge.validate.tagpolicy import LOADER_PREFIXES, policy_for_tag, tag_arch
 
 INTERPRETER_PREFIXES = ("Py", "_Py")
 # Loaded by every CPython process (the interpreter links them): an extension module may use

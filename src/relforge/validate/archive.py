@@ -22,7 +22,7 @@ from relforge.validate.archivezip import ArchiveError, NativeArchive
 from relforge.validate.binaries import HEAD, PE_HEAD_LIMIT, Binary, identify, pe_header_offset
 from relforge.validate.facts import WheelFacts, read_elf_members, read_foreign_members
 from relforge.validate.inflate import MemberError
-from relforge.validate.wheel import NOT_ELF, is_shared_object_name
+from relforge.validate.wheelreader import NOT_ELF, is_shared_object_name
 
 BUILD_VERSION = "build-version"
 LAYOUT_DIRS = ("include", "lib")

@@ -17,7 +17,7 @@ from relforge.validate.archive import (
     gather_archive,
 )
 from relforge.validate.binaries import normal_arch
-from relforge.validate.registry import Expectation, check_artifact, register
+from relforge.validate.checkregistry import Expectation, check_artifact, register
 
 # The wheel checks that look only at members, ELF files and size (the others read .dist-info).
 MEMBER_CHECKS = frozenset(

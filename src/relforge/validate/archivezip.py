@@ -14,7 +14,7 @@ import zlib
 from pathlib import Path
 
 from relforge.validate.inflate import MemberError
-from relforge.validate.wheel import Member, WheelArchive
+from relforge.validate.wheelreader import Member, WheelArchive
 
 
 class ArchiveError(Exception):

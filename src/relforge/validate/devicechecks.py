@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from relforge.matrix.archlist import parse_cuda_arch
+from relforge.validate.checkregistry import Expectation, Outcome, artifact
 from relforge.validate.devicecode import DeviceCode
 from relforge.validate.facts import WheelFacts
-from relforge.validate.registry import Expectation, Outcome, artifact
 
 DEVICE_CODE = "RF-V048"
 _SHOWN = 4

@@ -24,7 +24,7 @@ from relforge.validate.elf import ElfError, ElfInfo, read_elf, read_elf_device
 from relforge.validate.inflate import ByteSource, MemberError, MemberTooLarge
 from relforge.validate.macho import MachOError, MachOInfo, read_macho
 from relforge.validate.pe import PEError, PEInfo, read_pe
-from relforge.validate.wheel import (
+from relforge.validate.wheelreader import (
     Member,
     WheelArchive,
     is_shared_object_name,

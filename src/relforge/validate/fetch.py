@@ -11,7 +11,7 @@ from packaging.utils import canonicalize_name
 
 from relforge.errors import EnvironmentFault, UsageError
 from relforge.simplepages import hrefs
-from relforge.validate.completeness import Artifact
+from relforge.validate.cellmatch import Artifact
 
 
 def _unreachable(what: str, exc: Exception) -> EnvironmentFault:

@@ -14,7 +14,7 @@ from packaging.version import Version
 from relforge.providedlibs import applies, linux_environment, providers_of
 from relforge.validate.facts import WheelFacts
 from relforge.validate.libraries import provides, resolve
-from relforge.validate.policy import tag_arch
+from relforge.validate.tagpolicy import tag_arch
 
 
 def _installable(tags: frozenset[object], arch: str | None, python_tag: str | None) -> bool:

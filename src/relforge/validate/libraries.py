@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from packaging.utils import canonicalize_name
 
 from relforge.providedlibs import DRIVER, applies, declared_by, linux_environment, providers_of
+from relforge.validate.checkregistry import Expectation, Outcome, artifact
 from relforge.validate.facts import ElfMember, WheelFacts
-from relforge.validate.policy import LOADER_PREFIXES, Policy, policy_for_tag, tag_arch
 from relforge.validate.providers import DependencyWheel, site_path
-from relforge.validate.registry import Expectation, Outcome, artifact
+from relforge.validate.tagpolicy import LOADER_PREFIXES, Policy, policy_for_tag, tag_arch
 
 _ORIGIN = ("$ORIGIN", "${ORIGIN}")
 

@@ -20,8 +20,8 @@ from importlib import resources
 import yaml
 from packaging.tags import parse_tag
 
+from relforge.validate.checkregistry import Expectation, Outcome, artifact
 from relforge.validate.facts import WheelFacts
-from relforge.validate.registry import Expectation, Outcome, artifact
 
 PREFIXES = ("Py", "_Py")
 SHOWN = 12  # symbols named in the message

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
+from relforge.validate.checkregistry import Expectation, Outcome, artifact
 from relforge.validate.facts import WheelFacts
-from relforge.validate.policy import tag_arch
-from relforge.validate.registry import Expectation, Outcome, artifact
+from relforge.validate.tagpolicy import tag_arch
 
 _DRIVE = re.compile(r"[A-Za-z]:")
 

@@ -20,6 +20,7 @@ import posixpath
 from collections.abc import Callable, Iterable, Sequence
 
 from relforge.providedlibs import DRIVER, declared_by, platform_environment, providers_of
+from relforge.validate.checkregistry import Expectation, Outcome, artifact
 from relforge.validate.facts import MachOMember, PEMember, WheelFacts
 from relforge.validate.macho import MachOSlice, macos_version
 from relforge.validate.pe import is_system_dll, msvc_runtime, python_dll
@@ -29,7 +30,6 @@ from relforge.validate.platformtags import (
     tag_format,
     windows_machine,
 )
-from relforge.validate.registry import Expectation, Outcome, artifact
 
 MACOS_SYSTEM = ("/usr/lib/", "/System/Library/")
 ARM64_FIRST_MACOS = (11, 0)  # pip accepts macosx_10_X_universal2 on arm64 from macOS 11

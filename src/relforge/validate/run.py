@@ -20,7 +20,13 @@ from relforge.matrix.schema import Matrix, Release
 from relforge.matrix.wheeltags import cell_tags
 from relforge.validate.archive import archive_platform_tags
 from relforge.validate.archivechecks import validate_archive
-from relforge.validate.checks import (
+from relforge.validate.cellmatch import Artifact, bind, expected_filename
+from relforge.validate.devicechecks import device_files
+from relforge.validate.facts import WheelFacts, gather
+from relforge.validate.providers import DependencyWheel, read_dependencies
+from relforge.validate.report import ArtifactReport, ValidationReport
+from relforge.validate.runtime import RuntimeRequest, run_runtime
+from relforge.validate.wheelchecks import (
     DUPLICATE,
     EXTRA,
     INDEX_HASH,
@@ -29,12 +35,6 @@ from relforge.validate.checks import (
     Expectation,
     check_artifact,
 )
-from relforge.validate.completeness import Artifact, bind, expected_filename
-from relforge.validate.devicechecks import device_files
-from relforge.validate.facts import WheelFacts, gather
-from relforge.validate.providers import DependencyWheel, read_dependencies
-from relforge.validate.report import ArtifactReport, ValidationReport
-from relforge.validate.runtime import RuntimeRequest, run_runtime
 
 
 @dataclass(frozen=True, kw_only=True)

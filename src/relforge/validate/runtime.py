@@ -31,7 +31,6 @@ from relforge.axiswheels import cached_folders, fetched_folders
 from relforge.interpreters import find_interpreter
 from relforge.manifest import ProvenGpu, Verdict, VerdictStatus
 from relforge.matrix.cell import Cell
-from relforge.validate.checks import BUILD_INFO, GPU, GPU_SMOKE, INSTALL, SMOKE
 from relforge.validate.devicecode import DeviceCode
 from relforge.validate.gpus import Gpu, driver_problem, predict, query_gpus
 from relforge.validate.runtimedeps import (
@@ -45,6 +44,7 @@ from relforge.validate.runtimedeps import (
     reasons,
 )
 from relforge.validate.versionattr import VERSION_ATTRIBUTE, check_version_attribute
+from relforge.validate.wheelchecks import BUILD_INFO, GPU, GPU_SMOKE, INSTALL, SMOKE
 
 _BUILD_INFO = (
     "import json, {module}\n"

@@ -1,7 +1,8 @@
 """RF-R005: the installed module's `__version__` against the wheel's version.
 
 relforge stamps the cell's version into the wheel's metadata, renaming the wheel when the build
-wrote the project's own (relforge.builders.stamping); code that carries a version of its own
+wrote the project's own (relforge.builders.artifacts.stamping);
+code that carries a version of its own
 (`__version__ = "1.0.0"`, versioneer's `0+unknown` without git, a C++ macro) keeps it.  That is
 worth a warning, not a failure: the wheel installs and runs, only what it reports about itself is
 off.  A module without `__version__` (or one that reads importlib.metadata) is not judged.
@@ -17,7 +18,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from relforge.manifest import Verdict
-from relforge.validate.registry import register
+from relforge.validate.checkregistry import register
 
 VERSION_ATTRIBUTE = register("RF-R005", "version-attribute", "runtime",
                              "The installed module's __version__, when it has one, is the "

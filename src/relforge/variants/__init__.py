@@ -12,7 +12,7 @@ Entry points: `variant_for` (the label and properties of a cell), `stage_variant
 
 from __future__ import annotations
 
-from relforge.variants.check import check_variant_folder
-from relforge.variants.publish import apply_variants, plan_variants, staging_dir
+from relforge.variants.labelcheck import check_variant_folder
+from relforge.variants.variantupload import apply_variants, plan_variants, staging_dir
 
 __all__ = ["apply_variants", "check_variant_folder", "plan_variants", "staging_dir"]

@@ -25,6 +25,7 @@ from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix, read_text
 from relforge.matrix.relforgepin import relforge_pin
 from relforge.matrix.schema import Matrix
+from relforge.workflows.actionpins import ActionPin, load_pins
 from relforge.workflows.context import (
     BUILD_WORKFLOW,
     RenderContext,
@@ -33,7 +34,6 @@ from relforge.workflows.context import (
     pr_paths,
 )
 from relforge.workflows.layout import MAX_MATRIX_JOBS, group_cells, runner_labels
-from relforge.workflows.pins import ActionPin, load_pins
 from relforge.workflows.runners import check_runners
 from relforge.workflows.sharedstore import check_shared_store
 from relforge.workflows.templating import (

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import wheel_folders
-from relforge.promote.context import open_publishing
+from relforge.promote.channellease import LeaseScope
 from relforge.promote.index.folder import (
     FolderPlan,
     apply_folder,
@@ -32,10 +32,10 @@ from relforge.promote.index.folder import (
 from relforge.promote.index.prune import channel_prune
 from relforge.promote.index.rootpages import RootPlan
 from relforge.promote.index.settle import settle_root
-from relforge.promote.lease import LeaseScope
+from relforge.promote.publishing import open_publishing
 from relforge.promote.vouch import Vouchers, channel_vouchers
+from relforge.stores.objectstore import ObjectInfo, ObjectStore
 from relforge.stores.retry import total_retries
-from relforge.stores.store import ObjectInfo, ObjectStore
 
 
 @dataclass(frozen=True, kw_only=True)

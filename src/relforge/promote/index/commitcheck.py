@@ -23,7 +23,7 @@ from relforge.errors import EnvironmentFault, RefusedError, RelforgeError
 from relforge.promote.index.pages import carried, parse_dist
 from relforge.promote.index.pageset import Marker
 from relforge.promote.vouch import Vouchers
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -47,7 +47,7 @@ from relforge.promote.index.pageset import (
 from relforge.promote.vouch import Vouch, Vouchers
 from relforge.simplepages import JSON_V1
 from relforge.stores import content_types
-from relforge.stores.store import ObjectInfo, ObjectStore
+from relforge.stores.objectstore import ObjectInfo, ObjectStore
 from relforge.stores.transfer import SIDECAR
 from relforge.wheelformat import requires_python
 

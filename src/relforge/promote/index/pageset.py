@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from relforge.errors import RelforgeError
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 MARKER = ".relforge-pages.json"
 # Tests set this to slow each page write down (seconds), to kill a run between two writes.

@@ -4,7 +4,7 @@
 `publish` prunes as it re-indexes; `publish --no-index` (the generated workflows' per-cell
 upload) leaves it to `relforge index`, since its pages still list those files until the index
 job rebuilds them.  Either way the files are left off the pages first and deleted after them
-(relforge.promote.plans.plan.execute, channelindex.py): no page links a deleted file.
+(relforge.promote.plans.storeplan.execute, channelindex.py): no page links a deleted file.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from packaging.version import Version
 from relforge.matrix.schema import Matrix
 from relforge.promote.index.folder import SIDECAR, list_folder, parse_dist
 from relforge.promote.vouch import Vouchers
-from relforge.stores.store import ObjectInfo, ObjectStore
+from relforge.stores.objectstore import ObjectInfo, ObjectStore
 
 
 def nightly_prune(

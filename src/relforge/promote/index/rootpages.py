@@ -41,7 +41,7 @@ from relforge.promote.index.pageset import MARKER, new_generation, parse_marker,
 from relforge.promote.rootspec import RootSpec, check_name
 from relforge.simplepages import JSON_V1
 from relforge.stores import content_types
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 ROOT_MARKER = ".relforge-root-pages.json"
 FORMAT = 1

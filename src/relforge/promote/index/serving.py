@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from relforge.errors import RelforgeError
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 TIMEOUT = 3.0  # seconds per page: a check, not a download
 MAX_FOLDERS = 3

@@ -18,7 +18,7 @@ from collections.abc import Set
 from relforge.promote.index.folder import FolderPlan, apply_folder, plan_folder, refuse_drift
 from relforge.promote.index.rootpages import RootPlan, UncommittedPage, refresh_root
 from relforge.promote.vouch import Vouchers
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 ROUNDS = 4
 PAUSE = 0.25  # seconds: the longest pause before the first new round, doubled each round

@@ -11,11 +11,11 @@ from relforge.manifest import ManifestEntry
 from relforge.promote.archives import ARCHIVE_SUFFIX, CHECKSUM, checksum_bytes
 from relforge.promote.integrity.findings import Finding
 from relforge.stores.content import read_bytes, read_content
-from relforge.stores.store import ObjectInfo, ObjectStore, sha256_bytes
+from relforge.stores.objectstore import ObjectInfo, ObjectStore, sha256_bytes
 
 
 class VouchedLike(Protocol):
-    """What verify knows of a vouched object (relforge.promote.integrity.verify.Vouched)."""
+    """What verify knows of a vouched object (relforge.promote.integrity.storeverify.Vouched)."""
 
     @property
     def key(self) -> str: ...

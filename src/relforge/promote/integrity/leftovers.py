@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from relforge.promote.integrity.findings import Finding
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 
 def unfinished_findings(

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 from relforge.errors import EnvironmentFault, RelforgeError
 from relforge.simplepages import anchors as page_anchors
 from relforge.stores.content import read_bytes
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -24,16 +24,16 @@ from typing import Any, Literal
 from relforge.errors import RefusedError, RelforgeError
 from relforge.matrix.schema import ChannelName
 from relforge.matrixstores import NamedStore
-from relforge.promote.context import Publishing
 from relforge.promote.index.folder import SIDECAR, apply_folder, plan_folder, refuse_drift
 from relforge.promote.index.pageset import MARKER
 from relforge.promote.integrity.archivecheck import restored_checksum
 from relforge.promote.integrity.findings import Finding, Report
-from relforge.promote.integrity.verify import Truth, Vouched
+from relforge.promote.integrity.storeverify import Truth, Vouched
+from relforge.promote.publishing import Publishing
 from relforge.promote.vouch import Vouchers
 from relforge.stores import content_types
 from relforge.stores.content import fetch, fetch_verified, read_content
-from relforge.stores.store import ObjectStore, sha256_bytes
+from relforge.stores.objectstore import ObjectStore, sha256_bytes
 
 QUARANTINE = "relforge/quarantine"
 # Tests set this (seconds) to pause between removing a bad object and writing the good one.

@@ -22,7 +22,7 @@ from relforge.promote.integrity.pagecheck import (
     read_page,
 )
 from relforge.promote.rootspec import RootSpec
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 
 def _json_targets(data: bytes) -> dict[str, Link] | None:

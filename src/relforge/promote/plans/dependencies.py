@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from relforge.deps.mirror import MirrorPlan, fetch
-from relforge.deps.record import record_key, write_record
+from relforge.deps.mirrorrecord import record_key, write_record
 from relforge.output import in_place, versioned
-from relforge.promote.context import ChannelContext
 from relforge.promote.index.channelindex import reindex
-from relforge.promote.plans.plan import Plan
-from relforge.promote.plans.plan import execute as carry_out
+from relforge.promote.plans.storeplan import Plan
+from relforge.promote.plans.storeplan import execute as carry_out
+from relforge.promote.publishing import ChannelContext
 from relforge.promote.vouch import channel_vouchers
 from relforge.stores.transfer import plan_batch
 

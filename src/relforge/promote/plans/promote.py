@@ -19,16 +19,16 @@ from relforge.promote.channel import (
     public_version,
     stored_manifests,
 )
+from relforge.promote.channellease import LeaseScope
 from relforge.promote.completeness import VersionState, release_folders
-from relforge.promote.context import open_publishing
 from relforge.promote.index.folder import SIDECAR
-from relforge.promote.lease import LeaseScope
 from relforge.promote.mirrors import mirror_batches
-from relforge.promote.plans.plan import Plan
 from relforge.promote.plans.publish import incoming, refuse_unvalidated, stored_manifest_transfers
+from relforge.promote.plans.storeplan import Plan
+from relforge.promote.publishing import open_publishing
 from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.signing import Trust, require_signer
-from relforge.stores.store import ObjectInfo, ObjectStore, sha256_bytes
+from relforge.stores.objectstore import ObjectInfo, ObjectStore, sha256_bytes
 from relforge.stores.transfer import Transfer, plan_batch
 from relforge.wheelformat import core_metadata, requires_python
 

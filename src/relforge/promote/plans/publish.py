@@ -19,17 +19,17 @@ from relforge.promote.channel import (
     place,
     public_version,
 )
+from relforge.promote.channellease import LeaseScope
 from relforge.promote.completeness import PUBLISHED_TYPES, Incoming, release_folders
-from relforge.promote.context import open_publishing
 from relforge.promote.index.prune import nightly_prune
 from relforge.promote.install import index_base, index_urls
-from relforge.promote.lease import LeaseScope
 from relforge.promote.mirrors import mirror_batches
-from relforge.promote.plans.plan import Plan
+from relforge.promote.plans.storeplan import Plan
+from relforge.promote.publishing import open_publishing
 from relforge.promote.vouch import channel_vouchers
 from relforge.signing import SIGNATURE_SUFFIX, Trust, require_signer
 from relforge.stores import content_types
-from relforge.stores.store import sha256_bytes
+from relforge.stores.objectstore import sha256_bytes
 from relforge.stores.transfer import Transfer, plan_batch, sidecar_transfer
 from relforge.wheelformat import core_metadata, requires_python
 

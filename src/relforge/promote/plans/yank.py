@@ -20,12 +20,12 @@ from packaging.version import InvalidVersion, Version
 from relforge.errors import NothingToDoError, UsageError
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.output import in_place, summary_with_list, versioned
-from relforge.promote.context import open_publishing
+from relforge.promote.channellease import LeaseScope
 from relforge.promote.index.channelindex import reindex
-from relforge.promote.lease import LeaseScope
+from relforge.promote.publishing import open_publishing
 from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.promote.yanked import read_yanked, write_yanked
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 CHANNELS: tuple[ChannelName, ...] = ("test", "release", "nightly")
 SCHEMA_VERSION = 1

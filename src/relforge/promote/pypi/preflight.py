@@ -1,5 +1,5 @@
 """The check before the first PyPI upload (and before staging): every file and the release's
-total against PyPI's limits and upload checks (relforge.promote.pypi.checks), the project's
+total against PyPI's limits and upload checks (relforge.promote.pypi.refusals), the project's
 current usage read from the index (relforge.promote.pypi.usage) — one refusal lists every
 problem, and nothing is uploaded or staged.
 """
@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from relforge.promote.pypi.age import age_hint, age_problems
-from relforge.promote.pypi.checks import (
+from relforge.promote.pypi.refusals import (
     MIB,
     Limits,
     Usage,

@@ -19,14 +19,14 @@ from relforge.errors import (
 from relforge.manifest import sha256_file
 from relforge.matrix.schema import Matrix
 from relforge.promote.channel import STAGING, Placed, place, public_version
-from relforge.promote.context import open_publishing
 from relforge.promote.index.folder import canonical, parse_dist
 from relforge.promote.plans.promote import check_digest, select_manifest
 from relforge.promote.plans.publish import refuse_unvalidated
-from relforge.promote.pypi.checks import Limits
+from relforge.promote.publishing import open_publishing
+from relforge.promote.pypi.refusals import Limits
 from relforge.promote.pypi.wheels import pypi_name, strip_local
 from relforge.simplepages import hrefs
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 from relforge.stores.transfer import Batch, Transfer, plan_batch
 from relforge.wheelversion import Rewritten
 
@@ -53,7 +53,7 @@ class StagePlan:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        """The plan's keys of the stage outcome's JSON (relforge.promote.pypi.flow)."""
+        """The plan's keys of the stage outcome's JSON (relforge.promote.pypi.steps)."""
         return {
             "version": self.version,
             "store": self.store.url,

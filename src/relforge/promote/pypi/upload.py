@@ -21,7 +21,7 @@ from relforge.promote.pypi.stage import (
     remote_sha256,
     scrub,
 )
-from relforge.stores.store import ObjectStore
+from relforge.stores.objectstore import ObjectStore
 
 
 class _LineEcho(io.TextIOBase):

@@ -19,7 +19,7 @@ from typing import Any
 from packaging.utils import canonicalize_name
 
 from relforge.promote.pypi.age import parse_last_modified, parse_upload_time
-from relforge.promote.pypi.checks import Usage
+from relforge.promote.pypi.refusals import Usage
 from relforge.promote.pypi.stage import public_url
 from relforge.simplepages import JSON_V1, hrefs
 

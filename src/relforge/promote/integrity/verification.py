@@ -1,0 +1,48 @@
+"""The entry point of `relforge verify`: verify a channel in its stores, optionally plan a
+repair, optionally apply it and verify again."""
+
+from __future__ import annotations
+
+from relforge.errors import NothingToDoError
+from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.integrity.repair import execute_repair, plan_repair
+from relforge.promote.integrity.storeverify import channel_truth, verify_channel
+from relforge.promote.integrity.verifyoutcome import Outcome
+from relforge.promote.mirrors import select_stores
+from relforge.promote.publishing import open_publishing
+from relforge.promote.vouch import channel_vouchers
+
+
+def check_channel(
+    matrix: Matrix,
+    channel: ChannelName,
+    store_name: str | None = None,
+    *,
+    repair: bool = False,
+    execute: bool = False,
+    workers: int = 32,
+    trust_service: bool = False,
+) -> Outcome:
+    """Verify (and with `repair`, plan; with `execute`, apply and verify again)."""
+    publishing = open_publishing(matrix)
+    here = publishing.channel(channel)
+    stores = publishing.named_stores()
+    chosen = select_stores(stores, store_name, matrix.file)
+    truth = channel_truth(here)
+    before = verify_channel(here, truth, chosen, workers=workers, trust_service=trust_service)
+    if not truth.vouched and not before.findings:
+        raise NothingToDoError(
+            f"no manifest of {matrix.project.name} is stored in the {channel} channel of "
+            f"{stores[0].store.url}, and no file of it is there",
+            key="--channel",
+            hint="publish (or promote) to the channel first",
+        )
+    if not repair:
+        return Outcome(before=before)
+    plan = plan_repair(publishing, truth, before, stores)
+    if not execute or not plan.actions:
+        return Outcome(before=before, repair=plan)
+    vouchers = channel_vouchers(here, workers=min(workers, 16))
+    done = execute_repair(plan, channel, vouchers, workers=workers)
+    after = verify_channel(here, truth, chosen, workers=workers, trust_service=trust_service)
+    return Outcome(before=before, repair=plan, executed=done, after=after)

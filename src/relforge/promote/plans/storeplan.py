@@ -1,0 +1,168 @@
+"""A mutating plan (publish, promote, PyPI staging): transfers into stores, deletions, then the
+indexes of the folders it touched — printed first, applied only on request, journaled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from relforge.matrix.schema import ChannelName
+from relforge.promote.index.folder import FolderPlan, apply_folder, plan_folder, refuse_drift
+from relforge.promote.index.settle import settle_root
+from relforge.promote.vouch import Vouchers
+from relforge.stores.journal import Journal
+from relforge.stores.objectstore import ObjectStore
+from relforge.stores.transfer import Batch, Step, apply_batch, plan_digest, refuse_conflicts
+
+Echo = Callable[[str], None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    command: str
+    title: str
+    batches: tuple[Batch, ...]
+    store: ObjectStore  # where deletions happen and the indexes live
+    deletes: tuple[str, ...] = ()
+    index_folders: tuple[str, ...] = ()
+    vouchers: Vouchers | None = None  # what the index of index_folders is built from
+    notes: tuple[str, ...] = field(default=())
+    mirrors: tuple[ObjectStore, ...] = ()  # get the same deletions and indexes as `store`
+    install_urls: tuple[str, ...] = ()  # the index URLs that serve what publish uploads
+    channel: ChannelName | None = None  # publish: the channel written to (the manifest's)
+
+    @property
+    def pending(self) -> int:
+        return sum(len(b.to_create) for b in self.batches) + len(self.deletes)
+
+    def digest(self) -> str:
+        return plan_digest(
+            self.command,
+            self.batches,
+            [*self.deletes, *self.index_folders, self.store.url, *(m.url for m in self.mirrors)],
+        )
+
+
+def render(plan: Plan, echo: Echo) -> None:
+    echo(plan.title)
+    for note in plan.notes:
+        echo(f"  {note}")
+    for batch in plan.batches:
+        if not batch.steps:
+            continue
+        counts = {
+            s: sum(1 for x in batch.steps if x.state == s)
+            for s in ("create", "identical", "conflict")
+        }
+        echo(
+            f"{batch.label or 'objects'} → {batch.store.url}: {counts['create']} to write, "
+            f"{counts['identical']} already there (same sha256), {counts['conflict']} conflicting"
+        )
+        for step in batch.steps:
+            echo("  " + _step_line(step, batch))
+    if plan.index_folders:
+        echo(f"then re-index {len(plan.index_folders)} folder(s) in {plan.store.url}:")
+        for folder in plan.index_folders:
+            echo(f"  index     {folder}/")
+        root = plan.vouchers.root if plan.vouchers else None
+        if root is not None:
+            what = "index" if root.enabled else "remove"
+            echo(f"  {what:<9} {root.prefix}/ (channel-root pages over every variant folder)")
+    if plan.deletes:
+        after = "once no page lists them" if plan.index_folders else "(pages not rebuilt)"
+        echo(f"prune ({len(plan.deletes)} objects) in {plan.store.url}, {after}:")
+        for key in plan.deletes:
+            echo(f"  delete    {key}")
+    for mirror in plan.mirrors:
+        echo(f"mirror {mirror.url}: the same prune and re-index")
+
+
+def _step_line(step: Step, batch: Batch) -> str:
+    t = step.transfer
+    verb = {
+        "create": "copy" if t.source_key else "upload",
+        "identical": "skip",
+        "conflict": "REFUSE",
+    }[step.state]
+    src = f" ← {t.source_key}" if t.source_key and t.source_key != t.key else ""
+    extra = f" (found {step.found[:12]}…)" if step.state == "conflict" and step.found else ""
+    return f"{verb:<9} {t.key}{src}  sha256={t.sha256[:12]}… {t.size} B  [{t.what}]{extra}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    created: int
+    deleted: int
+    indexed: tuple[FolderPlan, ...]
+    resumed_from: int
+    recorded: tuple[tuple[str, bool], ...] = ()  # advertised records written: (key, whole)
+
+
+def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
+    """Apply the plan: refuse on any conflict first; then transfers, the pages (without the
+    files being pruned), and the deletions last."""
+    refuse_conflicts(plan.batches)
+    journal = Journal(plan.command, plan.digest())
+    resumed_from = len(journal.done) if journal.resumed else 0
+    if resumed_from:
+        echo(f"resuming {journal.path}: {resumed_from} action(s) done by an interrupted run")
+    journal.open({"command": plan.command, "title": plan.title})
+    try:
+        created = 0
+        for batch in plan.batches:
+            created += apply_batch(batch, journal, workers=workers)
+        indexed: list[FolderPlan] = []
+        recorded: list[tuple[str, bool]] = []
+        pruned = frozenset(plan.deletes)
+        for store in (plan.store, *plan.mirrors):
+            where = "" if store is plan.store else f" in {store.url}"
+            folder_plans: list[FolderPlan] = []
+            if plan.index_folders:
+                assert plan.vouchers is not None
+                # every store's pages come from the main store's manifests, checked against
+                # that store's own bytes; the pruned files are left off them, and deleted
+                # only once no page lists them (never a link to a deleted file)
+                folder_plans = [
+                    plan_folder(store, folder, plan.vouchers, workers=workers, absent=pruned)
+                    for folder in plan.index_folders
+                ]
+                refuse_drift(folder_plans, store)
+                if store is plan.store and plan.vouchers.completeness is not None:
+                    # intent before effect: a version is recorded as advertised before any
+                    # page lists it, so a run killed between the pages is finished by the
+                    # next one (which keeps advertising what this one began to)
+                    recorded = plan.vouchers.completeness.record(plan.mirrors)
+            for folder_plan in folder_plans:
+                if folder_plan.raced:
+                    echo(
+                        f"  {folder_plan.folder}/{where}: another run wrote the page(s) of "
+                        f"{', '.join(folder_plan.raced)} over the committed ones; rebuilt from "
+                        "the stored manifests"
+                    )
+                if folder_plan.changed:
+                    apply_folder(store, folder_plan, workers=workers)
+                    if store is plan.store:
+                        indexed.append(folder_plan)
+                journal.record(
+                    f"index {folder_plan.folder}{where}", rebuilt=list(folder_plan.rebuild)
+                )
+            if plan.index_folders and plan.vouchers is not None:
+                # the channel-root pages, from the variant pages just committed (a folder
+                # another run raced is rebuilt on the way: settle.py)
+                _, settled = settle_root(store, plan.vouchers, workers=workers, absent=pruned)
+                if store is plan.store:
+                    indexed += settled
+            for key in plan.deletes:
+                store.delete(key)
+                journal.record(f"delete {key}{where}")
+        journal.finish()
+    finally:
+        journal.close()
+    return Outcome(
+        created=created,
+        deleted=len(plan.deletes),
+        indexed=tuple(indexed),
+        resumed_from=resumed_from,
+        recorded=tuple(recorded),
+    )
