@@ -156,6 +156,10 @@ def floor_list_and_head(endpoint: str) -> float:
 
 
 def relforge_index(endpoint: str) -> tuple[float, Any]:
+    from tests.unit.test_promote_index import UNJUDGED  # no release 1.0: nothing withheld
+
+    from relforge.promote.cells import ChannelCells
+    from relforge.promote.channelview import view_of
     from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
     from relforge.promote.vouch import Vouchers
     from relforge.signing import Trust
@@ -166,7 +170,8 @@ def relforge_index(endpoint: str) -> tuple[float, Any]:
     vouchers = Vouchers(
         store, channel="nightly", project="bench", prefix="whl/nightly", trust=Trust()
     )
-    plan = plan_folder(store, FOLDER, vouchers, workers=WORKERS)
+    view = view_of(vouchers, ChannelCells(UNJUDGED, "nightly"))
+    plan = plan_folder(store, FOLDER, view, workers=WORKERS)
     refuse_drift([plan], store)
     if plan.changed:
         apply_folder(store, plan, workers=WORKERS)

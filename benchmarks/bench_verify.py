@@ -159,15 +159,15 @@ def seed(client: Any, matrix: Matrix, count: int) -> str:
 def full_index(matrix: Matrix, store: ObjectStore, folder: str) -> float:
     """A full `relforge index` of the folder: its page-set marker removed first, so every
     project is rebuilt from the stored manifests (each object checked by one HEAD)."""
+    from relforge.promote.channelview import channel_view
     from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
     from relforge.promote.index.pageset import MARKER
     from relforge.promote.publishing import open_publishing
-    from relforge.promote.vouch import channel_vouchers
 
     start = time.perf_counter()
     store.delete(f"{folder}/{MARKER}")
-    vouchers = channel_vouchers(open_publishing(matrix).channel("test"), store=store)
-    plan = plan_folder(store, folder, vouchers, workers=WORKERS)
+    view = channel_view(open_publishing(matrix).channel("test"), store=store)
+    plan = plan_folder(store, folder, view, workers=WORKERS)
     refuse_drift([plan], store)
     apply_folder(store, plan, workers=WORKERS)
     return time.perf_counter() - start

@@ -50,13 +50,11 @@ def racing_plan(matrix: Path, manifest: Path, then_kill: str | None = None) -> P
     rival run index the same folder between this run's page writes and its marker."""
     plan = plan_publish(load_matrix(matrix), manifest, "test")
     store = plan.store
-    assert isinstance(store, LocalStore) and plan.vouchers is not None
-    vouchers = plan.vouchers
+    assert isinstance(store, LocalStore) and plan.index is not None
+    view = plan.index.view
 
     def rival(folder: str) -> None:  # another run: its own reading of the manifests
-        fresh = vouchers.fresh()
-        fresh.completeness = vouchers.completeness
-        apply_folder(store, plan_folder(store, folder, fresh))
+        apply_folder(store, plan_folder(store, folder, view.fresh()))
 
     return dataclasses.replace(plan, store=RacingStore(store.root, rival, then_kill))
 

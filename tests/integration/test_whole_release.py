@@ -292,8 +292,7 @@ def test_an_index_partial_killed_before_its_pages_is_finished_by_the_next_run(
     manifests = cell_manifests(tmp_path, "1.0.0")
     publish(run, local, manifests[LINUX_CPU])
     planned = plan_channel_index(load_matrix(str(local)), "test", partial=True)
-    assert planned.vouchers.completeness is not None
-    assert [whole for _, whole in planned.vouchers.completeness.record()] == [False]
+    assert [whole for _, whole in planned.view.completeness.record()] == [False]
     assert json_versions(read, "whl/test/cpu") == set()  # killed: no page yet
 
     finished = run("index", str(local), "--channel", "test", "--execute")

@@ -54,7 +54,7 @@ def _yank(tmp_path: Path, *, undo: bool = False) -> YankPlan:
         store=LocalStore(tmp_path),
         mirrors=(LocalStore(tmp_path / "mirror"),),
         files=files,
-        vouchers={},
+        views={},
     )
 
 

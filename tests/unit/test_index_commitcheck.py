@@ -17,7 +17,7 @@ from relforge.errors import RefusedError
 from relforge.promote.index.folder import apply_folder, plan_folder, refuse_drift
 from relforge.promote.index.pageset import MARKER
 from relforge.stores.local import LocalStore
-from tests.unit.test_promote_index import index, publish, vouchers
+from tests.unit.test_promote_index import index, publish, view
 
 A1 = "whl/cpu/alpha-1.0-py3-none-any.whl"
 B1 = "whl/cpu/beta-1.0-py3-none-any.whl"
@@ -64,9 +64,9 @@ def race(tmp_path: Path) -> None:
     store.delete(f"whl/cpu/{MARKER}")  # both runs rebuild every project
 
     def rival(folder: str) -> None:
-        apply_folder(store, plan_folder(store, "whl/cpu", vouchers(store)))
+        apply_folder(store, plan_folder(store, "whl/cpu", view(store)))
 
-    mine = plan_folder(store, "whl/cpu", vouchers(store))
+    mine = plan_folder(store, "whl/cpu", view(store))
     apply_folder(RacingStore(tmp_path, rival), mine)
 
 
@@ -80,7 +80,7 @@ def test_the_marker_of_one_run_over_the_pages_of_another_is_rebuilt(tmp_path: Pa
         want, got = committed(tmp_path, project)
         assert want != got  # the state the field test left: refused forever before
 
-    plan = plan_folder(store, "whl/cpu", vouchers(store))
+    plan = plan_folder(store, "whl/cpu", view(store))
     assert plan.raced == ("alpha", "beta") and plan.tampered == ()
     assert plan.rebuild == ("alpha", "beta") and plan.changed
     assert plan.carried == 0  # nothing is carried from a page the marker did not commit
@@ -89,7 +89,7 @@ def test_the_marker_of_one_run_over_the_pages_of_another_is_rebuilt(tmp_path: Pa
     for project in ("alpha", "beta"):
         want, got = committed(tmp_path, project)
         assert want == got
-    again = plan_folder(store, "whl/cpu", vouchers(store))
+    again = plan_folder(store, "whl/cpu", view(store))
     assert not again.changed and again.raced == ()
 
 
@@ -130,7 +130,7 @@ def test_a_committed_page_changed_by_hand_is_refused(
     index(store)
     tamper(tmp_path, edit)
     before = (tmp_path / "whl/cpu/alpha/index.json").read_bytes()
-    plan = plan_folder(store, "whl/cpu", vouchers(store))
+    plan = plan_folder(store, "whl/cpu", view(store))
     assert plan.raced == () and len(plan.tampered) == 1
     assert why in plan.tampered[0], plan.tampered
     with pytest.raises(RefusedError, match="no stored manifest explains") as caught:
@@ -150,7 +150,7 @@ def test_a_hand_edit_after_a_race_is_still_refused(tmp_path: Path) -> None:
     index(store)
     race(tmp_path)
     tamper(tmp_path, lambda p: p["files"][0]["hashes"].update(sha256="0" * 64))
-    plan = plan_folder(store, "whl/cpu", vouchers(store))
+    plan = plan_folder(store, "whl/cpu", view(store))
     assert plan.raced == ("beta",) and len(plan.tampered) == 1
     assert "/whl/cpu/alpha/index.json: lists" in plan.tampered[0]
     with pytest.raises(RefusedError, match="no stored manifest explains"):

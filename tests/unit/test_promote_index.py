@@ -13,12 +13,18 @@ import pytest
 
 from relforge.errors import EnvironmentFault, RefusedError
 from relforge.manifest import ArtifactManifest, ManifestEntry
+from relforge.matrix.load import load_matrix
+from relforge.matrix.schema import ChannelName
+from relforge.promote.cells import ChannelCells
 from relforge.promote.channel import manifest_bytes, manifest_key
+from relforge.promote.channelview import ChannelView, view_of
 from relforge.promote.index.folder import apply_folder, plan_folder
 from relforge.promote.index.pageset import MARKER
 from relforge.promote.vouch import Vouchers
 from relforge.signing import Trust
 from relforge.stores.local import LocalStore
+from relforge.stores.objectstore import ObjectStore
+from tests.promote_kit import matrix_text
 
 METADATA = b"Metadata-Version: 2.1\nName: alpha\nVersion: 1.0+cpu\nRequires-Python: >=3.10\n\n"
 
@@ -56,8 +62,16 @@ def vouch(store: LocalStore, files: dict[str, tuple[bytes, bytes | None]]) -> No
         put(store, manifest_key(manifest, version), data)
 
 
-def vouchers(store: LocalStore) -> Vouchers:
-    return Vouchers(store, channel="release", project="alpha", prefix="whl", trust=Trust())
+# The matrix the pages are judged by lacks release 1.0, the stored manifests' release: no
+# version is judged and every vouched one is advertised (these tests are about the pages;
+# tests/integration/test_whole_release.py about what the judgement leaves off them).
+UNJUDGED = load_matrix("unjudged.yaml", text=matrix_text().replace('"1.0":', '"0.9":'))
+
+
+def view(store: ObjectStore, channel: ChannelName = "release", prefix: str = "whl") -> ChannelView:
+    """The channel's view of the manifests `vouch` stored (of project alpha)."""
+    vouchers = Vouchers(store, channel=channel, project="alpha", prefix=prefix, trust=Trust())
+    return view_of(vouchers, ChannelCells(UNJUDGED, channel))
 
 
 def publish(store: LocalStore, key: str, data: bytes, meta: bytes | None = None) -> None:
@@ -68,7 +82,7 @@ def publish(store: LocalStore, key: str, data: bytes, meta: bytes | None = None)
 
 
 def index(store: LocalStore, folder: str = "whl/cpu") -> None:
-    apply_folder(store, plan_folder(store, folder, vouchers(store)))
+    apply_folder(store, plan_folder(store, folder, view(store)))
 
 
 def test_pages_list_every_vouched_file_with_its_manifest_hash_metadata_and_python(
@@ -82,7 +96,7 @@ def test_pages_list_every_vouched_file_with_its_manifest_hash_metadata_and_pytho
     publish(store, "whl/cpu/beta_pkg-2.0-py3-none-any.whl", b"beta")
     put(store, "whl/cpu/Gamma_Pkg-2.0.tar.gz", b"sdist nobody vouches for")
     put(store, "whl/cpu/notes.txt", b"not a distribution")
-    plan = plan_folder(store, "whl/cpu", vouchers(store))
+    plan = plan_folder(store, "whl/cpu", view(store))
     assert plan.rebuild == ("alpha", "beta-pkg")
     assert plan.unvouched == ("whl/cpu/Gamma_Pkg-2.0.tar.gz",) and plan.drift == ()
     apply_folder(store, plan)
@@ -122,11 +136,11 @@ def test_only_changed_projects_are_rebuilt_and_unchanged_files_are_carried(
     publish(store, "whl/cpu/alpha-1.0-py3-none-any.whl", b"a1")
     publish(store, "whl/cpu/beta-1.0-py3-none-any.whl", b"b1")
     index(store)
-    again = plan_folder(store, "whl/cpu", vouchers(store))
+    again = plan_folder(store, "whl/cpu", view(store))
     assert not again.changed and again.unchanged == ("alpha", "beta")
 
     publish(store, "whl/cpu/beta-1.1-py3-none-any.whl", b"b2")
-    plan = plan_folder(store, "whl/cpu", vouchers(store))
+    plan = plan_folder(store, "whl/cpu", view(store))
     assert plan.rebuild == ("beta",) and plan.unchanged == ("alpha",)
     assert (plan.verified, plan.carried) == (1, 1)  # beta 1.0 comes from the committed page
     alpha_page = tmp_path / "whl/cpu/alpha/index.json"
@@ -140,7 +154,7 @@ def test_only_changed_projects_are_rebuilt_and_unchanged_files_are_carried(
     ]
 
     store.delete("whl/cpu/alpha-1.0-py3-none-any.whl")
-    plan = plan_folder(store, "whl/cpu", vouchers(store))
+    plan = plan_folder(store, "whl/cpu", view(store))
     assert plan.remove == ("alpha",)
     apply_folder(store, plan)
     assert not alpha_page.exists()
@@ -149,11 +163,11 @@ def test_only_changed_projects_are_rebuilt_and_unchanged_files_are_carried(
 
 def test_an_empty_folder_gets_an_index(tmp_path: Path) -> None:
     store = LocalStore(tmp_path)
-    plan = plan_folder(store, "whl/test/cu130", vouchers(store))
+    plan = plan_folder(store, "whl/test/cu130", view(store))
     assert plan.changed and plan.projects == ()
     apply_folder(store, plan)
     assert json.loads((tmp_path / "whl/test/cu130/index.json").read_text())["projects"] == []
-    assert not plan_folder(store, "whl/test/cu130", vouchers(store)).changed
+    assert not plan_folder(store, "whl/test/cu130", view(store)).changed
 
 
 def test_drifted_bytes_are_never_advertised(tmp_path: Path) -> None:
@@ -166,7 +180,7 @@ def test_drifted_bytes_are_never_advertised(tmp_path: Path) -> None:
     before = {p: p.read_bytes() for p in (tmp_path / "whl/cpu").rglob("index.*")}
     (tmp_path / key).unlink()
     (tmp_path / key).write_bytes(b"replaced!")  # same size, other bytes
-    plan = plan_folder(store, "whl/cpu", vouchers(store))
+    plan = plan_folder(store, "whl/cpu", view(store))
     assert len(plan.drift) == 1 and key in plan.drift[0]
     assert hashlib.sha256(b"replaced!").hexdigest() in plan.drift[0]
     with pytest.raises(RefusedError, match="not the bytes their manifest vouches for"):
@@ -183,7 +197,7 @@ def test_a_tampered_sidecar_is_drift(tmp_path: Path) -> None:
     sidecar = tmp_path / (key + ".metadata")
     sidecar.unlink()
     sidecar.write_bytes(METADATA.replace(b"\n\n", b"\nRequires-Dist: evil\n\n"))
-    plan = plan_folder(store, "whl/cpu", vouchers(store))
+    plan = plan_folder(store, "whl/cpu", view(store))
     assert len(plan.drift) == 1 and key + ".metadata" in plan.drift[0]
     assert not (tmp_path / "whl/cpu/alpha").exists()
 
@@ -194,9 +208,9 @@ def test_a_manifest_stored_later_makes_a_file_advertised(tmp_path: Path) -> None
     put(store, key, b"not yet vouched for")
     index(store)
     assert not (tmp_path / "whl/cpu/alpha").exists()
-    assert not plan_folder(store, "whl/cpu", vouchers(store)).changed  # checked once
+    assert not plan_folder(store, "whl/cpu", view(store)).changed  # checked once
     vouch(store, {key: (b"not yet vouched for", None)})
-    plan = plan_folder(store, "whl/cpu", vouchers(store))
+    plan = plan_folder(store, "whl/cpu", view(store))
     assert plan.rebuild == ("alpha",)
     apply_folder(store, plan)
     assert (tmp_path / "whl/cpu/alpha/index.html").is_file()
@@ -211,7 +225,7 @@ def test_a_page_edited_by_hand_is_not_carried(tmp_path: Path) -> None:
     good = hashlib.sha256(b"a1").hexdigest()
     page.write_text(page.read_text().replace(good, evil))
     publish(store, "whl/cpu/alpha-1.1-py3-none-any.whl", b"a2")
-    plan = plan_folder(store, "whl/cpu", vouchers(store))
+    plan = plan_folder(store, "whl/cpu", view(store))
     assert (plan.verified, plan.carried) == (2, 0)
     apply_folder(store, plan)
     assert evil not in page.read_text() and good in page.read_text()
@@ -231,11 +245,11 @@ def test_an_interrupted_page_set_is_finished_by_the_next_run(tmp_path: Path) -> 
         index(store)
     assert "alpha-1.1" in (tmp_path / "whl/cpu/alpha/index.json").read_text()
     shutil.rmtree(blocker)
-    plan = plan_folder(store, "whl/cpu", vouchers(store))
+    plan = plan_folder(store, "whl/cpu", view(store))
     assert plan.rebuild == ("alpha",)
     apply_folder(store, plan)
     assert "alpha-1.1" in blocker.read_text()
-    assert not plan_folder(store, "whl/cpu", vouchers(store)).changed
+    assert not plan_folder(store, "whl/cpu", view(store)).changed
     # a page deleted behind our back makes its project stale, too
     blocker.unlink()
-    assert plan_folder(store, "whl/cpu", vouchers(store)).rebuild == ("alpha",)
+    assert plan_folder(store, "whl/cpu", view(store)).rebuild == ("alpha",)

@@ -14,6 +14,7 @@ import pytest
 from relforge.errors import ConfigError, RefusedError
 from relforge.manifest import ArtifactManifest, ManifestEntry
 from relforge.matrix.load import load_matrix
+from relforge.matrix.schema import ChannelName
 from relforge.promote.cells import ChannelCells
 from relforge.promote.channel import manifest_bytes, manifest_key
 from relforge.promote.index import pageset, rootpages
@@ -22,12 +23,11 @@ from relforge.promote.index.rootpages import ROOT_MARKER, apply_root, plan_root
 from relforge.promote.integrity.pagecheck import Want
 from relforge.promote.integrity.rootcheck import check_channel_root
 from relforge.promote.rootspec import RootSpec, root_spec
-from relforge.promote.vouch import Vouchers
 from relforge.promote.yanked import write_yanked
-from relforge.signing import Trust
 from relforge.stores.local import LocalStore
 from relforge.stores.objectstore import ObjectStore
 from tests.promote_kit import matrix_text
+from tests.unit.test_promote_index import view
 
 META = b"Metadata-Version: 2.1\nName: alpha\nVersion: 1.0\nRequires-Python: >=3.10\n\n"
 CPU = "alpha-1.0+cpu-py3-none-any.whl"
@@ -77,13 +77,9 @@ def publish(
         store.put_if_absent(key, data, hashlib.sha256(data).hexdigest())
 
 
-def vouchers(store: ObjectStore, channel: str = "release", prefix: str = "whl") -> Vouchers:
-    return Vouchers(store, channel=channel, project="alpha", prefix=prefix, trust=Trust())
-
-
-def index(store: ObjectStore, folders: tuple[str, ...], channel: str = "release") -> None:
+def index(store: ObjectStore, folders: tuple[str, ...], channel: ChannelName = "release") -> None:
     prefix = folders[0].rsplit("/", 1)[0]
-    v = vouchers(store, channel, prefix)
+    v = view(store, channel, prefix)
     for folder in folders:
         apply_folder(store, plan_folder(store, folder, v))
 

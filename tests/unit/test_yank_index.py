@@ -14,7 +14,7 @@ from relforge.promote.index.folder import plan_folder
 from relforge.promote.index.pages import IndexedFile, project_html, project_json
 from relforge.promote.yanked import read_yanked, record_key, write_yanked
 from relforge.stores.local import LocalStore
-from tests.unit.test_promote_index import METADATA, index, publish, vouchers
+from tests.unit.test_promote_index import METADATA, index, publish, view
 
 ALPHA = "whl/cpu/alpha-1.0+cpu-py3-none-any.whl"
 BETA = "whl/cpu/beta-2.0-py3-none-any.whl"
@@ -36,24 +36,24 @@ def test_a_yank_makes_only_its_project_stale_and_an_unyank_restores_the_fingerpr
     publish(store, ALPHA, b"alpha", METADATA)
     publish(store, BETA, b"beta")
     index(store)
-    before = plan_folder(store, "whl/cpu", vouchers(store))
+    before = plan_folder(store, "whl/cpu", view(store))
     assert not before.changed
 
     write_yanked(store, "release", {ALPHA: "broken"})
-    stale = plan_folder(store, "whl/cpu", vouchers(store))
+    stale = plan_folder(store, "whl/cpu", view(store))
     assert stale.rebuild == ("alpha",) and stale.unchanged == ("beta",)
     index(store)
     page = json.loads((tmp_path / "whl/cpu/alpha/index.json").read_text())
     assert page["files"][0]["yanked"] == "broken"
     assert 'data-yanked="broken"' in (tmp_path / "whl/cpu/alpha/index.html").read_text()
-    assert not plan_folder(store, "whl/cpu", vouchers(store)).changed
+    assert not plan_folder(store, "whl/cpu", view(store)).changed
 
     write_yanked(store, "release", {ALPHA: "another reason"})  # a new reason is a change
-    assert plan_folder(store, "whl/cpu", vouchers(store)).rebuild == ("alpha",)
+    assert plan_folder(store, "whl/cpu", view(store)).rebuild == ("alpha",)
 
     write_yanked(store, "release", {})
     assert not (tmp_path / record_key("release")).exists()
-    back = plan_folder(store, "whl/cpu", vouchers(store))
+    back = plan_folder(store, "whl/cpu", view(store))
     assert back.rebuild == ("alpha",)
     assert back.records["alpha"].fingerprint == before.records["alpha"].fingerprint
     index(store)
@@ -76,4 +76,4 @@ def test_a_damaged_record_is_an_error_not_a_silent_unyank(tmp_path: Path, body: 
     with pytest.raises(RefusedError, match="is not a yank record"):
         read_yanked(store, "release")
     with pytest.raises(RefusedError, match="is not a yank record"):
-        plan_folder(store, "whl/cpu", vouchers(store))
+        plan_folder(store, "whl/cpu", view(store))

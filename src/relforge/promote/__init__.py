@@ -32,9 +32,10 @@ Each outcome has the lines people read, its step summary and a versioned `to_jso
 The stores themselves are relforge.stores.
 
 Layout: the package's own modules say where things live in a store and what the stored
-manifests vouch for (channel, rootspec, vouch, completeness, advertised, yanked,
-mirrors, archives, policy); index/ builds pages from that, plans/ changes a channel, integrity/
-checks and repairs it, pypi/ ships to PyPI.  The command line imports this front door only.
+manifests vouch for (channel, rootspec, vouch, completeness, channelview, advertised,
+yanked, mirrors, archives, policy); index/ builds pages from that, plans/ changes a channel,
+integrity/ checks and repairs it, pypi/ ships to PyPI.  The command line imports this front
+door only.
 """
 
 from __future__ import annotations

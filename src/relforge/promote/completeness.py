@@ -72,8 +72,8 @@ class VouchedFile(Protocol):
 
 
 class VouchReader(Protocol):
-    """What the judgement reads of a channel's stored manifests (relforge.promote.vouch.Vouchers,
-    which builds the judgement: it only reads)."""
+    """What the judgement reads of a channel's stored manifests (relforge.promote.vouch.Vouchers:
+    the judgement is made from them, and they know nothing of it; channelview.py holds both)."""
 
     store: ObjectStore
     channel: str
@@ -361,11 +361,9 @@ class Report:
 
 
 def whole_releases_report(
-    completeness: Completeness | None, versions: Iterable[str] | None = None
+    completeness: Completeness, versions: Iterable[str] | None = None
 ) -> Report:
     """The states the completeness judgement found (only `versions` when given)."""
-    if completeness is None:
-        return Report()
     wanted = set(versions) if versions is not None else None
     states = [s for s in completeness.states() if wanted is None or s.version in wanted]
     return Report(states=tuple(states), partial=completeness.partial)

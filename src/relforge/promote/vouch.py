@@ -22,8 +22,6 @@ from relforge.deps.mirrorrecord import read_record, record_key
 from relforge.errors import RefusedError
 from relforge.manifest import ManifestEntry
 from relforge.promote.channel import MANIFESTS, StoredManifest, read_manifests
-from relforge.promote.completeness import Completeness
-from relforge.promote.publishing import ChannelContext
 from relforge.promote.rootspec import RootSpec
 from relforge.promote.yanked import read_yanked
 from relforge.signing import SIGNATURE_SUFFIX, Trust
@@ -48,7 +46,8 @@ class Vouchers:
     """The stored manifests of one project in one channel, as a lookup by object key.
 
     `prefix` is the channel's wheel prefix (`whl/test`): an entry vouches for
-    `<prefix>/<upload_subfolder>/<file name>`."""
+    `<prefix>/<upload_subfolder>/<file name>`.  Which versions are whole is judged from these,
+    never held by them (relforge.promote.channelview)."""
 
     def __init__(
         self,
@@ -78,8 +77,6 @@ class Vouchers:
         self._dependencies: dict[str, dict[str, Vouch]] = {}
         self._yanked: dict[str, str] | None = None
         self._lock = threading.Lock()
-        # which versions may be advertised (whole releases only); None: every vouched version
-        self.completeness: Completeness | None = None
 
     def fresh(self) -> Vouchers:
         """The same reading of the same channel, with nothing read yet (a plan's judgement must
@@ -242,29 +239,3 @@ def _add(out: dict[str, Vouch], vouch: Vouch, url: str) -> None:
         )
     if mine.metadata_sha256 is None and vouch.metadata_sha256 is not None:
         out[vouch.key] = vouch
-
-
-def channel_vouchers(
-    channel: ChannelContext,
-    *,
-    store: ObjectStore | None = None,
-    workers: int = 16,
-    partial: bool = False,
-) -> Vouchers:
-    """What the manifests stored in the channel (of the main store, or `store`) vouch for, for
-    the matrix's project, judged so that only whole versions are advertised (`partial`:
-    incomplete ones too, reported)."""
-    matrix = channel.matrix
-    settings = matrix.channels.get(channel.name)
-    vouchers = Vouchers(
-        channel.store if store is None else store,
-        channel=channel.name,
-        project=matrix.project.name,
-        prefix=settings.prefix,
-        trust=channel.trust,
-        workers=workers,
-        root=channel.root,
-        archive_prefix=settings.libtorch_prefix,
-    )
-    vouchers.completeness = Completeness(channel.cells, vouchers, partial=partial, workers=workers)
-    return vouchers

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channel import wheel_folders
 from relforge.promote.channellease import LeaseScope
+from relforge.promote.channelview import ChannelView, channel_view
 from relforge.promote.index.folder import (
     FolderPlan,
     apply_folder,
@@ -33,7 +34,6 @@ from relforge.promote.index.prune import channel_prune
 from relforge.promote.index.rootpages import RootPlan
 from relforge.promote.index.settle import settle_root
 from relforge.promote.publishing import open_publishing
-from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.stores.objectstore import ObjectInfo, ObjectStore
 from relforge.stores.retry import total_retries
 
@@ -44,7 +44,7 @@ class ChannelIndex:
 
     channel: ChannelName
     store: ObjectStore
-    vouchers: Vouchers
+    view: ChannelView  # the channel's vouchers and completeness judgement the pages come from
     plans: tuple[FolderPlan, ...]
     deletes: tuple[str, ...] = ()  # nightly wheels pruned once the pages no longer list them
 
@@ -76,33 +76,28 @@ def plan_channel_index(
     store = here.store
     if lease is not None:
         lease.take(store, [channel])
-    vouchers = channel_vouchers(here, workers=min(workers, 16), partial=partial)
+    view = channel_view(here, workers=min(workers, 16), partial=partial)
     folders = wheel_folders(here.cells)
     deletes: tuple[str, ...] = ()
     infos: dict[str, list[ObjectInfo]] = {}
     if channel == "nightly":  # one listing of each folder for the pruning and the pages
         infos = {f: read_folder(store, f) for f in folders}
-        deletes = channel_prune(matrix, store, vouchers, infos)
+        deletes = channel_prune(matrix, store, view.completeness, infos)
     absent = frozenset(deletes)
     plans = tuple(
-        plan_folder(store, f, vouchers, workers=workers, absent=absent, infos=infos.get(f))
+        plan_folder(store, f, view, workers=workers, absent=absent, infos=infos.get(f))
         for f in folders
     )
     refuse_drift(list(plans), store)
-    return ChannelIndex(
-        channel=channel, store=store, vouchers=vouchers, plans=plans, deletes=deletes
-    )
+    return ChannelIndex(channel=channel, store=store, view=view, plans=plans, deletes=deletes)
 
 
 def apply_channel_index(index: ChannelIndex, *, workers: int = 32) -> IndexOutcome:
     """Record what becomes advertised, then write the changed folders and the root pages."""
-    completeness = index.vouchers.completeness
-    recorded = tuple(completeness.record()) if completeness is not None else ()
+    recorded = tuple(index.view.completeness.record())
     for plan in index.changed:
         apply_folder(index.store, plan, workers=workers)
-    root, _ = settle_root(
-        index.store, index.vouchers, workers=workers, absent=frozenset(index.deletes)
-    )
+    root, _ = settle_root(index.store, index.view, workers=workers, absent=frozenset(index.deletes))
     for key in index.deletes:  # no page lists them any more
         index.store.delete(key)
     return IndexOutcome(
@@ -114,15 +109,15 @@ def apply_channel_index(index: ChannelIndex, *, workers: int = 32) -> IndexOutco
 
 
 def reindex(
-    store: ObjectStore, folders: Sequence[str], vouchers: Vouchers, *, workers: int = 16
+    store: ObjectStore, folders: Sequence[str], view: ChannelView, *, workers: int = 16
 ) -> tuple[list[str], RootPlan | None]:
-    """Rebuild the pages of `folders` from `vouchers` after a command changed what they vouch
+    """Rebuild the pages of `folders` from `view` after a command changed what they vouch
     for (a yank record, a dependency record), then the channel root: drift in any folder is
     refused before a page is written.  The folders whose pages changed, and the root's plan."""
-    plans = [plan_folder(store, f, vouchers, workers=workers) for f in folders]
+    plans = [plan_folder(store, f, view, workers=workers) for f in folders]
     refuse_drift(plans, store)
     for plan in plans:
         if plan.changed:
             apply_folder(store, plan, workers=workers)
-    root, settled = settle_root(store, vouchers, workers=workers)
+    root, settled = settle_root(store, view, workers=workers)
     return [p.folder for p in plans if p.changed] + [p.folder for p in settled], root

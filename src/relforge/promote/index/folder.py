@@ -25,6 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from relforge.errors import RefusedError, RelforgeError
+from relforge.promote.channelview import ChannelView
+from relforge.promote.completeness import Completeness
 from relforge.promote.index.commitcheck import check_committed
 from relforge.promote.index.pages import (
     IndexedFile,
@@ -160,16 +162,18 @@ def _pages_complete(listing: FolderListing, project: str, store: ObjectStore) ->
 def plan_folder(
     store: ObjectStore,
     folder: str,
-    vouchers: Vouchers,
+    view: ChannelView,
     *,
     workers: int = 16,
     absent: Set[str] = frozenset(),
     infos: Sequence[ObjectInfo] | None = None,
 ) -> FolderPlan:
     """What a folder's pages should be (read-only): which projects to rebuild, each file
-    checked against the manifest that vouches for it or carried from the committed page.
+    checked against the manifest that vouches for it or carried from the committed page, the
+    versions `view` does not judge whole left off.
     `absent`: keys about to be deleted (pruned), which no page may list; `infos`: the folder
     as `read_folder` already listed it."""
+    vouchers, completeness = view.vouchers, view.completeness
     with ThreadPoolExecutor(1) as side:  # the manifests are listed while the folder is
         manifests = side.submit(vouchers.manifest_keys, ())
         listing = list_folder(store, folder, absent, infos=infos)
@@ -177,7 +181,7 @@ def plan_folder(
         manifests.result()
     names = sorted(listing.projects)
     yanked = vouchers.yanked()
-    held = _withheld_versions(store, listing, vouchers)
+    held = _withheld_versions(store, listing, completeness)
     fingerprints = {
         p: listing.fingerprint(
             p,
@@ -217,7 +221,9 @@ def plan_folder(
             counts[0] += built.verified
             counts[1] += built.carried
     seen = {line.split(" ", 1)[0] for line in drift}
-    drift += [g for g in _gate_drift(store, listing, vouchers) if g.split(" ", 1)[0] not in seen]
+    drift += [
+        g for g in _gate_drift(store, listing, completeness) if g.split(" ", 1)[0] not in seen
+    ]
     records: dict[str, PageRecord] = {}
     for p in names:
         if p in files:
@@ -266,19 +272,17 @@ def plan_folder(
     )
 
 
-def _gate_drift(store: ObjectStore, listing: FolderListing, vouchers: Vouchers) -> list[str]:
+def _gate_drift(store: ObjectStore, listing: FolderListing, judged: Completeness) -> list[str]:
     """Drifted objects of the folder's versions, wherever in the channel they are."""
-    if vouchers.completeness is None:
-        return []
-    return vouchers.completeness.drift(store, set(listing.version_of.values()))
+    return judged.drift(store, set(listing.version_of.values()))
 
 
-def _withheld_versions(store: ObjectStore, listing: FolderListing, vouchers: Vouchers) -> set[str]:
+def _withheld_versions(
+    store: ObjectStore, listing: FolderListing, judged: Completeness
+) -> set[str]:
     """Versions in the folder that are not advertised: not whole in the channel (completeness)."""
-    if vouchers.completeness is None:
-        return set()
     versions = set(listing.version_of.values())
-    return versions - vouchers.completeness.exposed(store, versions)
+    return versions - judged.exposed(store, versions)
 
 
 @dataclass(frozen=True, kw_only=True)

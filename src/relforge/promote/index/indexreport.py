@@ -79,7 +79,7 @@ class IndexReport:
                 f"prune ({len(planned.deletes)} objects) in {planned.store.url}, after the pages:"
             )
             out += [f"  delete    {key}" for key in planned.deletes]
-        root = planned.vouchers.root
+        root = planned.view.root
         if root is not None:
             what = "rebuilt" if root.enabled else "removed (root_index is false)"
             out.append(f"  {root.prefix}/: channel-root pages {what} after the folders")
@@ -142,4 +142,4 @@ class IndexReport:
 
 def index_report(planned: ChannelIndex) -> IndexReport:
     """The report of a planned index, before it is applied."""
-    return IndexReport(planned=planned, whole=whole_releases_report(planned.vouchers.completeness))
+    return IndexReport(planned=planned, whole=whole_releases_report(planned.view.completeness))

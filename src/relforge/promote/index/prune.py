@@ -16,8 +16,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from relforge.matrix.schema import Matrix
+from relforge.promote.completeness import Completeness
 from relforge.promote.index.folder import SIDECAR, list_folder, parse_dist
-from relforge.promote.vouch import Vouchers
 from relforge.stores.objectstore import ObjectInfo, ObjectStore
 
 
@@ -81,14 +81,12 @@ def kept_versions(
 def channel_prune(
     matrix: Matrix,
     store: ObjectStore,
-    vouchers: Vouchers,
+    completeness: Completeness,
     infos: Mapping[str, Sequence[ObjectInfo]],
 ) -> tuple[str, ...]:
     """What `relforge index` of the nightly channel prunes: the matrix's own project's older
     nightlies in the folders `infos` lists, judged whole by the channel's completeness
     judgement (as the pages are)."""
-    completeness = vouchers.completeness
-    assert completeness is not None
     project = frozenset({canonicalize_name(matrix.project.name)})
     keep = matrix.publishing.nightly_keep
 

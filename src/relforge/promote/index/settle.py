@@ -15,9 +15,9 @@ import random
 import time
 from collections.abc import Set
 
+from relforge.promote.channelview import ChannelView
 from relforge.promote.index.folder import FolderPlan, apply_folder, plan_folder, refuse_drift
 from relforge.promote.index.rootpages import RootPlan, UncommittedPage, refresh_root
-from relforge.promote.vouch import Vouchers
 from relforge.stores.objectstore import ObjectStore
 
 ROUNDS = 4
@@ -26,7 +26,7 @@ PAUSE = 0.25  # seconds: the longest pause before the first new round, doubled e
 
 def settle_root(
     store: ObjectStore,
-    vouchers: Vouchers,
+    view: ChannelView,
     *,
     workers: int = 16,
     absent: Set[str] = frozenset(),
@@ -38,16 +38,15 @@ def settle_root(
     rebuilt: list[FolderPlan] = []
     for round_ in range(rounds):
         try:
-            return refresh_root(store, vouchers.root, workers=workers), tuple(rebuilt)
+            return refresh_root(store, view.root, workers=workers), tuple(rebuilt)
         except UncommittedPage as exc:
             if round_ == rounds - 1:
                 raise
             # two runs settling the same folder at once would rebuild it in turn: a random
             # pause lets one of them finish first
             time.sleep(random.uniform(0, PAUSE * 2**round_))
-            fresh = vouchers.fresh()
-            fresh.completeness = vouchers.completeness
-            plan = plan_folder(store, exc.folder, fresh, workers=workers, absent=absent)
+            # the manifests stored now (the other run's too), read and judged anew
+            plan = plan_folder(store, exc.folder, view.fresh(), workers=workers, absent=absent)
             refuse_drift([plan], store)  # a page changed by hand is refused here
             if plan.changed:
                 apply_folder(store, plan, workers=workers)

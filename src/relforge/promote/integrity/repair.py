@@ -24,13 +24,13 @@ from typing import Any, Literal
 from relforge.errors import RefusedError, RelforgeError
 from relforge.matrix.schema import ChannelName
 from relforge.matrixstores import NamedStore
+from relforge.promote.channelview import ChannelView
 from relforge.promote.index.folder import SIDECAR, apply_folder, plan_folder, refuse_drift
 from relforge.promote.index.pageset import MARKER
 from relforge.promote.integrity.archivecheck import restored_checksum
 from relforge.promote.integrity.findings import Finding, Report
 from relforge.promote.integrity.storeverify import Truth, Vouched
 from relforge.promote.publishing import Publishing
-from relforge.promote.vouch import Vouchers
 from relforge.stores import content_types
 from relforge.stores.content import fetch, fetch_verified, read_content
 from relforge.stores.objectstore import ObjectStore, sha256_bytes
@@ -317,18 +317,18 @@ def render_repair(plan: RepairPlan, echo: Echo) -> None:
         echo(f"  UNREPAIRABLE [{u.finding.store}] {u.finding.key}: {u.reason}")
 
 
-def execute_repair(plan: RepairPlan, channel: str, vouchers: Vouchers, *, workers: int = 16) -> int:
+def execute_repair(plan: RepairPlan, channel: str, view: ChannelView, *, workers: int = 16) -> int:
     """Apply the plan's actions in order (objects first, pages last); returns how many ran.
-    Pages are rebuilt from what the main store's manifests vouch for (`vouchers`)."""
+    Pages are rebuilt from what the main store's manifests vouch for (`view`)."""
     done = 0
-    root = vouchers.root
+    root = view.root
     roots: dict[str, tuple[ObjectStore, bool]] = {}  # store URL → (store, root pages edited)
     for action in plan.actions:
         store = action.store.store
         if action.verb == "rebuild-pages":
             is_root = root is not None and action.key.rstrip("/") == root.prefix
             if not is_root:
-                _rebuild(store, action.key, vouchers, workers)
+                _rebuild(store, action.key, view, workers)
             roots[store.url] = (store, is_root or roots.get(store.url, (store, False))[1])
         elif action.verb == "abort":
             for upload in store.unfinished(action.key):
@@ -345,11 +345,11 @@ def execute_repair(plan: RepairPlan, channel: str, vouchers: Vouchers, *, worker
     return done
 
 
-def _rebuild(store: ObjectStore, folder: str, vouchers: Vouchers, workers: int) -> None:
+def _rebuild(store: ObjectStore, folder: str, view: ChannelView, workers: int) -> None:
     """Rebuild every page of the folder: without its page-set marker the index treats each
     project as stale (a run killed here leaves a folder the next index rebuilds whole)."""
     store.delete(f"{folder.rstrip('/')}/{MARKER}")
-    found = plan_folder(store, folder, vouchers, workers=workers)
+    found = plan_folder(store, folder, view, workers=workers)
     refuse_drift([found], store)
     apply_folder(store, found, workers=workers)
 

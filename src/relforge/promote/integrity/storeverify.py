@@ -34,6 +34,7 @@ from relforge.matrix.schema import ChannelName
 from relforge.matrixstores import MAIN, NamedStore
 from relforge.promote.archives import archive_folders
 from relforge.promote.channel import MANIFESTS, place, stored_manifests, wheel_folders
+from relforge.promote.channelview import channel_view
 from relforge.promote.index.folder import SIDECAR, canonical, parse_dist
 from relforge.promote.integrity.archivecheck import archive_findings
 from relforge.promote.integrity.findings import Finding, FindingKind, Report, StoreReport
@@ -42,7 +43,6 @@ from relforge.promote.integrity.pagecheck import Want, check_project_pages, chec
 from relforge.promote.integrity.rootcheck import check_channel_root
 from relforge.promote.publishing import ChannelContext
 from relforge.promote.rootspec import RootSpec
-from relforge.promote.vouch import channel_vouchers
 from relforge.promote.yanked import read_yanked
 from relforge.stores.content import Content, read_content
 from relforge.stores.objectstore import ObjectInfo, ObjectStore, sha256_bytes
@@ -438,10 +438,10 @@ def verify_channel(
     trust_service: bool = False,
 ) -> Report:
     reports = []
-    completeness = channel_vouchers(here, store=truth.main).completeness
+    completeness = channel_view(here, store=truth.main).completeness
     versions = {v.version for v in truth.vouched.values()}
     for named in stores:
-        exposed = completeness.exposed(named.store, versions) if completeness else versions
+        exposed = completeness.exposed(named.store, versions)
         report = verify_store(
             truth,
             named,

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from relforge.errors import NothingToDoError
 from relforge.matrix.schema import ChannelName, Matrix
+from relforge.promote.channelview import channel_view
 from relforge.promote.integrity.repair import execute_repair, plan_repair
 from relforge.promote.integrity.storeverify import channel_truth, verify_channel
 from relforge.promote.integrity.verifyoutcome import Outcome
 from relforge.promote.mirrors import select_stores
 from relforge.promote.publishing import open_publishing
-from relforge.promote.vouch import channel_vouchers
 
 
 def check_channel(
@@ -42,7 +42,7 @@ def check_channel(
     plan = plan_repair(publishing, truth, before, stores)
     if not execute or not plan.actions:
         return Outcome(before=before, repair=plan)
-    vouchers = channel_vouchers(here, workers=min(workers, 16))
-    done = execute_repair(plan, channel, vouchers, workers=workers)
+    view = channel_view(here, workers=min(workers, 16))
+    done = execute_repair(plan, channel, view, workers=workers)
     after = verify_channel(here, truth, chosen, workers=workers, trust_service=trust_service)
     return Outcome(before=before, repair=plan, executed=done, after=after)

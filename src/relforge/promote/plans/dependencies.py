@@ -14,11 +14,11 @@ from typing import Any
 from relforge.deps.mirror import MirrorPlan, fetch
 from relforge.deps.mirrorrecord import record_key, write_record
 from relforge.output import in_place, versioned
+from relforge.promote.channelview import channel_view
 from relforge.promote.index.channelindex import reindex
 from relforge.promote.plans.storeplan import Plan
 from relforge.promote.plans.storeplan import execute as carry_out
 from relforge.promote.publishing import ChannelContext
-from relforge.promote.vouch import channel_vouchers
 from relforge.stores.transfer import plan_batch
 
 Echo = Callable[[str], None]
@@ -99,8 +99,8 @@ def apply_mirror(
         if write_record(store, plan.channel, folder, files)
     ]
     # the records just written vouch for the mirrored files; drift is never advertised
-    vouchers = channel_vouchers(here, store=store, workers=workers)
-    indexed, root = reindex(store, plan.folders, vouchers, workers=workers)
+    view = channel_view(here, store=store, workers=workers)
+    indexed, root = reindex(store, plan.folders, view, workers=workers)
     return MirrorReport(
         plan=plan,
         created=outcome.created,

@@ -20,13 +20,13 @@ from relforge.promote.channel import (
     stored_manifests,
 )
 from relforge.promote.channellease import LeaseScope
+from relforge.promote.channelview import ChannelView, channel_view
 from relforge.promote.completeness import VersionState, release_folders
 from relforge.promote.index.folder import SIDECAR
 from relforge.promote.mirrors import mirror_batches
 from relforge.promote.plans.publish import incoming, refuse_unvalidated, stored_manifest_transfers
-from relforge.promote.plans.storeplan import Plan
+from relforge.promote.plans.storeplan import Plan, index_step
 from relforge.promote.publishing import open_publishing
-from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.signing import Trust, require_signer
 from relforge.stores.objectstore import ObjectInfo, ObjectStore, sha256_bytes
 from relforge.stores.transfer import Transfer, plan_batch
@@ -173,15 +173,15 @@ def refuse_changed_sources(
 
 
 def refuse_partial(
-    vouchers: Vouchers, dst: list[Placed], version: str, source: str, partial: bool
+    view: ChannelView, dst: list[Placed], version: str, source: str, partial: bool
 ) -> VersionState:
     """Whole releases only: what the target channel holds of `version` once the promotion is
     done; refused (nothing copied) when a cell the matrix expects is missing, unless `partial`."""
-    assert vouchers.completeness is not None
-    state = vouchers.completeness.projected(incoming(dst)).state(vouchers.store, version)
+    there = view.vouchers
+    state = view.completeness.projected(incoming(dst)).state(there.store, version)
     if not state.complete and not partial:
         raise RefusedError(
-            f"{version} is not a whole release: after promotion the {vouchers.channel} channel "
+            f"{version} is not a whole release: after promotion the {there.channel} channel "
             f"would hold {len(state.cells) - len(state.missing)} of the {len(state.cells)} cells "
             f"the matrix expects; nothing was copied; missing: {state.missing_text()}",
             key="--version",
@@ -228,8 +228,8 @@ def plan_promote(
     src = place(publishing.channel(source).cells, selected, where)
     dst = place(there.cells, selected, where)
     refuse_unvalidated(src, where)
-    vouchers = channel_vouchers(there, workers=min(workers, 16), partial=partial)
-    whole = refuse_partial(vouchers, dst, version, source, partial)
+    view = channel_view(there, workers=min(workers, 16), partial=partial)
+    whole = refuse_partial(view, dst, version, source, partial)
     present = _present_in_source(store, src, source)
     refuse_changed_sources(store, src, source, workers)
     src = sidecar_digests(store, src, present, source)
@@ -261,13 +261,11 @@ def plan_promote(
         ),
         store=store,
         mirrors=tuple(m.store for m in mirrors),
-        index_folders=tuple(
-            sorted(
-                {p.folder for p in dst if p.cell.package_type == "wheel"}
-                | release_folders(there.cells, {p.cell.release for p in dst})
-            )
+        index=index_step(
+            {p.folder for p in dst if p.cell.package_type == "wheel"}
+            | release_folders(there.cells, {p.cell.release for p in dst}),
+            view,
         ),
-        vouchers=vouchers,
         notes=(
             f"after this promotion: {whole.line()}",
             f"store: {store.url}",

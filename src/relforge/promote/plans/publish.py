@@ -20,13 +20,13 @@ from relforge.promote.channel import (
     public_version,
 )
 from relforge.promote.channellease import LeaseScope
+from relforge.promote.channelview import channel_view
 from relforge.promote.completeness import PUBLISHED_TYPES, Incoming, release_folders
 from relforge.promote.index.prune import nightly_prune
 from relforge.promote.install import index_base, index_urls
 from relforge.promote.mirrors import mirror_batches
-from relforge.promote.plans.storeplan import Plan
+from relforge.promote.plans.storeplan import Plan, index_step
 from relforge.promote.publishing import open_publishing
-from relforge.promote.vouch import channel_vouchers
 from relforge.signing import SIGNATURE_SUFFIX, Trust, require_signer
 from relforge.stores import content_types
 from relforge.stores.objectstore import sha256_bytes
@@ -254,9 +254,8 @@ def plan_publish(
         f"store: {store.url}",
         f"channel: {channel} ({len(placed)} artifacts from {manifest_path})",
     ]
-    vouchers = channel_vouchers(here, workers=min(workers, 16), partial=partial)
-    assert vouchers.completeness is not None
-    projected = vouchers.completeness.projected(incoming(placed))
+    view = channel_view(here, workers=min(workers, 16), partial=partial)
+    projected = view.completeness.projected(incoming(placed))
     versions = sorted({public_version(p.entry.version) for p in placed})
     notes += [f"after this upload: {projected.state(store, v).line()}" for v in versions]
     if channel == "nightly":
@@ -285,8 +284,7 @@ def plan_publish(
         store=store,
         mirrors=tuple(m.store for m in publishing.mirrors),
         deletes=tuple(deletes),
-        index_folders=tuple(folders) if index else (),
-        vouchers=vouchers,
+        index=index_step(folders, view) if index else None,
         notes=tuple(notes),
         channel=channel,
         install_urls=index_urls(

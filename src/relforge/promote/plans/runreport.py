@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from relforge.output import in_place
-from relforge.promote.completeness import whole_releases_report
+from relforge.promote.completeness import Report, whole_releases_report
 from relforge.promote.index.indexreport import recorded_lines
 from relforge.promote.plans.storeplan import Outcome, Plan
 from relforge.stores.retry import total_retries
@@ -41,9 +41,9 @@ class PlanReport:
     def details(self) -> list[str]:
         """What the index left off the pages (or put there with --partial), and the advertised
         versions recorded for the first time."""
-        vouchers = self.plan.vouchers
-        judged = vouchers.completeness if vouchers is not None else None
-        return whole_releases_report(judged).lines() + recorded_lines(self.done.recorded)
+        step = self.plan.index
+        whole = whole_releases_report(step.view.completeness) if step is not None else Report()
+        return whole.lines() + recorded_lines(self.done.recorded)
 
     def lines(self) -> list[str]:
         return [*self.details(), self.summary()]

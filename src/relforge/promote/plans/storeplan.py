@@ -1,21 +1,39 @@
 """A mutating plan (publish, promote, PyPI staging): transfers into stores, deletions, then the
 indexes of the folders it touched — printed first, applied only on request, journaled.
+
+A plan that re-indexes carries its `IndexStep`: the folders and the channel view (vouchers and
+completeness judgement) their pages are built from, decided when the plan is made.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from relforge.matrix.schema import ChannelName
+from relforge.promote.channelview import ChannelView
 from relforge.promote.index.folder import FolderPlan, apply_folder, plan_folder, refuse_drift
 from relforge.promote.index.settle import settle_root
-from relforge.promote.vouch import Vouchers
 from relforge.stores.journal import Journal
 from relforge.stores.objectstore import ObjectStore
 from relforge.stores.transfer import Batch, Step, apply_batch, plan_digest, refuse_conflicts
 
 Echo = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class IndexStep:
+    """The pages a plan rebuilds once its objects are written: those of `folders` (in the main
+    store and every mirror) and the channel root, from `view` (the main store's manifests)."""
+
+    folders: tuple[str, ...]
+    view: ChannelView
+
+
+def index_step(folders: Iterable[str], view: ChannelView) -> IndexStep | None:
+    """The index step of `folders` (sorted, once each); None when there is no folder to index."""
+    chosen = tuple(sorted(set(folders)))
+    return IndexStep(chosen, view) if chosen else None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,12 +43,16 @@ class Plan:
     batches: tuple[Batch, ...]
     store: ObjectStore  # where deletions happen and the indexes live
     deletes: tuple[str, ...] = ()
-    index_folders: tuple[str, ...] = ()
-    vouchers: Vouchers | None = None  # what the index of index_folders is built from
+    index: IndexStep | None = None  # None: the plan rebuilds no page
     notes: tuple[str, ...] = field(default=())
     mirrors: tuple[ObjectStore, ...] = ()  # get the same deletions and indexes as `store`
     install_urls: tuple[str, ...] = ()  # the index URLs that serve what publish uploads
     channel: ChannelName | None = None  # publish: the channel written to (the manifest's)
+
+    @property
+    def index_folders(self) -> tuple[str, ...]:
+        """The folders the plan re-indexes (none without an index step)."""
+        return self.index.folders if self.index is not None else ()
 
     @property
     def pending(self) -> int:
@@ -61,16 +83,16 @@ def render(plan: Plan, echo: Echo) -> None:
         )
         for step in batch.steps:
             echo("  " + _step_line(step, batch))
-    if plan.index_folders:
-        echo(f"then re-index {len(plan.index_folders)} folder(s) in {plan.store.url}:")
-        for folder in plan.index_folders:
+    if plan.index is not None:
+        echo(f"then re-index {len(plan.index.folders)} folder(s) in {plan.store.url}:")
+        for folder in plan.index.folders:
             echo(f"  index     {folder}/")
-        root = plan.vouchers.root if plan.vouchers else None
+        root = plan.index.view.root
         if root is not None:
             what = "index" if root.enabled else "remove"
             echo(f"  {what:<9} {root.prefix}/ (channel-root pages over every variant folder)")
     if plan.deletes:
-        after = "once no page lists them" if plan.index_folders else "(pages not rebuilt)"
+        after = "once no page lists them" if plan.index is not None else "(pages not rebuilt)"
         echo(f"prune ({len(plan.deletes)} objects) in {plan.store.url}, {after}:")
         for key in plan.deletes:
             echo(f"  delete    {key}")
@@ -117,42 +139,10 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
         pruned = frozenset(plan.deletes)
         for store in (plan.store, *plan.mirrors):
             where = "" if store is plan.store else f" in {store.url}"
-            folder_plans: list[FolderPlan] = []
-            if plan.index_folders:
-                assert plan.vouchers is not None
-                # every store's pages come from the main store's manifests, checked against
-                # that store's own bytes; the pruned files are left off them, and deleted
-                # only once no page lists them (never a link to a deleted file)
-                folder_plans = [
-                    plan_folder(store, folder, plan.vouchers, workers=workers, absent=pruned)
-                    for folder in plan.index_folders
-                ]
-                refuse_drift(folder_plans, store)
-                if store is plan.store and plan.vouchers.completeness is not None:
-                    # intent before effect: a version is recorded as advertised before any
-                    # page lists it, so a run killed between the pages is finished by the
-                    # next one (which keeps advertising what this one began to)
-                    recorded = plan.vouchers.completeness.record(plan.mirrors)
-            for folder_plan in folder_plans:
-                if folder_plan.raced:
-                    echo(
-                        f"  {folder_plan.folder}/{where}: another run wrote the page(s) of "
-                        f"{', '.join(folder_plan.raced)} over the committed ones; rebuilt from "
-                        "the stored manifests"
-                    )
-                if folder_plan.changed:
-                    apply_folder(store, folder_plan, workers=workers)
-                    if store is plan.store:
-                        indexed.append(folder_plan)
-                journal.record(
-                    f"index {folder_plan.folder}{where}", rebuilt=list(folder_plan.rebuild)
-                )
-            if plan.index_folders and plan.vouchers is not None:
-                # the channel-root pages, from the variant pages just committed (a folder
-                # another run raced is rebuilt on the way: settle.py)
-                _, settled = settle_root(store, plan.vouchers, workers=workers, absent=pruned)
+            if plan.index is not None:
+                done, records = _reindex(plan, plan.index, store, journal, echo, workers, pruned)
                 if store is plan.store:
-                    indexed += settled
+                    indexed, recorded = done, records
             for key in plan.deletes:
                 store.delete(key)
                 journal.record(f"delete {key}{where}")
@@ -166,3 +156,47 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
         resumed_from=resumed_from,
         recorded=tuple(recorded),
     )
+
+
+def _reindex(
+    plan: Plan,
+    step: IndexStep,
+    store: ObjectStore,
+    journal: Journal,
+    echo: Echo,
+    workers: int,
+    pruned: frozenset[str],
+) -> tuple[list[FolderPlan], list[tuple[str, bool]]]:
+    """The index step in one store (the main store or a mirror): the folders whose pages
+    changed, and (in the main store) the advertised records written."""
+    where = "" if store is plan.store else f" in {store.url}"
+    # every store's pages come from the main store's manifests, checked against that store's
+    # own bytes; the pruned files are left off them, and deleted only once no page lists them
+    # (never a link to a deleted file)
+    folder_plans = [
+        plan_folder(store, folder, step.view, workers=workers, absent=pruned)
+        for folder in step.folders
+    ]
+    refuse_drift(folder_plans, store)
+    recorded: list[tuple[str, bool]] = []
+    if store is plan.store:
+        # intent before effect: a version is recorded as advertised before any page lists
+        # it, so a run killed between the pages is finished by the next one (which keeps
+        # advertising what this one began to)
+        recorded = step.view.completeness.record(plan.mirrors)
+    indexed: list[FolderPlan] = []
+    for folder_plan in folder_plans:
+        if folder_plan.raced:
+            echo(
+                f"  {folder_plan.folder}/{where}: another run wrote the page(s) of "
+                f"{', '.join(folder_plan.raced)} over the committed ones; rebuilt from "
+                "the stored manifests"
+            )
+        if folder_plan.changed:
+            apply_folder(store, folder_plan, workers=workers)
+            indexed.append(folder_plan)
+        journal.record(f"index {folder_plan.folder}{where}", rebuilt=list(folder_plan.rebuild))
+    # the channel-root pages, from the variant pages just committed (a folder another run
+    # raced is rebuilt on the way: settle.py)
+    _, settled = settle_root(store, step.view, workers=workers, absent=pruned)
+    return indexed + list(settled), recorded

@@ -21,9 +21,9 @@ from relforge.errors import NothingToDoError, UsageError
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.output import in_place, summary_with_list, versioned
 from relforge.promote.channellease import LeaseScope
+from relforge.promote.channelview import ChannelView, channel_view
 from relforge.promote.index.channelindex import reindex
 from relforge.promote.publishing import open_publishing
-from relforge.promote.vouch import Vouchers, channel_vouchers
 from relforge.promote.yanked import read_yanked, write_yanked
 from relforge.stores.objectstore import ObjectStore
 
@@ -71,7 +71,7 @@ class YankPlan:
     store: ObjectStore
     mirrors: tuple[ObjectStore, ...]  # re-indexed like the main store (its record rules them)
     files: tuple[YankChange, ...]
-    vouchers: dict[ChannelName, Vouchers]
+    views: dict[ChannelName, ChannelView]  # of each channel with a file: what it vouches for
 
     @property
     def changes(self) -> tuple[YankChange, ...]:
@@ -188,11 +188,11 @@ def plan_yank(
     if lease is not None:
         lease.take(store, chosen)
     files: list[YankChange] = []
-    vouchers: dict[ChannelName, Vouchers] = {}
+    views: dict[ChannelName, ChannelView] = {}
     seen_cells: set[str] = set()
     for channel in chosen:
-        v = channel_vouchers(publishing.channel(channel), workers=workers)
-        vouched = v.lookup([public])
+        view = channel_view(publishing.channel(channel), workers=workers)
+        vouched = view.vouchers.lookup([public])
         yanked = read_yanked(store, channel)
         for key, vouch in sorted(vouched.items()):
             seen_cells.add(vouch.cell)
@@ -209,7 +209,7 @@ def plan_yank(
                     after=None if undo else reason,
                 )
             )
-            vouchers[channel] = v
+            views[channel] = view
     unknown = sorted(set(cells) - seen_cells)
     if unknown:
         raise UsageError(
@@ -229,7 +229,7 @@ def plan_yank(
         store=store,
         mirrors=tuple(m.store for m in publishing.mirrors),
         files=tuple(files),
-        vouchers=vouchers,
+        views=views,
     )
 
 
@@ -252,15 +252,7 @@ def apply_yank(plan: YankPlan, *, execute: bool = True, workers: int = 16) -> Ya
         write_yanked(plan.store, channel, record)
     written = 0
     for channel, folders in plan.folders().items():
-        v = channel_vouchers_fresh(plan, channel)
+        view = plan.views[channel].fresh()  # the yank record read again: it was just written
         for store in (plan.store, *plan.mirrors):  # pages everywhere from the main record
-            written += len(reindex(store, folders, v, workers=workers)[0])
+            written += len(reindex(store, folders, view, workers=workers)[0])
     return YankOutcome(plan=plan, changed=len(changes), written=written)
-
-
-def channel_vouchers_fresh(plan: YankPlan, channel: ChannelName) -> Vouchers:
-    """The channel's vouchers with the yank record read again (it was just written)."""
-    old = plan.vouchers[channel]
-    fresh = old.fresh()
-    fresh.completeness = old.completeness  # whole releases only, as judged for the plan
-    return fresh
