@@ -51,7 +51,7 @@ from relforge.builders.postbuild import RepairPolicy
 from relforge.builders.project import BuildSystem, build_system
 from relforge.builders.pull import PullPolicy, pull, repo_digest, wants_pull
 from relforge.builders.tools import container_tools_dir
-from relforge.errors import ConfigError, RelforgeError
+from relforge.errors import ConfigError
 from relforge.locations import user_cache_dir
 from relforge.matrix.cell import Cell
 
@@ -117,13 +117,6 @@ class DockerBuilder:
             if self._arch is None:
                 self._arch = str(client.info().get("Architecture", ""))
             return self._arch
-
-    def has_image(self, name: str) -> bool:
-        """For `--builder auto`: is the engine up and the image local?  Never raises."""
-        try:
-            return self.image_id(name) is not None
-        except RelforgeError:
-            return False
 
     def check(self, cells: Sequence[Cell]) -> None:
         """The engine answers and has every cell's image, pulled first as the policy says."""
