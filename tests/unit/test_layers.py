@@ -54,6 +54,7 @@ _FOUNDATION_MODULES = [
     "wheelversion",
     "git",
     "actions",
+    "wheelplatform",
 ]
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundation", frozenset(_FOUNDATION_MODULES)),
