@@ -16,7 +16,7 @@ names eagerly.
 
 from __future__ import annotations
 
-from relforge.validate.checks import CHECKS
+from relforge.validate.checklist import CHECKS
 from relforge.validate.coverage import CellCoverage, coverage_lines, gpu_coverage
 from relforge.validate.inspect import Inspection, inspect_wheel
 from relforge.validate.release import ArtifactSource, ReleaseRequest, validate_release

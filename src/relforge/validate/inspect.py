@@ -12,7 +12,7 @@ from typing import Any
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from relforge.manifest import Verdict
-from relforge.validate.checks import CHECKS, Expectation, check_artifact
+from relforge.validate.checklist import CHECKS, Expectation, check_artifact
 from relforge.validate.facts import WheelFacts, gather
 from relforge.validate.from_index import dependencies_from_index
 from relforge.validate.libraries import Need, resolve

@@ -10,7 +10,7 @@ from xml.etree import ElementTree as ET
 from relforge.actions import Level, annotate, fold, in_actions
 from relforge.manifest import ProvenGpu, Verdict
 from relforge.output import markdown_cell
-from relforge.validate.checks import CHECKS
+from relforge.validate.checklist import CHECKS
 from relforge.validate.registry import check_name
 
 

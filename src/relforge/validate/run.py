@@ -20,14 +20,13 @@ from relforge.matrix.schema import Matrix, Release
 from relforge.matrix.wheeltags import cell_tags
 from relforge.validate.archive import archive_platform_tags
 from relforge.validate.archivechecks import validate_archive
+from relforge.validate.checklist import Expectation, check_artifact
 from relforge.validate.checks import (
     DUPLICATE,
     EXTRA,
     INDEX_HASH,
     MISSING,
     PYPI_CONSISTENT,
-    Expectation,
-    check_artifact,
 )
 from relforge.validate.completeness import Artifact, bind, expected_filename
 from relforge.validate.devicechecks import device_files
