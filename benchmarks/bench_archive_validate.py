@@ -30,8 +30,8 @@ from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
 from relforge.validate.archive import archive_platform_tags
 from relforge.validate.archivechecks import validate_archive
+from relforge.validate.checklist import Expectation, check_artifact
 from relforge.validate.facts import gather
-from relforge.validate.wheelchecks import Expectation, check_artifact
 from relforge.zipcopy import rewrite_zip
 
 ROOT = Path(__file__).resolve().parent.parent

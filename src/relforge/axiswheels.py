@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -22,10 +21,9 @@ from packaging.tags import mac_platforms
 from relforge.cachedir import made_once
 from relforge.locations import user_cache_dir
 from relforge.matrix.cell import Cell
+from relforge.wheelplatform import legacy_manylinux, parse_platform_tag
 
 AXIS_WHEELS = "axis-wheels"  # the cache's subfolder
-_MANYLINUX = re.compile(r"manylinux_2_(\d+)_(\w+)\Z")
-_LEGACY = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
 _QUIET = ["--disable-pip-version-check", "--no-input", "--progress-bar", "off"]
 
 Runner = Callable[[Sequence[str], Path, Mapping[str, str]], None]
@@ -115,24 +113,24 @@ def platforms(platform_tag: str) -> list[str]:
     versions and universal2 (pip's --platform takes each literally)."""
     out: list[str] = []
     for part in platform_tag.split("."):
-        mac = part.split("_", 3)
-        if mac[0] == "macosx" and len(mac) == 4 and mac[1].isdigit() and mac[2].isdigit():
-            # macOS 14 takes the wheels of 11 (and universal2) too, as packaging lists them
-            out += mac_platforms((int(mac[1]), int(mac[2])), mac[3])
-            continue
-        musl = part.split("_", 3)
-        if musl[0] == "musllinux" and len(musl) == 4 and musl[1] == "1" and musl[2].isdigit():
-            out += [f"musllinux_1_{minor}_{musl[3]}" for minor in range(int(musl[2]), -1, -1)]
-            continue
-        found = _MANYLINUX.match(part)
-        if not found:
+        tag = parse_platform_tag(part)
+        if tag is None or tag.version is None or tag.legacy is not None:
             out.append(part)
             continue
-        glibc, arch = int(found.group(1)), found.group(2)
-        for minor in range(glibc, 4, -1):
-            out.append(f"manylinux_2_{minor}_{arch}")
-            if minor in _LEGACY and arch in ("x86_64", "i686", "aarch64"):
-                if arch == "aarch64" and minor < 17:
-                    continue
-                out.append(f"{_LEGACY[minor]}_{arch}")
+        (major, newest), arch = tag.version, tag.arch
+        if tag.family == "macosx":
+            # macOS 14 takes the wheels of 11 (and universal2) too, as packaging lists them
+            out += mac_platforms(tag.version, arch)
+        elif tag.family == "musllinux" and major == 1:
+            out += [f"musllinux_1_{minor}_{arch}" for minor in range(newest, -1, -1)]
+        elif tag.family == "manylinux" and major == 2:
+            for minor in range(newest, 4, -1):
+                out.append(f"manylinux_2_{minor}_{arch}")
+                legacy = legacy_manylinux((2, minor))
+                if legacy and arch in ("x86_64", "i686", "aarch64"):
+                    if arch == "aarch64" and minor < 17:
+                        continue
+                    out.append(f"{legacy}_{arch}")
+        else:
+            out.append(part)
     return list(dict.fromkeys(out))

@@ -108,17 +108,6 @@ class Git:
                 refs.setdefault(ref, sha)
         return refs
 
-    def local_refs(self, *patterns: str) -> dict[str, str]:
-        """Local refs → commit (tags peeled)."""
-        out = self.run(
-            "for-each-ref", "--format=%(refname) %(objectname) %(*objectname)", *patterns
-        )
-        refs = {}
-        for line in out.splitlines():
-            ref, sha, peeled = [*line.split(" "), "", ""][:3]
-            refs[ref] = peeled or sha
-        return refs
-
     def fetch(self, remote: str, *refspecs: str) -> None:
         self.remote_url(remote)
         self.run("fetch", "--quiet", remote, *refspecs)

@@ -32,6 +32,7 @@ from relforge.manifest import (
 from tests.conftest import Result
 from tests.integration.conftest import S3
 from tests.integration.verify_kit import LocalRaw, Raw, S3Raw, flip
+from tests.pacedcli import paced_relforge
 from tests.promote_kit import matrix_text, release_wheels, write_manifest
 
 pytestmark = pytest.mark.slow
@@ -371,11 +372,14 @@ def test_a_killed_promotion_of_an_archive_finishes_on_rerun(
     """Killed between two copies (the S3 side of resuming is test_promote_resume's)."""
     s = local_setup
     assert publish(run, s, "--execute").code == 0
-    env = {**os.environ, "RELFORGE_TEST_TRANSFER_DELAY": "0.4"}
-    argv = [sys.executable, "-m", "relforge", "promote", str(s.matrix), "--version", "1.0.0"]
-    argv += ["--execute", "--workers", "1", "--partial"]  # the archive alone (see promote())
+    args = ["promote", str(s.matrix), "--version", "1.0.0"]
+    args += ["--execute", "--workers", "1", "--partial"]  # the archive alone (see promote())
+    argv = [sys.executable, "-m", "relforge", *args]
     proc = subprocess.Popen(
-        argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [*paced_relforge(transfer_delay=0.4), *args],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     journal = tmp_path / ".relforge" / "journal"
     deadline = time.monotonic() + 60

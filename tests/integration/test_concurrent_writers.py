@@ -8,7 +8,6 @@ is taken over once the lease expires (`--lease-ttl`), and its rerun finishes its
 from __future__ import annotations
 
 import hashlib
-import os
 import signal
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import pytest
 from tests.conftest import Result
 from tests.integration.conftest import S3
 from tests.integration.test_promote_flow import objects, s3_matrix
+from tests.pacedcli import paced_relforge
 from tests.promote_kit import build_wheel, matrix_text, write_manifest
 
 pytestmark = pytest.mark.slow
@@ -223,12 +223,14 @@ def lease_held(world: World, channel: str) -> bool:
 def test_a_killed_holder_is_taken_over_once_its_lease_expires(
     world: World, run: Callable[..., Result]
 ) -> None:
-    env = {**os.environ, "RELFORGE_TEST_TRANSFER_DELAY": "1"}
     argv = [*world.argv("promote"), "--execute", "--workers", "1", "--lease-ttl", "2"]
     cwd = world.tmp / "killed"
     cwd.mkdir()
     proc = subprocess.Popen(
-        [*RELFORGE, *argv], env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [*paced_relforge(transfer_delay=1), *argv],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     journal = cwd / ".relforge" / "journal"
     deadline = time.monotonic() + 120

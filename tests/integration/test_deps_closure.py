@@ -26,6 +26,7 @@ from relforge.interpreters import find_interpreter
 from tests.conftest import REPO, Result
 from tests.integration.conftest import S3, free_port
 from tests.integration.example_project import example_matrix
+from tests.pacedcli import paced_relforge
 from tests.promote_kit import matrix_text, write_manifest
 
 Run = Callable[..., Result]
@@ -309,10 +310,11 @@ def test_a_killed_mirror_finishes_on_rerun(
     matrix = publish_rfdemo(run, tmp_path, publishing)
     upstream = static_server(upstream_index(tmp_path / "upstream")) + "/simple/"
 
-    argv = [sys.executable, "-m", "relforge", "deps", "mirror", str(matrix), "--channel", "test",
+    args = ["deps", "mirror", str(matrix), "--channel", "test",
             "--upstream-index", upstream, "--execute", "--workers", "1"]  # fmt: skip
-    env = {**os.environ, "RELFORGE_TEST_TRANSFER_DELAY": "0.5"}
-    proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE)
+    argv = [sys.executable, "-m", "relforge", *args]
+    paced = [*paced_relforge(transfer_delay=0.5), *args]
+    proc = subprocess.Popen(paced, cwd=tmp_path, stdout=subprocess.PIPE)
     journal = tmp_path / ".relforge" / "journal"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:

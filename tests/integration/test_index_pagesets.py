@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -23,6 +22,7 @@ import pytest
 from tests.conftest import Result
 from tests.integration.conftest import S3, free_port
 from tests.integration.test_promote_flow import s3_matrix
+from tests.pacedcli import paced_relforge
 from tests.promote_kit import matrix_text, release_wheels, write_manifest
 
 pytestmark = pytest.mark.slow
@@ -50,8 +50,8 @@ def kill_after_json_page(argv: list[str], cwd: Path, page_has_new: Callable[[], 
     """Run `argv` with slow page writes and SIGKILL it right after the project's JSON page
     lists the new wheel (before the marker commits the set; the HTML page may or may not
     have been written: the pages of a set are written in parallel)."""
-    env = {**os.environ, "RELFORGE_TEST_PAGE_DELAY": "0.6"}
-    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    paced = [*paced_relforge(page_delay=0.6), *argv[len(RELFORGE) :]]
+    proc = subprocess.Popen(paced, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while not page_has_new() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -21,13 +20,14 @@ import pytest
 from relforge.matrix import load_matrix
 from relforge.promote import execute, plan_publish
 from relforge.promote.index.folder import apply_folder, plan_folder
-from relforge.promote.index.pageset import MARKER, PAGE_DELAY_ENV
+from relforge.promote.index.pageset import MARKER
 from relforge.promote.plans.storeplan import Plan
 from relforge.stores.local import LocalStore
 from tests.conftest import Result
 from tests.integration.conftest import S3
 from tests.integration.test_index_pagesets import NEW, manifests
 from tests.integration.test_promote_flow import s3_matrix
+from tests.pacedcli import paced_relforge
 from tests.promote_kit import matrix_text
 from tests.unit.test_index_commitcheck import Killed, RacingStore
 
@@ -155,18 +155,16 @@ def test_a_committed_page_changed_by_hand_is_still_refused(
 
 def concurrent(matrix: Path, argvs: list[list[str]], cwd: Path) -> list[int]:
     """Start every command at once (each in its own folder: its own journal); exit codes."""
-    # slow page writes (the existing test hook of pageset.py) widen the window between a
-    # folder's page writes and its marker, so that runs started together do overlap there
-    env = {**os.environ, PAGE_DELAY_ENV: "0.15"}
+    # slow page writes widen the window between a folder's page writes and its marker, so
+    # that runs started together do overlap there
     procs = []
     for i, argv in enumerate(argvs):
         work = cwd / f"writer-{i}"
         work.mkdir(parents=True, exist_ok=True)
         procs.append(
             subprocess.Popen(
-                [*RELFORGE, *argv],
+                [*paced_relforge(page_delay=0.15), *argv],
                 cwd=work,
-                env=env,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
             )

@@ -4,7 +4,6 @@ uninterrupted one, with every hash verified."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from tests.integration.test_promote_flow import (
     s3_matrix,
     without_pages,
 )
+from tests.pacedcli import paced_relforge
 from tests.promote_kit import release_wheels, write_manifest
 
 pytestmark = pytest.mark.slow
@@ -52,10 +52,13 @@ def test_killed_promotion_resumes_to_the_same_end_state(
     )
     published = objects(s3)
 
-    env = {**os.environ, "RELFORGE_TEST_TRANSFER_DELAY": "0.3"}
-    argv = [*RELFORGE, "promote", str(matrix), "--version", "1.0.0", "--execute", "--workers", "1"]
+    args = ["promote", str(matrix), "--version", "1.0.0", "--execute", "--workers", "1"]
+    argv = [*RELFORGE, *args]
     proc = subprocess.Popen(
-        argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [*paced_relforge(transfer_delay=0.3), *args],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     journal_dir = tmp_path / ".relforge" / "journal"
     deadline = time.monotonic() + 60

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from relforge.manifest import ArtifactManifest, ManifestEntry, load_manifest, sha256_file
-from relforge.validate.wheelchecks import CHECKS
+from relforge.validate.checklist import CHECKS
 from tests.archivefactory import (
     ARCHIVES,
     CELL,

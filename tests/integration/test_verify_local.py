@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +18,7 @@ from relforge.stores.objectstore import sha256_bytes
 from relforge.wheelformat import core_metadata
 from tests.conftest import Result
 from tests.integration.verify_kit import LocalRaw, flip
+from tests.pacedcli import paced_relforge
 from tests.promote_kit import matrix_text, release_wheels, write_manifest
 
 pytestmark = pytest.mark.slow
@@ -56,11 +55,9 @@ def test_a_killed_repair_finishes_on_rerun(
     store = LocalRaw(tmp_path / ".relforge" / "store")
     good = store.read(CPU_LINUX)
     store.write(CPU_LINUX, flip(good))
-    env = {**os.environ, "RELFORGE_TEST_REPAIR_DELAY": "60"}
-    argv = [sys.executable, "-m", "relforge", "verify", str(matrix), "--channel", "release"]
-    proc = subprocess.Popen(
-        [*argv, "--repair", "--execute"],
-        env=env,
+    args = ["verify", str(matrix), "--channel", "release"]
+    proc = subprocess.Popen(  # a long pause after removing the bad bytes: killed there
+        [*paced_relforge(delete_delay=60), *args, "--repair", "--execute"],
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -300,8 +300,8 @@ def test_validation_refuses_a_wheel_declaring_another_axis_value(tmp_path: Path)
     """A numpy-1.26 cell whose wheel says numpy>=2 (or nothing) fails RF-V020."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from relforge.validate.checklist import Expectation, check_artifact
     from relforge.validate.facts import gather
-    from relforge.validate.wheelchecks import Expectation, check_artifact
     from tests.wheelfactory import WheelSpec, write_wheel
 
     matrix = load_matrix(ROOT / "matrix/numpy-abi.yaml")

@@ -10,16 +10,17 @@ from hypothesis import strategies as st
 from packaging.version import Version
 
 from relforge.bot.grammar import (
+    DEFAULT_BOT,
     Category,
     CherryPickCommand,
+    Command,
     GrammarError,
     HelpCommand,
     ReleaseBranch,
     RevertCommand,
-    command_line,
     command_lines,
-    parse_comment,
     parse_issue_link,
+    parse_line,
     parse_release_branch,
     usage,
 )
@@ -28,6 +29,12 @@ from relforge.bot.tracker import pick_tracker, title_version, tracker_comment
 from relforge.forges.github import Issue, repo_from_url
 
 FIXES = "https://github.com/acme/widget/issues/7"
+
+
+def parse_comment(body: str, bot: str = DEFAULT_BOT) -> Command | None:
+    """The command of a comment as the handler reads it: its first command line, parsed."""
+    lines = command_lines(body, bot)
+    return parse_line(lines[0][1], bot) if lines else None
 
 
 def rb(text: str) -> ReleaseBranch:
@@ -56,7 +63,7 @@ def test_forms_and_names() -> None:
     assert parse_comment("no mention here") is None
     assert parse_comment("@relforge-botty help") is None
     assert parse_comment(" @relforge-bot help") is None  # indented: code, not a command
-    assert command_line("x\n@relforge-bot\ty") == "@relforge-bot\ty"
+    assert command_lines("x\n@relforge-bot\ty") == [(2, "@relforge-bot\ty")]
     docs = parse_comment("@relforge-bot cherry-pick --classification=docs --onto 'release/3.0'")
     assert docs == CherryPickCommand(onto=(rb("3.0"),), category=Category.DOCS, fixes=None)
     assert parse_comment("@picker help", bot="picker") == HelpCommand()
@@ -170,7 +177,7 @@ def test_categories() -> None:
     assert Category.FIXNEWFEATURE.label == "Fixnewfeature"
     assert "-c {regression,critical,fixnewfeature,docs,release}" in usage()
     # No usage line starts with the mention, so the bot never reads its own replies.
-    assert command_line(usage()) is None
+    assert command_lines(usage()) == []
 
 
 def _issue(

@@ -24,7 +24,7 @@ from relforge.matrix.lint import RULES
 from relforge.matrix.load import load_matrix
 from relforge.reference import reference_pages, write_reference
 from relforge.reference.links import check_link
-from relforge.validate.wheelchecks import CHECKS
+from relforge.validate.checklist import CHECKS
 from tests.conftest import SMALL, Run, Write
 
 REPO = Path(__file__).resolve().parents[2]

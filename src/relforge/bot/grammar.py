@@ -189,18 +189,6 @@ def _strip_html_comments(line: str) -> tuple[str, bool]:
     return line, False
 
 
-def command_line(body: str, bot: str = DEFAULT_BOT) -> str | None:
-    """The first command line of a comment (see `command_lines`)."""
-    found = command_lines(body, bot)
-    return found[0][1] if found else None
-
-
-def parse_comment(body: str, bot: str = DEFAULT_BOT) -> Command | None:
-    """The command in a comment, or None if no line addresses the bot."""
-    line = command_line(body, bot)
-    return None if line is None else parse_line(line, bot)
-
-
 def parse_line(line: str, bot: str = DEFAULT_BOT) -> Command:
     if len(line) > _MAX_LINE:
         raise GrammarError(f"the command is longer than {_MAX_LINE} characters")

@@ -49,10 +49,6 @@ def pick_tracker(issues: Iterable[Issue], onto: ReleaseBranch, label: str) -> Is
     return max(found, key=lambda item: item[:2])[2] if found else None
 
 
-def find_tracker(gh: GitHubClient, onto: ReleaseBranch, label: str = TRACKER_LABEL) -> Issue | None:
-    return pick_tracker(gh.issues(state="open", labels=label), onto, label)
-
-
 def tracker_comment(
     *,
     source_url: str,

@@ -16,26 +16,19 @@ from relforge.matrix.expand import expand_cells
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.matrix.selector import Selector
 from relforge.stores.objectstore import ObjectInfo
-
-# Legacy manylinux names and the glibc minor they stand for (PEP 600).
-_LEGACY = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
+from relforge.wheelplatform import LEGACY_MANYLINUX, parse_platform_tag
 
 
 def expand_platform(tag: str) -> list[str]:
     """`manylinux_2_28_x86_64` → itself, every older manylinux_2_N and the legacy aliases
     (pip expands only manylinux2014/2010 and macOS itself); other tags as they are."""
-    prefix, sep, rest = tag.partition("_")
-    legacy = {name: minor for minor, name in _LEGACY.items()}
-    if prefix in legacy and sep:
-        return expand_platform(f"manylinux_2_{legacy[prefix]}_{rest}")
-    if prefix != "manylinux" or not sep:
+    parsed = parse_platform_tag(tag)
+    if parsed is None or parsed.family != "manylinux" or parsed.version is None:
         return [tag]
-    parts = rest.split("_", 2)
-    if len(parts) < 3 or not parts[0].isdigit() or not parts[1].isdigit():
-        return [tag]
-    major, minor, arch = int(parts[0]), int(parts[1]), parts[2]
+    (major, minor), arch = parsed.version, parsed.arch
     out = [f"manylinux_{major}_{m}_{arch}" for m in range(minor, 4, -1)]
-    out += [f"{name}_{arch}" for m, name in sorted(_LEGACY.items(), reverse=True) if m <= minor]
+    legacy = sorted(LEGACY_MANYLINUX.items(), key=lambda item: item[1], reverse=True)
+    out += [f"{name}_{arch}" for name, (_, m) in legacy if m <= minor]
     return out
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 import string
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 from relforge.errors import ConfigError
 from relforge.matrix.cell import Cell
@@ -276,8 +276,3 @@ def same_channel_needs_url(matrix: Matrix) -> None:
                         key=f"releases.{release.name}.axes.{axis}.{key}.index",
                         hint="set project.download_url, or give the index URL",
                     )
-
-
-def axis_summary(axes: Mapping[str, str]) -> str:
-    """`numpy=2.x, torch=2.9` for explanations and tables."""
-    return ", ".join(f"{n}={v}" for n, v in axes.items())

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
@@ -25,8 +24,6 @@ from relforge.stores.journal import Journal
 from relforge.stores.objectstore import ObjectStore
 
 State = Literal["create", "identical", "conflict"]
-# Tests set this to slow each transfer down (seconds), to kill a run part-way through.
-DELAY_ENV = "RELFORGE_TEST_TRANSFER_DELAY"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,15 +153,12 @@ def apply_batch(
     One listing per folder costs far less than a HEAD per object (measured: a HEAD before each
     copy halved promotion throughput on moto, 187 → 99 objects/s); only a writer racing the
     batch itself could still lose an object on such a service."""
-    delay = float(os.environ.get(DELAY_ENV, "0") or 0)
     created = 0
     lock = threading.Lock()
 
     def run(step: Step) -> None:
         nonlocal created
         t = step.transfer
-        if delay:
-            threading.Event().wait(delay)
         if t.source_key is not None:
             assert batch.source is not None
             made = batch.store.copy_if_absent(batch.source, t.source_key, t.key, t.sha256, t.size)

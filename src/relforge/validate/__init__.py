@@ -16,12 +16,12 @@ names eagerly.
 
 from __future__ import annotations
 
+from relforge.validate.checklist import CHECKS
 from relforge.validate.coverage import CellCoverage, coverage_lines, gpu_coverage
 from relforge.validate.inspect import Inspection, inspect_wheel
 from relforge.validate.releaserun import ArtifactSource, ReleaseRequest, validate_release
 from relforge.validate.report import ValidationReport
 from relforge.validate.run import Options, validate_artifacts
-from relforge.validate.wheelchecks import CHECKS
 
 __all__ = [
     "CHECKS",

@@ -2,8 +2,10 @@
 
 RF-V0xx are static checks of one wheel (some need its cell, some only the wheel itself),
 RF-V1xx look at the whole set of artifacts, RF-R0xx install and run a wheel (runtime.py).
-The checks themselves live in checks.py, members.py, libraries.py and abi.py; a native
-archive's own in archivechecks.py.
+The checks themselves live in the modules that checklist.CHECK_MODULES lists (checks.py,
+members.py, libraries.py, abi.py, …; a native archive's own in archivechecks.py): whatever runs
+or lists checks takes CHECKS and check_artifact from relforge.validate.checklist, which
+imports them all.
 """
 
 from __future__ import annotations

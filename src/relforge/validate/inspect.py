@@ -12,13 +12,13 @@ from typing import Any
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from relforge.manifest import Verdict
+from relforge.validate.checklist import CHECKS, Expectation, check_artifact
 from relforge.validate.facts import WheelFacts, gather
 from relforge.validate.from_index import dependencies_from_index
 from relforge.validate.libraries import Need, resolve
 from relforge.validate.macho import MachOSlice
 from relforge.validate.providers import read_dependencies
 from relforge.validate.tagpolicy import highest_versions, strictest_policy, tag_arch
-from relforge.validate.wheelchecks import CHECKS, Expectation, check_artifact
 
 
 @dataclass(frozen=True, kw_only=True)

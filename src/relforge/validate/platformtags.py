@@ -9,10 +9,10 @@ arm64; intel = x86_64 and i386); architectures are named as the binary readers n
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-_MACOS = re.compile(r"macosx_(\d+)_(\d+)_([a-z0-9_]+)\Z")
+from relforge.wheelplatform import parse_platform_tag
+
 MACOS_ARCHES: dict[str, frozenset[str]] = {
     "arm64": frozenset({"aarch64"}),
     "x86_64": frozenset({"x86_64"}),
@@ -36,11 +36,11 @@ class MacosTag:
 
 def macos_tag(platform_tag: str) -> MacosTag | None:
     """`macosx_11_0_arm64` → MacosTag((11, 0), {aarch64}); None for other tags."""
-    match = _MACOS.match(platform_tag)
-    if match is None or match.group(3) not in MACOS_ARCHES:
+    tag = parse_platform_tag(platform_tag)
+    if tag is None or tag.family != "macosx" or tag.version is None:
         return None
-    major, minor, arch = match.groups()
-    return MacosTag((int(major), int(minor)), MACOS_ARCHES[arch])
+    arches = MACOS_ARCHES.get(tag.arch)
+    return None if arches is None else MacosTag(tag.version, arches)
 
 
 def windows_machine(platform_tag: str) -> str | None:

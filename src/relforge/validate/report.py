@@ -10,8 +10,8 @@ from xml.etree import ElementTree as ET
 from relforge.actions import Level, annotate, fold, in_actions
 from relforge.manifest import ProvenGpu, Verdict
 from relforge.output import markdown_cell
+from relforge.validate.checklist import CHECKS
 from relforge.validate.checkregistry import check_name
-from relforge.validate.wheelchecks import CHECKS
 
 
 @dataclass(frozen=True, kw_only=True)

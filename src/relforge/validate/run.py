@@ -21,6 +21,7 @@ from relforge.matrix.wheeltags import cell_tags
 from relforge.validate.archive import archive_platform_tags
 from relforge.validate.archivechecks import validate_archive
 from relforge.validate.cellmatch import Artifact, bind, expected_filename
+from relforge.validate.checklist import Expectation, check_artifact
 from relforge.validate.devicechecks import device_files
 from relforge.validate.facts import WheelFacts, gather
 from relforge.validate.providers import DependencyWheel, read_dependencies
@@ -32,8 +33,6 @@ from relforge.validate.wheelchecks import (
     INDEX_HASH,
     MISSING,
     PYPI_CONSISTENT,
-    Expectation,
-    check_artifact,
 )
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -16,7 +15,8 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-_MANYLINUX = re.compile(r"manylinux_(\d+)_(\d+)_(.+)\Z")  # PEP 600 tag grammar
+from relforge.wheelplatform import PlatformTag, parse_platform_tag
+
 LOADER_PREFIXES = ("ld-linux", "ld64.so", "ld-musl")  # the dynamic loader, as auditwheel skips
 
 
@@ -59,10 +59,10 @@ def _policy_data(family: str) -> tuple[dict[str, Any], ...]:
 def _policy(raw: Mapping[str, Any], arch: str, glibc: Version | None = None) -> Policy:
     versions = raw["symbol_versions"].get(arch, {})
     name = raw["name"]
-    if glibc is None and name.startswith("manylinux_"):
-        match = _MANYLINUX.match(f"{name}_{arch}")
-        if match:
-            glibc = Version(f"{match.group(1)}.{match.group(2)}")
+    if glibc is None:
+        parsed = _pep600(f"{name}_{arch}")
+        if parsed is not None and parsed.version is not None:
+            glibc = Version("{}.{}".format(*parsed.version))
     return Policy(
         name=name,
         arch=arch,
@@ -71,6 +71,14 @@ def _policy(raw: Mapping[str, Any], arch: str, glibc: Version | None = None) -> 
         libraries=frozenset(raw["lib_whitelist"]),
         glibc=glibc,
     )
+
+
+def _pep600(platform_tag: str) -> PlatformTag | None:
+    """A `manylinux_X_Y_arch` tag, parsed (None: any other, a legacy alias too)."""
+    parsed = parse_platform_tag(platform_tag)
+    if parsed is None or parsed.family != "manylinux" or parsed.legacy is not None:
+        return None
+    return parsed
 
 
 def policies(arch: str, family: str = "manylinux") -> list[Policy]:
@@ -95,16 +103,17 @@ def policy_for_tag(platform_tag: str) -> Policy | None:
                     arch = platform_tag[len(name) + 1 :]
                     if arch in raw["symbol_versions"]:
                         return _policy(raw, arch)
-    match = _MANYLINUX.match(platform_tag)
-    if match is None:
+    parsed = _pep600(platform_tag)
+    if parsed is None or parsed.version is None:
         return None
-    glibc = Version(f"{match.group(1)}.{match.group(2)}")
-    older = [p for p in policies(match.group(3)) if p.glibc is not None and p.glibc <= glibc]
+    major, minor = parsed.version
+    glibc = Version(f"{major}.{minor}")
+    older = [p for p in policies(parsed.arch) if p.glibc is not None and p.glibc <= glibc]
     if not older:
         return None
     base = older[-1]
     return Policy(
-        name=f"manylinux_{match.group(1)}_{match.group(2)}",
+        name=f"manylinux_{major}_{minor}",
         arch=base.arch,
         priority=base.priority,
         symbol_versions=base.symbol_versions,

@@ -327,12 +327,3 @@ GPU_SMOKE = register("RF-R006", "gpu-smoke", "runtime",
                      "On a machine with a GPU: the GPU smoke command (project.build.gpu_smoke) "
                      "runs a kernel in the fresh environment and exits 0 within its timeout; "
                      "the GPUs it ran on are recorded as proven.")  # fmt: skip
-
-# Checks registered by their own modules (imported for that effect, after the ones above).
-import relforge.validate.abi  # noqa: E402
-import relforge.validate.devicechecks  # noqa: E402
-import relforge.validate.libraries  # noqa: E402
-import relforge.validate.limitedapi  # noqa: E402
-import relforge.validate.members  # noqa: E402
-import relforge.validate.platformchecks  # noqa: E402
-import relforge.validate.versionattr  # noqa: E402, F401

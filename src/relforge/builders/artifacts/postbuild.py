@@ -42,7 +42,7 @@ from relforge.builders.artifacts.wheelfile import add_requires_dist
 from relforge.matrix.cell import Cell
 from relforge.matrix.wheeltags import tag_mismatch
 from relforge.providedlibs import excluded_libraries, platform_environment
-from relforge.validate.checkregistry import Expectation, check_artifact
+from relforge.validate.checklist import Expectation, check_artifact
 from relforge.validate.facts import gather
 from relforge.validate.platformtags import macos_tag, windows_machine
 from relforge.validate.wheelchecks import RPATH_CHECK

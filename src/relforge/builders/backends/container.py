@@ -58,7 +58,7 @@ from relforge.builders.inputs import (
     static_requirements,
     write_control,
 )
-from relforge.errors import ConfigError, RelforgeError
+from relforge.errors import ConfigError
 from relforge.locations import user_cache_dir
 from relforge.matrix.cell import Cell
 
@@ -125,13 +125,6 @@ class DockerBuilder:
                 self._arch = str(client.info().get("Architecture", ""))
             return self._arch
 
-    def has_image(self, name: str) -> bool:
-        """For `--builder auto`: is the engine up and the image local?  Never raises."""
-        try:
-            return self.image_id(name) is not None
-        except RelforgeError:
-            return False
-
     def check(self, cells: Sequence[Cell]) -> None:
         """The engine answers and has every cell's image, pulled first as the policy says."""
         client = self.client()
@@ -175,7 +168,7 @@ class DockerBuilder:
         pep517 = not job.command and job.cell.python is not None
         system = build_system(job.source) if job.cell.python else None
         write_control(control, system if pep517 else None)
-        script = resources.files("relforge.builders.backends").joinpath("in_container.sh")
+        script = resources.files("relforge.builders").joinpath("in_container.sh")
         (control / "build.sh").write_text(script.read_text("utf-8"), encoding="utf-8")
         (control / "repair.sh").write_text(_repair_script(job.repair), encoding="utf-8")
         volumes, env = _mounts(job, control)

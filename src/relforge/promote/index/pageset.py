@@ -12,7 +12,6 @@ A page missing from the folder's listing also makes its project stale.
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import time
 from collections.abc import Mapping
@@ -23,8 +22,6 @@ from relforge.errors import RelforgeError
 from relforge.stores.objectstore import ObjectStore
 
 MARKER = ".relforge-pages.json"
-# Tests set this to slow each page write down (seconds), to kill a run between two writes.
-PAGE_DELAY_ENV = "RELFORGE_TEST_PAGE_DELAY"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,7 +92,4 @@ def new_generation() -> str:
 
 
 def write_page(store: ObjectStore, key: str, data: bytes, content_type: str) -> None:
-    delay = float(os.environ.get(PAGE_DELAY_ENV, "0") or 0)
-    if delay:
-        time.sleep(delay)
     store.write(key, data, content_type)

@@ -13,9 +13,7 @@ they are (rebuilding them would advertise bytes nobody vouches for).
 
 from __future__ import annotations
 
-import os
 import tempfile
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,8 +34,6 @@ from relforge.stores.content import fetch, fetch_verified, read_content
 from relforge.stores.objectstore import ObjectStore, sha256_bytes
 
 QUARANTINE = "relforge/quarantine"
-# Tests set this (seconds) to pause between removing a bad object and writing the good one.
-DELAY_ENV = "RELFORGE_TEST_REPAIR_DELAY"
 _PROMOTED_FROM: dict[str, ChannelName] = {"release": "test", "test": "nightly"}
 Verb = Literal["restore", "quarantine", "rebuild-pages", "abort"]
 Echo = Callable[[str], None]
@@ -377,8 +373,6 @@ def _replace(action: Action, channel: str) -> None:
             kept = quarantine_key(channel, current.sha256, action.key)
             store.put_if_absent(kept, moved, current.sha256)  # nothing is lost
             store.delete(action.key)
-            if delay := float(os.environ.get(DELAY_ENV, "0") or 0):
-                threading.Event().wait(delay)  # tests kill the run here
         if action.verb == "restore":
             assert action.sha256 is not None
             if not store.put_if_absent(action.key, body, action.sha256, action.content_type):

@@ -16,7 +16,6 @@ from relforge.errors import (
     RefusedError,
     UsageError,
 )
-from relforge.manifest import sha256_file
 from relforge.matrix.schema import Matrix
 from relforge.promote.channel import STAGING, Placed, place, public_version
 from relforge.promote.index.folder import canonical, parse_dist
@@ -354,7 +353,3 @@ def require_repository(url: str | None, matrix: Matrix) -> str:
     flag = "--repository-url" if url else "publishing.pypi_repository_url"
     url = url or matrix.publishing.pypi_repository_url or PYPI_UPLOAD_URL
     return check_url(url, flag)
-
-
-def file_sha256(path: Path) -> str:
-    return sha256_file(path)
