@@ -60,7 +60,7 @@ def seed(client: Any, count: int) -> dict[str, str]:
 
 
 def relforge_promote(endpoint: str, objects: dict[str, str], dest: str) -> tuple[float, int]:
-    from relforge.promote.plans.storeplan import Plan, execute
+    from relforge.promote.plans.storeplan import StorePlan, execute
     from relforge.stores.s3 import S3Store
     from relforge.stores.transfer import Transfer, plan_batch
 
@@ -77,7 +77,7 @@ def relforge_promote(endpoint: str, objects: dict[str, str], dest: str) -> tuple
         for key, sha in objects.items()
     ]
     batch = plan_batch(store, transfers, source=store, label="release")
-    plan = Plan(command="bench-promote", title="bench", batches=(batch,), store=store)
+    plan = StorePlan(command="bench-promote", title="bench", batches=(batch,), store=store)
     outcome = execute(plan, lambda _line: None)
     return time.perf_counter() - start, outcome.created
 

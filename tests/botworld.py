@@ -13,7 +13,7 @@ import pytest
 
 from relforge.bot.dispatch import dispatch
 from relforge.bot.flow import FlowSettings
-from relforge.bot.handler import BotSettings, CommentEvent, Outcome, handle_comment
+from relforge.bot.handler import BotSettings, CommentEvent, CommentOutcome, handle_comment
 from relforge.forges.github import GitHubClient
 from relforge.git import Git
 from tests.fakegithub import FakeGitHub
@@ -111,7 +111,7 @@ class World:
         )
         return number, sha
 
-    def dispatch(self, name: str, payload: dict[str, Any], **settings: Any) -> Outcome:
+    def dispatch(self, name: str, payload: dict[str, Any], **settings: Any) -> CommentOutcome:
         """Deliver a webhook event to the bot as `relforge bot serve` does (execute)."""
         flow = FlowSettings(draft_on_conflict=settings.pop("draft_on_conflict", False))
         bot = BotSettings(execute=settings.pop("execute", True), flow=flow, **settings)
@@ -145,7 +145,7 @@ class World:
         draft_on_conflict: bool = False,
         gh: GitHubClient | None = None,
         **payload: Any,
-    ) -> Outcome:
+    ) -> CommentOutcome:
         event = CommentEvent.from_payload(
             comment_event(body, number=number, user=user, comment_id=comment_id, **payload)
         )

@@ -34,7 +34,7 @@ _OTHER = re.compile(r"(win|linux)_" + _ARCH + r"\Z")
 
 
 @dataclass(frozen=True, kw_only=True)
-class PlatformTag:
+class ParsedPlatform:
     """`manylinux_2_28_x86_64` → family manylinux, version (2, 28), arch x86_64.
 
     `version` is the glibc version (manylinux, also for a legacy alias, which `legacy` then
@@ -49,23 +49,23 @@ class PlatformTag:
     legacy: str | None = None  # "manylinux2014" when the tag is written with that alias
 
 
-def parse_platform_tag(tag: str) -> PlatformTag | None:
+def parse_platform_tag(tag: str) -> ParsedPlatform | None:
     """The parts of one platform tag; None for anything else (`any`, junk, a compressed tag
     set such as `a.b`: split it at the dots first)."""
     if tag == "win32":
-        return PlatformTag(tag=tag, family="win", arch="x86")
+        return ParsedPlatform(tag=tag, family="win", arch="x86")
     if found := _VERSIONED.match(tag):
         family, major, minor, arch = found.groups()
         version = (int(major), int(minor))
-        return PlatformTag(tag=tag, family=_FAMILIES[family], arch=arch, version=version)
+        return ParsedPlatform(tag=tag, family=_FAMILIES[family], arch=arch, version=version)
     if found := _LEGACY.match(tag):
         name, arch = found.groups()
-        return PlatformTag(
+        return ParsedPlatform(
             tag=tag, family="manylinux", arch=arch, version=LEGACY_MANYLINUX[name], legacy=name
         )
     if found := _OTHER.match(tag):
         family, arch = found.groups()
-        return PlatformTag(tag=tag, family=_FAMILIES[family], arch=arch)
+        return ParsedPlatform(tag=tag, family=_FAMILIES[family], arch=arch)
     return None
 
 

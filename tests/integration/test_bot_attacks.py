@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from relforge.bot.handler import Status
+from relforge.bot.handler import CommentStatus
 from relforge.forges.github import GitHubError
 from tests.botworld import REPO, World, api_commit, pull_event
 from tests.fakegithub_routes import BODY_LIMIT
@@ -26,7 +26,7 @@ def test_thousands_of_extra_command_lines_still_get_one_reply(world: World) -> N
     body = line * (BODY_LIMIT // len(line))
     assert len(body) <= BODY_LIMIT
     outcome = world.handle(body, number=pr)
-    assert outcome.status is Status.HELP and outcome.posted
+    assert outcome.status is CommentStatus.HELP and outcome.posted
     [reply] = world.fake.comments_on(REPO, pr)
     assert len(reply) <= BODY_LIMIT
     assert "ignored line 2" in reply and "more" in reply
@@ -47,7 +47,7 @@ def test_a_pick_that_conflicts_in_thousands_of_files_is_still_reported(
     git(clone, "checkout", "-q", "main")
     pr, _ = world.land("Codemod", dict.fromkeys(names, "main = 1\n"))
     outcome = world.handle(PICK, number=pr, draft_on_conflict=draft)
-    assert outcome.status is Status.HANDLED and outcome.posted, outcome.reason
+    assert outcome.status is CommentStatus.HANDLED and outcome.posted, outcome.reason
     [reply] = world.fake.comments_on(REPO, pr)
     assert len(reply) <= BODY_LIMIT and "module_number_00000.py" in reply
     assert "more" in reply
@@ -74,7 +74,7 @@ def test_a_forged_tracker_entry_does_not_keep_a_pick_off_the_tracker(world: Worl
     upcoming = "".join(f"* {web}/{REPO}/pull/{n}\n" for n in range(pr, pr + 50))
     _comment_as(world, tracker, "mallory", f"Link to release branch PR:\n{upcoming}")
     outcome = world.handle(PICK, number=pr)
-    assert outcome.status is Status.HANDLED and outcome.posted
+    assert outcome.status is CommentStatus.HANDLED and outcome.posted
     [new] = world.new_pulls()
     records = world.fake.comments_on(REPO, tracker)
     assert len(records) == 2 and f"* {new['html_url']}\n" in records[1]
@@ -108,7 +108,7 @@ def test_fixes_must_link_to_the_repositorys_own_github(world: World, link: str) 
     heads = world.remote_heads()
     command = f"@relforge-bot cherry-pick --onto release/2.9 -c regression --fixes {link}"
     outcome = world.handle(command, number=pr)
-    assert outcome.status is Status.REFUSED
+    assert outcome.status is CommentStatus.REFUSED
     assert world.remote_heads() == heads and world.new_pulls() == []
     [reply] = world.fake.comments_on(REPO, pr)
     assert "--fixes" in reply and "github.example" in reply
@@ -119,7 +119,7 @@ def test_fixes_may_link_to_another_repository_on_the_same_github(world: World) -
     link = "https://github.example/upstream/lib/issues/3"
     command = f"@relforge-bot cherry-pick --onto release/2.9 -c regression --fixes {link}"
     outcome = world.handle(command, number=pr)
-    assert outcome.status is Status.HANDLED and outcome.posted
+    assert outcome.status is CommentStatus.HANDLED and outcome.posted
     [new] = world.new_pulls()
     assert f"Linked issue: {link}" in new["body"]
 
@@ -158,7 +158,7 @@ def test_a_revert_merged_into_one_release_branch_is_not_propagated_to_the_others
         commits=[api_commit(world.repos.clone, revert)],
     )
     outcome = world.dispatch("pull_request", pull_event("closed", number=number, sender="owner"))
-    assert outcome.status is Status.IGNORED, outcome.reply
+    assert outcome.status is CommentStatus.IGNORED, outcome.reply
     assert world.remote_heads() == before and len(world.new_pulls()) == pulls
     assert world.fake.comments_on(REPO, number) == []
     # Asked for by command on that PR: refused with the reason, nothing pushed.
@@ -175,7 +175,7 @@ def test_a_revert_merged_into_one_release_branch_is_not_propagated_to_the_others
                 text=True,
             ).stdout,
         )
-    assert asked.status is Status.REFUSED and world.remote_heads() == before
+    assert asked.status is CommentStatus.REFUSED and world.remote_heads() == before
     assert "release/2.9" in (asked.reply or "")
 
 
@@ -193,7 +193,7 @@ def test_5xx_after_saved_patches_neither_double_the_update_nor_lose_the_mileston
     world.fake.fail_after_saving("PATCH", r"/issues/comments/\d+", 502)
     world.fake.fail_after_saving("PATCH", r"/issues/\d+", 502)
     again = world.handle(PICK, number=pr, comment_id=91)
-    assert again.status is Status.HANDLED and again.posted
+    assert again.status is CommentStatus.HANDLED and again.posted
     error, success = world.fake.comments_on(REPO, pr)
     assert error.count("**Update:**") == 1 and "opened pull request" in success
     [new] = world.new_pulls()
@@ -218,7 +218,7 @@ def test_a_full_or_read_only_temporary_disk_is_answered_not_silent(
         outcome = world.handle(PICK, number=pr)
     finally:
         subprocess.run(["umount", "-l", str(ro)], check=False)
-    assert outcome.status is Status.REFUSED and outcome.posted
+    assert outcome.status is CommentStatus.REFUSED and outcome.posted
     assert world.remote_heads() == heads and world.new_pulls() == []
     [reply] = world.fake.comments_on(REPO, pr)
     assert reply.startswith("@alice ") and "environment fault" in reply

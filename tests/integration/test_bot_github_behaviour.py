@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from relforge.bot.handler import Status
+from relforge.bot.handler import CommentStatus
 from relforge.forges.github import GitHubError, RateLimited
 from tests.botworld import REPO, World
 from tests.gitrepos import git
@@ -47,7 +47,7 @@ def test_a_rebase_merge_is_picked_commit_by_commit_in_order(world: World) -> Non
     pr, last = world.land("Use the helper", method="rebase", steps=STEPS)
     rebased = git(world.repos.clone, "rev-list", "--reverse", "-n", "3", last).split()
     outcome = world.handle(PICK, number=pr)
-    assert outcome.status is Status.HANDLED and outcome.posted
+    assert outcome.status is CommentStatus.HANDLED and outcome.posted
 
     picked = _branch_commits(world, pr)
     assert len(picked) == 3
@@ -108,7 +108,7 @@ def test_more_commits_than_github_lists_is_refused(world: World) -> None:
     world.fake.repo(REPO).pulls[pr]["commits"] = 300  # GitHub lists at most 250 of them
     heads = world.remote_heads()
     outcome = world.handle(PICK, number=pr)
-    assert outcome.status is Status.REFUSED and world.remote_heads() == heads
+    assert outcome.status is CommentStatus.REFUSED and world.remote_heads() == heads
     assert "GitHub lists at most 250" in world.fake.comments_on(REPO, pr)[0]
 
 
@@ -123,13 +123,13 @@ def test_deleted_accounts_in_comments_pulls_and_events_do_not_crash(world: World
     r.comments.setdefault(pr, []).append(dict(ghost))
     r.comments.setdefault(world.trackers["2.9"], []).append(dict(ghost))
     outcome = world.handle(PICK, number=pr)
-    assert outcome.status is Status.HANDLED and outcome.posted
+    assert outcome.status is CommentStatus.HANDLED and outcome.posted
     assert len(world.new_pulls()) == 1
     assert len(world.fake.comments_on(REPO, world.trackers["2.9"])) == 2
     # A command by a deleted account: nobody's permission to check, nobody to answer.
     requests = len(world.fake.requests)
     ghost_cmd = world.handle(PICK, number=pr, user=None)
-    assert ghost_cmd.status is Status.IGNORED and len(world.fake.requests) == requests
+    assert ghost_cmd.status is CommentStatus.IGNORED and len(world.fake.requests) == requests
 
 
 # -- 2: custom repository roles ----------------------------------------------------------------
@@ -139,10 +139,10 @@ def test_a_custom_role_on_write_is_served_and_one_on_read_is_refused(world: Worl
     world.fake.set_permission(REPO, "rm", "release-manager", base="write")
     world.fake.set_permission(REPO, "helper", "triage-plus", base="read")
     pr, _ = world.land("Fix", {"src/lib.py": "def answer():\n    return 42\n"})
-    assert world.handle(PICK, number=pr, user="rm").status is Status.HANDLED
+    assert world.handle(PICK, number=pr, user="rm").status is CommentStatus.HANDLED
     assert len(world.new_pulls()) == 1
     refused = world.handle(f"{CMD} --onto release/2.8 -c docs", number=pr, user="helper")
-    assert refused.status is Status.REFUSED
+    assert refused.status is CommentStatus.REFUSED
     reply = world.fake.comments_on(REPO, pr)[-1]
     assert reply.startswith("@helper ")
     assert "you have `triage-plus (base permission read)`" in reply
@@ -158,7 +158,7 @@ def test_a_saved_write_answered_with_a_5xx_is_not_duplicated(world: World, path:
     world.fake.fail_after_saving("POST", path, 502)
     world.fake.fail_after_saving("POST", path, 504)  # the tracker entry and then the reply
     outcome = world.handle(PICK, number=pr)
-    assert outcome.status is Status.HANDLED and outcome.posted
+    assert outcome.status is CommentStatus.HANDLED and outcome.posted
     assert len(world.new_pulls()) == 1
     assert len(world.fake.comments_on(REPO, world.trackers["2.9"])) == 1
     assert len(world.fake.comments_on(REPO, pr)) == 1
@@ -175,7 +175,7 @@ def test_a_rerun_after_an_error_tells_the_requester_it_worked(world: World) -> N
     [error] = world.fake.comments_on(REPO, pr)
     assert error.startswith("@alice I could not run that command") and "403" in error
     again = world.handle(PICK, number=pr, comment_id=77)  # the job re-run: the same event
-    assert again.status is Status.HANDLED and again.posted
+    assert again.status is CommentStatus.HANDLED and again.posted
     assert len(world.new_pulls()) == 1
     error, success = world.fake.comments_on(REPO, pr)
     assert success.startswith("@alice cherry-pick of #") and "opened pull request" in success
@@ -228,7 +228,7 @@ def test_a_near_rate_limit_reset_is_waited_for(world: World) -> None:
     pr, _ = world.land("Fix", {"src/lib.py": "def answer():\n    return 42\n"})
     world.fake.exhaust_rate_limit(30, status=429)
     outcome = world.handle(PICK, number=pr)
-    assert outcome.status is Status.HANDLED and len(world.waits) == 1
+    assert outcome.status is CommentStatus.HANDLED and len(world.waits) == 1
     assert 25 <= world.waits[0] <= 31
 
 
@@ -264,7 +264,7 @@ def test_a_rebase_whose_other_commits_cannot_be_found_is_refused_not_guessed(
     listed[0] = {**listed[0], "commit": {**listed[0]["commit"], "message": "reworded"}}
     heads = world.remote_heads()
     outcome = world.handle(PICK, number=pr)
-    assert outcome.status is Status.REFUSED and world.remote_heads() == heads
+    assert outcome.status is CommentStatus.REFUSED and world.remote_heads() == heads
     [reply] = world.fake.comments_on(REPO, pr)
     assert f"looks rebased ({last[:12]} is its last commit)" in reply
     assert world.new_pulls() == []

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from relforge.bot.dispatch import dispatch
-from relforge.bot.handler import BotSettings, Status
+from relforge.bot.handler import BotSettings, CommentStatus
 from relforge.errors import ConfigError
 from relforge.forges.github import GitHubError
 from tests.botworld import FIXES, REPO, World, comment_event
@@ -23,7 +23,7 @@ def test_clean_pick_of_a_merge_commit_onto_one_branch(world: World) -> None:
     release_before = world.remote_heads()["refs/heads/release/2.9"]
     body = f"Thanks!\n{CMD} --onto release/2.9 --fixes {FIXES} -c regression\nmore text"
     outcome = world.handle(body, number=pr)
-    assert outcome.status is Status.HANDLED and outcome.posted
+    assert outcome.status is CommentStatus.HANDLED and outcome.posted
 
     heads = world.remote_heads()
     branch = f"cherry-pick/{pr}-onto-release-2.9"
@@ -68,7 +68,7 @@ def test_clean_pick_of_a_merge_commit_onto_one_branch(world: World) -> None:
 def test_clean_pick_onto_two_branches(world: World) -> None:
     pr, fix = world.land("Fix docs typo", {"README": "widget, fixed\n"})
     outcome = world.handle(f"{CMD} --onto release/2.8 --onto=release/2.9 -c docs", number=pr)
-    assert outcome.status is Status.HANDLED
+    assert outcome.status is CommentStatus.HANDLED
     heads = world.remote_heads()
     for version in ("2.8", "2.9"):
         pick = heads[f"refs/heads/cherry-pick/{pr}-onto-release-{version}"]
@@ -100,7 +100,7 @@ def test_commenter_without_write_permission_is_refused(
     pr, _ = world.land("Fix", {"src/lib.py": "x\n"})
     heads = world.remote_heads()
     outcome = world.handle(f"{CMD} --onto release/2.9 -c docs", number=pr, user=user)
-    assert outcome.status is Status.REFUSED
+    assert outcome.status is CommentStatus.REFUSED
     [reply] = world.fake.comments_on(REPO, pr)
     assert reply.startswith(f"@{user} ") and "need write permission" in reply
     assert f"you have `{permission or 'none'}" in reply
@@ -147,7 +147,7 @@ def test_malformed_commands_and_injections_are_answered_with_usage(
     heads = world.remote_heads()
     body = f"{CMD} {args}".replace("CANARY", str(canary))
     outcome = world.handle(body, number=pr)
-    assert outcome.status is Status.REFUSED
+    assert outcome.status is CommentStatus.REFUSED
     [reply] = world.fake.comments_on(REPO, pr)
     assert reply.startswith("@alice I could not run that command:\n\n```text\nusage error: ")
     assert "usage: @relforge-bot cherry-pick --onto release/X.Y" in reply
@@ -159,7 +159,7 @@ def test_malformed_commands_and_injections_are_answered_with_usage(
 def test_unknown_release_branch_is_answered_with_the_existing_ones(world: World) -> None:
     pr, _ = world.land("Fix", {"src/lib.py": "x\n"})
     outcome = world.handle(f"{CMD} --onto release/2.10 -c docs", number=pr)
-    assert outcome.status is Status.REFUSED
+    assert outcome.status is CommentStatus.REFUSED
     [reply] = world.fake.comments_on(REPO, pr)
     assert "release/2.10 does not exist on origin" in reply
     assert "release branches: release/2.8, release/2.9" in reply
@@ -172,7 +172,7 @@ def test_conflict_aborts_and_lists_the_files(world: World) -> None:
     )
     heads = world.remote_heads()
     outcome = world.handle(f"{CMD} --onto release/2.9 --onto release/2.8 -c docs", number=pr)
-    assert outcome.status is Status.HANDLED
+    assert outcome.status is CommentStatus.HANDLED
     [reply] = world.fake.comments_on(REPO, pr)
     line_29 = next(line for line in reply.splitlines() if line.startswith("- release/2.9"))
     assert "conflicts in `src/lib.py`" in line_29 and "aborted and nothing was pushed" in line_29
@@ -195,7 +195,7 @@ def test_conflict_can_open_a_draft_pull_request(world: World) -> None:
     _diverge(world)
     pr, fix = world.land("Fix", {"src/lib.py": "def answer():\n    return 42\n"})
     outcome = world.handle(f"{CMD} --onto release/2.9 -c docs", number=pr, draft_on_conflict=True)
-    assert outcome.status is Status.HANDLED
+    assert outcome.status is CommentStatus.HANDLED
     pick = world.remote_heads()[f"refs/heads/cherry-pick/{pr}-onto-release-2.9"]
     content = git(world.repos.origin, "show", f"{pick}:src/lib.py")
     assert "<<<<<<<" in content and ">>>>>>>" in content  # committed as is, never resolved
@@ -222,7 +222,7 @@ def test_already_applied_is_answered_without_a_pull_request(world: World) -> Non
     world.on_release("release/2.8", "commit", "-q", "--allow-empty", "-m", "2.8 only")
     world.on_release("release/2.8", "cherry-pick", fix)  # without -x: found by patch-id
     outcome = world.handle(f"{CMD} --onto release/2.8 --onto release/2.9 -c docs", number=pr)
-    assert outcome.status is Status.HANDLED
+    assert outcome.status is CommentStatus.HANDLED
     [reply] = world.fake.comments_on(REPO, pr)
     assert "- release/2.9: already on release/2.9 (commit" in reply
     assert "found by its -x trailer); no pull request opened" in reply
@@ -241,7 +241,7 @@ def test_same_commit_and_an_empty_pick_count_as_applied(world: World) -> None:
     world.repos.commit("fix too", {"src/lib.py": "def answer():\n    return 42\n", "README": "2\n"})
     git(clone, "push", "-q", "origin", "release/2.8")
     outcome = world.handle(f"{CMD} --onto release/2.10 --onto release/2.8 -c docs", number=pr)
-    assert outcome.status is Status.HANDLED
+    assert outcome.status is CommentStatus.HANDLED
     [reply] = world.fake.comments_on(REPO, pr)
     assert f"- release/2.10: already on release/2.10 ({fix[:12]} itself is on the branch)" in reply
     assert "- release/2.8: already on release/2.8 (picking it would change nothing)" in reply
@@ -255,7 +255,7 @@ def test_rerun_reuses_branch_and_pull_request(world: World) -> None:
     heads = world.remote_heads()
     writes = len(world.fake.writes())
     again = world.handle(command, number=pr, comment_id=1)  # the same event delivered twice
-    assert again.status is Status.HANDLED and not again.posted
+    assert again.status is CommentStatus.HANDLED and not again.posted
     assert len(world.fake.writes()) == writes and world.remote_heads() == heads
     # The same command in a new comment: reused PR, tracker entry kept, one new reply.
     world.handle(command, number=pr, comment_id=2)
@@ -293,7 +293,7 @@ def test_a_stale_branch_without_the_pick_is_not_overwritten(world: World) -> Non
     )
     heads = world.remote_heads()
     outcome = world.handle(f"{CMD} --onto release/2.9 -c docs", number=pr)
-    assert outcome.status is Status.REFUSED and world.remote_heads() == heads
+    assert outcome.status is CommentStatus.REFUSED and world.remote_heads() == heads
     assert "holds no pick of" in world.fake.comments_on(REPO, pr)[0]
 
 
@@ -305,14 +305,16 @@ def test_a_pull_request_reverted_on_main_is_refused(world: World) -> None:
     git(clone, "push", "-q", "origin", "main")
     heads = world.remote_heads()
     outcome = world.handle(f"{CMD} --onto release/2.9 -c docs", number=pr)
-    assert outcome.status is Status.REFUSED
+    assert outcome.status is CommentStatus.REFUSED
     [reply] = world.fake.comments_on(REPO, pr)
     assert f"was reverted on main by {revert[:12]} 'Revert \"Fix (#PR)\"'" in reply
     assert world.remote_heads() == heads and world.new_pulls() == []
     # Reverting the revert relands it: the pick is allowed again.
     git(clone, "revert", "--no-edit", revert)
     git(clone, "push", "-q", "origin", "main")
-    assert world.handle(f"{CMD} --onto release/2.9 -c docs", number=pr).status is Status.HANDLED
+    assert (
+        world.handle(f"{CMD} --onto release/2.9 -c docs", number=pr).status is CommentStatus.HANDLED
+    )
     assert len(world.new_pulls()) == 1
 
 
@@ -323,7 +325,7 @@ def test_dry_run_posts_and_pushes_nothing(world: World) -> None:
     outcome = world.handle(
         f"{CMD} --onto release/2.9 --onto release/2.8 -c docs", number=pr, execute=False
     )
-    assert outcome.status is Status.HANDLED and not outcome.posted
+    assert outcome.status is CommentStatus.HANDLED and not outcome.posted
     assert outcome.reply is not None and "dry run, nothing was pushed or posted" in outcome.reply
     assert f"would push `cherry-pick/{pr}-onto-release-2.9`" in outcome.reply
     assert f"would record it on the release tracker #{world.trackers['2.9']}" in outcome.reply
@@ -339,7 +341,7 @@ def test_rate_limits_and_server_errors_are_retried(world: World) -> None:
     world.fake.fail_next(403, {}, "You have exceeded a secondary rate limit")
     world.fake.fail_next(502)
     outcome = world.handle(f"{CMD} --onto release/2.9 -c docs", number=pr)
-    assert outcome.status is Status.HANDLED and len(world.new_pulls()) == 1
+    assert outcome.status is CommentStatus.HANDLED and len(world.new_pulls()) == 1
     assert world.waits == [3.0, 120.0, 4.0]
 
 
@@ -364,18 +366,19 @@ def test_what_the_bot_ignores_and_other_refusals(world: World) -> None:
         world.handle("@relforge-botty cherry-pick --onto release/2.9 -c docs", number=pr),
         world.handle(f"> {CMD} --onto release/2.9 -c docs", number=pr),
     ]
-    assert {o.status for o in ignored} == {Status.IGNORED}
+    assert {o.status for o in ignored} == {CommentStatus.IGNORED}
     assert world.fake.requests == []
 
-    assert world.handle("@relforge-bot help", number=pr).status is Status.HELP
+    assert world.handle("@relforge-bot help", number=pr).status is CommentStatus.HELP
     issue = world.fake.add_issue(REPO, "a bug")
     on_issue = world.handle(
         f"{CMD} --onto release/2.9 -c docs", number=issue, is_pull_request=False
     )
-    assert on_issue.status is Status.REFUSED
+    assert on_issue.status is CommentStatus.REFUSED
     open_pr = world.fake.add_pull(REPO, "not yet", head="wip")
     assert (
-        world.handle(f"{CMD} --onto release/2.9 -c docs", number=open_pr).status is Status.REFUSED
+        world.handle(f"{CMD} --onto release/2.9 -c docs", number=open_pr).status
+        is CommentStatus.REFUSED
     )
     [help_reply] = world.fake.comments_on(REPO, pr)
     assert help_reply.startswith("@alice usage of the cherry-pick bot:")
@@ -408,7 +411,7 @@ def test_webhook_dispatch_answers_only_comments_of_the_served_repository(world: 
         github_repo=REPO,
         settings=settings,
     )
-    assert (push.status, other.status) == (Status.IGNORED, Status.IGNORED)
+    assert (push.status, other.status) == (CommentStatus.IGNORED, CommentStatus.IGNORED)
     assert "serving 'acme/widget'" in other.reason and world.fake.requests == []
     with pytest.raises(ConfigError, match="not an issue_comment event payload"):
         dispatch("issue_comment", {"issue": {}}, git=world.git, github_repo=REPO, settings=settings)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from relforge.bot.grammar import Category
-from relforge.bot.handler import Status
+from relforge.bot.handler import CommentStatus
 from tests.botworld import FIXES, REPO, World, pull_event
 from tests.gitrepos import git
 
@@ -22,7 +22,7 @@ def test_a_label_on_a_merged_pr_picks_it_for_whoever_added_it(world: World) -> N
     pr, _ = world.land("Fix", FIX)
     world.fake.add_label(REPO, pr, LABEL, actor="alice")
     outcome = world.dispatch("pull_request", pull_event("labeled", number=pr, label=LABEL))
-    assert outcome.status is Status.HANDLED and outcome.posted
+    assert outcome.status is CommentStatus.HANDLED and outcome.posted
     [new] = world.new_pulls()
     assert new["base"]["ref"] == "release/2.9"
     assert f"Requested by the label `{LABEL}`, added by @alice." in new["body"]
@@ -47,10 +47,10 @@ def test_labels_added_before_the_merge_are_picked_on_merge_by_their_adders(world
     early = world.dispatch(
         "pull_request", pull_event("labeled", number=pr, label=LABEL, merged=False)
     )
-    assert early.status is Status.IGNORED and world.fake.writes() == []
+    assert early.status is CommentStatus.IGNORED and world.fake.writes() == []
     merged = pull_event("closed", number=pr, labels=labels, sender="owner")
     outcome = world.dispatch("pull_request", merged)
-    assert outcome.status is Status.REFUSED  # one of the two was refused
+    assert outcome.status is CommentStatus.REFUSED  # one of the two was refused
     assert [p["base"]["ref"] for p in world.new_pulls()] == ["release/2.9"]
     assert f"refs/heads/cherry-pick/{pr}-onto-release-2.8" not in world.remote_heads()
     assert world.remote_heads()["refs/heads/release/2.8"] == heads["refs/heads/release/2.8"]
@@ -65,16 +65,16 @@ def test_a_label_by_a_deleted_account_or_naming_no_branch_is_refused(world: Worl
     pr, _ = world.land("Fix", FIX)
     world.fake.add_label(REPO, pr, LABEL, actor=None)
     ghost = world.dispatch("pull_request", pull_event("closed", number=pr, labels=(LABEL,)))
-    assert ghost.status is Status.REFUSED and world.new_pulls() == []
+    assert ghost.status is CommentStatus.REFUSED and world.new_pulls() == []
     assert "cannot tell who added the label" in world.fake.comments_on(REPO, pr)[0]
     bad = world.dispatch(
         "pull_request", pull_event("labeled", number=pr, label="cherry-pick/release-2.x")
     )
-    assert bad.status is Status.REFUSED
+    assert bad.status is CommentStatus.REFUSED
     reply = world.fake.comments_on(REPO, pr)[-1]
     assert reply.startswith("@alice ") and "names no release branch" in reply
     other = world.dispatch("pull_request", pull_event("labeled", number=pr, label="bug"))
-    assert other.status is Status.IGNORED
+    assert other.status is CommentStatus.IGNORED
 
 
 def test_the_label_prefix_and_category_are_configurable(world: World) -> None:
@@ -82,14 +82,14 @@ def test_the_label_prefix_and_category_are_configurable(world: World) -> None:
     label = "backport/release-2.9"
     world.fake.add_label(REPO, pr, label, actor="alice")
     ignored = world.dispatch("pull_request", pull_event("labeled", number=pr, label=label))
-    assert ignored.status is Status.IGNORED
+    assert ignored.status is CommentStatus.IGNORED
     outcome = world.dispatch(
         "pull_request",
         pull_event("labeled", number=pr, label=label),
         label_prefix="backport/",
         label_category=Category.DOCS,
     )
-    assert outcome.status is Status.HANDLED and len(world.new_pulls()) == 1
+    assert outcome.status is CommentStatus.HANDLED and len(world.new_pulls()) == 1
     [record] = world.fake.comments_on(REPO, world.trackers["2.9"])
     assert record.endswith("Criteria Category:\nDocs")
 
@@ -109,7 +109,7 @@ def test_the_pick_pr_gets_the_release_milestone_else_the_originals(world: World)
     outcome = world.handle(
         f"{CMD} --onto release/2.9 --onto release/2.11 -c regression --fixes {FIXES}", number=pr
     )
-    assert outcome.status is Status.HANDLED
+    assert outcome.status is CommentStatus.HANDLED
     pulls = {p["base"]["ref"]: p for p in world.new_pulls()}
     assert pulls["release/2.9"]["milestone"]["title"] == "2.9.1"  # the next 2.9 release
     assert pulls["release/2.11"]["milestone"]["title"] == "triage"  # no 2.11 milestone
@@ -135,7 +135,7 @@ def test_a_revert_on_main_is_propagated_on_merge(world: World) -> None:
     heads = world.remote_heads()
     revert_pr, revert = world.land_revert(fix)
     outcome = world.dispatch("pull_request", pull_event("closed", number=revert_pr, sender="owner"))
-    assert outcome.status is Status.HANDLED and outcome.posted
+    assert outcome.status is CommentStatus.HANDLED and outcome.posted
     branch = f"revert/{revert_pr}-onto-release-2.9"
     tip = world.remote_heads()[f"refs/heads/{branch}"]
     origin = world.repos.origin
@@ -161,7 +161,7 @@ def test_a_revert_on_main_is_propagated_on_merge(world: World) -> None:
     )
     world.dispatch("pull_request", pull_event("closed", number=revert_pr, sender="owner"))
     again = world.handle("@relforge-bot revert", number=revert_pr)
-    assert again.status is Status.HANDLED and "reused pull request" in (again.reply or "")
+    assert again.status is CommentStatus.HANDLED and "reused pull request" in (again.reply or "")
     assert len(world.new_pulls()) == pulls
     assert len(world.fake.comments_on(REPO, world.trackers["2.9"])) == entries
 
@@ -174,7 +174,7 @@ def test_a_revert_is_propagated_on_command_and_reports_branches_without_a_pick(
     outcome = world.handle(
         "@relforge-bot revert --onto release/2.8 --onto release/2.9", number=revert_pr
     )
-    assert outcome.status is Status.HANDLED
+    assert outcome.status is CommentStatus.HANDLED
     reply = world.fake.comments_on(REPO, revert_pr)[-1]
     assert "- release/2.8: holds no pick of what" in reply
     assert "- release/2.9: opened pull request" in reply
@@ -187,7 +187,7 @@ def test_a_labelled_revert_gets_one_pull_request_per_branch(world: World) -> Non
     world.fake.add_label(REPO, revert_pr, LABEL, actor="alice")
     before = len(world.new_pulls())
     merged = pull_event("closed", number=revert_pr, labels=(LABEL,), sender="owner")
-    assert world.dispatch("pull_request", merged).status is Status.HANDLED
+    assert world.dispatch("pull_request", merged).status is CommentStatus.HANDLED
     [new] = world.new_pulls()[before:]
     assert new["head"]["ref"] == f"revert/{revert_pr}-onto-release-2.9"
 
@@ -195,13 +195,13 @@ def test_a_labelled_revert_gets_one_pull_request_per_branch(world: World) -> Non
 def test_merged_prs_that_revert_nothing_picked_are_left_alone(world: World) -> None:
     pr, fix = world.land("Fix", FIX)  # never picked
     merged = world.dispatch("pull_request", pull_event("closed", number=pr))
-    assert merged.status is Status.IGNORED
+    assert merged.status is CommentStatus.IGNORED
     revert_pr, _ = world.land_revert(fix)
     reverted = world.dispatch("pull_request", pull_event("closed", number=revert_pr))
-    assert reverted.status is Status.IGNORED
+    assert reverted.status is CommentStatus.IGNORED
     assert world.fake.writes() == [] and world.new_pulls() == []
     closed = world.dispatch("pull_request", pull_event("closed", number=pr, merged=False))
-    assert closed.status is Status.IGNORED
+    assert closed.status is CommentStatus.IGNORED
 
 
 # -- quoted commands --------------------------------------------------------------------------
@@ -219,7 +219,7 @@ def test_merged_prs_that_revert_nothing_picked_are_left_alone(world: World) -> N
 def test_a_command_in_a_code_block_or_a_quote_is_not_run(world: World, body: str) -> None:
     pr, _ = world.land("Fix", FIX)
     outcome = world.handle(body, number=pr)
-    assert outcome.status is Status.IGNORED and world.fake.requests == []
+    assert outcome.status is CommentStatus.IGNORED and world.fake.requests == []
 
 
 def test_a_second_command_in_a_comment_is_answered_as_ignored(world: World) -> None:
@@ -231,7 +231,7 @@ def test_a_second_command_in_a_comment_is_answered_as_ignored(world: World) -> N
         f"{CMD} --onto release/2.8 -c docs"
     )
     outcome = world.handle(body, number=pr)
-    assert outcome.status is Status.HANDLED
+    assert outcome.status is CommentStatus.HANDLED
     assert [p["base"]["ref"] for p in world.new_pulls()] == ["release/2.9"]
     [reply] = world.fake.comments_on(REPO, pr)
     assert "only the first command of a comment is run; ignored line 6" in reply

@@ -21,7 +21,7 @@ from relforge.matrix import load_matrix
 from relforge.promote import execute, plan_publish
 from relforge.promote.index.folder import apply_folder, plan_folder
 from relforge.promote.index.pageset import MARKER
-from relforge.promote.plans.storeplan import Plan
+from relforge.promote.plans.storeplan import StorePlan
 from relforge.stores.local import LocalStore
 from tests.conftest import Result
 from tests.integration.conftest import S3
@@ -45,7 +45,7 @@ def local_matrix(tmp_path: Path) -> Path:
     return path
 
 
-def racing_plan(matrix: Path, manifest: Path, then_kill: str | None = None) -> Plan:
+def racing_plan(matrix: Path, manifest: Path, then_kill: str | None = None) -> StorePlan:
     """`publish` of `manifest`, its index pages written through a store wrapper that lets a
     rival run index the same folder between this run's page writes and its marker."""
     plan = plan_publish(load_matrix(matrix), manifest, "test")

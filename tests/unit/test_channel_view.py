@@ -12,7 +12,7 @@ import pytest
 from relforge.matrix.load import load_matrix
 from relforge.promote.channelview import ChannelView, channel_view
 from relforge.promote.index.pageset import MARKER
-from relforge.promote.plans.storeplan import Plan, execute, index_step, render
+from relforge.promote.plans.storeplan import StorePlan, execute, index_step, render
 from relforge.promote.publishing import open_publishing
 from relforge.stores.local import LocalStore
 from tests.promote_kit import matrix_text
@@ -101,7 +101,7 @@ def test_a_plan_without_an_index_step_rebuilds_no_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = _published(tmp_path, monkeypatch)
-    plan = Plan(command="test-no-index", title="nothing to index", batches=(), store=store)
+    plan = StorePlan(command="test-no-index", title="nothing to index", batches=(), store=store)
     lines: list[str] = []
     render(plan, lines.append)
     assert plan.index is None and plan.index_folders == ()
@@ -115,7 +115,7 @@ def test_a_plan_with_an_index_step_rebuilds_exactly_its_folders(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = _published(tmp_path, monkeypatch)
-    plan = Plan(
+    plan = StorePlan(
         command="test-index",
         title="index one folder",
         batches=(),

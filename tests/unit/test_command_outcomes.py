@@ -21,9 +21,9 @@ from relforge.promote.pypi.refusals import Limits
 from relforge.promote.pypi.stage import StagePlan, UploadItem
 from relforge.promote.pypi.steps import StageResult, UploadPlan, UploadResult
 from relforge.stores.local import LocalStore
-from relforge.upstream.model import Finding, SetPythons, Source
+from relforge.upstream.model import SetPythons, UpstreamFinding, UpstreamSource
 from relforge.upstream.pullrequest import PullRequestPlan
-from relforge.upstream.releasecheck import Report
+from relforge.upstream.releasecheck import UpstreamReport
 from relforge.upstream.update import UpdatePlan
 from relforge.upstream.updateoutcome import UpdateOutcome
 from relforge.wheelversion import Rewritten
@@ -244,16 +244,16 @@ def test_an_upload_plan_and_result_never_show_the_password(tmp_path: Path) -> No
 
 OLD = 'python: ["3.10", "3.11"]\n'
 NEW = 'python: ["3.11"]\n'
-EOL = Finding(
+EOL = UpstreamFinding(
     kind="python-eol",
     subject="Python 3.10",
     message="Python 3.10 reached end of life on 2026-10-31",
     due=True,
     where=Span("ext.yaml", 1, 1),
-    source=Source(file="python_eol.yaml", line='"3.10": 2026-10-31'),
+    source=UpstreamSource(file="python_eol.yaml", line='"3.10": 2026-10-31'),
     change=SetPythons(drop=("3.10",)),
 )
-YANKED = Finding(
+YANKED = UpstreamFinding(
     kind="axis-gone",
     subject="numpy",
     message="axis numpy=1.26: every numpy version it admits (1.26.4) is yanked",
@@ -263,7 +263,7 @@ YANKED = Finding(
 
 
 def _update(new_text: str = NEW) -> UpdatePlan:
-    report = Report(
+    report = UpstreamReport(
         file="ext.yaml",
         release="0.5",
         index="http://127.0.0.1:1/simple/",

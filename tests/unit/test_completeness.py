@@ -12,7 +12,7 @@ from relforge.promote.cells import ChannelCells
 from relforge.promote.completeness import (
     NOT_UPLOADED,
     CellState,
-    Report,
+    CompletenessReport,
     VersionState,
     expected_cells,
     release_folders,
@@ -61,7 +61,7 @@ def test_a_report_warns_about_every_incomplete_version_on_the_pages() -> None:
         version="1.1", releases=("1.0",), cells=(CellState(cell="a", problem=NOT_UPLOADED),),
         exposed=False,
     )  # fmt: skip
-    report = Report(states=(shown, hidden, _state({"a": ""})), partial=True)
+    report = CompletenessReport(states=(shown, hidden, _state({"a": ""})), partial=True)
     lines = report.lines()
     assert lines[0].endswith("ON THE PAGES ANYWAY (--partial); missing: b")
     assert "not on the pages until complete" in lines[1]
@@ -69,7 +69,7 @@ def test_a_report_warns_about_every_incomplete_version_on_the_pages() -> None:
     assert len(lines) == 3  # a whole version is not a line of its own
     # a version that shipped whole and that a grown matrix finds short: no warning
     shipped = _state({"a": "", "b": NOT_UPLOADED}, recorded="whole")
-    (line,) = Report(states=(shipped,)).lines()
+    (line,) = CompletenessReport(states=(shipped,)).lines()
     assert line.endswith("on the pages (it was whole when first advertised); missing: b")
     data = report.to_json()
     assert data["partial"] is True

@@ -41,6 +41,7 @@ _FOUNDATION_MODULES = [
     "locations",
     "cachedir",
     "tomlcompat",
+    "protocols",
     "providedlibs",
     "record",
     "simplepages",

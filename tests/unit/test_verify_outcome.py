@@ -3,30 +3,30 @@
 
 from __future__ import annotations
 
-from relforge.promote.integrity.findings import Finding, Report, StoreReport
+from relforge.promote.integrity.findings import IntegrityFinding, IntegrityReport, StoreReport
 from relforge.promote.integrity.repair import RepairPlan, Unrepairable
-from relforge.promote.integrity.verifyoutcome import Outcome
+from relforge.promote.integrity.verifyoutcome import VerifyOutcome
 
-DRIFTED = Finding(
+DRIFTED = IntegrityFinding(
     kind="drifted",
     store="main",
     key="whl/cpu/demo-1.0.0+cpu-py3-none-any.whl",
     message="sha256 0000 is not the manifest's 1111",
 )
-EXTRA = Finding(
+EXTRA = IntegrityFinding(
     kind="extra", store="mirror-2", key="whl/x.whl", message="no manifest vouches for it"
 )
 
 
-def _report(*findings: Finding) -> Report:
+def _report(*findings: IntegrityFinding) -> IntegrityReport:
     store = StoreReport(
         name="main", url="file:///s", findings=findings, objects_checked=4, pages_checked=2
     )
-    return Report(channel="test", stores=(store,))
+    return IntegrityReport(channel="test", stores=(store,))
 
 
 def test_lines_name_the_store_and_align_the_findings() -> None:
-    lines = Outcome(before=_report(DRIFTED, EXTRA)).lines()
+    lines = VerifyOutcome(before=_report(DRIFTED, EXTRA)).lines()
     assert lines[0] == (
         "verify test channel in main (file:///s): 4 object(s) hashed, 2 folder(s) of pages read, "
         "2 finding(s)"
@@ -42,12 +42,12 @@ def test_lines_name_the_store_and_align_the_findings() -> None:
 
 
 def test_a_clean_channel_has_no_table() -> None:
-    assert len(Outcome(before=_report()).lines()) == 1
+    assert len(VerifyOutcome(before=_report()).lines()) == 1
 
 
 def test_a_repair_is_listed_and_the_channel_verified_again() -> None:
     plan = RepairPlan(actions=(), unrepairable=(Unrepairable(finding=EXTRA, reason="no source"),))
-    outcome = Outcome(before=_report(EXTRA), repair=plan, executed=0, after=_report())
+    outcome = VerifyOutcome(before=_report(EXTRA), repair=plan, executed=0, after=_report())
     lines = outcome.lines()
     assert "repair: 0 action(s), 1 unrepairable" in lines
     assert "  UNREPAIRABLE [mirror-2] whl/x.whl: no source" in lines

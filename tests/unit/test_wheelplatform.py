@@ -12,7 +12,7 @@ from relforge.validate.tagpolicy import policy_for_tag
 from relforge.wheelplatform import (
     LEGACY_MANYLINUX,
     Family,
-    PlatformTag,
+    ParsedPlatform,
     legacy_manylinux,
     parse_platform_tag,
 )
@@ -40,7 +40,7 @@ from relforge.wheelplatform import (
 def test_each_kind_of_tag(
     tag: str, family: Family, version: tuple[int, int] | None, arch: str, legacy: str | None
 ) -> None:
-    assert parse_platform_tag(tag) == PlatformTag(
+    assert parse_platform_tag(tag) == ParsedPlatform(
         tag=tag,
         family=family,
         version=version,

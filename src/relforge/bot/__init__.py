@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from relforge.bot.dispatch import dispatch
 from relforge.bot.events import ActionsEvent, CommentEvent, PullEvent, read_actions_event
-from relforge.bot.flow import Action, FlowSettings, Plan, apply_plan, picked_with, plan_picks
+from relforge.bot.flow import Action, FlowSettings, PickPlan, apply_plan, picked_with, plan_picks
 from relforge.bot.grammar import (
     CATEGORY_NAMES,
     DEFAULT_BOT,
@@ -35,7 +35,7 @@ __all__ = [
     "Category",
     "CommentEvent",
     "FlowSettings",
-    "Plan",
+    "PickPlan",
     "PullEvent",
     "WebhookServer",
     "apply_plan",

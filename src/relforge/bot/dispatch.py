@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from relforge.bot.events import CommentEvent, PullEvent
-from relforge.bot.handler import BotSettings, Outcome, Status, handle_comment
+from relforge.bot.handler import BotSettings, CommentOutcome, CommentStatus, handle_comment
 from relforge.bot.pulls import handle_pull
 from relforge.forges.github import GitHubClient
 from relforge.git import Git
@@ -21,7 +21,7 @@ def dispatch(
     github_repo: str,
     settings: BotSettings,
     client: Callable[[str], GitHubClient] = GitHubClient,
-) -> Outcome:
+) -> CommentOutcome:
     """One webhook delivery: `issue_comment` and `pull_request` events of the served repository
     count (`pull_request_target` too: the same payload)."""
     if name == "issue_comment":
@@ -29,10 +29,10 @@ def dispatch(
     elif name in ("pull_request", "pull_request_target"):
         event = PullEvent.from_payload(payload)
     else:
-        return Outcome(status=Status.IGNORED, reason=f"{name or 'unnamed'} event")
+        return CommentOutcome(status=CommentStatus.IGNORED, reason=f"{name or 'unnamed'} event")
     if event.repo != github_repo:
-        return Outcome(
-            status=Status.IGNORED, reason=f"event of {event.repo!r}, serving {github_repo!r}"
+        return CommentOutcome(
+            status=CommentStatus.IGNORED, reason=f"event of {event.repo!r}, serving {github_repo!r}"
         )
     if isinstance(event, PullEvent):
         return handle_pull(event, git=git, gh=client(github_repo), settings=settings)

@@ -76,7 +76,7 @@ class Action(enum.Enum):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Target:
+class PickTarget:
     onto: ReleaseBranch
     branch: str
     action: Action
@@ -99,20 +99,20 @@ class Target:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Plan:
+class PickPlan:
     source: PullRequest
     commit: str  # GitHub's merge_commit_sha
     picks: PickSource  # what is picked: the commits the PR landed as, and how
     command: CherryPickCommand
     requester: str | None
-    targets: tuple[Target, ...]
+    targets: tuple[PickTarget, ...]
     trigger: str | None = None  # the label that asked for the pick (None: a command)
     kind: PlanKind = PlanKind.CHERRY_PICK
 
 
 @dataclass(frozen=True, kw_only=True)
 class Done:
-    target: Target
+    target: PickTarget
     pull: PullRequest | None = None
     pull_created: bool = False
     tracker_comment: Comment | None = None
@@ -129,7 +129,7 @@ def plan_picks(
     command: CherryPickCommand,
     requester: str | None = None,
     trigger: str | None = None,
-) -> Plan:
+) -> PickPlan:
     """What cherry-picking PR `pr` onto each `--onto` branch takes; changes nothing."""
     remote = settings.remote
     source = gh.pull(pr)
@@ -187,7 +187,7 @@ def plan_picks(
                 milestone=pick_milestone(milestones, onto) or source.milestone,
             )
         targets.append(target)
-    return Plan(
+    return PickPlan(
         source=source,
         commit=commit,
         picks=picks,
@@ -218,11 +218,11 @@ def _plan_one(
     onto: ReleaseBranch,
     branch: str,
     remote_heads: dict[str, str],
-) -> Target:
+) -> PickTarget:
     base = fetch_branch(git, settings.remote, onto.name)
 
-    def target(**fields: Any) -> Target:
-        return Target(onto=onto, branch=branch, base=base, **fields)
+    def target(**fields: Any) -> PickTarget:
+        return PickTarget(onto=onto, branch=branch, base=base, **fields)
 
     if is_ancestor(git, picks.head, base):
         return target(action=Action.ALREADY, found=picks.head, how="same commit")
@@ -274,7 +274,7 @@ def _release_branches(refs: dict[str, str]) -> list[str]:
     return [b.name for b in release_branches(refs)]
 
 
-def apply_plan(git: Git, gh: GitHubClient, settings: FlowSettings, plan: Plan) -> list[Done]:
+def apply_plan(git: Git, gh: GitHubClient, settings: FlowSettings, plan: PickPlan) -> list[Done]:
     """Push, open the PRs, record them on the tracker; each step is skipped when already done."""
     pushes = [
         f"{t.head}:refs/heads/{t.branch}"
@@ -317,26 +317,26 @@ def apply_plan(git: Git, gh: GitHubClient, settings: FlowSettings, plan: Plan) -
     return done
 
 
-def pull_title(plan: Plan, target: Target) -> str:
+def pull_title(plan: PickPlan, target: PickTarget) -> str:
     return f"[{target.onto.name}] {plan.source.title}"
 
 
-def picked_with(plan: Plan, target: Target) -> PickSource:
+def picked_with(plan: PickPlan, target: PickTarget) -> PickSource:
     """The pick as it was run: the source's commits without those already on the branch."""
     commits = tuple(c for c in plan.picks.commits if c not in target.skipped)
     return replace(plan.picks, commits=commits or plan.picks.commits)
 
 
-def _revert_criteria(target: Target) -> str:
+def _revert_criteria(target: PickTarget) -> str:
     return f"Revert of {', '.join(c[:12] for c in target.reverts)} (propagated from trunk)"
 
 
-def revert_command(target: Target) -> str:
+def revert_command(target: PickTarget) -> str:
     """The command a person runs to make the same revert by hand (newest pick first)."""
     return "git revert " + " ".join(reversed(target.reverts))
 
 
-def _revert_body(plan: Plan, target: Target) -> str:
+def _revert_body(plan: PickPlan, target: PickTarget) -> str:
     src = plan.source
     lines = [
         f"Revert on {target.onto.name} of what #{src.number} ({src.html_url}) reverted on "
@@ -350,7 +350,7 @@ def _revert_body(plan: Plan, target: Target) -> str:
     return "\n".join(lines)
 
 
-def pull_body(plan: Plan, target: Target) -> str:
+def pull_body(plan: PickPlan, target: PickTarget) -> str:
     if plan.kind is PlanKind.REVERT:
         return _revert_body(plan, target)
     src = plan.source
@@ -395,7 +395,7 @@ def conflicted_files(names: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
-def _ensure_pull(gh: GitHubClient, plan: Plan, target: Target) -> tuple[PullRequest, bool]:
+def _ensure_pull(gh: GitHubClient, plan: PickPlan, target: PickTarget) -> tuple[PullRequest, bool]:
     if target.pull is not None:
         return target.pull, False
     try:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from relforge.bot import replies
 from relforge.bot.events import CommentEvent
-from relforge.bot.flow import Done, FlowSettings, Plan, apply_plan, plan_picks
+from relforge.bot.flow import Done, FlowSettings, PickPlan, apply_plan, plan_picks
 from relforge.bot.grammar import (
     DEFAULT_BOT,
     Category,
@@ -33,7 +33,7 @@ from relforge.errors import RelforgeError, UsageError
 from relforge.forges.github import GitHubClient, GitHubError
 from relforge.git import Git
 
-__all__ = ["BotSettings", "CommentEvent", "Outcome", "Status", "handle_comment"]
+__all__ = ["BotSettings", "CommentEvent", "CommentOutcome", "CommentStatus", "handle_comment"]
 
 DEFAULT_LABEL_PREFIX = "cherry-pick/"
 
@@ -52,7 +52,7 @@ class BotSettings:
         return f"bot @{self.bot}; {mode}; {labels}; {self.flow.summary()}"
 
 
-class Status(enum.Enum):
+class CommentStatus(enum.Enum):
     IGNORED = "ignored"  # not for the bot: no reply
     REFUSED = "refused"  # answered with a refusal or an error
     HELP = "help"
@@ -60,28 +60,32 @@ class Status(enum.Enum):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Outcome:
-    status: Status
+class CommentOutcome:
+    status: CommentStatus
     reason: str = ""
     reply: str | None = None
     posted: bool = False
-    plan: Plan | None = None
+    plan: PickPlan | None = None
     done: tuple[Done, ...] = ()
 
 
 def handle_comment(
     event: CommentEvent, *, git: Git, gh: GitHubClient, settings: BotSettings
-) -> Outcome:
+) -> CommentOutcome:
     """Answer one comment; see the module docstring for the order of checks."""
     if event.action != "created":
-        return Outcome(status=Status.IGNORED, reason=f"comment {event.action or 'event'}")
+        return CommentOutcome(
+            status=CommentStatus.IGNORED, reason=f"comment {event.action or 'event'}"
+        )
     if event.user_is_bot or event.user == settings.bot or replies.MARKER in event.body:
-        return Outcome(status=Status.IGNORED, reason="comment by a bot")
+        return CommentOutcome(status=CommentStatus.IGNORED, reason="comment by a bot")
     lines = command_lines(event.body, settings.bot)
     if not lines:
-        return Outcome(status=Status.IGNORED, reason=f"no line starts with @{settings.bot}")
+        return CommentOutcome(
+            status=CommentStatus.IGNORED, reason=f"no line starts with @{settings.bot}"
+        )
     if event.user is None:  # a deleted account: nobody to check or to answer
-        return Outcome(status=Status.IGNORED, reason="comment by a deleted account")
+        return CommentOutcome(status=CommentStatus.IGNORED, reason="comment by a deleted account")
     key = f"reply to comment {event.comment_id}"
     responder = Responder(
         gh, settings, event.number, event.user, key, note=replies.ignored_note(lines[1:])
@@ -90,21 +94,21 @@ def handle_comment(
         permission = gh.permission(event.user)
         if not permission.can_write:
             text = replies.permission_reply(event.user, gh.repo, permission.describe(), key)
-            return responder.send(Status.REFUSED, text, "no write permission", replies.ERROR)
+            return responder.send(CommentStatus.REFUSED, text, "no write permission", replies.ERROR)
         try:
             command = parse_line(lines[0][1], settings.bot)
         except GrammarError as exc:
             return responder.error(exc, with_usage=True)
         if isinstance(command, HelpCommand):
             text = replies.usage_reply(settings.bot, event.user, key)
-            return responder.send(Status.HELP, text, "help", replies.HELP)
+            return responder.send(CommentStatus.HELP, text, "help", replies.HELP)
         if not event.is_pull_request:
             error = UsageError(f"#{event.number} is an issue; the bot works on pull requests")
             return responder.error(error, with_usage=False)
         if isinstance(command, RevertCommand):
             from relforge.bot.reverts import plan_reverts
 
-            def plan_revert() -> Plan:
+            def plan_revert() -> PickPlan:
                 return plan_reverts(
                     git, gh, settings.flow, pr=event.number, onto=command.onto, requester=event.user
                 )
@@ -127,8 +131,8 @@ def cherry_pick(
     settings: BotSettings,
     responder: Responder,
     trigger: str | None = None,
-) -> Outcome:
-    def plan() -> Plan:
+) -> CommentOutcome:
+    def plan() -> PickPlan:
         return plan_picks(
             git,
             gh,
@@ -143,13 +147,13 @@ def cherry_pick(
 
 
 def run_flow(
-    make_plan: Callable[[], Plan],
+    make_plan: Callable[[], PickPlan],
     *,
     git: Git,
     gh: GitHubClient,
     settings: BotSettings,
     responder: Responder,
-) -> Outcome:
+) -> CommentOutcome:
     """Plan, apply (with execute), and answer with the result or the error."""
     try:
         plan = make_plan()
@@ -164,9 +168,9 @@ def run_flow(
         fault = environment_fault(exc, "the bot could not write its working files")
         return responder.error(fault, with_usage=False)
     text = replies.result_reply(plan, done, responder.key)
-    outcome = responder.send(Status.HANDLED, text, plan.kind.value, replies.DONE)
-    return Outcome(
-        status=Status.HANDLED,
+    outcome = responder.send(CommentStatus.HANDLED, text, plan.kind.value, replies.DONE)
+    return CommentOutcome(
+        status=CommentStatus.HANDLED,
         reason=outcome.reason,
         reply=outcome.reply,
         posted=outcome.posted,
@@ -220,21 +224,23 @@ class Responder:
         self.gh, self.settings, self.number = gh, settings, number
         self.requester, self.key, self.note = requester, key, note
 
-    def send(self, status: Status, text: str, reason: str, state: str) -> Outcome:
+    def send(self, status: CommentStatus, text: str, reason: str, state: str) -> CommentOutcome:
         if self.note:  # before the closing marker
             body, sep, tail = text.rpartition("\n\n")
             text = f"{body}{self.note}{sep}{tail}"
         if not self.settings.execute:
-            return Outcome(status=status, reason=reason, reply=text)
+            return CommentOutcome(status=status, reason=reason, reply=text)
         if not post_once(self.gh, self.number, text, self.key, state, bot=self.settings.bot):
-            return Outcome(status=status, reason=f"{reason} (reply already posted)", reply=text)
-        return Outcome(status=status, reason=reason, reply=text, posted=True)
+            return CommentOutcome(
+                status=status, reason=f"{reason} (reply already posted)", reply=text
+            )
+        return CommentOutcome(status=status, reason=reason, reply=text, posted=True)
 
-    def error(self, exc: RelforgeError, *, with_usage: bool) -> Outcome:
+    def error(self, exc: RelforgeError, *, with_usage: bool) -> CommentOutcome:
         text = replies.error_reply(
             exc, self.settings.bot, self.requester, self.key, with_usage=with_usage
         )
-        return self.send(Status.REFUSED, text, exc.message, replies.ERROR)
+        return self.send(CommentStatus.REFUSED, text, exc.message, replies.ERROR)
 
     def try_error(self, exc: RelforgeError) -> None:
         with contextlib.suppress(GitHubError):

@@ -15,25 +15,40 @@ import contextlib
 from relforge.bot import replies
 from relforge.bot.events import PullEvent
 from relforge.bot.grammar import GrammarError, ReleaseBranch, make_command, parse_release_branch
-from relforge.bot.handler import BotSettings, Outcome, Responder, Status, cherry_pick, run_flow
+from relforge.bot.handler import (
+    BotSettings,
+    CommentOutcome,
+    CommentStatus,
+    Responder,
+    cherry_pick,
+    run_flow,
+)
 from relforge.bot.reverts import REVERT_LINE, NotFromTrunk, plan_reverts
 from relforge.errors import NothingToDoError, RefusedError, RelforgeError
 from relforge.forges.github import GitHubClient, GitHubError
 from relforge.git import Git
 
 
-def handle_pull(event: PullEvent, *, git: Git, gh: GitHubClient, settings: BotSettings) -> Outcome:
+def handle_pull(
+    event: PullEvent, *, git: Git, gh: GitHubClient, settings: BotSettings
+) -> CommentOutcome:
     prefix = settings.label_prefix
     if event.action == "labeled":
         if not event.label or not event.label.startswith(prefix):
-            return Outcome(status=Status.IGNORED, reason=f"label {event.label!r} is not {prefix}…")
+            return CommentOutcome(
+                status=CommentStatus.IGNORED, reason=f"label {event.label!r} is not {prefix}…"
+            )
         if not event.merged:
-            return Outcome(status=Status.IGNORED, reason="not merged yet: picked when merged")
+            return CommentOutcome(
+                status=CommentStatus.IGNORED, reason="not merged yet: picked when merged"
+            )
         return label_pick(
             event.number, event.label, event.sender, git=git, gh=gh, settings=settings
         )
     if event.action != "closed" or not event.merged:
-        return Outcome(status=Status.IGNORED, reason=f"pull request {event.action or 'event'}")
+        return CommentOutcome(
+            status=CommentStatus.IGNORED, reason=f"pull request {event.action or 'event'}"
+        )
     revert = propagate_revert(event.number, event.sender, git=git, gh=gh, settings=settings)
     outcomes = [revert]
     reverted_on = {t.onto for t in revert.plan.targets} if revert.plan else set()
@@ -46,13 +61,15 @@ def handle_pull(event: PullEvent, *, git: Git, gh: GitHubClient, settings: BotSe
             outcomes.append(
                 label_pick(event.number, label, added.get(label), git=git, gh=gh, settings=settings)
             )
-    acted = [o for o in outcomes if o.status is not Status.IGNORED]
+    acted = [o for o in outcomes if o.status is not CommentStatus.IGNORED]
     if not acted:
         return outcomes[0]
     if len(acted) == 1:
         return acted[0]
-    return Outcome(
-        status=Status.REFUSED if any(o.status is Status.REFUSED for o in acted) else Status.HANDLED,
+    return CommentOutcome(
+        status=CommentStatus.REFUSED
+        if any(o.status is CommentStatus.REFUSED for o in acted)
+        else CommentStatus.HANDLED,
         reason="; ".join(o.reason for o in acted),
         reply="\n\n".join(o.reply for o in acted if o.reply),
         posted=any(o.posted for o in acted),
@@ -79,7 +96,7 @@ def label_pick(
     git: Git,
     gh: GitHubClient,
     settings: BotSettings,
-) -> Outcome:
+) -> CommentOutcome:
     """Pick PR `number` onto the release branch `label` names, for `actor`."""
     key = f"label {label}"
     responder = Responder(gh, settings, number, actor, key)
@@ -94,7 +111,7 @@ def label_pick(
         permission = gh.permission(actor)
         if not permission.can_write:
             text = replies.permission_reply(actor, gh.repo, permission.describe(), key, label=label)
-            return responder.send(Status.REFUSED, text, "no write permission", replies.ERROR)
+            return responder.send(CommentStatus.REFUSED, text, "no write permission", replies.ERROR)
         try:
             onto = parse_release_branch(
                 label.removeprefix(settings.label_prefix).replace("-", "/", 1)
@@ -113,7 +130,7 @@ def label_pick(
 
 def propagate_revert(
     number: int, merger: str | None, *, git: Git, gh: GitHubClient, settings: BotSettings
-) -> Outcome:
+) -> CommentOutcome:
     """Open the reverts PR `number` needs on release branches (nothing when it reverts
     nothing that was picked: most merged PRs)."""
     responder = Responder(gh, settings, number, merger, "revert propagation")
@@ -122,11 +139,11 @@ def propagate_revert(
         # so a PR that is no revert never gets a reply, not even an error.
         messages = [c.message for c in gh.pull_commits(number)]
         if not any(REVERT_LINE in message for message in messages):
-            return Outcome(status=Status.IGNORED, reason=f"#{number} reverts nothing")
+            return CommentOutcome(status=CommentStatus.IGNORED, reason=f"#{number} reverts nothing")
         try:
             plan = plan_reverts(git, gh, settings.flow, pr=number, requester=merger)
         except (NothingToDoError, NotFromTrunk) as exc:  # no reply: the merge asked nothing
-            return Outcome(status=Status.IGNORED, reason=exc.message)
+            return CommentOutcome(status=CommentStatus.IGNORED, reason=exc.message)
         except GitHubError:
             raise
         except RelforgeError as exc:

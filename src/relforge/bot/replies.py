@@ -12,9 +12,9 @@ import string
 from relforge.bot.flow import (
     Action,
     Done,
-    Plan,
+    PickPlan,
+    PickTarget,
     PlanKind,
-    Target,
     listed,
     picked_with,
     revert_command,
@@ -110,7 +110,7 @@ def rerun_update(reply_url: str) -> str:
     return f"\n\n**Update:** a re-run succeeded, see {reply_url}"
 
 
-def result_reply(plan: Plan, done: list[Done] | None, key: str) -> str:
+def result_reply(plan: PickPlan, done: list[Done] | None, key: str) -> str:
     """The answer on the source PR; `done` is None for a dry run."""
     if plan.kind is PlanKind.REVERT:
         header = f"{mention(plan.requester)}revert on the release branches of what "
@@ -125,7 +125,7 @@ def result_reply(plan: Plan, done: list[Done] | None, key: str) -> str:
     return "\n".join([header + ":", "", *target_lines(plan, done), "", marker(key, DONE)])
 
 
-def target_lines(plan: Plan, done: list[Done] | None) -> list[str]:
+def target_lines(plan: PickPlan, done: list[Done] | None) -> list[str]:
     """One line per release branch: what happened (or, in a dry run, what would happen)."""
     results = {d.target.onto: d for d in done or []}
     return [
@@ -134,7 +134,7 @@ def target_lines(plan: Plan, done: list[Done] | None) -> list[str]:
     ]
 
 
-def _describe(plan: Plan, t: Target, done: Done | None, *, dry: bool) -> str:
+def _describe(plan: PickPlan, t: PickTarget, done: Done | None, *, dry: bool) -> str:
     match t.action:
         case Action.ALREADY if t.how == "no pick":
             return f"holds no pick of what #{plan.source.number} reverts; nothing to revert"
@@ -168,7 +168,7 @@ def _describe(plan: Plan, t: Target, done: Done | None, *, dry: bool) -> str:
             return _publish_text(t, done, dry=dry)
 
 
-def _publish_text(t: Target, done: Done | None, *, dry: bool) -> str:
+def _publish_text(t: PickTarget, done: Done | None, *, dry: bool) -> str:
     conflict = t.action is Action.CONFLICT
     kind = "draft pull request" if conflict else "pull request"
     if conflict:
@@ -201,7 +201,7 @@ def _files(names: tuple[str, ...]) -> str:
     return text + (f" and {more} more files" if more else "")
 
 
-def _no_tracker(t: Target) -> str:
+def _no_tracker(t: PickTarget) -> str:
     if t.tracker is not None:
         return ""
     return (

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from relforge.bot.cherrypick import PickOutcome, ensure_commit, fetch_branch, try_revert
-from relforge.bot.flow import Action, FlowSettings, Plan, PlanKind, Target, release_branches
+from relforge.bot.flow import Action, FlowSettings, PickPlan, PickTarget, PlanKind, release_branches
 from relforge.bot.grammar import Category, CherryPickCommand, ReleaseBranch
 from relforge.bot.mergedchange import pick_source
 from relforge.bot.tracker import pick_milestone, pick_tracker
@@ -51,7 +51,7 @@ def plan_reverts(
     onto: tuple[ReleaseBranch, ...] = (),
     requester: str | None = None,
     trigger: str | None = None,
-) -> Plan:
+) -> PickPlan:
     """The reverts that PR `pr` (merged, reverting commits on main) needs on the release
     branches holding picks of what it reverted; changes nothing."""
     remote = settings.remote
@@ -109,7 +109,7 @@ def plan_reverts(
     if not targets:
         shown = ", ".join(c[:12] for c in reverted.values())
         raise NothingToDoError(f"no release branch holds a pick of {shown}, which #{pr} reverts")
-    return Plan(
+    return PickPlan(
         source=source,
         commit=commit,
         picks=picks,
@@ -121,9 +121,9 @@ def plan_reverts(
     )
 
 
-def _absent(git: Git, remote: str, pr: int, onto: ReleaseBranch) -> Target:
+def _absent(git: Git, remote: str, pr: int, onto: ReleaseBranch) -> PickTarget:
     base = fetch_branch(git, remote, onto.name)
-    return Target(
+    return PickTarget(
         onto=onto, branch=revert_branch(pr, onto), action=Action.ALREADY, base=base, how="no pick"
     )
 
@@ -136,7 +136,7 @@ def _plan_one(
     reverted: dict[str, str],
     onto: ReleaseBranch,
     heads: dict[str, str],
-) -> Target | None:
+) -> PickTarget | None:
     """None: the branch holds no pick of anything the PR reverts."""
     base = fetch_branch(git, settings.remote, onto.name)
     branch = revert_branch(pr, onto)
@@ -153,7 +153,7 @@ def _plan_one(
     if all(d is not None and d.how == "trailer" for d in done):
         found = done[-1]
         assert found is not None
-        return Target(
+        return PickTarget(
             onto=onto,
             branch=branch,
             action=Action.ALREADY,
@@ -172,7 +172,7 @@ def _plan_one(
                 hint=f"look at it, delete it if it is stale (git push {settings.remote} "
                 f"--delete {branch}) and rerun",
             )
-        return Target(
+        return PickTarget(
             onto=onto, branch=branch, action=Action.REUSE, base=base, head=head, reverts=ordered
         )
     attempt = try_revert(git, ordered, base, sources, keep_conflict=settings.draft_on_conflict)
@@ -180,12 +180,12 @@ def _plan_one(
         case PickOutcome.CLEAN:
             action = Action.OPEN
         case PickOutcome.EMPTY:
-            return Target(
+            return PickTarget(
                 onto=onto, branch=branch, action=Action.ALREADY, base=base, how="empty revert"
             )
         case PickOutcome.CONFLICT:
             action = Action.CONFLICT
-    return Target(
+    return PickTarget(
         onto=onto,
         branch=branch,
         action=action,

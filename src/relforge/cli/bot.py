@@ -19,7 +19,7 @@ from relforge.bot import (
     BotSettings,
     Category,
     FlowSettings,
-    Plan,
+    PickPlan,
     apply_plan,
     dispatch,
     make_command,
@@ -136,7 +136,7 @@ def cherry_pick(
     _exit_for(plan)
 
 
-def _exit_for(plan: Plan) -> None:
+def _exit_for(plan: PickPlan) -> None:
     targets = plan.targets
     aborted = [t for t in targets if t.action is Action.CONFLICT and t.head is None]
     if aborted:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import click
 
 from relforge.errors import UsageError
+from relforge.protocols import Outcome
 
 if TYPE_CHECKING:
     from relforge.matrix import Selector
@@ -215,22 +216,6 @@ def stop_for_dry_run(execute: bool, *, nothing: str = "written", to: str = "appl
         return False
     click.echo(dry_run_note(nothing, to))
     return True
-
-
-class Outcome(Protocol):
-    """What a stage returns for a command to print: the lines of what the run did, the markdown
-    of its step summary and its versioned JSON (one shape for the dry run and the run)."""
-
-    @property
-    def executed(self) -> bool:
-        """The run happened (False: the dry run's outcome, which has no lines of its own)."""
-        ...
-
-    def lines(self) -> list[str]: ...
-
-    def summary_markdown(self) -> str: ...
-
-    def to_json(self) -> dict[str, Any]: ...
 
 
 def progress_echo(fmt: str) -> Callable[[str], None]:

@@ -42,11 +42,11 @@ _LEASE = lease_options()
 def _run_plan(plan: object, execute: bool) -> PlanReport | None:
     """Print the plan and apply it with --execute; the report (None for a dry run), printed
     by `_print_report` once the command's leases are released (their retries count too)."""
-    from relforge.promote import Plan, PlanReport, render
+    from relforge.promote import PlanReport, StorePlan, render
     from relforge.promote import execute as apply
     from relforge.stores import refuse_conflicts
 
-    assert isinstance(plan, Plan)
+    assert isinstance(plan, StorePlan)
     render(plan, click.echo)
     refuse_conflicts(plan.batches)
     if stop_for_dry_run(execute):

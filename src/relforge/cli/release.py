@@ -23,7 +23,7 @@ from relforge.cli.options import (
 from relforge.errors import NothingToDoError, UsageError, ValidationFailed
 from relforge.git import Git
 from relforge.output import console, print_json
-from relforge.release import Plan, parse_line, parse_release
+from relforge.release import ReleasePlan, parse_line, parse_release
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -72,7 +72,7 @@ def _print(lines: list[str]) -> None:
         out.print(line)
 
 
-def _finish(git: Git, plan: Plan, *, execute: bool, fmt: str) -> None:
+def _finish(git: Git, plan: ReleasePlan, *, execute: bool, fmt: str) -> None:
     from relforge.release import apply_plan, plan_lines, plan_markdown
 
     if plan.empty:

@@ -47,7 +47,7 @@ DOWNLOAD_TIMEOUT = 60
 
 
 @dataclass(frozen=True, kw_only=True)
-class Wanted:
+class WantedWheel:
     """One dependency wheel a folder needs."""
 
     folder: str
@@ -67,7 +67,7 @@ class MirrorPlan:
     channel: ChannelName
     upstream: str
     store: ObjectStore
-    wanted: tuple[Wanted, ...]
+    wanted: tuple[WantedWheel, ...]
     resolved_cells: tuple[str, ...]
     skipped: tuple[str, ...] = field(default=())  # cells without a wheel of the project
 
@@ -262,7 +262,7 @@ def plan_mirror(
                 continue
             state = "identical" if have is not None else "create"
         wanted.append(
-            Wanted(
+            WantedWheel(
                 folder=folder,
                 resolved=item,
                 cells=tuple(sorted(cells)),

@@ -37,7 +37,7 @@ class LintRule:
 
 
 @dataclass(frozen=True)
-class Finding:
+class LintFinding:
     rule: LintRule
     release: str
     message: str
@@ -70,14 +70,16 @@ def _rule(rule_id: str, name: str, severity: Severity, doc: str) -> Callable[[Ch
     return register
 
 
-def lint_matrix(matrix: Matrix, releases: list[str] | None = None) -> list[Finding]:
+def lint_matrix(matrix: Matrix, releases: list[str] | None = None) -> list[LintFinding]:
     """Every lint rule's findings on `releases` (default: all) of a loaded matrix."""
     names = releases or list(matrix.releases)
     findings = []
     for name in names:
         release = matrix.release(name)
         for rule, check in _CHECKS:
-            findings += [Finding(rule, name, msg, where) for msg, where in check(matrix, release)]
+            findings += [
+                LintFinding(rule, name, msg, where) for msg, where in check(matrix, release)
+            ]
     return findings
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from relforge.actions import annotate
-from relforge.matrix.lint import RULES, Finding, lint_matrix
+from relforge.matrix.lint import RULES, LintFinding, lint_matrix
 from relforge.matrix.schema import Matrix
 from relforge.output import columns, versioned
 
@@ -21,11 +21,11 @@ class LintReport:
     warnings fail too."""
 
     file: str
-    findings: tuple[Finding, ...]
+    findings: tuple[LintFinding, ...]
     strict: bool = False
 
     @property
-    def failing(self) -> list[Finding]:
+    def failing(self) -> list[LintFinding]:
         return [f for f in self.findings if self.strict or f.rule.severity == "error"]
 
     def to_json(self) -> dict[str, Any]:

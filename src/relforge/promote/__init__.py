@@ -47,12 +47,12 @@ from relforge.promote.index.indexreport import index_report
 from relforge.promote.index.serving import serving_warnings
 from relforge.promote.install import install_lines
 from relforge.promote.integrity.verification import check_channel
-from relforge.promote.integrity.verifyoutcome import Outcome
+from relforge.promote.integrity.verifyoutcome import VerifyOutcome
 from relforge.promote.plans.dependencies import apply_mirror
 from relforge.promote.plans.promote import plan_promote
 from relforge.promote.plans.publish import plan_publish
 from relforge.promote.plans.runreport import PlanReport
-from relforge.promote.plans.storeplan import Plan, execute, render
+from relforge.promote.plans.storeplan import StorePlan, execute, render
 from relforge.promote.plans.yank import apply_yank, plan_yank
 from relforge.promote.publishing import open_publishing
 from relforge.promote.pypi.stage import plan_stage
@@ -66,9 +66,9 @@ from relforge.promote.pypi.wheels import strip_local
 
 __all__ = [
     "LeaseScope",
-    "Outcome",
-    "Plan",
     "PlanReport",
+    "StorePlan",
+    "VerifyOutcome",
     "apply_channel_index",
     "apply_mirror",
     "apply_yank",

@@ -316,7 +316,7 @@ def _problem(store: ObjectStore, key: str, sha256: str, arriving: set[str]) -> s
 
 
 @dataclass(frozen=True, kw_only=True)
-class Report:
+class CompletenessReport:
     """What a run did about whole releases, for its summary and JSON output."""
 
     states: tuple[VersionState, ...] = field(default=())
@@ -362,8 +362,8 @@ class Report:
 
 def whole_releases_report(
     completeness: Completeness, versions: Iterable[str] | None = None
-) -> Report:
+) -> CompletenessReport:
     """The states the completeness judgement found (only `versions` when given)."""
     wanted = set(versions) if versions is not None else None
     states = [s for s in completeness.states() if wanted is None or s.version in wanted]
-    return Report(states=tuple(states), partial=completeness.partial)
+    return CompletenessReport(states=tuple(states), partial=completeness.partial)

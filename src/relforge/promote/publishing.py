@@ -20,7 +20,7 @@ from relforge.signing import Trust
 from relforge.stores.objectstore import ObjectStore
 
 
-class Publishing:
+class ResolvedPublishing:
     """The stores and trust of the matrix's `publishing:` section, each opened once."""
 
     def __init__(self, matrix: Matrix) -> None:
@@ -61,7 +61,7 @@ class Publishing:
 class ChannelContext:
     """One channel of the matrix: its cells and root index, with the publishing it belongs to."""
 
-    def __init__(self, publishing: Publishing, name: ChannelName) -> None:
+    def __init__(self, publishing: ResolvedPublishing, name: ChannelName) -> None:
         self.publishing = publishing
         self.name = name
         self.cells = ChannelCells(publishing.matrix, name)
@@ -84,5 +84,5 @@ class ChannelContext:
         return root_spec(self.cells)
 
 
-def open_publishing(matrix: Matrix) -> Publishing:
-    return Publishing(matrix)
+def open_publishing(matrix: Matrix) -> ResolvedPublishing:
+    return ResolvedPublishing(matrix)

@@ -17,7 +17,7 @@ from relforge.release.audit import AuditReport, audit_release
 from relforge.release.cut import CutOptions, plan_cut
 from relforge.release.milestone import fetch_milestone, load_milestone_file
 from relforge.release.patch import PatchOptions, plan_patch
-from relforge.release.releaseplan import Plan
+from relforge.release.releaseplan import ReleasePlan
 from relforge.release.show import (
     audit_lines,
     audit_markdown,
@@ -25,16 +25,16 @@ from relforge.release.show import (
     plan_markdown,
     status_lines,
 )
-from relforge.release.status import Status, release_status
+from relforge.release.status import LineStatus, release_status
 from relforge.release.tag import TagOptions, plan_tag
 from relforge.release.versions import parse_line, parse_release
 
 __all__ = [
     "AuditReport",
     "CutOptions",
+    "LineStatus",
     "PatchOptions",
-    "Plan",
-    "Status",
+    "ReleasePlan",
     "TagOptions",
     "apply_plan",
     "audit_lines",

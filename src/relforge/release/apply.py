@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing_extensions import assert_never
 
 from relforge.git import Git
-from relforge.release.releaseplan import NewCommit, NewTag, Plan, SetRef
+from relforge.release.releaseplan import NewCommit, NewTag, ReleasePlan, SetRef
 
 
-def apply_plan(git: Git, plan: Plan) -> dict[str, str]:
+def apply_plan(git: Git, plan: ReleasePlan) -> dict[str, str]:
     """Apply `plan`; returns ref → the object id it now holds on the remote."""
     made: dict[NewCommit | NewTag, str] = {}
     for action in plan.actions:
@@ -39,7 +39,7 @@ def apply_plan(git: Git, plan: Plan) -> dict[str, str]:
     return results
 
 
-def _mirror_locally(git: Git, plan: Plan, results: dict[str, str]) -> None:
+def _mirror_locally(git: Git, plan: ReleasePlan, results: dict[str, str]) -> None:
     """Make the pushed refs visible in the clone: new tags, and remote-tracking branches."""
     for ref, sha in results.items():
         if ref.startswith("refs/tags/") and git.commit_of(ref) is None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from relforge.git import Git
-from relforge.release.milestone import Milestone, references
+from relforge.release.milestone import ReleaseMilestone, references
 from relforge.release.picks import Commit, PickIndex, commits
 from relforge.release.remote import RemoteState
 from relforge.release.versions import Line
@@ -23,7 +23,7 @@ FindingKind = Literal["missing-pick", "missing-revert"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class Finding:
+class AuditFinding:
     kind: FindingKind
     commit: str  # on the trunk
     subject: str
@@ -54,10 +54,10 @@ class Covered:
 class AuditReport:
     line: Line
     remote: str
-    milestone: Milestone
+    milestone: ReleaseMilestone
     trunk_range: str
     examined: int
-    findings: tuple[Finding, ...]
+    findings: tuple[AuditFinding, ...]
     covered: tuple[Covered, ...]
     unreferenced: tuple[int, ...]  # milestone items no trunk commit since the cut mentions
 
@@ -84,7 +84,7 @@ class AuditReport:
 def audit_release(
     git: Git,
     line: Line,
-    milestone: Milestone,
+    milestone: ReleaseMilestone,
     *,
     remote: str,
     trunk: str,
@@ -105,7 +105,7 @@ def audit_release(
     branch_refs = {n for c in on_branch.commits for n in references(c.body, repo)}
     reverted = _reverted_by_later(git, trunk_log)
 
-    findings: list[Finding] = []
+    findings: list[AuditFinding] = []
     covered: list[Covered] = []
     mentioned: set[int] = set()
     for commit in trunk_log:
@@ -131,7 +131,9 @@ def audit_release(
             )
         else:
             findings.append(
-                Finding(kind="missing-pick", commit=commit.sha, subject=commit.subject, items=items)
+                AuditFinding(
+                    kind="missing-pick", commit=commit.sha, subject=commit.subject, items=items
+                )
             )
     return AuditReport(
         line=line,
@@ -158,7 +160,7 @@ def _reverted_by_later(git: Git, trunk_log: list[Commit]) -> set[str]:
 
 def _missing_revert(
     git: Git, revert: Commit, branch: str, on_branch: PickIndex, items: tuple[int, ...]
-) -> Finding | None:
+) -> AuditFinding | None:
     assert revert.reverts is not None
     target = git.commit_of(revert.reverts)
     if target is None:
@@ -174,7 +176,7 @@ def _missing_revert(
         full = git.commit_of(c.reverts) if c.reverts else None
         if full in (carried, target):
             return None
-    return Finding(
+    return AuditFinding(
         kind="missing-revert",
         commit=revert.sha,
         subject=revert.subject,

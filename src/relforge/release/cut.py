@@ -22,7 +22,7 @@ from relforge.release.release_only import (
     is_workflow_path,
     release_only_changes,
 )
-from relforge.release.releaseplan import FileChange, NewCommit, Plan, PlanBuilder, SetRef
+from relforge.release.releaseplan import FileChange, NewCommit, PlanBuilder, ReleasePlan, SetRef
 from relforge.release.remote import RemoteState
 from relforge.release.rerender import generation_of, is_generated
 from relforge.release.versions import Line, version_at
@@ -43,7 +43,7 @@ class CutOptions:
     github_repo: str | None = None
 
 
-def plan_cut(git: Git, options: CutOptions) -> Plan:
+def plan_cut(git: Git, options: CutOptions) -> ReleasePlan:
     """The ref updates and commits of `relforge release cut X.Y` against the remote: the
     frozen `orig/` marker and the release branch at the cut point (each left alone when it
     exists), the release-only commit and the trunk's version bump.  Reads the remote, writes

@@ -29,7 +29,7 @@ class MilestoneItem:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Milestone:
+class ReleaseMilestone:
     title: str
     source: str  # the file, or the milestone's GitHub URL
     items: tuple[MilestoneItem, ...]
@@ -56,7 +56,7 @@ def references(message: str, repo: str | None) -> frozenset[int]:
     return frozenset(found)
 
 
-def load_milestone_file(path: str, repo: str | None) -> Milestone:
+def load_milestone_file(path: str, repo: str | None) -> ReleaseMilestone:
     """Read a milestone file; every problem names the file and line (exit 2)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -91,7 +91,7 @@ def load_milestone_file(path: str, repo: str | None) -> Milestone:
     for node in items_node.items:
         item = _item(node, repo)
         items.setdefault(item.number, item)
-    return Milestone(title=title, source=path, items=tuple(items.values()))
+    return ReleaseMilestone(title=title, source=path, items=tuple(items.values()))
 
 
 def _item(node: Node, repo: str | None) -> MilestoneItem:
@@ -141,7 +141,7 @@ def _text(node: Node) -> str:
     return node.text if isinstance(node, Scalar) else type(node).__name__.lower()
 
 
-def fetch_milestone(client: GitHubClient, number: int) -> Milestone:
+def fetch_milestone(client: GitHubClient, number: int) -> ReleaseMilestone:
     """A GitHub milestone's issues and PRs, open and closed."""
     try:
         info = client.milestone(number)
@@ -162,4 +162,6 @@ def fetch_milestone(client: GitHubClient, number: int) -> Milestone:
         )
         for i in client.issues(state="all", milestone=number)
     )
-    return Milestone(title=info.title, source=info.html_url or f"milestone {number}", items=items)
+    return ReleaseMilestone(
+        title=info.title, source=info.html_url or f"milestone {number}", items=items
+    )

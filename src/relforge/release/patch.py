@@ -10,7 +10,7 @@ from packaging.version import Version
 from relforge.errors import RefusedError, UsageError
 from relforge.git import Git
 from relforge.release.checkout import require_clean_checkout, require_pushed
-from relforge.release.releaseplan import FileChange, NewCommit, Plan, PlanBuilder, SetRef
+from relforge.release.releaseplan import FileChange, NewCommit, PlanBuilder, ReleasePlan, SetRef
 from relforge.release.remote import RemoteState
 from relforge.release.versions import final_of, line_of, version_at, with_release
 
@@ -22,7 +22,7 @@ class PatchOptions:
     version_file: str = "version.txt"
 
 
-def plan_patch(git: Git, options: PatchOptions) -> Plan:
+def plan_patch(git: Git, options: PatchOptions) -> ReleasePlan:
     """The ref updates and commits of `relforge release patch X.Y.Z` (a patch release on an
     existing release branch, after X.Y.(Z-1)).  Reads the remote, writes nothing."""
     version, remote, path = options.version, options.remote, options.version_file

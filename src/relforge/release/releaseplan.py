@@ -72,7 +72,7 @@ Action = NewCommit | NewTag | SetRef
 
 
 @dataclass(frozen=True, kw_only=True)
-class Plan:
+class ReleasePlan:
     command: str  # e.g. "release cut 2.9"
     remote: str
     actions: tuple[Action, ...] = ()
@@ -162,8 +162,8 @@ class PlanBuilder:
     notes: list[str] = field(default_factory=list)
     next_step: str = ""
 
-    def build(self) -> Plan:
-        return Plan(
+    def build(self) -> ReleasePlan:
+        return ReleasePlan(
             command=self.command,
             remote=self.remote,
             actions=tuple(self.actions),

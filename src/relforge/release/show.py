@@ -7,11 +7,13 @@ from rich.markup import escape
 from typing_extensions import assert_never
 
 from relforge.release.audit import AuditReport
-from relforge.release.releaseplan import NewCommit, NewTag, Plan, SetRef, target_text
-from relforge.release.status import Status
+from relforge.release.releaseplan import NewCommit, NewTag, ReleasePlan, SetRef, target_text
+from relforge.release.status import LineStatus
 
 
-def plan_lines(plan: Plan, *, execute: bool, results: dict[str, str] | None = None) -> list[str]:
+def plan_lines(
+    plan: ReleasePlan, *, execute: bool, results: dict[str, str] | None = None
+) -> list[str]:
     """The plan (a dry run, about to be executed, or applied with `results`: ref → new sha)."""
     out: list[str] = []
     mode = "applied" if results is not None else ("executing" if execute else "dry run")
@@ -60,7 +62,7 @@ def plan_lines(plan: Plan, *, execute: bool, results: dict[str, str] | None = No
     return out
 
 
-def plan_markdown(plan: Plan, *, executed: bool) -> str:
+def plan_markdown(plan: ReleasePlan, *, executed: bool) -> str:
     lines = [f"### relforge {plan.command} ({'applied' if executed else 'dry run'})", ""]
     lines += [f"- ✓ {d}" for d in plan.done]
     lines += [f"- {a.why}: `{a.ref}`" for a in plan.refs]
@@ -69,7 +71,7 @@ def plan_markdown(plan: Plan, *, executed: bool) -> str:
     return "\n".join(lines)
 
 
-def status_lines(status: Status) -> list[str]:
+def status_lines(status: LineStatus) -> list[str]:
     out: list[str] = []
     line = status.line
     out.append(f"[bold]release {line}[/] on {escape(status.remote)}")

@@ -15,7 +15,7 @@ from relforge.versiontags import Tag
 
 
 @dataclass(frozen=True, kw_only=True)
-class Status:
+class LineStatus:
     line: Line
     remote: str
     branch: str | None  # tip of release/X.Y
@@ -47,7 +47,9 @@ class Status:
         }
 
 
-def release_status(git: Git, line: Line, *, remote: str, trunk: str, version_file: str) -> Status:
+def release_status(
+    git: Git, line: Line, *, remote: str, trunk: str, version_file: str
+) -> LineStatus:
     """Where a release line stands on the remote: its branch, cut point, version, tags, the
     commits since the newest RC (or tag, or cut) and the command to run next.  Reads only."""
     state = RemoteState.read(git, remote)
@@ -55,7 +57,7 @@ def release_status(git: Git, line: Line, *, remote: str, trunk: str, version_fil
     orig = state.branch(line.orig_branch)
     tags = tuple(state.tags(line))
     if branch is None:
-        return Status(
+        return LineStatus(
             line=line,
             remote=remote,
             branch=None,
@@ -88,7 +90,7 @@ def release_status(git: Git, line: Line, *, remote: str, trunk: str, version_fil
         next_command = f"relforge release tag {working} --rc --execute"
     else:
         next_command = f"relforge release tag {working} --final --execute"
-    return Status(
+    return LineStatus(
         line=line,
         remote=remote,
         branch=branch,

@@ -17,7 +17,7 @@ from relforge.release.checkout import (
     require_pushed,
 )
 from relforge.release.matrixfile import committed_matrices
-from relforge.release.releaseplan import NewTag, Plan, PlanBuilder, SetRef
+from relforge.release.releaseplan import NewTag, PlanBuilder, ReleasePlan, SetRef
 from relforge.release.remote import RemoteState
 from relforge.release.versions import (
     final_of,
@@ -39,7 +39,7 @@ class TagOptions:
     version_file: str = "version.txt"
 
 
-def plan_tag(git: Git, options: TagOptions) -> Plan:
+def plan_tag(git: Git, options: TagOptions) -> ReleasePlan:
     """The refs of `relforge release tag X.Y.Z --rc` or `--final`, on the tip of release/X.Y
     as the remote has it.  Reads the remote, writes nothing."""
     require_clean_checkout(git)

@@ -15,8 +15,8 @@ from packaging.version import InvalidVersion, Version
 from relforge.matrix.schema import AxisValue, Release
 from relforge.matrix.source import Map
 from relforge.matrix.values import parse_requirement
-from relforge.upstream.index import Project, UpstreamIndex, UpstreamVersion
-from relforge.upstream.model import AddAxisValue, Finding, Source
+from relforge.upstream.index import ProjectPage, UpstreamIndex, UpstreamVersion
+from relforge.upstream.model import AddAxisValue, UpstreamFinding, UpstreamSource
 from relforge.upstream.sites import child
 
 # An axis value key that names a version series: "2.9", "1.26", "2", "2.x" (the major series).
@@ -29,7 +29,7 @@ Series = tuple[int, ...]
 
 @dataclass(frozen=True, kw_only=True)
 class AxisResult:
-    findings: list[Finding]
+    findings: list[UpstreamFinding]
     # The newest version of each value (new ones included), newest first: what the axis builds
     # with once updated, and so the wheels whose pins the release follows.
     builds_with: list[UpstreamVersion]
@@ -74,13 +74,13 @@ def _check_axis(
     dist: str,
     values: Mapping[str, AxisValue],
     own: Map | None,
-    project: Project | None,
+    project: ProjectPage | None,
 ) -> AxisResult:
-    findings: list[Finding] = []
+    findings: list[UpstreamFinding] = []
     if project is None:
         last = list(values.values())[-1]
         findings.append(
-            Finding(
+            UpstreamFinding(
                 kind="axis-gone",
                 subject=dist,
                 message=f"axis {axis}: the index has no project {dist}",
@@ -102,7 +102,7 @@ def _check_axis(
             best = max(usable)
             newest.append(best)
             findings.append(
-                Finding(
+                UpstreamFinding(
                     kind="axis-covered",
                     subject=dist,
                     message=f"axis {axis}={key} builds with {dist} {best}, the newest it admits",
@@ -120,7 +120,7 @@ def _check_axis(
         else:
             what = f"the index has no {dist} version it admits"
         findings.append(
-            Finding(
+            UpstreamFinding(
                 kind="axis-gone",
                 subject=dist,
                 message=f"axis {axis}={key}: {what}",
@@ -142,9 +142,9 @@ def _new_series(
     dist: str,
     values: Mapping[str, AxisValue],
     own: Map | None,
-    project: Project,
+    project: ProjectPage,
     covered: list[Version],
-) -> tuple[list[Finding], list[Version]]:
+) -> tuple[list[UpstreamFinding], list[Version]]:
     """Findings for the series newer than every value, and the newest version of each series
     update can add."""
     last_key, template = list(values.items())[-1]
@@ -178,7 +178,7 @@ def _new_series(
             else ""
         )
         findings.append(
-            Finding(
+            UpstreamFinding(
                 kind="axis-new",
                 subject=dist,
                 message=f"{dist} {best} is out: axis {axis} has no value for it (newest: "
@@ -199,10 +199,10 @@ def _new_series(
     return findings, added
 
 
-def _source(version: UpstreamVersion) -> Source:
+def _source(version: UpstreamVersion) -> UpstreamSource:
     """The file a new version is named by: the wheel that speaks for it, else its first file."""
     file = version.representative() or sorted(version.files, key=lambda f: f.filename)[0]
-    return Source(file=file.filename, sha256=file.sha256)
+    return UpstreamSource(file=file.filename, sha256=file.sha256)
 
 
 def _series(version: Version, size: int) -> Series:

@@ -84,7 +84,7 @@ def _cpython(interpreter: str) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Project:
+class ProjectPage:
     """A project page: its versions, oldest first."""
 
     name: str
@@ -125,7 +125,7 @@ class UpstreamIndex:
         self.timeout = timeout
         self.session = session or requests.Session()
         self.session.headers.setdefault("User-Agent", "relforge-upstream")
-        self._pages: dict[str, Project | None] = {}
+        self._pages: dict[str, ProjectPage | None] = {}
         self._lock = threading.Lock()
 
     @property
@@ -145,7 +145,7 @@ class UpstreamIndex:
                 hint="check the URL and the network (DNS, proxy, firewall); nothing was written",
             ) from None
 
-    def project(self, name: str) -> Project | None:
+    def project(self, name: str) -> ProjectPage | None:
         """The project's page, or None when the index has no such project (404)."""
         key = str(canonicalize_name(name))
         with self._lock:
@@ -162,7 +162,7 @@ class UpstreamIndex:
         with ThreadPoolExecutor(READERS) as pool:
             list(pool.map(self.project, todo))
 
-    def _read(self, key: str) -> Project | None:
+    def _read(self, key: str) -> ProjectPage | None:
         url = urljoin(self.url, f"{key}/")
         response = self.get(url, headers={"Accept": ACCEPT})
         if response.status_code == 404:
@@ -193,4 +193,4 @@ class UpstreamIndex:
             v: UpstreamVersion(project=key, version=v, files=tuple(grouped[v]))
             for v in sorted(grouped)
         }
-        return Project(name=key, url=url, versions=versions)
+        return ProjectPage(name=key, url=url, versions=versions)

@@ -28,7 +28,7 @@ Kind = Literal[
 
 
 @dataclass(frozen=True, kw_only=True)
-class Source:
+class UpstreamSource:
     """Where upstream says it: the file, its sha256 as the index gives it, the METADATA line."""
 
     file: str
@@ -86,7 +86,7 @@ Change = AddAxisValue | SetPin | SetPythons
 
 
 @dataclass(frozen=True, kw_only=True)
-class Finding:
+class UpstreamFinding:
     kind: Kind
     subject: str  # the distribution, axis or "Python 3.14"
     message: str
@@ -94,7 +94,7 @@ class Finding:
     where: Span | None = None  # the matrix line it concerns
     current: str = ""
     upstream: str = ""
-    source: Source | None = None
+    source: UpstreamSource | None = None
     change: Change | None = field(default=None, compare=False)
     manual: str = ""  # why `update` leaves it to a person (empty when it writes it)
 

@@ -16,7 +16,7 @@ from relforge.matrix.schema import Release
 from relforge.matrix.source import Map, Scalar
 from relforge.matrix.values import parse_requirement, pinned_version
 from relforge.upstream.index import UpstreamIndex
-from relforge.upstream.model import FieldEdit, Finding, Kind, SetPin, Source
+from relforge.upstream.model import FieldEdit, Kind, SetPin, UpstreamFinding, UpstreamSource
 from relforge.upstream.references import Reference
 from relforge.upstream.sites import PinSite, child
 
@@ -52,17 +52,17 @@ class _Proposal:
     line: str
 
     @property
-    def source(self) -> Source:
+    def source(self) -> UpstreamSource:
         meta = self.ref.metadata
-        return Source(file=meta.file.filename, sha256=meta.file.sha256, line=self.line)
+        return UpstreamSource(file=meta.file.filename, sha256=meta.file.sha256, line=self.line)
 
 
 def compare_pins(
     release: Release, own: Map | None, sites: list[PinSite], refs: list[Reference]
-) -> tuple[list[Finding], list[Compared]]:
+) -> tuple[list[UpstreamFinding], list[Compared]]:
     """Each pin that differs from what its reference wheels declare, as a change (the pin, and a
     variant key that follows it), a change left to a person, or a refused contradiction."""
-    findings: list[Finding] = []
+    findings: list[UpstreamFinding] = []
     counts = {id(r): [0, 0] for r in refs}
     for site in sites:
         proposals = []
@@ -107,11 +107,11 @@ def _matching(site: PinSite, ref: Reference) -> str | None:
 
 def _pin_finding(
     release: Release, own: Map | None, site: PinSite, proposals: list[_Proposal]
-) -> Finding:
+) -> UpstreamFinding:
     first = proposals[0]
 
-    def finding(kind: Kind, message: str, **rest: Any) -> Finding:
-        return Finding(
+    def finding(kind: Kind, message: str, **rest: Any) -> UpstreamFinding:
+        return UpstreamFinding(
             kind=kind,
             subject=site.name,
             message=message,
@@ -180,7 +180,7 @@ def repin(text: str, version: Version) -> str:
     return new
 
 
-def on_index(sites: list[PinSite], index: UpstreamIndex) -> list[Finding]:
+def on_index(sites: list[PinSite], index: UpstreamIndex) -> list[UpstreamFinding]:
     """Pinned versions the index yanked or does not have (each distribution version once)."""
     findings = []
     seen: set[tuple[str, Version]] = set()
@@ -202,7 +202,7 @@ def on_index(sites: list[PinSite], index: UpstreamIndex) -> list[Finding]:
             kind = "pin-yanked"
             manual = "pin another version"
         findings.append(
-            Finding(
+            UpstreamFinding(
                 kind=kind,
                 subject=site.name,
                 message=f"{pin}: {what}",
@@ -215,7 +215,7 @@ def on_index(sites: list[PinSite], index: UpstreamIndex) -> list[Finding]:
     return findings
 
 
-def new_cuda(release: Release, sites: list[PinSite], index: UpstreamIndex) -> list[Finding]:
+def new_cuda(release: Release, sites: list[PinSite], index: UpstreamIndex) -> list[UpstreamFinding]:
     """CUDA minors newer than the release's, read from the nvidia-cuda-runtime pages it pins."""
     findings = []
     majors: dict[int, list[Version]] = {}
@@ -233,7 +233,7 @@ def new_cuda(release: Release, sites: list[PinSite], index: UpstreamIndex) -> li
                 continue
             built = ", ".join(sorted({f"{v.major}.{v.minor}" for v in have}))
             findings.append(
-                Finding(
+                UpstreamFinding(
                     kind="cuda-new",
                     subject=name,
                     message=f"CUDA {best.major}.{best.minor} is on the index ({name} {best}); "

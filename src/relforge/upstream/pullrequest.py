@@ -16,7 +16,7 @@ from relforge.errors import ConfigError, UsageError
 from relforge.forges import require_project_repo
 from relforge.forges.github import GitHubClient, GitHubError, PullRequest
 from relforge.git import Git
-from relforge.upstream.model import Finding
+from relforge.upstream.model import UpstreamFinding
 from relforge.upstream.update import UpdatePlan
 
 Action = Literal["open", "update", "current", "nothing"]
@@ -203,7 +203,7 @@ def pull_title(plan: UpdatePlan, path: str) -> str:
     return f"Follow upstream in {path} {plan.report.release}: {what}"
 
 
-def _item(f: Finding) -> list[str]:
+def _item(f: UpstreamFinding) -> list[str]:
     lines = [f"- **{f.kind}** {f.message}"]
     if f.source is not None:
         src = f.source

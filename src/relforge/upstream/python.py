@@ -13,7 +13,7 @@ from packaging.version import Version
 from relforge.matrix.lint import python_release_dates, pythons_past_eol
 from relforge.matrix.schema import Release
 from relforge.upstream.index import UpstreamVersion
-from relforge.upstream.model import Finding, SetPythons, Source
+from relforge.upstream.model import SetPythons, UpstreamFinding, UpstreamSource
 
 
 def check_pythons(
@@ -21,7 +21,7 @@ def check_pythons(
     on: datetime.date,
     today: datetime.date,
     builds_with: Mapping[str, Sequence[UpstreamVersion]],
-) -> list[Finding]:
+) -> list[UpstreamFinding]:
     """Findings on the release's Python list, as of `on` (the release date, else today); a
     CPython counts as released only when it is, by `today` too.  `builds_with`: each axis
     dependency → the version each of its values builds with (each must ship the new Python)."""
@@ -30,14 +30,14 @@ def check_pythons(
     findings = []
     for python, end in pythons_past_eol(release, on):
         findings.append(
-            Finding(
+            UpstreamFinding(
                 kind="python-eol",
                 subject=f"Python {python}",
                 message=f"Python {python} reached end of life on {end} (RF-L001 on {on})",
                 due=True,
                 where=where,
                 current=listed,
-                source=Source(file="python_eol.yaml", line=f'"{python.version}": {end}'),
+                source=UpstreamSource(file="python_eol.yaml", line=f'"{python.version}": {end}'),
                 change=SetPythons(drop=(str(python),)),
             )
         )
@@ -52,7 +52,7 @@ def check_pythons(
         if lacking:
             verb = "has" if len(lacking) == 1 else "have"
             findings.append(
-                Finding(
+                UpstreamFinding(
                     kind="python-waiting",
                     subject=f"Python {text}",
                     message=f"Python {text} is out ({date}), but {_and(lacking)} {verb} "
@@ -65,7 +65,7 @@ def check_pythons(
             break  # a newer CPython waits for this one
         shipped = _and([str(v) for v in versions]) if versions else ""
         findings.append(
-            Finding(
+            UpstreamFinding(
                 kind="python-new",
                 subject=f"Python {text}",
                 message=f"Python {text} was released on {date}"
@@ -77,7 +77,7 @@ def check_pythons(
                 due=True,
                 where=where,
                 current=listed,
-                source=Source(file="python_releases.yaml", line=f'"{text}": {date}'),
+                source=UpstreamSource(file="python_releases.yaml", line=f'"{text}": {date}'),
                 change=SetPythons(add=(text,)),
             )
         )

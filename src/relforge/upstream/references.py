@@ -16,7 +16,7 @@ from relforge.matrix.schema import Release
 from relforge.matrix.values import pinned_version
 from relforge.upstream.index import UpstreamIndex, UpstreamVersion
 from relforge.upstream.metadata import MetadataUnreadable, WheelMetadata, read_metadata
-from relforge.upstream.model import Finding, Source
+from relforge.upstream.model import UpstreamFinding, UpstreamSource
 from relforge.upstream.sites import PinSite
 
 _CUDA_LABEL = re.compile(r"cu(\d+)(\d)\Z")  # cu128 → CUDA 12.8, cu130 → 13.0
@@ -42,7 +42,7 @@ def references(
     followed: Iterable[list[UpstreamVersion]],
     index: UpstreamIndex,
     sites: list[PinSite],
-) -> tuple[list[Reference], list[Finding]]:
+) -> tuple[list[Reference], list[UpstreamFinding]]:
     """The wheels whose pins the release's pins follow.  `followed`: per dependency, its
     versions newest first.  A variant follows the newest wheel that stands for it (by local
     label or CUDA version), so an older version is read only while a pinned variant has none;
@@ -50,7 +50,7 @@ def references(
     needed = frozenset(v for s in sites for v in s.variants)
     names = {s.name for s in sites}
     refs: list[Reference] = []
-    skipped: list[Finding] = []
+    skipped: list[UpstreamFinding] = []
     claimed: set[str] = set()
     for versions in followed:
         for version in versions:
@@ -77,7 +77,7 @@ def references(
 
 
 def _read(
-    release: Release, version: UpstreamVersion, index: UpstreamIndex, skipped: list[Finding]
+    release: Release, version: UpstreamVersion, index: UpstreamIndex, skipped: list[UpstreamFinding]
 ) -> list[Reference]:
     """One wheel per local label of the version, its METADATA read; unreadable ones named."""
     found = []
@@ -89,13 +89,13 @@ def _read(
             meta = read_metadata(index, file)
         except MetadataUnreadable as exc:
             skipped.append(
-                Finding(
+                UpstreamFinding(
                     kind="metadata-skipped",
                     subject=file.filename,
                     message=f"cannot read the METADATA of {file.filename}: {exc}; its pins are "
                     "not compared",
                     due=False,
-                    source=Source(file=file.filename, sha256=file.sha256),
+                    source=UpstreamSource(file=file.filename, sha256=file.sha256),
                 )
             )
             continue

@@ -17,7 +17,7 @@ from relforge.matrix.schema import Matrix, Release
 from relforge.matrix.source import Node, parse_yaml
 from relforge.upstream.axisdrift import axis_distribution, check_axes
 from relforge.upstream.index import UpstreamIndex
-from relforge.upstream.model import Finding
+from relforge.upstream.model import UpstreamFinding
 from relforge.upstream.pins import Compared, compare_pins, new_cuda, on_index
 from relforge.upstream.python import check_pythons
 from relforge.upstream.references import references
@@ -42,20 +42,20 @@ _ORDER = (
 
 
 @dataclass(frozen=True, kw_only=True)
-class Report:
+class UpstreamReport:
     file: str
     release: str
     index: str
     policy_date: datetime.date
-    findings: tuple[Finding, ...]
+    findings: tuple[UpstreamFinding, ...]
     compared: tuple[Compared, ...] = field(default=())
 
     @property
-    def due(self) -> list[Finding]:
+    def due(self) -> list[UpstreamFinding]:
         return [f for f in self.findings if f.due]
 
     @property
-    def refused(self) -> list[Finding]:
+    def refused(self) -> list[UpstreamFinding]:
         return [f for f in self.findings if f.kind == "pin-conflict"]
 
     def to_json(self) -> dict[str, Any]:
@@ -102,7 +102,7 @@ def check_upstream(
     *,
     release: str | None = None,
     today: datetime.date | None = None,
-) -> Report:
+) -> UpstreamReport:
     """Everything upstream asks of one release (reads the index only)."""
     matrix = loaded.matrix
     rel = pick_release(matrix, release)
@@ -112,7 +112,7 @@ def check_upstream(
     sites = pin_sites(matrix, rel, own)
     dists = [axis_distribution(a, v) for a, v in rel.axes.items()]
     index.prefetch([*dists, *([] if rel.axes else [matrix.project.name]), *(s.name for s in sites)])
-    findings: list[Finding] = []
+    findings: list[UpstreamFinding] = []
     axes = check_axes(rel, own, index)
     for result in axes.values():
         findings += result.findings
@@ -130,7 +130,7 @@ def check_upstream(
     findings += new_cuda(rel, sites, index)
     by_axis = {d: r.builds_with for d, r in zip(dists, axes.values(), strict=True)}
     findings += check_pythons(rel, policy_date, today, by_axis)
-    return Report(
+    return UpstreamReport(
         file=loaded.file,
         release=rel.name,
         index=index.url,
@@ -140,6 +140,6 @@ def check_upstream(
     )
 
 
-def _ordered(findings: Sequence[Finding]) -> list[Finding]:
+def _ordered(findings: Sequence[UpstreamFinding]) -> list[UpstreamFinding]:
     rank = {kind: n for n, kind in enumerate(_ORDER)}
     return sorted(findings, key=lambda f: rank[f.kind])  # stable: file order within a kind

@@ -11,18 +11,18 @@ from relforge.errors import ConfigError, RefusedError
 from relforge.matrix.lint import lint_matrix
 from relforge.release.yaml_edit import Edit, apply_edits
 from relforge.upstream.edits import axis_edits, pin_edits, python_edits
-from relforge.upstream.model import AddAxisValue, Finding, SetPin, SetPythons
-from relforge.upstream.releasecheck import Loaded, Report
+from relforge.upstream.model import AddAxisValue, SetPin, SetPythons, UpstreamFinding
+from relforge.upstream.releasecheck import Loaded, UpstreamReport
 from relforge.upstream.sites import own_release
 
 
 @dataclass(frozen=True, kw_only=True)
 class UpdatePlan:
-    report: Report
+    report: UpstreamReport
     old_text: str
     new_text: str
-    written: tuple[Finding, ...]  # the findings whose change the new text holds
-    manual: tuple[Finding, ...]  # due findings left to a person (each says why)
+    written: tuple[UpstreamFinding, ...]  # the findings whose change the new text holds
+    manual: tuple[UpstreamFinding, ...]  # due findings left to a person (each says why)
 
     @property
     def changed(self) -> bool:
@@ -40,7 +40,7 @@ class UpdatePlan:
         )
 
 
-def plan_update(loaded: Loaded, report: Report) -> UpdatePlan:
+def plan_update(loaded: Loaded, report: UpstreamReport) -> UpdatePlan:
     """The new text of the matrix (nothing is written here)."""
     if report.refused:
         raise RefusedError(

@@ -3,19 +3,19 @@ summary for $GITHUB_STEP_SUMMARY (JSON is `Report.to_json`)."""
 
 from __future__ import annotations
 
-from relforge.upstream.model import Finding
-from relforge.upstream.releasecheck import Report
+from relforge.upstream.model import UpstreamFinding
+from relforge.upstream.releasecheck import UpstreamReport
 from relforge.upstream.update import UpdatePlan
 
 
-def headline(report: Report) -> str:
+def headline(report: UpstreamReport) -> str:
     return (
         f"upstream check: {report.file} release {report.release} against {report.index} "
         f"(policy date {report.policy_date})"
     )
 
 
-def finding_lines(f: Finding) -> list[str]:
+def finding_lines(f: UpstreamFinding) -> list[str]:
     mark = "DUE " if f.due else "info"
     lines = [f"  {mark}  {f.kind:<16} {f.message}"]
     if f.where is not None and f.due:
@@ -29,7 +29,7 @@ def finding_lines(f: Finding) -> list[str]:
     return lines
 
 
-def check_lines(report: Report) -> list[str]:
+def check_lines(report: UpstreamReport) -> list[str]:
     lines = [headline(report)]
     for f in report.findings:
         lines += finding_lines(f)
@@ -43,7 +43,7 @@ def check_lines(report: Report) -> list[str]:
     return lines
 
 
-def summary(report: Report) -> str:
+def summary(report: UpstreamReport) -> str:
     due = report.due
     if not due:
         return f"{report.file} {report.release}: current with {report.index}"
@@ -54,7 +54,7 @@ def summary(report: Report) -> str:
     )
 
 
-def markdown(report: Report) -> str:
+def markdown(report: UpstreamReport) -> str:
     lines = [f"### relforge upstream check: {report.file} {report.release}", "", summary(report)]
     if report.due:
         lines.append("")

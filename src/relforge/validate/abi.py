@@ -53,7 +53,7 @@ _EXTENSION = re.compile(r"\.(cpython-[^.]+|abi3|pypy[^.]*)\.so$")
 
 
 @dataclass(frozen=True, kw_only=True)
-class Missing:
+class MissingSymbol:
     library: str  # where the symbol was expected (a version need's library, or the candidates)
     symbol: str
     version: str | None
@@ -62,7 +62,7 @@ class Missing:
 
 @dataclass(frozen=True, kw_only=True)
 class Contract:
-    missing: tuple[Missing, ...]
+    missing: tuple[MissingSymbol, ...]
     checked: int
     unchecked: int
     not_at_hand: tuple[str, ...]  # libraries whose absence left symbols unchecked
@@ -139,7 +139,7 @@ def check_contract(
     host_versions = {v for p in system if p is not None for v in p.symbols.versions}
     at_hand = _Definitions(tables)
 
-    missing: list[Missing] = []
+    missing: list[MissingSymbol] = []
     checked = unchecked = plugins = 0
     absent: set[str] = set()
     needed_here = {n for e in facts.elves if e.info is not None for n in e.info.needed}
@@ -184,7 +184,7 @@ def check_contract(
             else:
                 checked += 1
                 missing.append(
-                    Missing(
+                    MissingSymbol(
                         library=ref.library or " or ".join(candidates) or "no library",
                         symbol=ref.name,
                         version=ref.version,
@@ -257,7 +257,7 @@ def demangle(names: Iterable[str]) -> dict[str, str]:
 def describe(contract: Contract) -> list[str]:
     """One line per library: how many symbols are missing, the first ones demangled, and a file
     that needs them."""
-    grouped: dict[str, list[Missing]] = {}
+    grouped: dict[str, list[MissingSymbol]] = {}
     for item in contract.missing:
         grouped.setdefault(item.library, []).append(item)
     pretty = demangle(m.symbol for group in grouped.values() for m in group[:SHOWN])

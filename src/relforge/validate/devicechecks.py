@@ -24,7 +24,7 @@ _SHOWN = 4
 
 
 @dataclass(frozen=True)
-class Wanted:
+class WantedCode:
     """What an arch list asks every device-code file for."""
 
     sass: tuple[str, ...]
@@ -35,7 +35,7 @@ class Wanted:
         return frozenset((*self.sass, *self.ptx))
 
 
-def cuda_wanted(arch_list: Sequence[str]) -> Wanted:
+def cuda_wanted(arch_list: Sequence[str]) -> WantedCode:
     """`("8.0", "9.0a", "12.0+PTX")` → SASS sm_80, sm_90a, sm_120; PTX compute_120.  Entries
     the matrix grammar refuses are never here (matrix/consistency.py)."""
     sass, ptx = [], []
@@ -46,7 +46,7 @@ def cuda_wanted(arch_list: Sequence[str]) -> Wanted:
         sass.append(arch.sass)
         if arch.ptx:
             ptx.append(arch.compute)
-    return Wanted(tuple(dict.fromkeys(sass)), tuple(dict.fromkeys(ptx)))
+    return WantedCode(tuple(dict.fromkeys(sass)), tuple(dict.fromkeys(ptx)))
 
 
 def device_files(facts: WheelFacts) -> list[tuple[str, DeviceCode]]:
@@ -89,7 +89,7 @@ def _device_code(facts: WheelFacts, expect: Expectation) -> Outcome:
     return "pass", f"no device code, as a {cell.accelerator} cell should"
 
 
-def _compare_cuda(files: Sequence[tuple[str, DeviceCode]], wanted: Wanted) -> Outcome:
+def _compare_cuda(files: Sequence[tuple[str, DeviceCode]], wanted: WantedCode) -> Outcome:
     return _compare(
         files,
         (*wanted.sass, *wanted.ptx),
@@ -139,7 +139,7 @@ def _meets(target: str, want: str) -> bool:
     return have[0] == need[0] and set(need[1:]) <= set(have[1:])
 
 
-def _wanted_text(wanted: Wanted) -> str:
+def _wanted_text(wanted: WantedCode) -> str:
     text = f"SASS {', '.join(wanted.sass)}"
     return text + (f"; PTX {', '.join(wanted.ptx)}" if wanted.ptx else "")
 

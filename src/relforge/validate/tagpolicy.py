@@ -15,7 +15,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from relforge.wheelplatform import PlatformTag, parse_platform_tag
+from relforge.wheelplatform import ParsedPlatform, parse_platform_tag
 
 LOADER_PREFIXES = ("ld-linux", "ld64.so", "ld-musl")  # the dynamic loader, as auditwheel skips
 
@@ -73,7 +73,7 @@ def _policy(raw: Mapping[str, Any], arch: str, glibc: Version | None = None) -> 
     )
 
 
-def _pep600(platform_tag: str) -> PlatformTag | None:
+def _pep600(platform_tag: str) -> ParsedPlatform | None:
     """A `manylinux_X_Y_arch` tag, parsed (None: any other, a legacy alias too)."""
     parsed = parse_platform_tag(platform_tag)
     if parsed is None or parsed.family != "manylinux" or parsed.legacy is not None:

@@ -80,7 +80,7 @@ class RenderContext:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ChannelCells:
+class ValidateJobs:
     """The validate-binaries jobs of one channel."""
 
     name: ChannelName
@@ -147,13 +147,13 @@ def _looks_like_script(arg: str) -> bool:
 
 def channel_cells(
     matrix: Matrix, release: Release, cells: Sequence[Cell], limit: int = MAX_MATRIX_JOBS
-) -> list[ChannelCells]:
+) -> list[ValidateJobs]:
     """Per channel, the cells with their index URL, sharded into job matrices."""
     out = []
     for channel in CHANNEL_NAMES:
         stamped = [on_channel(c, matrix, release, channel, _ANY_DAY) for c in cells]
         out.append(
-            ChannelCells(
+            ValidateJobs(
                 name=channel,
                 shards=shards(stamped, channel, limit, lambda c: matrix_entry(c, "index_url")),
             )

@@ -26,7 +26,7 @@ from relforge.builders.control import BuildFailure, run_logged
 from relforge.builders.inputs import (
     REQUIREMENTS,
     DependencyWheels,
-    Missing,
+    MissingToolchain,
     Toolchain,
     backend_requirements,
     build_system,
@@ -71,7 +71,7 @@ class HostBuilder:
         if cell.python is not None and find_interpreter(cell.python) is None:
             return f"no Python {cell.python} on the host (looked on PATH, in pyenv and with uv)"
         toolchain = find_toolchain(cell)
-        if isinstance(toolchain, Missing):
+        if isinstance(toolchain, MissingToolchain):
             return toolchain.why
         return None
 
@@ -131,7 +131,7 @@ class HostBuilder:
 
     def _toolchain(self, cell: Cell) -> Toolchain:
         found = find_toolchain(cell)
-        if isinstance(found, Missing):  # unsatisfied() keeps such cells away from build()
+        if isinstance(found, MissingToolchain):  # unsatisfied() keeps such cells away from build()
             raise BuildFailure(found.why)
         return found
 

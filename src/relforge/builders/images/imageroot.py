@@ -30,7 +30,7 @@ class CudaToolkit:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Entry:
+class ContextEntry:
     source: Path | None  # None: a directory or a symlink made by us
     arcname: str  # inside the context: rootfs/…
     link: str | None = None  # symlink target
@@ -55,13 +55,13 @@ class ImageRoot:
     cuda: list[CudaToolkit]
     base: str
 
-    def entries(self) -> Iterator[Entry]:
+    def entries(self) -> Iterator[ContextEntry]:
         for python in self.pythons:
             yield from python_entries(python, self.layers.get(python.tag))
         for toolkit in self.cuda:
             yield from _tree(toolkit.home, f"usr/local/cuda-{toolkit.version}")
         if len(self.cuda) == 1:
-            yield Entry(
+            yield ContextEntry(
                 source=None,
                 arcname="rootfs/usr/local/cuda",
                 link=f"/usr/local/cuda-{self.cuda[0].version}",
@@ -81,14 +81,14 @@ class ImageRoot:
         return sha.hexdigest()
 
 
-def python_entries(python: HostPython, layer: Path | None) -> Iterator[Entry]:
+def python_entries(python: HostPython, layer: Path | None) -> Iterator[ContextEntry]:
     link = f"rootfs/opt/python/{python.tag}"
     if python.system:  # the image's own /usr interpreter of the same version
-        yield Entry(source=None, arcname=link)
-        yield Entry(source=None, arcname=f"{link}/bin")
+        yield ContextEntry(source=None, arcname=link)
+        yield ContextEntry(source=None, arcname=f"{link}/bin")
         target = f"/usr/bin/python{python.wanted}"
         for name in ("python", "python3"):
-            yield Entry(source=None, arcname=f"{link}/bin/{name}", link=target)
+            yield ContextEntry(source=None, arcname=f"{link}/bin/{name}", link=target)
         return
     home = python.home.lstrip("/")
     prefix = python.prefix.resolve()
@@ -106,18 +106,18 @@ def python_entries(python: HostPython, layer: Path | None) -> Iterator[Entry]:
         if name.startswith(_BUILD_CONFIG) and "__pycache__/" in rel:
             continue  # the bytecode of a rewritten file: Python compiles the new one
         if entry.source is not None and entry.source == exe:
-            entry = Entry(source=exe, arcname=entry.arcname, patch_rpath="$ORIGIN/../lib")
+            entry = ContextEntry(source=exe, arcname=entry.arcname, patch_rpath="$ORIGIN/../lib")
         elif entry.link is None and name.startswith(_BUILD_CONFIG) and name.endswith(".py"):
-            entry = Entry(source=entry.source, arcname=entry.arcname, replace=moved)
+            entry = ContextEntry(source=entry.source, arcname=entry.arcname, replace=moved)
         yield entry
-    yield Entry(source=None, arcname=f"rootfs/{home}/{stdlib}/site-packages")
+    yield ContextEntry(source=None, arcname=f"rootfs/{home}/{stdlib}/site-packages")
     if layer is not None:
         for entry in _tree(
             layer, f"{home}/{stdlib}/site-packages", skip=frozenset({"bin", ".complete"})
         ):
             if entry.arcname != f"rootfs/{home}/{stdlib}/site-packages":
                 yield entry
-    yield Entry(source=None, arcname=link, link=f"/{home}")
+    yield ContextEntry(source=None, arcname=link, link=f"/{home}")
 
 
 def relocation(prefix: Path, home: str) -> tuple[tuple[str, str], ...]:
@@ -136,9 +136,9 @@ def relocation(prefix: Path, home: str) -> tuple[tuple[str, str], ...]:
     )
 
 
-def _tree(root: Path, dest: str, *, skip: frozenset[str] = frozenset()) -> Iterator[Entry]:
+def _tree(root: Path, dest: str, *, skip: frozenset[str] = frozenset()) -> Iterator[ContextEntry]:
     """Every directory, file and symlink below `root`, as `rootfs/<dest>/…`, sorted."""
-    yield Entry(source=root, arcname=f"rootfs/{dest}")
+    yield ContextEntry(source=root, arcname=f"rootfs/{dest}")
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         rel_dir = here.relative_to(root).as_posix()
@@ -151,7 +151,7 @@ def _tree(root: Path, dest: str, *, skip: frozenset[str] = frozenset()) -> Itera
                 filenames.append(name)  # os.walk lists a link to a directory as a directory
                 continue
             keep.append(name)
-            yield Entry(source=here / name, arcname=f"rootfs/{dest}/{rel}")
+            yield ContextEntry(source=here / name, arcname=f"rootfs/{dest}/{rel}")
         dirnames[:] = keep
         for name in sorted(filenames):
             rel = name if rel_dir == "." else f"{rel_dir}/{name}"
@@ -159,4 +159,4 @@ def _tree(root: Path, dest: str, *, skip: frozenset[str] = frozenset()) -> Itera
                 continue
             path = here / name
             link = str(path.readlink()) if path.is_symlink() else None
-            yield Entry(source=path, arcname=f"rootfs/{dest}/{rel}", link=link)
+            yield ContextEntry(source=path, arcname=f"rootfs/{dest}/{rel}", link=link)

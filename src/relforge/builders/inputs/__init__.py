@@ -27,13 +27,18 @@ from relforge.builders.inputs.depwheels import (
 )
 from relforge.builders.inputs.projectfile import BuildSystem, build_system, versioneer_prefix
 from relforge.builders.inputs.sourcetree import SourceTree, scan_source
-from relforge.builders.inputs.toolchains import Missing, Toolchain, find_toolchain, nvcc_version
+from relforge.builders.inputs.toolchains import (
+    MissingToolchain,
+    Toolchain,
+    find_toolchain,
+    nvcc_version,
+)
 
 __all__ = [
     "REQUIREMENTS",
     "BuildSystem",
     "DependencyWheels",
-    "Missing",
+    "MissingToolchain",
     "SourceTree",
     "Toolchain",
     "backend_requirements",

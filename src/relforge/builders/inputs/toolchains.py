@@ -24,11 +24,11 @@ class Toolchain:
 
 
 @dataclass(frozen=True)
-class Missing:
+class MissingToolchain:
     why: str
 
 
-def find_toolchain(cell: Cell) -> Toolchain | Missing:
+def find_toolchain(cell: Cell) -> Toolchain | MissingToolchain:
     match cell.accelerator:
         case "cpu":
             return Toolchain(label="")
@@ -37,12 +37,14 @@ def find_toolchain(cell: Cell) -> Toolchain | Missing:
         case "rocm":
             hipcc = shutil.which("hipcc") or _existing("/opt/rocm/bin/hipcc")
             if hipcc is None:
-                return Missing(f"no ROCm toolchain (hipcc) for ROCm {cell.accelerator_version}")
+                return MissingToolchain(
+                    f"no ROCm toolchain (hipcc) for ROCm {cell.accelerator_version}"
+                )
             return Toolchain(label=f"hipcc ({hipcc})", path=(str(Path(hipcc).parent),))
         case "xpu":
             icpx = shutil.which("icpx")
             if icpx is None:
-                return Missing("no oneAPI DPC++ compiler (icpx) for XPU")
+                return MissingToolchain("no oneAPI DPC++ compiler (icpx) for XPU")
             return Toolchain(label=f"icpx ({icpx})")
         case _:
             assert_never(cell.accelerator)
@@ -52,11 +54,11 @@ def _existing(path: str) -> str | None:
     return path if Path(path).exists() else None
 
 
-def _cuda(short: str) -> Toolchain | Missing:
+def _cuda(short: str) -> Toolchain | MissingToolchain:
     try:
         wanted = Version(short).release[:2]
     except InvalidVersion:
-        return Missing(f"the cell names no CUDA version ({short!r})")
+        return MissingToolchain(f"the cell names no CUDA version ({short!r})")
     homes = [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", "")]
     homes += [f"/usr/local/cuda-{short}", "/usr/local/cuda"]
     nvcc = shutil.which("nvcc")
@@ -75,7 +77,7 @@ def _cuda(short: str) -> Toolchain | Missing:
                 path=(str(Path(home) / "bin"),),
             )
     found = f" (found CUDA {', '.join(seen)})" if seen else ""
-    return Missing(f"no nvcc for CUDA {short}{found}")
+    return MissingToolchain(f"no nvcc for CUDA {short}{found}")
 
 
 @functools.cache

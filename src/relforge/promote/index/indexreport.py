@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from relforge.output import versioned
-from relforge.promote.completeness import Report, whole_releases_report
+from relforge.promote.completeness import CompletenessReport, whole_releases_report
 from relforge.promote.index.channelindex import ChannelIndex, IndexOutcome
 from relforge.promote.index.folder import FolderPlan
 from relforge.stores.retry import total_retries
@@ -61,7 +61,7 @@ class IndexReport:
     """The planned index of a channel and, once applied, what the run did (`done`)."""
 
     planned: ChannelIndex
-    whole: Report  # which versions the pages advertise, and which they leave off
+    whole: CompletenessReport  # which versions the pages advertise, and which they leave off
     done: IndexOutcome | None = None
 
     def plan_lines(self) -> list[str]:

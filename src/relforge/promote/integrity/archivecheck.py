@@ -9,7 +9,7 @@ from typing import Protocol
 
 from relforge.manifest import ManifestEntry
 from relforge.promote.archives import ARCHIVE_SUFFIX, CHECKSUM, checksum_bytes
-from relforge.promote.integrity.findings import Finding
+from relforge.promote.integrity.findings import IntegrityFinding
 from relforge.stores.content import read_bytes, read_content
 from relforge.stores.objectstore import ObjectInfo, ObjectStore, sha256_bytes
 
@@ -54,7 +54,7 @@ def archive_findings(
     store: ObjectStore,
     name: str,
     retired: frozenset[str] = frozenset(),
-) -> list[Finding]:
+) -> list[IntegrityFinding]:
     """`verify`: the checksum file of every vouched archive (a `sidecar` finding when it is
     missing or says another sha256 than the manifest), and every archive or checksum file in
     an archive folder that no manifest vouches for (`extra`)."""
@@ -66,7 +66,7 @@ def archive_findings(
         if wrong is not None:
             message, found, expected = wrong
             out.append(
-                Finding(
+                IntegrityFinding(
                     kind="sidecar",
                     store=name,
                     key=key + CHECKSUM,
@@ -86,7 +86,7 @@ def archive_findings(
             continue
         content = read_content(store, key)
         out.append(
-            Finding(
+            IntegrityFinding(
                 kind="extra",
                 store=name,
                 key=key,

@@ -20,7 +20,7 @@ KINDS: tuple[FindingKind, ...] = (
 
 
 @dataclass(frozen=True, kw_only=True)
-class Finding:
+class IntegrityFinding:
     kind: FindingKind
     store: str  # the store's name: main or a mirror's
     key: str
@@ -46,19 +46,19 @@ class Finding:
 class StoreReport:
     name: str
     url: str
-    findings: tuple[Finding, ...]
+    findings: tuple[IntegrityFinding, ...]
     objects_checked: int
     pages_checked: int
     observed: dict[str, Content] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, kw_only=True)
-class Report:
+class IntegrityReport:
     channel: str
     stores: tuple[StoreReport, ...]
 
     @property
-    def findings(self) -> list[Finding]:
+    def findings(self) -> list[IntegrityFinding]:
         return [f for s in self.stores for f in s.findings]
 
     def to_json(self) -> dict[str, Any]:

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from relforge.promote.integrity.findings import Finding
+from relforge.promote.integrity.findings import IntegrityFinding
 from relforge.stores.objectstore import ObjectStore
 
 
 def unfinished_findings(
     store: ObjectStore, name: str, folders: Iterable[str], present: set[str]
-) -> list[Finding]:
+) -> list[IntegrityFinding]:
     """A finding per upload left open in one of `folders` (directly, not in a subfolder);
     `present`: the keys the store holds, whose uploads can never complete."""
     out = []
@@ -27,7 +27,7 @@ def unfinished_findings(
             else:
                 why = "rerun the command that started it to resume it"
             out.append(
-                Finding(
+                IntegrityFinding(
                     kind="unfinished",
                     store=name,
                     key=upload.key,

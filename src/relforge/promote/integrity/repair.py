@@ -26,9 +26,9 @@ from relforge.promote.channelview import ChannelView
 from relforge.promote.index.folder import SIDECAR, apply_folder, plan_folder, refuse_drift
 from relforge.promote.index.pageset import MARKER
 from relforge.promote.integrity.archivecheck import restored_checksum
-from relforge.promote.integrity.findings import Finding, Report
+from relforge.promote.integrity.findings import IntegrityFinding, IntegrityReport
 from relforge.promote.integrity.storeverify import Truth, Vouched
-from relforge.promote.publishing import Publishing
+from relforge.promote.publishing import ResolvedPublishing
 from relforge.stores import content_types
 from relforge.stores.content import fetch, fetch_verified, read_content
 from relforge.stores.objectstore import ObjectStore, sha256_bytes
@@ -40,7 +40,7 @@ Echo = Callable[[str], None]
 
 
 @dataclass(frozen=True, kw_only=True)
-class Source:
+class RepairSource:
     label: str  # for people: "backup s3://b/…", "test channel", "mirror r2"
     store: ObjectStore | None = None
     key: str = ""
@@ -48,13 +48,13 @@ class Source:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Action:
+class RepairAction:
     verb: Verb
     store: NamedStore
     key: str  # the object, or the folder for rebuild-pages
     sha256: str | None = None
     size: int | None = None
-    source: Source | None = None
+    source: RepairSource | None = None
     replaces: str | None = None  # sha256 of the object moved to quarantine first
     content_type: str = content_types.OCTET_STREAM
 
@@ -83,7 +83,7 @@ class Action:
 
 @dataclass(frozen=True, kw_only=True)
 class Unrepairable:
-    finding: Finding
+    finding: IntegrityFinding
     reason: str
 
     def to_json(self) -> dict[str, Any]:
@@ -92,7 +92,7 @@ class Unrepairable:
 
 @dataclass(frozen=True, kw_only=True)
 class RepairPlan:
-    actions: tuple[Action, ...]
+    actions: tuple[RepairAction, ...]
     unrepairable: tuple[Unrepairable, ...]
 
     def to_json(self) -> dict[str, Any]:
@@ -107,7 +107,9 @@ def quarantine_key(channel: str, sha256: str, key: str) -> str:
 
 
 class _Planner:
-    def __init__(self, publishing: Publishing, truth: Truth, stores: Sequence[NamedStore]) -> None:
+    def __init__(
+        self, publishing: ResolvedPublishing, truth: Truth, stores: Sequence[NamedStore]
+    ) -> None:
         self.publishing = publishing
         self.matrix = publishing.matrix
         self.truth = truth
@@ -123,10 +125,10 @@ class _Planner:
             return None
         return source, cell.upload_prefix + v.key.rsplit("/", 1)[1]
 
-    def candidates(self, v: Vouched, here: str, suffix: str = "") -> list[Source]:
+    def candidates(self, v: Vouched, here: str, suffix: str = "") -> list[RepairSource]:
         """Where verified bytes for `v` (or its sidecar, with suffix) may be found."""
         out = [
-            Source(
+            RepairSource(
                 label=f"backup {self.backup.url}",
                 store=self.backup,
                 key=f"{v.project}/{v.version}/{v.key}{suffix}",
@@ -136,17 +138,17 @@ class _Planner:
         found = self._from_channel_key(v)
         if found is not None:
             channel, key = found
-            out.append(Source(label=f"{channel} channel", store=main.store, key=key + suffix))
+            out.append(RepairSource(label=f"{channel} channel", store=main.store, key=key + suffix))
         for named in self.stores:
             if named.name != here:
                 out.append(
-                    Source(label=f"store {named.name}", store=named.store, key=v.key + suffix)
+                    RepairSource(label=f"store {named.name}", store=named.store, key=v.key + suffix)
                 )
         return out
 
     def verified(
-        self, sources: list[Source], sha256: str, size: int | None
-    ) -> tuple[Source | None, list[str]]:
+        self, sources: list[RepairSource], sha256: str, size: int | None
+    ) -> tuple[RepairSource | None, list[str]]:
         tried: list[str] = []
         for source in sources:
             assert source.store is not None
@@ -164,7 +166,7 @@ class _Planner:
 
     def wheel_metadata(self, v: Vouched, named: NamedStore) -> bytes | None:
         """The METADATA of a verified copy of the wheel (here, or from a source)."""
-        here = Source(label="here", store=named.store, key=v.key)
+        here = RepairSource(label="here", store=named.store, key=v.key)
         for source in [here, *self.candidates(v, named.name)]:
             assert source.store is not None
             try:
@@ -177,12 +179,15 @@ class _Planner:
 
 
 def plan_repair(
-    publishing: Publishing, truth: Truth, report: Report, stores: Sequence[NamedStore]
+    publishing: ResolvedPublishing,
+    truth: Truth,
+    report: IntegrityReport,
+    stores: Sequence[NamedStore],
 ) -> RepairPlan:
     """An action per finding (restore, quarantine), then page rebuilds; read-only."""
     planner = _Planner(publishing, truth, stores)
     by_name = {s.name: s for s in stores}
-    actions: list[Action] = []
+    actions: list[RepairAction] = []
     broken: list[Unrepairable] = []
     touched: set[tuple[str, str]] = set()  # (store, folder) whose pages get rebuilt
     for f in report.findings:
@@ -204,7 +209,9 @@ def plan_repair(
         if (folder in truth.folders and folder not in truth.archive_folders) or (
             truth.root is not None and folder == truth.root.prefix
         ):
-            actions.append(Action(verb="rebuild-pages", store=by_name[store_name], key=folder))
+            actions.append(
+                RepairAction(verb="rebuild-pages", store=by_name[store_name], key=folder)
+            )
     for store_name, folder in sorted(touched & blocked):
         page_findings = [
             f
@@ -223,23 +230,23 @@ def plan_repair(
 
 
 def _plan_one(
-    planner: _Planner, truth: Truth, f: Finding, named: NamedStore
-) -> tuple[Action | None, str]:
+    planner: _Planner, truth: Truth, f: IntegrityFinding, named: NamedStore
+) -> tuple[RepairAction | None, str]:
     if f.kind == "unfinished":  # the key's other findings, if any, are planned on their own
-        return Action(verb="abort", store=named, key=f.key), ""
+        return RepairAction(verb="abort", store=named, key=f.key), ""
     if f.kind == "extra" or (f.kind == "parity" and f.expected_sha256 is None):
         if f.found_sha256 is None:
             return None, "the object could not be read"
-        return Action(verb="quarantine", store=named, key=f.key, replaces=f.found_sha256), ""
+        return RepairAction(verb="quarantine", store=named, key=f.key, replaces=f.found_sha256), ""
     if f.kind == "parity":
         assert f.expected_sha256 is not None
         main = planner.stores[0]
         source, tried = planner.verified(
-            [Source(label="store main", store=main.store, key=f.key)], f.expected_sha256, None
+            [RepairSource(label="store main", store=main.store, key=f.key)], f.expected_sha256, None
         )
         if source is None:
             return None, "; ".join(tried)
-        return Action(
+        return RepairAction(
             verb="restore",
             store=named,
             key=f.key,
@@ -250,13 +257,13 @@ def _plan_one(
         ), ""
     checksum = restored_checksum(f.key, truth.vouched) if f.kind == "sidecar" else None
     if checksum is not None:  # an archive's .sha256 file, written from the manifest
-        return Action(
+        return RepairAction(
             verb="restore",
             store=named,
             key=f.key,
             sha256=sha256_bytes(checksum),
             size=len(checksum),
-            source=Source(label="the manifest's sha256", data=checksum),
+            source=RepairSource(label="the manifest's sha256", data=checksum),
             replaces=f.found_sha256,
             content_type=content_types.TEXT,
         ), ""
@@ -265,8 +272,8 @@ def _plan_one(
         want = f.expected_sha256 or v.entry.metadata_sha256
         metadata = planner.wheel_metadata(v, named)
         if metadata is not None and (want is None or sha256_bytes(metadata) == want):
-            source = Source(label="the verified wheel's METADATA", data=metadata)
-            return Action(
+            source = RepairSource(label="the verified wheel's METADATA", data=metadata)
+            return RepairAction(
                 verb="restore",
                 store=named,
                 key=f.key,
@@ -281,7 +288,7 @@ def _plan_one(
         found, tried = planner.verified(planner.candidates(v, named.name, SIDECAR), want, None)
         if found is None:
             return None, "no verified source: " + "; ".join(tried)
-        return Action(
+        return RepairAction(
             verb="restore",
             store=named,
             key=f.key,
@@ -294,7 +301,7 @@ def _plan_one(
     found, tried = planner.verified(planner.candidates(v, named.name), v.entry.sha256, v.entry.size)
     if found is None:
         return None, "no verified source: " + "; ".join(tried)
-    return Action(
+    return RepairAction(
         verb="restore",
         store=named,
         key=f.key,
@@ -350,7 +357,7 @@ def _rebuild(store: ObjectStore, folder: str, view: ChannelView, workers: int) -
     apply_folder(store, found, workers=workers)
 
 
-def _replace(action: Action, channel: str) -> None:
+def _replace(action: RepairAction, channel: str) -> None:
     store = action.store.store
     with tempfile.TemporaryDirectory(prefix="relforge-repair-") as tmp:
         body: Path | bytes

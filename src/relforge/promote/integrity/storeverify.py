@@ -37,7 +37,12 @@ from relforge.promote.channel import MANIFESTS, place, stored_manifests, wheel_f
 from relforge.promote.channelview import channel_view
 from relforge.promote.index.folder import SIDECAR, canonical, parse_dist
 from relforge.promote.integrity.archivecheck import archive_findings
-from relforge.promote.integrity.findings import Finding, FindingKind, Report, StoreReport
+from relforge.promote.integrity.findings import (
+    FindingKind,
+    IntegrityFinding,
+    IntegrityReport,
+    StoreReport,
+)
 from relforge.promote.integrity.leftovers import unfinished_findings
 from relforge.promote.integrity.pagecheck import Want, check_project_pages, check_root_pages
 from relforge.promote.integrity.rootcheck import check_channel_root
@@ -187,13 +192,13 @@ class _Findings:
     """The findings of one store, in the order they are made."""
 
     store: str
-    items: list[Finding] = field(default_factory=list)
+    items: list[IntegrityFinding] = field(default_factory=list)
 
     def add(self, kind: FindingKind, v: Vouched | None, key: str, message: str, **kw: Any) -> None:
         folder = key.rsplit("/", 1)[0]
         cell = v.entry.cell_id if v else None
         self.items.append(
-            Finding(
+            IntegrityFinding(
                 kind=kind,
                 store=self.store,
                 key=key,
@@ -360,7 +365,7 @@ def _check_pages(
         pages += 1
         for problem in problems:
             findings.items.append(
-                Finding(
+                IntegrityFinding(
                     kind="page",
                     store=findings.store,
                     key=problem.key,
@@ -372,7 +377,7 @@ def _check_pages(
         root = truth.root
         for problem in check_channel_root(store, root, own, want, ours):
             findings.items.append(
-                Finding(
+                IntegrityFinding(
                     kind="page",
                     store=findings.store,
                     key=problem.key,
@@ -384,7 +389,7 @@ def _check_pages(
     return pages
 
 
-def parity(truth: Truth, named: NamedStore) -> list[Finding]:
+def parity(truth: Truth, named: NamedStore) -> list[IntegrityFinding]:
     """A mirror must hold the main store's manifests of the channel, byte for byte."""
     prefix = f"{MANIFESTS}/{truth.channel}/{truth.project}/"
     theirs = {i.key for i in named.store.list(prefix)}
@@ -398,7 +403,7 @@ def parity(truth: Truth, named: NamedStore) -> list[Finding]:
         got = read_content(named.store, key) if key in theirs else None
         if got is None:
             out.append(
-                Finding(
+                IntegrityFinding(
                     kind="parity",
                     store=named.name,
                     key=key,
@@ -408,7 +413,7 @@ def parity(truth: Truth, named: NamedStore) -> list[Finding]:
             )
         elif got.sha256 != sha:
             out.append(
-                Finding(
+                IntegrityFinding(
                     kind="parity",
                     store=named.name,
                     key=key,
@@ -419,7 +424,7 @@ def parity(truth: Truth, named: NamedStore) -> list[Finding]:
             )
     for key in sorted(theirs - set(ours)):
         out.append(
-            Finding(
+            IntegrityFinding(
                 kind="parity",
                 store=named.name,
                 key=key,
@@ -436,7 +441,7 @@ def verify_channel(
     *,
     workers: int = 32,
     trust_service: bool = False,
-) -> Report:
+) -> IntegrityReport:
     reports = []
     completeness = channel_view(here, store=truth.main).completeness
     versions = {v.version for v in truth.vouched.values()}
@@ -460,4 +465,4 @@ def verify_channel(
                 observed=report.observed,
             )
         reports.append(report)
-    return Report(channel=truth.channel, stores=tuple(reports))
+    return IntegrityReport(channel=truth.channel, stores=tuple(reports))

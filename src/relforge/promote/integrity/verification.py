@@ -8,7 +8,7 @@ from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channelview import channel_view
 from relforge.promote.integrity.repair import execute_repair, plan_repair
 from relforge.promote.integrity.storeverify import channel_truth, verify_channel
-from relforge.promote.integrity.verifyoutcome import Outcome
+from relforge.promote.integrity.verifyoutcome import VerifyOutcome
 from relforge.promote.mirrors import select_stores
 from relforge.promote.publishing import open_publishing
 
@@ -22,7 +22,7 @@ def check_channel(
     execute: bool = False,
     workers: int = 32,
     trust_service: bool = False,
-) -> Outcome:
+) -> VerifyOutcome:
     """Verify (and with `repair`, plan; with `execute`, apply and verify again)."""
     publishing = open_publishing(matrix)
     here = publishing.channel(channel)
@@ -38,11 +38,11 @@ def check_channel(
             hint="publish (or promote) to the channel first",
         )
     if not repair:
-        return Outcome(before=before)
+        return VerifyOutcome(before=before)
     plan = plan_repair(publishing, truth, before, stores)
     if not execute or not plan.actions:
-        return Outcome(before=before, repair=plan)
+        return VerifyOutcome(before=before, repair=plan)
     view = channel_view(here, workers=min(workers, 16))
     done = execute_repair(plan, channel, view, workers=workers)
     after = verify_channel(here, truth, chosen, workers=workers, trust_service=trust_service)
-    return Outcome(before=before, repair=plan, executed=done, after=after)
+    return VerifyOutcome(before=before, repair=plan, executed=done, after=after)

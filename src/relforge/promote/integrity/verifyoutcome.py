@@ -8,24 +8,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from relforge.output import columns, versioned
-from relforge.promote.integrity.findings import Finding, Report
+from relforge.promote.integrity.findings import IntegrityFinding, IntegrityReport
 from relforge.promote.integrity.repair import RepairPlan, render_repair
 
 SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True, kw_only=True)
-class Outcome:
+class VerifyOutcome:
     """The channel as verified (`before`), the repair planned for it, and, when the repair was
     applied, how many actions ran and the channel verified again (`after`)."""
 
-    before: Report
+    before: IntegrityReport
     repair: RepairPlan | None = None
     executed: int = 0
-    after: Report | None = None
+    after: IntegrityReport | None = None
 
     @property
-    def final(self) -> Report:
+    def final(self) -> IntegrityReport:
         return self.after or self.before
 
     def to_json(self) -> dict[str, Any]:
@@ -64,7 +64,7 @@ class Outcome:
         return text
 
 
-def findings_table(findings: Sequence[Finding]) -> list[str]:
+def findings_table(findings: Sequence[IntegrityFinding]) -> list[str]:
     """Findings in aligned columns (kind, store, key, detail); nothing when there are none."""
     if not findings:
         return []

@@ -16,7 +16,7 @@ from relforge.deps.mirrorrecord import record_key, write_record
 from relforge.output import in_place, versioned
 from relforge.promote.channelview import channel_view
 from relforge.promote.index.channelindex import reindex
-from relforge.promote.plans.storeplan import Plan
+from relforge.promote.plans.storeplan import StorePlan
 from relforge.promote.plans.storeplan import execute as carry_out
 from relforge.promote.publishing import ChannelContext
 from relforge.stores.transfer import plan_batch
@@ -84,7 +84,7 @@ def apply_mirror(
         fetched = fetch(plan, Path(tmp))
         batch = plan_batch(store, list(fetched.transfers), label="dependencies", workers=workers)
         outcome = carry_out(
-            Plan(
+            StorePlan(
                 command="deps-mirror",
                 title=f"mirror dependencies into {plan.channel}",
                 batches=(batch,),

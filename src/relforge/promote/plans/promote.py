@@ -25,7 +25,7 @@ from relforge.promote.completeness import VersionState, release_folders
 from relforge.promote.index.folder import SIDECAR
 from relforge.promote.mirrors import mirror_batches
 from relforge.promote.plans.publish import incoming, refuse_unvalidated, stored_manifest_transfers
-from relforge.promote.plans.storeplan import Plan, index_step
+from relforge.promote.plans.storeplan import StorePlan, index_step
 from relforge.promote.publishing import open_publishing
 from relforge.signing import Trust, require_signer
 from relforge.stores.objectstore import ObjectInfo, ObjectStore, sha256_bytes
@@ -202,7 +202,7 @@ def plan_promote(
     workers: int = 32,
     partial: bool = False,
     lease: LeaseScope | None = None,
-) -> Plan:
+) -> StorePlan:
     """The plan copying the validated artifacts of `version` from channel `source` to `target`
     (server-side, never overwriting), with their backups, the promoted manifest and the mirrors;
     refuses artifacts that are unvalidated, missing or changed in the source channel.  `lease`:
@@ -246,7 +246,7 @@ def plan_promote(
     mirrors = publishing.mirrors
     record = stored_manifest_transfers(selected, version, trust)
     promoted = record[0].key.rsplit("/", 1)[1].removesuffix(".json")
-    return Plan(
+    return StorePlan(
         command="promote",
         title=f"promote {manifest.project} {version}: {source} → {target} "
         f"({len(src)} artifacts from {where})",

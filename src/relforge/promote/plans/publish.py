@@ -25,7 +25,7 @@ from relforge.promote.completeness import PUBLISHED_TYPES, Incoming, release_fol
 from relforge.promote.index.prune import nightly_prune
 from relforge.promote.install import index_base, index_urls
 from relforge.promote.mirrors import mirror_batches
-from relforge.promote.plans.storeplan import Plan, index_step
+from relforge.promote.plans.storeplan import StorePlan, index_step
 from relforge.promote.publishing import open_publishing
 from relforge.signing import SIGNATURE_SUFFIX, Trust, require_signer
 from relforge.stores import content_types
@@ -203,7 +203,7 @@ def plan_publish(
     partial: bool = False,
     index: bool = True,
     lease: LeaseScope | None = None,
-) -> Plan:
+) -> StorePlan:
     """The create-if-absent uploads of a build manifest's validated artifacts (with their
     PEP 658 metadata sidecars and the manifest record) to `channel` of the matrix's store and
     its mirrors, plus the nightly pruning.  `channel`: the manifest's when None.  Checks the
@@ -277,7 +277,7 @@ def plan_publish(
         notes.append(
             "pages: not rebuilt (--no-index); `relforge index` advertises each whole version"
         )
-    return Plan(
+    return StorePlan(
         command="publish",
         title=f"publish {manifest.project} {manifest.release} to {channel}",
         batches=(artifacts, stored, *mirrored),

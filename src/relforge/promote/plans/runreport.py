@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from relforge.output import in_place
-from relforge.promote.completeness import Report, whole_releases_report
+from relforge.promote.completeness import CompletenessReport, whole_releases_report
 from relforge.promote.index.indexreport import recorded_lines
-from relforge.promote.plans.storeplan import Outcome, Plan
+from relforge.promote.plans.storeplan import StoreOutcome, StorePlan
 from relforge.stores.retry import total_retries
 
 
@@ -17,8 +17,8 @@ from relforge.stores.retry import total_retries
 class PlanReport:
     """An applied plan (`plan`) and what applying it did (`done`)."""
 
-    plan: Plan
-    done: Outcome
+    plan: StorePlan
+    done: StoreOutcome
 
     def retries(self) -> int:
         """Requests the plan's stores tried again after a transient fault."""
@@ -42,7 +42,11 @@ class PlanReport:
         """What the index left off the pages (or put there with --partial), and the advertised
         versions recorded for the first time."""
         step = self.plan.index
-        whole = whole_releases_report(step.view.completeness) if step is not None else Report()
+        whole = (
+            whole_releases_report(step.view.completeness)
+            if step is not None
+            else CompletenessReport()
+        )
         return whole.lines() + recorded_lines(self.done.recorded)
 
     def lines(self) -> list[str]:

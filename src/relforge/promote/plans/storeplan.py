@@ -37,7 +37,7 @@ def index_step(folders: Iterable[str], view: ChannelView) -> IndexStep | None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Plan:
+class StorePlan:
     command: str
     title: str
     batches: tuple[Batch, ...]
@@ -66,7 +66,7 @@ class Plan:
         )
 
 
-def render(plan: Plan, echo: Echo) -> None:
+def render(plan: StorePlan, echo: Echo) -> None:
     echo(plan.title)
     for note in plan.notes:
         echo(f"  {note}")
@@ -113,7 +113,7 @@ def _step_line(step: Step, batch: Batch) -> str:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Outcome:
+class StoreOutcome:
     created: int
     deleted: int
     indexed: tuple[FolderPlan, ...]
@@ -121,7 +121,7 @@ class Outcome:
     recorded: tuple[tuple[str, bool], ...] = ()  # advertised records written: (key, whole)
 
 
-def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
+def execute(plan: StorePlan, echo: Echo, *, workers: int = 32) -> StoreOutcome:
     """Apply the plan: refuse on any conflict first; then transfers, the pages (without the
     files being pruned), and the deletions last."""
     refuse_conflicts(plan.batches)
@@ -149,7 +149,7 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
         journal.finish()
     finally:
         journal.close()
-    return Outcome(
+    return StoreOutcome(
         created=created,
         deleted=len(plan.deletes),
         indexed=tuple(indexed),
@@ -159,7 +159,7 @@ def execute(plan: Plan, echo: Echo, *, workers: int = 32) -> Outcome:
 
 
 def _reindex(
-    plan: Plan,
+    plan: StorePlan,
     step: IndexStep,
     store: ObjectStore,
     journal: Journal,

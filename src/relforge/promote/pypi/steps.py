@@ -15,7 +15,7 @@ from typing import Any
 from relforge.matrix.schema import Matrix
 from relforge.matrixstores import main_store
 from relforge.output import in_place, summary_with_list, versioned
-from relforge.promote.plans.storeplan import Echo, Plan, render
+from relforge.promote.plans.storeplan import Echo, StorePlan, render
 from relforge.promote.plans.storeplan import execute as apply
 from relforge.promote.pypi.preflight import preflight
 from relforge.promote.pypi.refusals import Limits
@@ -92,7 +92,7 @@ def stage_wheels(
             echo(f"  {r.path.name}: " + "; ".join(r.changes or ("unchanged",)))
         paths = [r.path for r in rewritten]
         preflight(paths, plan.limits, plan.index_url, echo, nothing="staged", now=now)
-        staged = Plan(
+        staged = StorePlan(
             command="pypi-stage",
             title=f"PyPI staging of {plan.version}",
             batches=(batch,),
