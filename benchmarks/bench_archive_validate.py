@@ -95,8 +95,8 @@ def main() -> None:
             seconds, out = timed(
                 lambda: validate_archive(
                     archive,
-                    Expectation(cell=cells["libtorch"], project="torch", size_limit=10**9),
-                    archive_platform_tags(release, cells["libtorch"]),
+                    Expectation(cell=cells["archive"], project="torch", size_limit=10**9),
+                    archive_platform_tags(release, cells["archive"]),
                     pool,
                 )
             )

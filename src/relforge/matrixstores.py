@@ -3,7 +3,7 @@ root of trust, where manifests live), its mirrors, the backup store, and the key
 be signed with.
 
 Every stage that reads or writes a channel opens its stores here (promote through its
-`Publishing` context, each opened once per command); the dependency mirror, the site and the
+`ResolvedPublishing` context, each opened once per command); the dependency mirror, the site and the
 variant providers too, without reaching into promote.
 """
 

@@ -82,7 +82,7 @@ def write_archive_manifest(
         size=archive.stat().st_size,
         sha256=sha256_file(archive),
         version=version,
-        package_type="libtorch",
+        package_type="archive",
         variant="cpu",
         upload_subfolder="cpu",
     )
@@ -415,7 +415,7 @@ def test_wheels_and_an_archive_in_one_manifest(run: Run, local_setup: Setup) -> 
         size=archive.stat().st_size,
         sha256=sha256_file(archive),
         version="1.0.0+cpu",
-        package_type="libtorch",
+        package_type="archive",
         variant="cpu",
         upload_subfolder="cpu",
         platform_tag=None,

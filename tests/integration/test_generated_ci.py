@@ -65,7 +65,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 PYPI_TOKEN = "pypi-token-for-the-test"
 OFFLINE = {"RELFORGE_ATTEST": "false"}  # no Sigstore offline: the documented switch
 WHEELS = "relforge-linux-wheel.yml"
-ARCHIVES = "relforge-linux-libtorch.yml"
+ARCHIVES = "relforge-linux-archive.yml"
 CU130 = "wheel-linux-x86_64-py3.13-cu130"
 OUT = ".github/workflows"
 

@@ -15,7 +15,7 @@ import pytest
 from relforge.cli import cli
 from relforge.git import Git
 from relforge.release.apply import apply_plan
-from relforge.release.cut import CutOptions, plan_cut
+from relforge.release.cut import CutRequest, plan_cut
 from relforge.release.versions import Line
 from tests.conftest import EXAMPLE, PYTORCH, Result
 from tests.integration.example_project import example_matrix
@@ -61,7 +61,7 @@ def _cut(tmp_path: Path) -> Path:
     """A project whose release/2.9 is cut (as tests/integration/test_release_tag.py makes it)."""
     repos = make_project(tmp_path)
     g = Git(repos.clone)
-    apply_plan(g, plan_cut(g, CutOptions(line=Line(2, 9), github_repo="acme/hello")))
+    apply_plan(g, plan_cut(g, CutRequest(line=Line(2, 9), github_repo="acme/hello")))
     return repos.clone
 
 

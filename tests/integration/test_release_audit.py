@@ -10,7 +10,7 @@ from pathlib import Path
 from relforge.git import Git
 from relforge.manifest import ArtifactManifest, ManifestEntry, ProvenGpu
 from relforge.release.apply import apply_plan
-from relforge.release.cut import CutOptions, plan_cut
+from relforge.release.cut import CutRequest, plan_cut
 from relforge.release.versions import Line
 from tests.conftest import EXAMPLE, Result
 from tests.fakegithub import FakeGitHub
@@ -38,7 +38,7 @@ def plant(tmp_path: Path, n: dict[str, int]) -> Planted:
     old = repos.commit(f"Old feature (#{n['old']})", {"old.c": "old\n"})
     git(clone, "push", "-q", "origin", "main")
     g = Git(clone)
-    apply_plan(g, plan_cut(g, CutOptions(line=Line(2, 9), github_repo="acme/hello")))
+    apply_plan(g, plan_cut(g, CutRequest(line=Line(2, 9), github_repo="acme/hello")))
     git(clone, "merge", "-q", "--ff-only", "origin/main")
 
     def fix(role: str, name: str, body: str = "") -> str:
@@ -181,7 +181,7 @@ def test_audit_with_a_github_milestone(tmp_path: Path, run: Run, fake_github: Fa
 def test_milestone_file_errors(tmp_path: Path, run: Run) -> None:
     repos = make_project(tmp_path)
     g = Git(repos.clone)
-    apply_plan(g, plan_cut(g, CutOptions(line=Line(2, 9), github_repo="acme/hello")))
+    apply_plan(g, plan_cut(g, CutRequest(line=Line(2, 9), github_repo="acme/hello")))
     bad = tmp_path / "bad.yaml"
     bad.write_text("- 1\n- not-a-number\n")
     result = audit(run, repos, "--milestone-file", str(bad))

@@ -13,7 +13,7 @@ from relforge.errors import RefusedError
 from relforge.git import Git
 from relforge.matrix.load import load_matrix
 from relforge.release.apply import apply_plan
-from relforge.release.cut import CutOptions, plan_cut
+from relforge.release.cut import CutRequest, plan_cut
 from relforge.release.versions import Line
 from relforge.workflows.render import RenderRequest, render_workflows
 from tests.conftest import Result
@@ -132,7 +132,7 @@ def test_json_plan(tmp_path: Path, run: Run) -> None:
         ".github/workflows/build.yml",
         ".github/workflows/relforge-bot.yml",
         ".github/workflows/relforge-build.yml",
-        ".github/workflows/relforge-linux-libtorch.yml",
+        ".github/workflows/relforge-linux-archive.yml",
         ".github/workflows/relforge-linux-wheel.yml",
         "matrix/example.yaml",
     ]
@@ -316,7 +316,7 @@ def test_refusals_and_config_errors(tmp_path: Path, run: Run) -> None:
 def test_a_remote_that_moved_after_planning_is_refused_atomically(tmp_path: Path) -> None:
     repos = make_project(tmp_path)
     g = Git(repos.clone)
-    plan = plan_cut(g, CutOptions(line=Line(2, 9), github_repo="acme/hello"))
+    plan = plan_cut(g, CutRequest(line=Line(2, 9), github_repo="acme/hello"))
     other = repos.another_clone("racer")
     repos.commit("raced", where=other)
     git(other, "push", "-q", "origin", "main")
@@ -326,13 +326,13 @@ def test_a_remote_that_moved_after_planning_is_refused_atomically(tmp_path: Path
     assert info.value.exit_code == 5
     assert snapshot(repos)["origin"] == origin_before  # atomic: no branch was created
     # planning again on the new remote state works
-    assert apply_plan(g, plan_cut(g, CutOptions(line=Line(2, 9), github_repo="acme/hello")))
+    assert apply_plan(g, plan_cut(g, CutRequest(line=Line(2, 9), github_repo="acme/hello")))
 
 
 def test_a_remote_that_moves_during_the_push_is_refused_with_the_reason(tmp_path: Path) -> None:
     repos = make_project(tmp_path)
     g = Git(repos.clone)
-    plan = plan_cut(g, CutOptions(line=Line(2, 9), github_repo="acme/hello"))
+    plan = plan_cut(g, CutRequest(line=Line(2, 9), github_repo="acme/hello"))
     racer = repos.another_clone("racer")
     # git checks the leases, then runs pre-push, then sends the update: the racer's push lands
     # in between, so it is the remote that rejects the update ("[remote rejected]").

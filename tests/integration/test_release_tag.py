@@ -12,7 +12,7 @@ import pytest
 
 from relforge.git import Git
 from relforge.release.apply import apply_plan
-from relforge.release.cut import CutOptions, plan_cut
+from relforge.release.cut import CutRequest, plan_cut
 from relforge.release.versions import Line
 from tests.conftest import Result
 from tests.gitrepos import Repos, git, make_repos
@@ -26,7 +26,7 @@ def cut_repos(tmp_path: Path) -> Repos:
     """A project whose release/2.9 has been cut (the clone has fetched it)."""
     repos = make_project(tmp_path)
     g = Git(repos.clone)
-    apply_plan(g, plan_cut(g, CutOptions(line=Line(2, 9), github_repo="acme/hello")))
+    apply_plan(g, plan_cut(g, CutRequest(line=Line(2, 9), github_repo="acme/hello")))
     return repos
 
 
@@ -204,7 +204,7 @@ def test_status_follows_the_release(tmp_path: Path, run: Run) -> None:
 
     assert status()["next"] == "relforge release cut 2.9 --execute"
     g = Git(repos.clone)
-    apply_plan(g, plan_cut(g, CutOptions(line=Line(2, 9), github_repo="acme/hello")))
+    apply_plan(g, plan_cut(g, CutRequest(line=Line(2, 9), github_repo="acme/hello")))
     state = status()
     assert state["next"] == "relforge release tag 2.9.0 --rc --execute"
     assert state["cut_point"] == remote_ref(repos, "refs/heads/orig/release/2.9")
@@ -294,7 +294,7 @@ def test_tag_refuses_a_commit_without_the_matrix_the_checkout_has(tmp_path: Path
     """A project of the release commands only is tagged; with an uncommitted matrix it is not."""
     repos = make_repos(tmp_path, {"version.txt": "2.9.0a0\n"})
     g = Git(repos.clone)
-    apply_plan(g, plan_cut(g, CutOptions(line=Line(2, 9))))
+    apply_plan(g, plan_cut(g, CutRequest(line=Line(2, 9))))
     (repos.clone / "matrix.yaml").write_text(MATRIX)
     origin = snapshot(repos)["origin"]
     for kind in ("--rc", "--final"):

@@ -378,7 +378,7 @@ def test_manifest_binds_an_archive_of_any_name_and_gets_its_verdicts(
     path = write_archive(out, files_with(compiled), name="libtorch-shared-with-deps-1.0.0+cpu.zip")
     entry = ManifestEntry(
         cell_id=CELL, file=path.name, size=path.stat().st_size, sha256=sha256_file(path),
-        version=VERSION, package_type="libtorch", variant="cpu", upload_subfolder="cpu",
+        version=VERSION, package_type="archive", variant="cpu", upload_subfolder="cpu",
     )  # fmt: skip
     manifest = ArtifactManifest(project=PROJECT, release="1.0", channel="test")
     manifest = manifest.with_entries([entry])

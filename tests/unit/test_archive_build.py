@@ -89,7 +89,7 @@ def test_without_archive_command_the_build_command_builds_archives_too(tmp_path:
         path.read_text().replace("archive_command: [python3, build_archive.py]", "max_jobs: 0")
     )
     build = load_matrix(path).project.build
-    assert build.command_for("libtorch") == ("sh", "build.sh")
+    assert build.command_for("archive") == ("sh", "build.sh")
     assert build.command_for("wheel") == ("sh", "build.sh")
 
 

@@ -50,7 +50,7 @@ def line_of(text: str, snippet: str) -> int:
 
 def test_windows_archives_get_release_and_debug(write: Callable[[str], Path]) -> None:
     matrix = load_matrix(write(with_section(LIBTORCH, ARCHIVES)))
-    archives = [c for c in expand_cells(matrix, "1.0") if c.package_type == "libtorch"]
+    archives = [c for c in expand_cells(matrix, "1.0") if c.package_type == "archive"]
     assert [c.id for c in archives] == [
         "libtorch-linux-x86_64-cpu-shared-with-deps-release",
         "libtorch-linux-x86_64-cu128-shared-with-deps-release",
@@ -214,5 +214,5 @@ def test_release_notes_name_a_changed_runtime_requirement(run: Run) -> None:
     result = run("matrix", "diff", str(PYTORCH), "--from", "2.8", "--to", "2.9")
     assert result.code == 0, result.err
     assert "- Runtime requirements: changed `triton==3.4.0` → `triton==3.5.0`." in result.out
-    assert "| libtorch | windows-x86_64 | 0 | 8 | +8 |" in result.out
+    assert "| archive | windows-x86_64 | 0 | 8 | +8 |" in result.out
     assert "| wheel | linux-s390x | 0 | 7 | +7 |" in result.out

@@ -102,7 +102,7 @@ def test_bundling_cell_excludes_only_driver_libraries(cells: dict[str, Cell]) ->
 def test_no_auditwheel_off_linux_and_no_repair_for_archives(cells: dict[str, Cell]) -> None:
     # Windows wheels are repaired by delvewheel (tests/unit/test_repair_policies.py)
     assert isinstance(repair_policy(cells["wheel-windows-x86_64-py3.12-cu128"]), DelvewheelPolicy)
-    assert repair_policy(next(c for c in cells.values() if c.package_type == "libtorch")) is None
+    assert repair_policy(next(c for c in cells.values() if c.package_type == "archive")) is None
     cpu = repair_policy(cells["wheel-linux-x86_64-py3.12-cpu"])
     assert isinstance(cpu, AuditwheelPolicy) and set(cpu.excludes) == DRIVER
 

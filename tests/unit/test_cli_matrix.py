@@ -35,7 +35,7 @@ def test_list_json_is_the_cell_contract(run: Run) -> None:
     assert listed["schema_version"] == 1 and listed["release"] == "2.9"
     cells = listed["cells"]
     assert len(cells) == 49 + 28 + 7 + 6  # x86_64, aarch64, s390x wheels; archives
-    assert {c["package_type"] for c in cells} == {"wheel", "libtorch"}
+    assert {c["package_type"] for c in cells} == {"wheel", "archive"}
     assert all(isinstance(c["extra_install_requires"], list) for c in cells)
 
 

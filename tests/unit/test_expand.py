@@ -77,7 +77,7 @@ def test_29_linux_counts(pytorch: Matrix) -> None:
         ("wheel", "linux-x86_64"): 49,
         ("wheel", "linux-aarch64"): 28,
         ("wheel", "linux-s390x"): 7,
-        ("libtorch", "linux-x86_64"): 6,
+        ("archive", "linux-x86_64"): 6,
     }
     x86 = {c.variant for c in cells if c.platform == "linux-x86_64" and c.package_type == "wheel"}
     assert x86 == {"cpu", "cu126", "cu128", "cu130", "rocm6.3", "rocm6.4", "xpu"}
@@ -159,7 +159,7 @@ def test_29_libtorch(pytorch: Matrix) -> None:
     offered = [
         c
         for c in candidates(pytorch, pytorch.releases["2.9"])
-        if c.cell.package_type == "libtorch" and c.cell.os == "linux"
+        if c.cell.package_type == "archive" and c.cell.os == "linux"
     ]
     assert len(offered) == 6 * 4  # every archive variant is offered, the rules keep one
     rocm_rule = [
@@ -279,7 +279,7 @@ def test_example_matrix() -> None:
     matrix = load_matrix(EXAMPLE)
     cells = expand_cells(matrix, "1.0")
     assert len(cells) == 9
-    (archive,) = [c for c in cells if c.package_type == "libtorch"]
+    (archive,) = [c for c in cells if c.package_type == "archive"]
     assert archive.id == "libtorch-linux-x86_64-cpu-shared-with-deps-release"
     assert archive.python is None and archive.libtorch_config == "release"
     cells = [c for c in cells if c.package_type == "wheel"]

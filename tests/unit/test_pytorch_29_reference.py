@@ -137,7 +137,7 @@ def test_every_archive_cell_is_the_generators(cells: list[Cell]) -> None:
         for (platform, config), arches in LIBTORCH.items()
         for desired, image in arches.items()
     }
-    archives = [c for c in cells if c.package_type == "libtorch"]
+    archives = [c for c in cells if c.package_type == "archive"]
     got = [(c.platform, c.libtorch_config, c.variant, c.image or "") for c in archives]
     assert len(got) == len(set(got)) == 17
     assert set(got) == expected

@@ -120,3 +120,14 @@ def test_selectors_that_would_silently_match_nothing_are_errors(text: str, messa
 def test_a_bool_rule_value_from_yaml_still_matches() -> None:
     rule = selector_from_match({"free_threaded": ("true",)})
     assert rule.matches(cell(free_threaded=True)) and not rule.matches(cell())
+
+
+def test_libtorch_as_a_package_type_selects_the_archive_cells() -> None:
+    # PyTorch's word in older matrix files: the same cells as `archive`, in a selector and a rule
+    archive = SimpleNamespace(package_type="archive", os="linux")
+    wheel = SimpleNamespace(package_type="wheel", os="linux")
+    for said in ("libtorch", "archive"):
+        assert parse_selector(f"package_type={said}").matches(archive)
+        assert not parse_selector(f"package_type={said}").matches(wheel)
+        assert selector_from_match({"package_type": (said,)}).matches(archive)
+        assert parse_selector(f"package_type!={said}").matches(wheel)

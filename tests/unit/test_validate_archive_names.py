@@ -25,7 +25,7 @@ def test_archive_names_are_unique_in_every_upload_folder(pytorch: Matrix) -> Non
     """Archives of one variant (cpu: Linux, Windows release and debug, macOS) share a folder."""
     for release in ("2.6", "2.9"):
         cells = expand_cells(pytorch, release, channel="test")
-        archives = [c for c in cells if c.package_type == "libtorch"]
+        archives = [c for c in cells if c.package_type == "archive"]
         assert archives
         names = [(c.upload_subfolder, expected_filename(c, "torch")) for c in archives]
         assert len(set(names)) == len(names)

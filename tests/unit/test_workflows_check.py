@@ -152,7 +152,7 @@ def test_committed_example_workflows_are_current(monkeypatch: pytest.MonkeyPatch
     assert committed == [
         "relforge-bot.yml",
         "relforge-build.yml",
-        "relforge-linux-libtorch.yml",
+        "relforge-linux-archive.yml",
         "relforge-linux-wheel.yml",
     ]
     assert os.access(REPO / OUT / "ci.yml", os.R_OK)

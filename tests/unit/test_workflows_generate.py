@@ -22,16 +22,16 @@ OUT = ".github/workflows"
 PYTORCH_FILES = [
     "relforge-bot.yml",
     "relforge-build.yml",
-    "relforge-linux-libtorch.yml",
+    "relforge-linux-archive.yml",
     "relforge-linux-wheel.yml",
-    "relforge-macos-libtorch.yml",
+    "relforge-macos-archive.yml",
     "relforge-macos-wheel.yml",
     "relforge-promote.yml",
     "relforge-pypi.yml",
     "relforge-site.yml",
     "relforge-upstream.yml",
     "relforge-validate-binaries.yml",
-    "relforge-windows-libtorch.yml",
+    "relforge-windows-archive.yml",
     "relforge-windows-wheel.yml",
 ]
 
@@ -66,7 +66,7 @@ def test_pytorch_29_renders_every_cell_once(rendered: dict[str, dict[str, Any]])
     built = [
         entry["id"]
         for name, workflow in rendered.items()
-        if name.endswith(("-wheel.yml", "-libtorch.yml"))
+        if name.endswith(("-wheel.yml", "-archive.yml"))
         for job in _cell_jobs(workflow, "build-")
         for entry in job["strategy"]["matrix"]["include"]
     ]
@@ -162,7 +162,7 @@ def test_jobs_run_exactly_the_relforge_commands(rendered: dict[str, dict[str, An
     # whole releases only: the cells upload, one job per workflow (wheels and archives alike)
     # indexes after all of them
     for name in rendered:
-        if name.endswith(("-wheel.yml", "-libtorch.yml")):
+        if name.endswith(("-wheel.yml", "-archive.yml")):
             assert runs[(name, "index")] == f'relforge index {m} --channel "$CHANNEL" --execute'
     (bot,) = [
         s["run"]
@@ -201,7 +201,7 @@ def test_one_index_job_waits_for_every_upload_of_its_workflow(
 ) -> None:
     indexed = 0
     for name, workflow in rendered.items():
-        if not name.endswith(("-wheel.yml", "-libtorch.yml")):
+        if not name.endswith(("-wheel.yml", "-archive.yml")):
             continue
         indexed += 1
         jobs = workflow["jobs"]
@@ -385,7 +385,7 @@ def test_s3_credentials_are_an_oidc_role_when_set_else_the_runners_own(
         if step.get("uses", "").startswith("aws-actions/configure-aws-credentials@")
     ]
     assert {(name, job) for name, job, _ in credential_steps} == OIDC_JOBS | {
-        (name, "index") for name in rendered if name.endswith(("-wheel.yml", "-libtorch.yml"))
+        (name, "index") for name in rendered if name.endswith(("-wheel.yml", "-archive.yml"))
     }
     for _name, _job, step in credential_steps:
         assert step["if"] == "vars.RELFORGE_AWS_ROLE_ARN != ''"
@@ -425,7 +425,7 @@ def test_native_archives_are_validated_and_published_like_wheels(
         for job in _cell_jobs(rendered["relforge-linux-wheel.yml"], "")
         if job["if"] != "github.event_name == 'pull_request'"
     }
-    jobs = _cell_jobs(rendered["relforge-linux-libtorch.yml"], "")
+    jobs = _cell_jobs(rendered["relforge-linux-archive.yml"], "")
     assert jobs
     for job in jobs + _cell_jobs(rendered["relforge-linux-wheel.yml"], ""):
         assert "validate" not in job["with"]  # the reusable workflow's default, true

@@ -53,9 +53,9 @@ def test_pytorch_29_groups_per_os_and_package_type() -> None:
         ("linux-wheel", 84),
         ("windows-wheel", 38),
         ("macos-wheel", 7),
-        ("linux-libtorch", 6),
-        ("windows-libtorch", 10),
-        ("macos-libtorch", 1),
+        ("linux-archive", 6),
+        ("windows-archive", 10),
+        ("macos-archive", 1),
     ]
     for group in groups:
         ids = [e["id"] for s in group.shards for e in s.entries]
@@ -73,7 +73,7 @@ def test_pr_subset_is_newest_python_per_platform_and_accelerator() -> None:
     by_platform = {c.platform: c.python for c in wheels}
     assert by_platform["linux-x86_64"] == "3.14"  # newest, GIL-enabled over 3.14t
     assert by_platform["windows-arm64"] == "3.13"  # 3.14 is excluded there: the newest it has
-    libtorch = [c for c in subset if c.package_type == "libtorch"]
+    libtorch = [c for c in subset if c.package_type == "archive"]
     assert [(c.platform, c.variant) for c in libtorch] == [
         *(("linux-x86_64", v) for v in ("cpu", "cu126", "cu128", "cu130", "rocm6.3", "rocm6.4")),
         *(("windows-x86_64", v) for v in ("cpu", "cu126", "cu128", "cu130")),
@@ -102,7 +102,7 @@ def test_matrix_entry_is_a_projection_of_the_cell_contract() -> None:
     aarch64_cuda = next(c for c in cells if c.id == "wheel-linux-aarch64-py3.12-cu128")
     assert aarch64_cuda.test_runner is None  # the matrix names no aarch64 GPU runner
     assert matrix_entry(aarch64_cuda)["test_runner"] == aarch64_cuda.build_runner
-    archive = next(c for c in cells if c.package_type == "libtorch")
+    archive = next(c for c in cells if c.package_type == "archive")
     assert matrix_entry(archive)["python"] == ""  # GitHub's schema allows no null
 
 

@@ -315,7 +315,7 @@ def test_no_upload_builds_and_tests_only(in_tmp: Path, run: Run) -> None:
     assert result.code == 0, result.err
     flows = load_workflows(root / OUT)
     assert "upload" not in flows["relforge-build.yml"]["jobs"]
-    for name in ("relforge-linux-wheel.yml", "relforge-linux-libtorch.yml"):
+    for name in ("relforge-linux-wheel.yml", "relforge-linux-archive.yml"):
         jobs = flows[name]["jobs"]
         assert "index" not in jobs
         assert all(j["with"]["upload"] is False for j in jobs.values())
@@ -333,7 +333,7 @@ def test_no_upload_builds_and_tests_only(in_tmp: Path, run: Run) -> None:
 
 def test_archive_uploads_end_with_an_index_job(in_tmp: Path, run: Run) -> None:
     flows = _rendered(in_tmp, run, _matrix())
-    jobs = flows["relforge-linux-libtorch.yml"]["jobs"]
+    jobs = flows["relforge-linux-archive.yml"]["jobs"]
     assert jobs["index"]["needs"] == ["build-1"]
     assert (
         jobs["index"]["concurrency"]["group"]

@@ -133,7 +133,7 @@ def plan_build(
             f"no cell of release {release} matches the selection", key="--select"
         )
     build = matrix.project.build
-    archive_command = build.command_for("libtorch")
+    archive_command = build.command_for("archive")
     missing = [c.id for c in cells if c.package_type != "wheel" and not archive_command]
     if missing:
         raise ConfigError(

@@ -128,11 +128,11 @@ def cut_command(
 ) -> None:
     """Cut release/X.Y and orig/release/X.Y, commit the release-only changes on the branch and
     bump version.txt on the trunk to X.(Y+1).0a0."""
-    from relforge.release import CutOptions, plan_cut
+    from relforge.release import CutRequest, plan_cut
 
     line = parse_line(version)
     git = Git(repo)
-    options = CutOptions(
+    options = CutRequest(
         line=line,
         remote=remote,
         source=source,
@@ -165,7 +165,7 @@ def tag_command(
     fmt: str,
 ) -> None:
     """Tag the next RC on the tip of release/X.Y, or the final on the newest RC."""
-    from relforge.release import TagOptions, plan_tag
+    from relforge.release import TagRequest, plan_tag
 
     parsed = parse_release(version)
     if kind not in ("rc", "final"):
@@ -173,7 +173,7 @@ def tag_command(
     if at and kind == "final":
         raise UsageError("the final goes on the newest RC's commit", key="--at")
     git = Git(repo)
-    options = TagOptions(
+    options = TagRequest(
         version=parsed,
         kind="rc" if kind == "rc" else "final",
         remote=remote,
@@ -192,10 +192,10 @@ def patch_command(
     version: str, version_file: str, execute: bool, repo: Path, remote: str, fmt: str
 ) -> None:
     """Bump version.txt on release/X.Y to X.Y.Z for a patch release (X.Y.(Z-1) must be final)."""
-    from relforge.release import PatchOptions, plan_patch
+    from relforge.release import PatchRequest, plan_patch
 
     git = Git(repo)
-    options = PatchOptions(version=parse_release(version), remote=remote, version_file=version_file)
+    options = PatchRequest(version=parse_release(version), remote=remote, version_file=version_file)
     _finish(git, plan_patch(git, options), execute=execute, fmt=fmt)
 
 

@@ -120,7 +120,7 @@ def validate(
     with --runtime by installing it; exit 4 when any check fails."""
     from relforge.deps import Closure, mirrored_closure
     from relforge.matrix import load_matrix
-    from relforge.validate import ArtifactSource, Options, ReleaseRequest, validate_release
+    from relforge.validate import ArtifactSource, Options, ValidateRequest, validate_release
 
     source = ArtifactSource.choose(dist=dist, manifest_path=manifest_path, index_url=index_url)
     date = parse_date(date_text)
@@ -150,7 +150,7 @@ def validate(
             require_gpu=require_gpu,
         )
         report = validate_release(
-            ReleaseRequest(
+            ValidateRequest(
                 matrix=matrix,
                 release=release,
                 channel=channel,

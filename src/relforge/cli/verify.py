@@ -1,6 +1,6 @@
 """`relforge verify`: a channel's objects and pages against its stored manifests, in the main
 store and the mirrors; `--repair` plans restoring from verified sources, `--execute` applies.
-The stage returns an `Outcome` (JSON, lines, summary): this command only prints it."""
+The stage returns a `VerifyOutcome` (JSON, lines, summary): this command only prints it."""
 
 from __future__ import annotations
 

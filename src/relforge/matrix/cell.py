@@ -12,7 +12,9 @@ from typing import Any, Literal
 
 from relforge.matrix.schema import AcceleratorKind, ChannelName, OperatingSystem, Status
 
-PackageType = Literal["wheel", "libtorch"]
+# "archive": a native archive (libtorch-style zip); matrix selectors may still say `libtorch`,
+# PyTorch's word for it (relforge.matrix.selector reads it as "archive")
+PackageType = Literal["wheel", "archive"]
 
 
 @dataclass(frozen=True, kw_only=True)

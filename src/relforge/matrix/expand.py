@@ -239,7 +239,7 @@ def _cell(
     return Cell(
         id=cell_id,
         release=release.name,
-        package_type="wheel" if archive is None else "libtorch",
+        package_type="wheel" if archive is None else "archive",
         platform=site.pname,
         os=platform.os,
         arch=platform.arch,
@@ -282,7 +282,7 @@ def _env(
     """What the build script sees; the matrix's own `env:` maps are layered on top."""
     variant = site.variant
     env = {
-        "PACKAGE_TYPE": "wheel" if python else "libtorch",
+        "PACKAGE_TYPE": "wheel" if python else "libtorch",  # PyTorch's builder scripts' word
         "DESIRED_PYTHON": str(python) if python else "",
         "DESIRED_CUDA": site.vname,
         "GPU_ARCH_TYPE": variant.kind,

@@ -192,7 +192,7 @@ def _provenance(matrix: Matrix, release: Release, candidate: Candidate) -> tuple
             cell
         ):
             reasons.append(Reason(f"requires {', '.join(adds.add)}: {adds.reason}", adds.span))
-    if cell.package_type == "libtorch" and release.libtorch is not None:
+    if cell.package_type == "archive" and release.libtorch is not None:
         reasons.append(
             Reason(
                 f"native archive {cell.libtorch_variant}, config {cell.libtorch_config}",

@@ -157,6 +157,8 @@ def _term(field: str, op: str, value: str, axes: Collection[str] = ()) -> Term:
         raise ValueError(f"{field} is true or false, not {value!r}")
     elif not value and op not in ("=", "==", "!="):
         raise ValueError(f"{field}{op} needs a value")
+    if field == "package_type" and value == "libtorch":
+        value = "archive"  # PyTorch's word for a native archive, as older matrix files say
     return Term(field, op, value)
 
 

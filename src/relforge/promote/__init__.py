@@ -7,11 +7,11 @@ except index pages, which are replaced atomically.
 Entry points, one line of the command line's each:
 - `open_publishing` opens the publishing section's stores and trust once for a command
   (`relforge.matrixstores` opens each).
-- `plan_publish` and `plan_promote` plan uploads and copies as a `Plan`; `render` prints it,
+- `plan_publish` and `plan_promote` plan uploads and copies as a `StorePlan`; `render` prints it,
   `execute` carries it out and `PlanReport` says what the run did (its lines and step summary,
   with what the pages leave off until a version is whole).
 - `install_lines` gives the last lines of `publish`: the index URL(s) of what it uploaded
-  (`Plan.install_urls`) with the pip and uv commands that install from them.
+  (`StorePlan.install_urls`) with the pip and uv commands that install from them.
 - `plan_channel_index` / `apply_channel_index` rebuild a channel's index pages; `index_report`
   gives the `IndexReport` of the plan and the run (lines, JSON, step summary);
   `serving_warnings` names what the download URL will not serve.
@@ -23,7 +23,7 @@ Entry points, one line of the command line's each:
 - `lease_scope` gives the `LeaseScope` a writing command runs in: each plan function
   (`lease=`) takes its channels' writer leases there before reading them, and they are released
   when the scope ends; a dry run's scope (policy None) takes none.
-- `check_channel` verifies a channel into an `Outcome` (its JSON, lines and step summary).
+- `check_channel` verifies a channel into a `VerifyOutcome` (its JSON, lines and step summary).
 - `bucket_policy` writes the public-read policy of a channel's bucket.
 - `plan_stage` with `stage_wheels` stages wheels for PyPI (`strip_local` drops the local
   version label) and give a `StageResult`; `plan_pypi_upload`, `refuse_upload` and

@@ -38,7 +38,7 @@ from relforge.stores.objectstore import ObjectStore
 # wheels and its native archives.  The generated CI uploads them from separate workflows, each
 # ending with an index job (serialized per channel), so whichever finishes last puts the whole
 # version on the pages; a version's pip pages wait for its zips as its zips wait for its wheels.
-PUBLISHED_TYPES = frozenset({"wheel", "libtorch"})
+PUBLISHED_TYPES = frozenset({"wheel", "archive"})
 
 
 def expected_cells(cells: ChannelCells, release: str) -> list[Cell]:

@@ -2,7 +2,7 @@
 
 A command that reads or changes channels opens the main store, its mirrors and the trust (the
 keys manifests must be signed with, and this run's signing key) once, and expands each
-channel's cells and root index once: `open_publishing(matrix)` gives the `Publishing`, and
+channel's cells and root index once: `open_publishing(matrix)` gives the `ResolvedPublishing`, and
 `Publishing.channel(name)` the `ChannelContext` of one channel.  Each is opened when first
 used, so a command that never needs the mirrors (or the trust) never opens them, and a fault
 there surfaces where it did before."""

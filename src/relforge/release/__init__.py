@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from relforge.release.apply import apply_plan
 from relforge.release.audit import AuditReport, audit_release
-from relforge.release.cut import CutOptions, plan_cut
+from relforge.release.cut import CutRequest, plan_cut
 from relforge.release.milestone import fetch_milestone, load_milestone_file
-from relforge.release.patch import PatchOptions, plan_patch
+from relforge.release.patch import PatchRequest, plan_patch
 from relforge.release.releaseplan import ReleasePlan
 from relforge.release.show import (
     audit_lines,
@@ -26,16 +26,16 @@ from relforge.release.show import (
     status_lines,
 )
 from relforge.release.status import LineStatus, release_status
-from relforge.release.tag import TagOptions, plan_tag
+from relforge.release.tag import TagRequest, plan_tag
 from relforge.release.versions import parse_line, parse_release
 
 __all__ = [
     "AuditReport",
-    "CutOptions",
+    "CutRequest",
     "LineStatus",
-    "PatchOptions",
+    "PatchRequest",
     "ReleasePlan",
-    "TagOptions",
+    "TagRequest",
     "apply_plan",
     "audit_lines",
     "audit_markdown",

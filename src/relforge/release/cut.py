@@ -33,7 +33,7 @@ def release_only_subject(line: Line) -> str:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CutOptions:
+class CutRequest:
     line: Line
     remote: str = "origin"
     source: str | None = None  # --from; default: the trunk
@@ -43,7 +43,7 @@ class CutOptions:
     github_repo: str | None = None
 
 
-def plan_cut(git: Git, options: CutOptions) -> ReleasePlan:
+def plan_cut(git: Git, options: CutRequest) -> ReleasePlan:
     """The ref updates and commits of `relforge release cut X.Y` against the remote: the
     frozen `orig/` marker and the release branch at the cut point (each left alone when it
     exists), the release-only commit and the trunk's version bump.  Reads the remote, writes
@@ -198,7 +198,7 @@ def _matrix_of_generated(git: Git, where: _Where, files: dict[str, str]) -> str 
 
 
 def _release_only_commit(
-    git: Git, where: _Where, options: CutOptions, plan: PlanBuilder
+    git: Git, where: _Where, options: CutRequest, plan: PlanBuilder
 ) -> NewCommit | None:
     cut, label = where.commit, where.label
     matrix = _find_matrix(git, where, options.matrix)
@@ -243,7 +243,7 @@ def _release_only_commit(
     )
 
 
-def _plan_trunk_bump(git: Git, tip: str, options: CutOptions, plan: PlanBuilder) -> None:
+def _plan_trunk_bump(git: Git, tip: str, options: CutRequest, plan: PlanBuilder) -> None:
     line, trunk, path = options.line, options.trunk, options.version_file
     label = f"{options.remote}/{trunk}"
     text, version = version_at(git, tip, path, label, line)

@@ -16,13 +16,13 @@ from relforge.release.versions import final_of, line_of, version_at, with_releas
 
 
 @dataclass(frozen=True, kw_only=True)
-class PatchOptions:
+class PatchRequest:
     version: Version
     remote: str = "origin"
     version_file: str = "version.txt"
 
 
-def plan_patch(git: Git, options: PatchOptions) -> ReleasePlan:
+def plan_patch(git: Git, options: PatchRequest) -> ReleasePlan:
     """The ref updates and commits of `relforge release patch X.Y.Z` (a patch release on an
     existing release branch, after X.Y.(Z-1)).  Reads the remote, writes nothing."""
     version, remote, path = options.version, options.remote, options.version_file

@@ -31,7 +31,7 @@ TagKind = Literal["rc", "final"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class TagOptions:
+class TagRequest:
     version: Version
     kind: TagKind
     remote: str = "origin"
@@ -39,7 +39,7 @@ class TagOptions:
     version_file: str = "version.txt"
 
 
-def plan_tag(git: Git, options: TagOptions) -> ReleasePlan:
+def plan_tag(git: Git, options: TagRequest) -> ReleasePlan:
     """The refs of `relforge release tag X.Y.Z --rc` or `--final`, on the tip of release/X.Y
     as the remote has it.  Reads the remote, writes nothing."""
     require_clean_checkout(git)
@@ -65,7 +65,7 @@ def plan_tag(git: Git, options: TagOptions) -> ReleasePlan:
 
 
 def _plan_rc(
-    git: Git, state: RemoteState, tip: str, tags: list[Tag], options: TagOptions, plan: PlanBuilder
+    git: Git, state: RemoteState, tip: str, tags: list[Tag], options: TagRequest, plan: PlanBuilder
 ) -> None:
     version, branch = options.version, line_of(options.version).branch
     final = final_of(tags, version)
@@ -113,7 +113,7 @@ def _plan_rc(
 
 
 def _plan_final(
-    git: Git, tip: str, tags: list[Tag], options: TagOptions, plan: PlanBuilder
+    git: Git, tip: str, tags: list[Tag], options: TagRequest, plan: PlanBuilder
 ) -> None:
     version, remote = options.version, plan.remote
     branch = line_of(version).branch

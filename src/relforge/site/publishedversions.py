@@ -104,7 +104,7 @@ def release_versions(matrix: Matrix, release: Release) -> dict[str, Any]:
     every = candidates(matrix, release)
     wheels = [c for c in every if c.cell.package_type == "wheel"]
     built = [c.cell for c in wheels if c.built]
-    archives = [c.cell for c in every if c.cell.package_type == "libtorch" and c.built]
+    archives = [c.cell for c in every if c.cell.package_type == "archive" and c.built]
     folders = list(dict.fromkeys(selector_folder(c.cell, release) for c in wheels))
     labels = {
         f: folder_label(release, f, [c.cell for c in wheels])

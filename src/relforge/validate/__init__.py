@@ -1,6 +1,6 @@
 """Validation: a release's artifacts checked against the cells of the matrix that expect them.
 
-Entry points: `validate_release(ReleaseRequest)` reads the artifacts from one `ArtifactSource`
+Entry points: `validate_release(ValidateRequest)` reads the artifacts from one `ArtifactSource`
 (a directory, an artifact manifest or an index), runs every check and writes the verdicts back
 into the manifest; `validate_artifacts` checks given artifacts against given cells.  Both
 take the check `Options` and return a `ValidationReport`.
@@ -19,7 +19,7 @@ from __future__ import annotations
 from relforge.validate.checklist import CHECKS
 from relforge.validate.coverage import CellCoverage, coverage_lines, gpu_coverage
 from relforge.validate.inspect import Inspection, inspect_wheel
-from relforge.validate.releaserun import ArtifactSource, ReleaseRequest, validate_release
+from relforge.validate.releaserun import ArtifactSource, ValidateRequest, validate_release
 from relforge.validate.report import ValidationReport
 from relforge.validate.run import Options, validate_artifacts
 
@@ -29,7 +29,7 @@ __all__ = [
     "CellCoverage",
     "Inspection",
     "Options",
-    "ReleaseRequest",
+    "ValidateRequest",
     "ValidationReport",
     "coverage_lines",
     "gpu_coverage",

@@ -19,7 +19,7 @@ def expected_filename(cell: Cell, project: str) -> str:
     spells it: the name normalized with underscores, the version normalized (local part kept);
     a native archive's name for an archive cell."""
     assert cell.version is not None, "cells must be stamped for a channel"
-    if cell.package_type == "libtorch":
+    if cell.package_type == "archive":
         return archive_filename(cell, project)
     name = canonicalize_name(project).replace("-", "_")
     version = Version(cell.version)

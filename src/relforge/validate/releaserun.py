@@ -86,7 +86,7 @@ def _any_channel(text: str, path: Path) -> AnyChannel:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ReleaseRequest:
+class ValidateRequest:
     """One `relforge validate` run: the release's selected wheel cells against one source."""
 
     matrix: Matrix
@@ -108,7 +108,7 @@ class _Expected:
     archives: bool  # the release has archive cells (else a *.zip is none of ours)
 
 
-def validate_release(request: ReleaseRequest) -> ValidationReport:
+def validate_release(request: ValidateRequest) -> ValidationReport:
     """Check the artifacts of `request.source` against the release's selected wheel cells;
     a manifest source gets each artifact's verdicts written back.  The caller decides what the
     report's failures mean (the CLI exits 4)."""
@@ -157,7 +157,7 @@ def validate_release(request: ReleaseRequest) -> ValidationReport:
 
 
 def _expected_cells(
-    request: ReleaseRequest, manifest: ArtifactManifest | None, date: datetime.date | None
+    request: ValidateRequest, manifest: ArtifactManifest | None, date: datetime.date | None
 ) -> _Expected:
     """The release's cells, the selected wheel cells among them, and the others.  Of a
     manifest, the selected cells it holds (built or skipped), unless the request is `whole`."""
@@ -187,14 +187,14 @@ def _expected_cells(
     chosen = {c.id for c in cells}
     others = {c.id for c in every if c.id not in chosen}
     other_names = {expected_filename(c, matrix.project.name) for c in every if c.id in others}
-    archives = any(c.package_type == "libtorch" for c in every)  # else a *.zip is none of ours
+    archives = any(c.package_type == "archive" for c in every)  # else a *.zip is none of ours
     return _Expected(
         every=every, cells=cells, others=others, other_names=other_names, archives=archives
     )
 
 
 def _collect_artifacts(
-    request: ReleaseRequest,
+    request: ValidateRequest,
     manifest: ArtifactManifest | None,
     expected: _Expected,
     tmp: Path,

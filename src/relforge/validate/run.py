@@ -139,7 +139,7 @@ def _cell_reports(
     reports = []
     for artifact in bound:
         expect = dataclasses.replace(rules, cell=cell)
-        if cell.package_type == "libtorch":
+        if cell.package_type == "archive":
             tags = archive_platform_tags(release, cell)
             static = validate_archive(artifact.path, expect, tags, pool)
         else:
@@ -257,7 +257,7 @@ def _named(artifact: Artifact, want: str, cell: Cell) -> Verdict:
     manifest may bind one of another name."""
     if artifact.path.name == want:
         return MISSING.verdict("pass", want)
-    if cell.package_type == "libtorch" and artifact.cell_id == cell.id:
+    if cell.package_type == "archive" and artifact.cell_id == cell.id:
         return MISSING.verdict("pass", f"{artifact.path.name} (the manifest's; by name: {want})")
     return MISSING.verdict("fail", f"{artifact.path.name} should be named {want}")
 

@@ -147,7 +147,7 @@ def _check_test_runner(release: Release, cell: Cell) -> None:
 
 def _image_place(release: Release, cell: Cell) -> tuple[Span, str]:
     """Where the cell's image is (or would be) set in the matrix, and that key's path."""
-    if cell.package_type == "libtorch" and release.libtorch is not None:
+    if cell.package_type == "archive" and release.libtorch is not None:
         key = f"releases.{release.name}.libtorch.images.{cell.platform}.{cell.variant}"
         return release.libtorch.at("images"), key
     key = f"releases.{release.name}.accelerators.{cell.variant}.platforms.{cell.platform}.image"
