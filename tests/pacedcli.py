@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from relforge.stores.content_types import OCTET_STREAM
 from relforge.stores.local import LocalStore
@@ -78,48 +79,40 @@ def _transfer() -> Iterator[None]:
         _inside.active = False
 
 
-class PacedLocalStore(LocalStore):
-    def put_if_absent(
-        self, key: str, source: Path | bytes, sha256: str, content_type: str = OCTET_STREAM
-    ) -> bool:
-        with _transfer():
-            return super().put_if_absent(key, source, sha256, content_type)
-
-    def copy_if_absent(
-        self, source: ObjectStore, src_key: str, key: str, sha256: str, size: int | None = None
-    ) -> bool:
-        with _transfer():
-            return super().copy_if_absent(source, src_key, key, sha256, size)
-
-    def write(self, key: str, data: bytes, content_type: str) -> None:
-        _wait(_pacing.page)
-        super().write(key, data, content_type)
-
-    def delete(self, key: str) -> None:
-        super().delete(key)
-        _wait(_pacing.delete)
+_Store = TypeVar("_Store", LocalStore, S3Store)
 
 
-class PacedS3Store(S3Store):
-    def put_if_absent(
-        self, key: str, source: Path | bytes, sha256: str, content_type: str = OCTET_STREAM
-    ) -> bool:
-        with _transfer():
-            return super().put_if_absent(key, source, sha256, content_type)
+def _paced_kind(base: type[_Store]) -> type[_Store]:
+    """`base` whose writes wait as `_pacing` says: one subclass per store class, so that every
+    `isinstance` test in relforge sees the class it expects."""
 
-    def copy_if_absent(
-        self, source: ObjectStore, src_key: str, key: str, sha256: str, size: int | None = None
-    ) -> bool:
-        with _transfer():
-            return super().copy_if_absent(source, src_key, key, sha256, size)
+    class Paced(base):  # type: ignore[valid-type,misc]  # a subclass of whichever store class
+        def put_if_absent(
+            self, key: str, source: Path | bytes, sha256: str, content_type: str = OCTET_STREAM
+        ) -> bool:
+            with _transfer():
+                return bool(super().put_if_absent(key, source, sha256, content_type))
 
-    def write(self, key: str, data: bytes, content_type: str) -> None:
-        _wait(_pacing.page)
-        super().write(key, data, content_type)
+        def copy_if_absent(
+            self, source: ObjectStore, src_key: str, key: str, sha256: str, size: int | None = None
+        ) -> bool:
+            with _transfer():
+                return bool(super().copy_if_absent(source, src_key, key, sha256, size))
 
-    def delete(self, key: str) -> None:
-        super().delete(key)
-        _wait(_pacing.delete)
+        def write(self, key: str, data: bytes, content_type: str) -> None:
+            _wait(_pacing.page)
+            super().write(key, data, content_type)
+
+        def delete(self, key: str) -> None:
+            super().delete(key)
+            _wait(_pacing.delete)
+
+    Paced.__name__ = Paced.__qualname__ = f"Paced{base.__name__}"
+    return Paced
+
+
+PacedLocalStore = _paced_kind(LocalStore)
+PacedS3Store = _paced_kind(S3Store)
 
 
 def _paced(

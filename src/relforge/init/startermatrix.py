@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import jinja2
 
 from relforge.init.machine import HostPlatform
+from relforge.workflows.templating import SYNTAX
 
 GPU_RUNNER = "linux-gpu"  # a placeholder for the user's self-hosted GPU runner label
 VERSION_FILE = "version.txt"
@@ -91,20 +92,10 @@ def render_starter(layout: StarterLayout) -> str:
 
 @functools.cache
 def _environment() -> jinja2.Environment:
-    """The workflows' template syntax (`<{ }>`, `<% %>`, `<# #>`: YAML's braces stay text)."""
+    """The workflows' template syntax (relforge.workflows.templating.SYNTAX)."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("relforge", PACKAGE_TEMPLATES),
-        undefined=jinja2.StrictUndefined,
-        variable_start_string="<{",
-        variable_end_string="}>",
-        block_start_string="<%",
-        block_end_string="%>",
-        comment_start_string="<#",
-        comment_end_string="#>",
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
+        **SYNTAX,
     )
     env.filters["json"] = json.dumps  # YAML flow values, byte for byte as json.dumps writes them
     return env

@@ -28,6 +28,23 @@ PACKAGE_TEMPLATES = "templates/workflows"
 _PLAIN = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./@+-]*\Z")
 
 
+# relforge's template syntax (`<{ }>`, `<% %>`, `<# #>`: YAML's braces stay text), strict about
+# undefined names, whitespace as written; the workflows and `relforge init`'s starter matrix
+SYNTAX: dict[str, Any] = {
+    "undefined": jinja2.StrictUndefined,
+    "variable_start_string": "<{",
+    "variable_end_string": "}>",
+    "block_start_string": "<%",
+    "block_end_string": "%>",
+    "comment_start_string": "<#",
+    "comment_end_string": "#>",
+    "trim_blocks": True,
+    "lstrip_blocks": True,
+    "keep_trailing_newline": True,
+    "autoescape": False,
+}
+
+
 def make_environment(templates_dir: Path | None) -> SandboxedEnvironment:
     loaders: list[jinja2.BaseLoader] = []
     if templates_dir is not None:
@@ -35,17 +52,7 @@ def make_environment(templates_dir: Path | None) -> SandboxedEnvironment:
     loaders.append(jinja2.PackageLoader("relforge", PACKAGE_TEMPLATES))
     env = SandboxedEnvironment(
         loader=jinja2.ChoiceLoader(loaders),
-        undefined=jinja2.StrictUndefined,
-        variable_start_string="<{",
-        variable_end_string="}>",
-        block_start_string="<%",
-        block_end_string="%>",
-        comment_start_string="<#",
-        comment_end_string="#>",
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
+        **SYNTAX,
     )
     env.filters["json"] = to_json
     env.filters["yaml"] = yaml_scalar
