@@ -168,7 +168,7 @@ class DockerBuilder:
         pep517 = not job.command and job.cell.python is not None
         system = build_system(job.source) if job.cell.python else None
         write_control(control, system if pep517 else None)
-        script = resources.files("relforge.builders").joinpath("in_container.sh")
+        script = resources.files("relforge.builders.backends").joinpath("in_container.sh")
         (control / "build.sh").write_text(script.read_text("utf-8"), encoding="utf-8")
         (control / "repair.sh").write_text(_repair_script(job.repair), encoding="utf-8")
         volumes, env = _mounts(job, control)
