@@ -167,8 +167,10 @@ def fake_github(monkeypatch: pytest.MonkeyPatch) -> Iterator[fakegithub.FakeGitH
 # file: one worker runs them from start to end, so they start first.
 LONGEST_FIRST = (
     "test_generated_ci.py",  # 886 s: act runs every generated workflow
-    "test_build_docker.py",  # 732 s: the torch extension in a container 372 s
-    "test_real_projects.py",  # 331 s: projects from init to installed on the host
+    "test_build_docker.py",  # 732 s: the torch extension in a container 372 s; alone, 2c626c1
+    # (load 3-5): 320 s, torch 99 s (its runtime checks and install, not the compile now)
+    "test_real_projects.py",  # 331 s: projects from init to installed on the host; alone,
+    # 2c626c1 (load 4-5): 148 s, 85 CPU-s, torch 67 s (its compile 22 -> 5 CPU-s)
     "test_deps_closure.py",  # 136 s
     "test_mirrors.py",
     "test_s3_multipart.py",

@@ -168,8 +168,7 @@ class DockerBuilder:
         pep517 = not job.command and job.cell.python is not None
         system = build_system(job.source) if job.cell.python else None
         write_control(control, system if pep517 else None)
-        script = resources.files("relforge.builders").joinpath("in_container.sh")
-        (control / "build.sh").write_text(script.read_text("utf-8"), encoding="utf-8")
+        (control / "build.sh").write_text(container_script(), encoding="utf-8")
         (control / "repair.sh").write_text(_repair_script(job.repair), encoding="utf-8")
         volumes, env = _mounts(job, control)
         command = job.command or default_command("/out/raw")
@@ -263,6 +262,13 @@ class DockerBuilder:
         finally:
             with contextlib.suppress(docker.errors.DockerException):
                 container.remove(force=True)
+
+
+def container_script() -> str:
+    """in_container.sh, the script every build container runs: package data beside this
+    module (so it moves with it)."""
+    here = resources.files(__name__.rpartition(".")[0])
+    return here.joinpath("in_container.sh").read_text("utf-8")
 
 
 def container_phase(job: BuildJob) -> str:
