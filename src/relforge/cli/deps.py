@@ -83,22 +83,22 @@ def mirror(
     depends on (transitively, for the cell's platform and Python, as pip resolves them) from
     the upstream index into the cell's folder, each checked against the upstream's sha256;
     record them and re-index.  FILE is the matrix."""
-    from relforge.deps import built_wheels, plan_mirror, render_mirror
+    from relforge.deps import MirrorRequest, built_wheels, plan_mirror, render_mirror
     from relforge.promote import apply_mirror, open_publishing
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
     built = built_wheels(manifest_path, chosen) if manifest_path is not None else None
     here = open_publishing(matrix).channel(chosen)
-    plan = plan_mirror(
-        matrix,
-        chosen,
-        upstream,
-        here.store,
+    request = MirrorRequest(
+        matrix=matrix,
+        channel=chosen,
+        upstream=upstream,
         selectors=tuple(parse_selectors(selects)),
         version=version,
         built=built,
     )
+    plan = plan_mirror(here.store, request)
     say = progress_echo(fmt)
     render_mirror(plan, say)
     report = apply_mirror(plan, here, say, execute=execute, workers=workers)

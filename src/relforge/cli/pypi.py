@@ -56,9 +56,15 @@ def stage(
 ) -> None:
     """Rewrite each platform's PyPI-default wheel without its local version (2.9.0+cu128 →
     2.9.0) into pypi-staging/X.Y.Z/ of the store.  FILE is the matrix file."""
-    from relforge.promote import plan_stage, stage_wheels
+    from relforge.promote import StageRequest, plan_stage, stage_wheels
 
-    plan = plan_stage(load_matrix(file), version, manifest_path, manifest_digest=manifest_digest)
+    request = StageRequest(
+        matrix=load_matrix(file),
+        version=version,
+        manifest_path=manifest_path,
+        manifest_digest=manifest_digest,
+    )
+    plan = plan_stage(request)
     result = stage_wheels(plan, progress_echo(fmt), execute=execute)
     print_outcome(result, fmt=fmt, title="relforge pypi stage")
 
