@@ -30,6 +30,7 @@ ENTRIES = [
     ("relforge.upstream", "check_upstream", "UpstreamRequest", ("index",)),
     ("relforge.upstream", "plan_upstream_update", "UpdateRequest", ()),
     ("relforge.deps", "plan_mirror", "MirrorRequest", ("store",)),
+    ("relforge.init", "plan_starter", "StarterRequest", ()),
     ("relforge.release", "plan_cut", "CutRequest", ("git",)),
     ("relforge.release", "plan_tag", "TagRequest", ("git",)),
 ]
@@ -43,8 +44,8 @@ def test_an_entry_point_takes_its_request(
     assert entry in module.__all__ and request_name in module.__all__
     assert entry in (module.__doc__ or "") and request_name in (module.__doc__ or "")
     request = getattr(module, request_name)
+    params = request.__dataclass_params__  # before is_dataclass narrows `request`
     assert dataclasses.is_dataclass(request)
-    params = request.__dataclass_params__
     assert params.frozen, request_name
     assert all(f.kw_only for f in dataclasses.fields(request)), request_name
     function = getattr(module, entry)
@@ -61,7 +62,7 @@ def test_a_request_is_frozen_and_keyword_only(tmp_path: Path) -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         request.channel = "test"  # type: ignore[misc]  # the point: it cannot be changed
     with pytest.raises(TypeError):
-        PublishRequest(matrix, tmp_path / "manifest.json")  # type: ignore[misc]  # positional
+        PublishRequest(matrix, tmp_path / "manifest.json")  # type: ignore[call-arg]  # positional
 
 
 def test_the_requests_keep_the_defaults_the_keywords_had(tmp_path: Path) -> None:
