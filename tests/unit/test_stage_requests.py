@@ -30,6 +30,8 @@ ENTRIES = [
     ("relforge.upstream", "check_upstream", "UpstreamRequest", ("index",)),
     ("relforge.upstream", "plan_upstream_update", "UpdateRequest", ()),
     ("relforge.deps", "plan_mirror", "MirrorRequest", ("store",)),
+    ("relforge.deps", "check_channel", "DepsCheckRequest", ("echo",)),
+    ("relforge.promote", "check_channel", "VerifyRequest", ()),
     ("relforge.init", "plan_starter", "StarterRequest", ()),
     ("relforge.variants", "plan_variants", "VariantRequest", ("store", "workdir")),
     ("relforge.release", "plan_cut", "CutRequest", ("git",)),
@@ -104,7 +106,9 @@ def test_a_request_still_refuses_what_the_keywords_refused(tmp_path: Path) -> No
 def test_the_cli_hands_each_entry_point_its_request_and_nothing_more() -> None:
     """Every call of a converted entry point in src/relforge/cli passes no keywords: what the
     command asks for travels in the request."""
-    entries = {entry: len(kept) for _, entry, _, kept in ENTRIES}
+    entries: dict[str, int] = {}
+    for _, entry, _, kept in ENTRIES:  # check_channel: deps' and promote's, one name
+        entries[entry] = max(entries.get(entry, 0), len(kept))
     calls = []
     for path in sorted((REPO / "src" / "relforge" / "cli").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):

@@ -115,14 +115,15 @@ def check(
 ) -> None:
     """Prove that pip resolves and would install each cell's wheel from the cell's folder
     index alone (exit 4 naming what is missing per cell).  FILE is the matrix file."""
-    from relforge.deps import check_channel, check_summary
+    from relforge.deps import DepsCheckRequest, check_channel, check_summary
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
     click.echo(f"deps check: the {chosen} channel, each cell from its folder index alone")
-    results = check_channel(
-        matrix, chosen, click.echo, selectors=tuple(parse_selectors(selects)), version=version
+    request = DepsCheckRequest(
+        matrix=matrix, channel=chosen, selectors=tuple(parse_selectors(selects)), version=version
     )
+    results = check_channel(click.echo, request)
     summary = check_summary(chosen, results)
     click.echo(summary)
     step_summary("relforge deps check", summary)

@@ -25,7 +25,8 @@ Entry points, one line of the command line's each:
   (its `lease` argument, after the request) takes its channels' writer leases there before
   reading them, and they are released when the scope ends; a dry run's scope (policy None)
   takes none.
-- `check_channel` verifies a channel into a `VerifyOutcome` (its JSON, lines and step summary).
+- `check_channel` (a `VerifyRequest`) verifies a channel into a `VerifyOutcome` (its JSON,
+  lines and step summary).
 - `bucket_policy` writes the public-read policy of a channel's bucket.
 - `plan_stage` (a `StageRequest`) with `stage_wheels` stages wheels for PyPI (`strip_local`
   drops the local version label) and give a `StageResult`; `plan_pypi_upload`, `refuse_upload` and
@@ -52,7 +53,7 @@ from relforge.promote.index.channelindex import (
 from relforge.promote.index.indexreport import index_report
 from relforge.promote.index.serving import serving_warnings
 from relforge.promote.install import install_lines
-from relforge.promote.integrity.verification import check_channel
+from relforge.promote.integrity.verification import VerifyRequest, check_channel
 from relforge.promote.integrity.verifyoutcome import VerifyOutcome
 from relforge.promote.plans.dependencies import apply_mirror
 from relforge.promote.plans.promote import PromoteRequest, plan_promote
@@ -79,6 +80,7 @@ __all__ = [
     "StageRequest",
     "StorePlan",
     "VerifyOutcome",
+    "VerifyRequest",
     "YankRequest",
     "apply_channel_index",
     "apply_mirror",
