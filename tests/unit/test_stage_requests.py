@@ -33,6 +33,7 @@ ENTRIES = [
     ("relforge.deps", "check_channel", "DepsCheckRequest", ("echo",)),
     ("relforge.promote", "check_channel", "VerifyRequest", ()),
     ("relforge.init", "plan_starter", "StarterRequest", ()),
+    ("relforge.site", "build_site", "SiteRequest", ()),
     ("relforge.bot", "plan_picks", "PickRequest", ("git", "gh", "settings")),
     ("relforge.variants", "plan_variants", "VariantRequest", ("store", "workdir")),
     ("relforge.release", "plan_cut", "CutRequest", ("git",)),
