@@ -26,6 +26,7 @@ ENTRIES = [
     ("relforge.promote", "plan_promote", "PromoteRequest", ("lease",)),
     ("relforge.promote", "plan_yank", "YankRequest", ("lease",)),
     ("relforge.promote", "plan_stage", "StageRequest", ()),
+    ("relforge.promote", "plan_pypi_upload", "UploadRequest", ()),
     ("relforge.promote", "plan_channel_index", "IndexRequest", ("lease",)),
     ("relforge.upstream", "check_upstream", "UpstreamRequest", ("index",)),
     ("relforge.upstream", "plan_upstream_update", "UpdateRequest", ()),

@@ -97,13 +97,20 @@ def upload(
     skipped; one it has with another sha256 stops everything before any upload.  Credentials
     come from TWINE_USERNAME/TWINE_PASSWORD.  FILE is the matrix file."""
     from relforge.promote import (
+        UploadRequest,
         plan_pypi_upload,
         refuse_upload,
         upload_release,
     )
 
     say = progress_echo(fmt)
-    plan = plan_pypi_upload(load_matrix(file), version, repository_url, index_url)
+    request = UploadRequest(
+        matrix=load_matrix(file),
+        version=version,
+        repository_url=repository_url,
+        index_url=index_url,
+    )
+    plan = plan_pypi_upload(request)
     for line in plan.lines():
         say(line)
     refuse_upload(plan)

@@ -29,8 +29,9 @@ Entry points, one line of the command line's each:
   lines and step summary).
 - `bucket_policy` writes the public-read policy of a channel's bucket.
 - `plan_stage` (a `StageRequest`) with `stage_wheels` stages wheels for PyPI (`strip_local`
-  drops the local version label) and give a `StageResult`; `plan_pypi_upload`, `refuse_upload` and
-  `upload_release` upload them (the plan's `lines()` say what) and give an `UploadResult`.
+  drops the local version label) and give a `StageResult`; `plan_pypi_upload` (an
+  `UploadRequest`), `refuse_upload` and `upload_release` upload them (the plan's `lines()` say
+  what) and give an `UploadResult`.
 Each outcome has the lines people read, its step summary and a versioned `to_json()`.
 The stores themselves are relforge.stores.
 
@@ -64,6 +65,7 @@ from relforge.promote.plans.yank import YankRequest, apply_yank, plan_yank
 from relforge.promote.publishing import open_publishing
 from relforge.promote.pypi.stage import StageRequest, plan_stage
 from relforge.promote.pypi.steps import (
+    UploadRequest,
     plan_pypi_upload,
     refuse_upload,
     stage_wheels,
@@ -79,6 +81,7 @@ __all__ = [
     "PublishRequest",
     "StageRequest",
     "StorePlan",
+    "UploadRequest",
     "VerifyOutcome",
     "VerifyRequest",
     "YankRequest",
