@@ -244,7 +244,12 @@ def test_files_added_to_a_release_first_uploaded_14_days_ago_are_refused(
     first = datetime.datetime(2026, 7, 1, 12, 0, tzinfo=datetime.timezone.utc)
     there, missing = _one_file_on_the_index(promoted, pypiserver, run, first)
     plan = plan_pypi_upload(
-        UploadRequest(matrix=load_matrix(promoted), version="1.0.0", repository_url=pypiserver.url)
+        UploadRequest(
+            matrix=load_matrix(promoted),
+            version="1.0.0",
+            repository_url=pypiserver.url,
+            index_url=None,
+        )
     )
     assert [i.state for i in plan.items] == [
         "upload" if i.filename == missing else "identical" for i in plan.items
@@ -276,7 +281,12 @@ def test_files_added_to_a_release_first_uploaded_14_days_ago_are_refused(
     assert done.uploaded == 1
     assert sorted(p.name for p in pypiserver.packages.iterdir()) == sorted([there, missing])
     again = plan_pypi_upload(
-        UploadRequest(matrix=load_matrix(promoted), version="1.0.0", repository_url=pypiserver.url)
+        UploadRequest(
+            matrix=load_matrix(promoted),
+            version="1.0.0",
+            repository_url=pypiserver.url,
+            index_url=None,
+        )
     )
     assert {i.state for i in again.items} == {"identical"}
     much_later = first + datetime.timedelta(days=400)

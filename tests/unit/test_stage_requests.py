@@ -66,7 +66,7 @@ def test_an_entry_point_takes_its_request(
 
 def test_a_request_is_frozen_and_keyword_only(tmp_path: Path) -> None:
     matrix = load_matrix(EXAMPLE)
-    request = PublishRequest(matrix=matrix, manifest_path=tmp_path / "manifest.json")
+    request = PublishRequest(matrix=matrix, manifest_path=tmp_path / "manifest.json", channel=None)
     with pytest.raises(dataclasses.FrozenInstanceError):
         request.channel = "test"  # type: ignore[misc]  # the point: it cannot be changed
     with pytest.raises(TypeError):
@@ -75,7 +75,7 @@ def test_a_request_is_frozen_and_keyword_only(tmp_path: Path) -> None:
 
 def test_the_requests_keep_the_defaults_the_keywords_had(tmp_path: Path) -> None:
     matrix = load_matrix(EXAMPLE)
-    publish = PublishRequest(matrix=matrix, manifest_path=tmp_path / "m.json")
+    publish = PublishRequest(matrix=matrix, manifest_path=tmp_path / "m.json", channel=None)
     assert (publish.channel, publish.workers, publish.partial, publish.index) == (
         None,
         32,

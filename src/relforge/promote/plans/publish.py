@@ -202,7 +202,7 @@ class PublishRequest:
 
     matrix: Matrix
     manifest_path: Path
-    channel: ChannelName | None = None
+    channel: ChannelName | None
     workers: int = 32
     partial: bool = False
     index: bool = True

@@ -187,8 +187,8 @@ class UploadRequest:
 
     matrix: Matrix
     version: str
-    repository_url: str | None = None
-    index_url: str | None = None
+    repository_url: str | None
+    index_url: str | None
 
 
 def plan_pypi_upload(request: UploadRequest) -> UploadPlan:
