@@ -174,10 +174,11 @@ def full_index(matrix: Matrix, store: ObjectStore, folder: str) -> float:
 
 
 def verify(matrix: Matrix) -> tuple[float, int, int]:
-    from relforge.promote.integrity.verification import check_channel
+    from relforge.promote.integrity.verification import VerifyRequest, check_channel
 
     start = time.perf_counter()
-    outcome = check_channel(matrix, "test", "main", workers=WORKERS)
+    request = VerifyRequest(matrix=matrix, channel="test", store_name="main", workers=WORKERS)
+    outcome = check_channel(request)
     seconds = time.perf_counter() - start
     (report,) = outcome.before.stores
     return seconds, report.objects_checked, len(report.findings)

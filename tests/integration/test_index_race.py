@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from relforge.matrix import load_matrix
-from relforge.promote import execute, plan_publish
+from relforge.promote import PublishRequest, execute, plan_publish
 from relforge.promote.index.folder import apply_folder, plan_folder
 from relforge.promote.index.pageset import MARKER
 from relforge.promote.plans.storeplan import StorePlan
@@ -48,7 +48,9 @@ def local_matrix(tmp_path: Path) -> Path:
 def racing_plan(matrix: Path, manifest: Path, then_kill: str | None = None) -> StorePlan:
     """`publish` of `manifest`, its index pages written through a store wrapper that lets a
     rival run index the same folder between this run's page writes and its marker."""
-    plan = plan_publish(load_matrix(matrix), manifest, "test")
+    plan = plan_publish(
+        PublishRequest(matrix=load_matrix(matrix), manifest_path=manifest, channel="test")
+    )
     store = plan.store
     assert isinstance(store, LocalStore) and plan.index is not None
     view = plan.index.view

@@ -63,10 +63,13 @@ def test_an_object_that_appears_between_plan_and_copy_is_not_overwritten(
     server-side copy must not be trusted to refuse an existing destination by itself."""
     from relforge.errors import RefusedError
     from relforge.matrix.load import load_matrix
-    from relforge.promote.plans.promote import plan_promote
+    from relforge.promote.plans.promote import PromoteRequest, plan_promote
     from relforge.promote.plans.storeplan import execute
 
-    plan = plan_promote(load_matrix(published), "1.0.0", "test", "release")
+    request = PromoteRequest(
+        matrix=load_matrix(published), version="1.0.0", source="test", target="release"
+    )
+    plan = plan_promote(request)
     client: Any = s3.client()
     squatter = "dl/whl/cpu/rfdemo-1.0.0+cpu-py3-none-win_amd64.whl"
     client.put_object(Bucket=s3.bucket, Key=squatter, Body=b"written meanwhile")

@@ -19,7 +19,7 @@ import pytest
 
 from relforge.errors import RefusedError
 from relforge.matrix import load_matrix
-from relforge.promote import plan_pypi_upload, upload_release
+from relforge.promote import UploadRequest, plan_pypi_upload, upload_release
 from relforge.stores.local import LocalStore
 from tests.conftest import Result
 from tests.integration.conftest import PyPIServer
@@ -243,7 +243,14 @@ def test_files_added_to_a_release_first_uploaded_14_days_ago_are_refused(
     monkeypatch.setenv("TWINE_PASSWORD", pypiserver.password)
     first = datetime.datetime(2026, 7, 1, 12, 0, tzinfo=datetime.timezone.utc)
     there, missing = _one_file_on_the_index(promoted, pypiserver, run, first)
-    plan = plan_pypi_upload(load_matrix(promoted), "1.0.0", pypiserver.url, None)
+    plan = plan_pypi_upload(
+        UploadRequest(
+            matrix=load_matrix(promoted),
+            version="1.0.0",
+            repository_url=pypiserver.url,
+            index_url=None,
+        )
+    )
     assert [i.state for i in plan.items] == [
         "upload" if i.filename == missing else "identical" for i in plan.items
     ]
@@ -273,7 +280,14 @@ def test_files_added_to_a_release_first_uploaded_14_days_ago_are_refused(
     )
     assert done.uploaded == 1
     assert sorted(p.name for p in pypiserver.packages.iterdir()) == sorted([there, missing])
-    again = plan_pypi_upload(load_matrix(promoted), "1.0.0", pypiserver.url, None)
+    again = plan_pypi_upload(
+        UploadRequest(
+            matrix=load_matrix(promoted),
+            version="1.0.0",
+            repository_url=pypiserver.url,
+            index_url=None,
+        )
+    )
     assert {i.state for i in again.items} == {"identical"}
     much_later = first + datetime.timedelta(days=400)
     assert upload_release(again, said.append, execute=True, now=much_later).uploaded == 0

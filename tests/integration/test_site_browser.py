@@ -20,7 +20,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from relforge.matrix.docs import render_docs, with_download_url
 from relforge.matrix.load import load_matrix
-from relforge.site import build_site
+from relforge.site import SiteRequest, build_site
 from tests.conftest import EXAMPLE, PYTORCH
 from tests.integration.browser import (
     ARTIFACTS,
@@ -51,7 +51,9 @@ def browser() -> Iterator[WebDriver]:
 
 def _site(tmp_path: Path, matrix: Path, releases: list[str], url: str | None) -> Path:
     out = tmp_path / "site"
-    build_site(load_matrix(str(matrix)), out, releases=releases, download_url=url)
+    build_site(
+        SiteRequest(matrix=load_matrix(str(matrix)), out=out, releases=releases, download_url=url)
+    )
     return out
 
 

@@ -285,13 +285,15 @@ def test_an_index_partial_killed_before_its_pages_is_finished_by_the_next_run(
     # the record (the state it leaves is made here in-process: record written, no page) is
     # finished by a plain `index`, which advertises what the killed run began to
     from relforge.matrix.load import load_matrix
-    from relforge.promote.index.channelindex import plan_channel_index
+    from relforge.promote.index.channelindex import IndexRequest, plan_channel_index
 
     store = tmp_path / ".relforge" / "store"
     read = local_reader(store)
     manifests = cell_manifests(tmp_path, "1.0.0")
     publish(run, local, manifests[LINUX_CPU])
-    planned = plan_channel_index(load_matrix(str(local)), "test", partial=True)
+    planned = plan_channel_index(
+        IndexRequest(matrix=load_matrix(str(local)), channel="test", partial=True)
+    )
     assert [whole for _, whole in planned.view.completeness.record()] == [False]
     assert json_versions(read, "whl/test/cpu") == set()  # killed: no page yet
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from relforge.builders.artifacts.postbuild import ArtifactProblem, check_archive_name
-from relforge.builders.buildplan import plan_build
+from relforge.builders.buildplan import BuildRequest, plan_build
 from relforge.errors import ConfigError
 from relforge.matrix.archivenames import (
     archive_filename,
@@ -43,14 +43,16 @@ def _matrix(tmp_path: Path, old: str = "", new: str = "") -> Path:
 def test_the_archive_cell_gets_the_archive_command(tmp_path: Path) -> None:
     path = _matrix(tmp_path)
     plan = plan_build(
-        load_matrix(path),
-        matrix_file=str(path),
-        release="1.0",
-        channel="test",
-        cell_ids=[ARCHIVE, "wheel-linux-x86_64-py3.12-cpu"],
-        out=tmp_path / "dist",
-        state=tmp_path / ".relforge",
-        tag="v1.0.0-rc1",
+        BuildRequest(
+            matrix=load_matrix(path),
+            matrix_file=str(path),
+            release="1.0",
+            channel="test",
+            cell_ids=[ARCHIVE, "wheel-linux-x86_64-py3.12-cpu"],
+            out=tmp_path / "dist",
+            state=tmp_path / ".relforge",
+            tag="v1.0.0-rc1",
+        )
     )
     archive, wheel = plan.cells
     assert plan.command_for(archive) == ("python3", "build_archive.py")
@@ -67,13 +69,15 @@ def test_no_archive_command_is_refused_with_the_key(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError) as info:
         plan_build(
-            load_matrix(path),
-            matrix_file=str(path),
-            release="1.0",
-            channel="nightly",
-            cell_ids=[ARCHIVE],
-            out=tmp_path / "dist",
-            state=tmp_path / ".relforge",
+            BuildRequest(
+                matrix=load_matrix(path),
+                matrix_file=str(path),
+                release="1.0",
+                channel="nightly",
+                cell_ids=[ARCHIVE],
+                out=tmp_path / "dist",
+                state=tmp_path / ".relforge",
+            )
         )
     assert info.value.key == "project.build.archive_command"
     assert "names no build command" in info.value.message

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from relforge.builders.buildplan import plan_build
+from relforge.builders.buildplan import BuildRequest, plan_build
 from relforge.builders.cache import BuildCache, cache_key
 from relforge.builders.executor import run_build
 from relforge.builders.manifestfile import write_manifest
@@ -93,14 +93,16 @@ def _project(root: Path, matrix: str = MATRIX) -> Path:
 def _run(matrix: Path, out: Path, state: Path) -> dict[str, tuple[str, str]]:
     """cell → (status, cache key) of a build of every cell."""
     plan = plan_build(
-        load_matrix(matrix),
-        matrix_file=str(matrix),
-        release="1.0",
-        channel="test",
-        out=out,
-        state=state,
-        jobs=1,
-        tag="v1.0.0-rc1",
+        BuildRequest(
+            matrix=load_matrix(matrix),
+            matrix_file=str(matrix),
+            release="1.0",
+            channel="test",
+            out=out,
+            state=state,
+            jobs=1,
+            tag="v1.0.0-rc1",
+        )
     )
     results = run_build(plan, {c.id: RecordingBuilder() for c in plan.cells}, Quiet())
     write_manifest(plan, results)  # as `relforge build` does

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from relforge.builders import BuildPlan, CellResult, plan_build, write_manifest
+from relforge.builders import BuildPlan, BuildRequest, CellResult, plan_build, write_manifest
 from relforge.errors import RefusedError
 from relforge.manifest import ArtifactManifest, ManifestEntry, Verdict, load_manifest
 from relforge.matrix import Cell
@@ -32,14 +32,16 @@ def plan(workdir: Path, channel: str = "dev") -> BuildPlan:
 
     assert channel in ("dev", "nightly")
     return plan_build(
-        load_matrix(EXAMPLE),
-        matrix_file=str(EXAMPLE),
-        release="1.0",
-        channel="dev" if channel == "dev" else "nightly",
-        cell_ids=(CPU, CUDA),
-        source=workdir / "src",
-        out=workdir / "dist",
-        state=workdir / ".relforge",
+        BuildRequest(
+            matrix=load_matrix(EXAMPLE),
+            matrix_file=str(EXAMPLE),
+            release="1.0",
+            channel="dev" if channel == "dev" else "nightly",
+            cell_ids=(CPU, CUDA),
+            source=workdir / "src",
+            out=workdir / "dist",
+            state=workdir / ".relforge",
+        )
     )
 
 

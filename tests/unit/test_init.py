@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from relforge.init import Starter, plan_starter, read_project
+from relforge.init import Starter, StarterRequest, plan_starter, read_project
 from relforge.init.machine import HostPlatform, find_nvcc
 from relforge.init.starter import choose_pythons
 from relforge.interpreters import find_interpreter
@@ -160,7 +160,9 @@ def test_a_bad_version_txt_is_named(project: Path, run: Run) -> None:
 
 def test_a_patch_version_sets_the_release_version(project: Path) -> None:
     (project / "version.txt").write_text("2.10.3\n")
-    starter = plan_starter(read_project(Path()), Path("m.yaml"), root=Path(), today=DAY)
+    starter = plan_starter(
+        StarterRequest(facts=read_project(Path()), path=Path("m.yaml"), root=Path(), today=DAY)
+    )
     assert starter.release == "2.10"
     matrix = load_matrix("m.yaml", text=starter.text)
     assert str(matrix.release("2.10").full_version) == "2.10.3"
@@ -168,7 +170,9 @@ def test_a_patch_version_sets_the_release_version(project: Path) -> None:
 
 def test_pyproject_version_is_used_without_version_txt(project: Path) -> None:
     _pyproject(project, '[project]\nname = "x"\nversion = "1.2.0.dev0"\n')
-    starter = plan_starter(read_project(Path()), Path("m.yaml"), root=Path(), today=DAY)
+    starter = plan_starter(
+        StarterRequest(facts=read_project(Path()), path=Path("m.yaml"), root=Path(), today=DAY)
+    )
     assert starter.release == "1.2"
     assert "release 1.2 from pyproject.toml (1.2.0.dev0)" in starter.notes
 
@@ -246,7 +250,10 @@ HOST = HostPlatform(arch="x86_64", glibc=(2, 36), from_host=True)
 
 
 def _starter_for(project: Path, **kwargs: Any) -> Starter:
-    return plan_starter(read_project(Path()), Path("m.yaml"), root=Path(), today=DAY, **kwargs)
+    request = StarterRequest(
+        facts=read_project(Path()), path=Path("m.yaml"), root=Path(), today=DAY, **kwargs
+    )
+    return plan_starter(request)
 
 
 def test_the_platform_tag_is_the_hosts_glibc_or_the_images(project: Path) -> None:
@@ -292,7 +299,9 @@ def test_only_pythons_a_builder_has_the_rest_commented_with_why(project: Path) -
 
 
 def test_the_real_machines_pythons(project: Path) -> None:
-    starter = plan_starter(read_project(Path()), Path("m.yaml"), root=Path(), today=DAY)
+    starter = plan_starter(
+        StarterRequest(facts=read_project(Path()), path=Path("m.yaml"), root=Path(), today=DAY)
+    )
     for python in load_matrix("m.yaml", text=starter.text).release("0.1").python:
         assert find_interpreter(str(python)) is not None, python
 

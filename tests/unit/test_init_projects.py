@@ -17,7 +17,7 @@ import yaml
 from packaging.version import Version
 
 from relforge.builders.version import stamp_version, version_base
-from relforge.init import Starter, plan_starter, read_project
+from relforge.init import Starter, StarterRequest, plan_starter, read_project
 from relforge.init.machine import HostPlatform, LocalWheels, Nvcc, find_nvcc, local_wheels
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
@@ -69,8 +69,10 @@ def _plan(
 ) -> tuple[Starter, dict[str, Any], list[str]]:
     """plan_starter for the project in `root` (the current directory) on a fixed machine:
     every Python available, no nvcc and no torch wheel unless given."""
-    starter = plan_starter(read_project(Path()), Path("matrix/m.yaml"), root=Path(), today=DAY,
-                           host=HOST, available=lambda p: True, nvcc=nvcc, torch=torch)  # fmt: skip
+    request = StarterRequest(facts=read_project(Path()), path=Path("matrix/m.yaml"), root=Path(),
+                             today=DAY, host=HOST, available=lambda p: True, nvcc=nvcc,
+                             torch=torch)  # fmt: skip
+    starter = plan_starter(request)
     data: dict[str, Any] = yaml.safe_load(starter.text)
     return starter, data, list(starter.notes)
 

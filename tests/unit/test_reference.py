@@ -19,7 +19,7 @@ import yaml
 
 from relforge.cli import cli
 from relforge.errors import ConfigError
-from relforge.init import plan_starter, read_project
+from relforge.init import StarterRequest, plan_starter, read_project
 from relforge.matrix.lint import RULES
 from relforge.matrix.load import load_matrix
 from relforge.reference import reference_pages, write_reference
@@ -173,14 +173,15 @@ def test_the_init_starter_fits_the_schema(
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "hello"\n', encoding="utf-8")
     if with_cuda:
         (tmp_path / "kernel.cu").write_text("__global__ void k() {}\n", encoding="utf-8")
-    starter = plan_starter(
-        read_project(tmp_path),
-        tmp_path / "matrix" / "hello.yaml",
+    request = StarterRequest(
+        facts=read_project(tmp_path),
+        path=tmp_path / "matrix" / "hello.yaml",
         root=tmp_path,
         download_url="https://download.example.org" if with_cuda else "",
         today=datetime.date(2026, 11, 23),
         available=lambda python: True,
     )
+    starter = plan_starter(request)
     assert _errors(validator, _yaml(starter.text)) == []
 
 

@@ -18,7 +18,7 @@ from relforge.builders.artifacts.postbuild import (
 )
 from relforge.builders.backends.base import BuildJob, build_phase, repair_phase
 from relforge.builders.backends.container import container_phase, container_script
-from relforge.builders.buildplan import plan_build
+from relforge.builders.buildplan import BuildRequest, plan_build
 from relforge.builders.executor import CellResult, run_build
 from relforge.matrix.cell import Cell
 from relforge.matrix.expand import expand_cells
@@ -231,16 +231,18 @@ def _build(
     path = tmp_path / "matrix.yaml"
     path.write_text(text, encoding="utf-8")
     plan = plan_build(
-        load_matrix(path),
-        matrix_file=str(path),
-        release="1.0",
-        channel="test",
-        cell_ids=cell_ids,
-        source=source,
-        out=tmp_path / "dist",
-        state=tmp_path / ".relforge",
-        jobs=1,
-        tag="v1.0.0-rc1",
+        BuildRequest(
+            matrix=load_matrix(path),
+            matrix_file=str(path),
+            release="1.0",
+            channel="test",
+            cell_ids=cell_ids,
+            source=source,
+            out=tmp_path / "dist",
+            state=tmp_path / ".relforge",
+            jobs=1,
+            tag="v1.0.0-rc1",
+        )
     )
     builder = RecordingBuilder()
     results = run_build(plan, {c.id: builder for c in plan.cells}, Quiet())
@@ -370,16 +372,18 @@ def test_the_executor_and_the_builder_report_each_step_and_a_rerun_is_cached(
     seen: list[list[str]] = []
     for _ in range(2):
         plan = plan_build(
-            load_matrix(tmp_path / "matrix.yaml"),
-            matrix_file=str(tmp_path / "matrix.yaml"),
-            release="1.0",
-            channel="test",
-            cell_ids=[cell_id],
-            source=source,
-            out=tmp_path / "dist",
-            state=tmp_path / ".relforge",
-            jobs=1,
-            tag="v1.0.0-rc1",
+            BuildRequest(
+                matrix=load_matrix(tmp_path / "matrix.yaml"),
+                matrix_file=str(tmp_path / "matrix.yaml"),
+                release="1.0",
+                channel="test",
+                cell_ids=[cell_id],
+                source=source,
+                out=tmp_path / "dist",
+                state=tmp_path / ".relforge",
+                jobs=1,
+                tag="v1.0.0-rc1",
+            )
         )
         builder, reporter = Telling(), Phases()
         [result] = run_build(plan, {cell_id: builder}, reporter)

@@ -15,7 +15,7 @@ import pytest
 from relforge.errors import EnvironmentFault, RefusedError
 from relforge.matrix.docs import render_docs, with_download_url
 from relforge.matrix.load import load_matrix
-from relforge.site import build_site
+from relforge.site import SiteRequest, build_site
 from relforge.site.write import MARKER, write_site
 from tests.conftest import EXAMPLE, PYTORCH, SMALL, Result
 from tests.site_oracle import docs_rows, expected_command
@@ -54,7 +54,7 @@ def _check_against_docs(matrix_path: Path, out: Path, release: str, url: str | N
 
 def test_every_pytorch_29_combination_matches_matrix_docs(tmp_path: Path) -> None:
     out = tmp_path / "site"
-    build_site(load_matrix(str(PYTORCH)), out, releases=["2.9"])
+    build_site(SiteRequest(matrix=load_matrix(str(PYTORCH)), out=out, releases=["2.9"]))
     entry = _versions(out)["releases"][0]
     # 3 channels × 6 platforms × 2 installers × 7 variants, every one accounted for
     assert len(entry["combinations"]) == 252
@@ -64,7 +64,7 @@ def test_every_pytorch_29_combination_matches_matrix_docs(tmp_path: Path) -> Non
 
 def test_every_release_of_pytorch_matches_docs(tmp_path: Path) -> None:
     out = tmp_path / "site"
-    build_site(load_matrix(str(PYTORCH)), out)
+    build_site(SiteRequest(matrix=load_matrix(str(PYTORCH)), out=out))
     assert [r["release"] for r in _versions(out)["releases"]] == ["2.9", "2.8", "2.7", "2.6"]
     for release in ("2.6", "2.7", "2.8", "2.9"):
         assert _check_against_docs(PYTORCH, out, release, None) > 0
@@ -76,7 +76,7 @@ def test_every_release_of_pytorch_matches_docs(tmp_path: Path) -> None:
 def test_example_commands_and_the_pypi_default(tmp_path: Path) -> None:
     out = tmp_path / "site"
     url = "https://downloads.example.org/hello"
-    build_site(load_matrix(str(EXAMPLE)), out, download_url=url)
+    build_site(SiteRequest(matrix=load_matrix(str(EXAMPLE)), out=out, download_url=url))
     assert _check_against_docs(EXAMPLE, out, "1.0", url) == 12
     combos = {
         tuple(c["selection"].values()): c for c in _versions(out)["releases"][0]["combinations"]
@@ -104,7 +104,7 @@ def test_a_combination_every_cell_of_which_is_excluded_shows_the_rule_reason(
         1,
     )
     out = tmp_path / "site"
-    build_site(load_matrix(str(write(text))), out, releases=["1.0"])
+    build_site(SiteRequest(matrix=load_matrix(str(write(text))), out=out, releases=["1.0"]))
     combos = _versions(out)["releases"][0]["combinations"]
     windows_cuda = [
         c
@@ -132,7 +132,7 @@ def test_a_combination_every_cell_of_which_is_excluded_shows_the_rule_reason(
 
 def test_archives_are_listed_per_variant_with_their_files(tmp_path: Path) -> None:
     out = tmp_path / "site"
-    build_site(load_matrix(str(PYTORCH)), out, releases=["2.9"])
+    build_site(SiteRequest(matrix=load_matrix(str(PYTORCH)), out=out, releases=["2.9"]))
     combos = _versions(out)["releases"][0]["combinations"]
     sel = {"channel": "test", "platform": "linux-x86_64", "installer": "uv", "accelerator": "cu128"}
     combo = next(c for c in combos if c["selection"] == sel)
@@ -172,7 +172,7 @@ def test_hostile_names_cannot_escape_the_page(tmp_path: Path, write: Callable[[s
     text = SMALL.replace("  name: demo\n", f'  name: demo\n  display_name: "{evil}"\n', 1)
     text = text.replace("no free-threaded Windows build yet", f'"{evil} <b>x</b>"')
     out = tmp_path / "site"
-    build_site(load_matrix(str(write(text))), out)
+    build_site(SiteRequest(matrix=load_matrix(str(write(text))), out=out))
     index = (out / "index.html").read_text()
     compat = (out / "compatibility.html").read_text()
     assert evil not in index and evil not in compat and "<b>x</b>" not in compat
@@ -184,7 +184,7 @@ def test_hostile_names_cannot_escape_the_page(tmp_path: Path, write: Callable[[s
 
 def test_the_site_names_its_assets_and_nothing_outside(tmp_path: Path) -> None:
     out = tmp_path / "site"
-    build_site(load_matrix(str(PYTORCH)), out, releases=["2.9"])
+    build_site(SiteRequest(matrix=load_matrix(str(PYTORCH)), out=out, releases=["2.9"]))
     for page in ("index.html", "compatibility.html"):
         text = (out / page).read_text()
         # one link, the icon, drawn from a data: URL (no request; no /favicon.ico 404)
@@ -289,7 +289,7 @@ def test_a_killed_run_leaves_nothing_behind_the_next_one(tmp_path: Path) -> None
 def test_a_hostile_download_url_stays_one_shell_word(tmp_path: Path) -> None:
     url = "https://x.example/a;touch${IFS}pwned$(id)`id`"
     out = tmp_path / "site"
-    build_site(load_matrix(str(EXAMPLE)), out, download_url=url)
+    build_site(SiteRequest(matrix=load_matrix(str(EXAMPLE)), out=out, download_url=url))
     for combo in _versions(out)["releases"][0]["combinations"]:
         argv = shlex.split(combo["command"])
         if combo["source"] == "index":

@@ -13,7 +13,7 @@ from relforge.errors import UsageError
 from relforge.matrix.docs import render_docs, with_download_url
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
-from relforge.site import build_site
+from relforge.site import SiteRequest, build_site
 from relforge.site.publishedversions import folder_label
 from tests.conftest import Write
 from tests.site_oracle import docs_rows, expected_command
@@ -31,7 +31,7 @@ def numpy_matrix(write: Write, label: str) -> Path:
 
 
 def site_entry(path: Path, out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    build_site(load_matrix(str(path)), out, download_url=URL)
+    build_site(SiteRequest(matrix=load_matrix(str(path)), out=out, download_url=URL))
     data: dict[str, Any] = json.loads((out / "published_versions.json").read_text())
     return data, data["releases"][0]
 
@@ -89,5 +89,11 @@ def test_an_axis_named_like_a_selector_choice_is_a_usage_error(
     text = text.replace("    axes:\n      numpy:", "    axes:\n      installer:")
     text = text.replace("{numpy_major}", "{installer_major}")
     with pytest.raises(UsageError) as info:
-        build_site(load_matrix(str(write(text, "m2.yaml"))), tmp_path / "site", download_url=URL)
+        build_site(
+            SiteRequest(
+                matrix=load_matrix(str(write(text, "m2.yaml"))),
+                out=tmp_path / "site",
+                download_url=URL,
+            )
+        )
     assert "releases.1.0.axes.installer" in info.value.render()

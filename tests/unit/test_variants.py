@@ -21,7 +21,7 @@ from relforge.matrix.load import load_matrix
 from relforge.stores.local import LocalStore
 from relforge.variants.labelcheck import check_variant_folder, check_variant_wheel
 from relforge.variants.variantstage import stage_variant_wheel, variant_name
-from relforge.variants.variantupload import apply_variants, plan_variants
+from relforge.variants.variantupload import VariantRequest, apply_variants, plan_variants
 from tests.conftest import Run, Write
 from tests.wheelfactory import WheelSpec, write_wheel
 
@@ -73,7 +73,10 @@ def publish(tmp_path: Path, manifest: ArtifactManifest, dist: Path) -> tuple[Loc
     store = LocalStore(tmp_path / "store")
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
-    plan = plan_variants(load_matrix(EXAMPLE), "1.0", "test", manifest, dist, store, work)
+    request = VariantRequest(
+        matrix=load_matrix(EXAMPLE), release="1.0", channel="test", manifest=manifest, dist=dist
+    )
+    plan = plan_variants(store, work, request)
     return store, apply_variants(store, plan)
 
 

@@ -4,8 +4,9 @@ grammar (parse and validate a command) → flow (plan the picks, apply them: pus
 them on the release tracker) → handler (GitHub events, permissions, replies) → webhook (HTTP).
 
 Entry points: `dispatch` (relforge.bot.dispatch) answers one webhook delivery (comments in
-relforge.bot.handler, pull requests in relforge.bot.pulls); `plan_picks`/`apply_plan`
-(relforge.bot.flow) are the picks themselves, for `relforge cherry-pick`;
+relforge.bot.handler, pull requests in relforge.bot.pulls); `plan_picks` (given git, GitHub,
+the settings and a `PickRequest`) / `apply_plan` (relforge.bot.flow) are the picks themselves,
+for `relforge cherry-pick`;
 `read_actions_event` reads the event a workflow job is given into an `ActionsEvent`.
 """
 
@@ -13,7 +14,15 @@ from __future__ import annotations
 
 from relforge.bot.dispatch import dispatch
 from relforge.bot.events import ActionsEvent, CommentEvent, PullEvent, read_actions_event
-from relforge.bot.flow import Action, FlowSettings, PickPlan, apply_plan, picked_with, plan_picks
+from relforge.bot.flow import (
+    Action,
+    FlowSettings,
+    PickPlan,
+    PickRequest,
+    apply_plan,
+    picked_with,
+    plan_picks,
+)
 from relforge.bot.grammar import (
     CATEGORY_NAMES,
     DEFAULT_BOT,
@@ -36,6 +45,7 @@ __all__ = [
     "CommentEvent",
     "FlowSettings",
     "PickPlan",
+    "PickRequest",
     "PullEvent",
     "WebhookServer",
     "apply_plan",

@@ -120,17 +120,23 @@ class Done:
     milestone: Milestone | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class PickRequest:
+    """What a cherry-pick asks for: merged PR `pr` picked as `command` says; `requester`
+    and `trigger` (the comment or event that asked): who and what the pick PRs credit."""
+
+    pr: int
+    command: CherryPickCommand
+    requester: str | None = None
+    trigger: str | None = None
+
+
 def plan_picks(
-    git: Git,
-    gh: GitHubClient,
-    settings: FlowSettings,
-    *,
-    pr: int,
-    command: CherryPickCommand,
-    requester: str | None = None,
-    trigger: str | None = None,
+    git: Git, gh: GitHubClient, settings: FlowSettings, request: PickRequest
 ) -> PickPlan:
     """What cherry-picking PR `pr` onto each `--onto` branch takes; changes nothing."""
+    pr, command = request.pr, request.command
+    requester, trigger = request.requester, request.trigger
     remote = settings.remote
     source = gh.pull(pr)
     if not source.merged:

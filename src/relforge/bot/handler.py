@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from relforge.bot import replies
 from relforge.bot.events import CommentEvent
-from relforge.bot.flow import Done, FlowSettings, PickPlan, apply_plan, plan_picks
+from relforge.bot.flow import Done, FlowSettings, PickPlan, PickRequest, apply_plan, plan_picks
 from relforge.bot.grammar import (
     DEFAULT_BOT,
     Category,
@@ -133,15 +133,10 @@ def cherry_pick(
     trigger: str | None = None,
 ) -> CommentOutcome:
     def plan() -> PickPlan:
-        return plan_picks(
-            git,
-            gh,
-            settings.flow,
-            pr=number,
-            command=command,
-            requester=responder.requester,
-            trigger=trigger,
+        request = PickRequest(
+            pr=number, command=command, requester=responder.requester, trigger=trigger
         )
+        return plan_picks(git, gh, settings.flow, request)
 
     return run_flow(plan, git=git, gh=gh, settings=settings, responder=responder)
 

@@ -1,6 +1,6 @@
 """Builds: the cells of one release built in Docker or on the host, each into a wheel or archive.
 
-Entry points: `plan_build` (relforge.builders.buildplan)
+Entry points: `plan_build` (relforge.builders.buildplan), given a `BuildRequest`,
 selects the cells and stamps their versions;
 `assign_builders` (relforge.builders.backends.choice) picks Docker or the host per cell; `run_build`
 (relforge.builders.executor) builds them in parallel and `write_manifest`
@@ -20,7 +20,7 @@ from relforge.builders.backends import (
     BuilderOptions,
     assign_builders,
 )
-from relforge.builders.buildplan import BuildPlan, plan_build
+from relforge.builders.buildplan import BuildPlan, BuildRequest, plan_build
 from relforge.builders.executor import CellResult, run_build
 from relforge.builders.images import (
     BUILD_REQUIREMENTS,
@@ -52,6 +52,7 @@ __all__ = [
     "Assignment",
     "BuildChannel",
     "BuildPlan",
+    "BuildRequest",
     "BuilderChoice",
     "BuilderOptions",
     "CellResult",

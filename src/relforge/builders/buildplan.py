@@ -98,24 +98,35 @@ class BuildPlan:
         return self.command if cell.package_type == "wheel" else self.archive_command
 
 
-def plan_build(
-    matrix: Matrix,
-    *,
-    matrix_file: str,
-    release: str,
-    channel: BuildChannel,
-    cell_ids: Sequence[str] = (),
-    selectors: Sequence[Selector] = (),
-    source: Path | None = None,
-    out: Path,
-    state: Path,
-    jobs: int | None = None,
-    tag: str | None = None,
-    network: bool = False,
-) -> BuildPlan:
+@dataclass(frozen=True, kw_only=True)
+class BuildRequest:
+    """What `relforge build` asks for: the release's cells (by id or selector) of `matrix`
+    (read from `matrix_file`), built for `channel` from `source` (default: the matrix's
+    `project.build.source`, else the working directory) into `out`, with logs and cache in
+    `state`."""
+
+    matrix: Matrix
+    matrix_file: str
+    release: str
+    channel: BuildChannel
+    cell_ids: Sequence[str] = ()
+    selectors: Sequence[Selector] = ()
+    source: Path | None = None
+    out: Path
+    state: Path
+    jobs: int | None = None
+    tag: str | None = None
+    network: bool = False
+
+
+def plan_build(request: BuildRequest) -> BuildPlan:
     """What `relforge build` builds: the release's selected cells (by id or selector), each
     stamped with its `channel` version, the source tree, the parallelism, and where artifacts
     (`out`) and logs and cache (`state`) go.  Nothing is built or written here."""
+    matrix, matrix_file, release = request.matrix, request.matrix_file, request.release
+    channel, cell_ids, selectors = request.channel, request.cell_ids, request.selectors
+    source, out, state, jobs = request.source, request.out, request.state, request.jobs
+    tag, network = request.tag, request.network
     if channel == "release":
         raise release_refused()
     if cell_ids and selectors:

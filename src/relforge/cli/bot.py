@@ -20,6 +20,7 @@ from relforge.bot import (
     Category,
     FlowSettings,
     PickPlan,
+    PickRequest,
     apply_plan,
     dispatch,
     make_command,
@@ -123,7 +124,7 @@ def cherry_pick(
     git = Git(repo)
     gh = GitHubClient(require_project_repo(git, remote, github_repo))
     settings = _flow_settings(remote, draft_on_conflict)
-    plan = plan_picks(git, gh, settings, pr=pr, command=command)
+    plan = plan_picks(git, gh, settings, PickRequest(pr=pr, command=command))
     click.echo(f"cherry-pick #{pr} {plan.source.title!r} ({plan.commit[:12]}), {command.summary()}")
     done = apply_plan(git, gh, settings, plan) if execute else None
     for line in target_lines(plan, done):

@@ -100,13 +100,13 @@ def build(
     """
     if channel == "release":
         raise release_refused()
-    from relforge.builders import assign_builders, plan_build, write_manifest
+    from relforge.builders import BuildRequest, assign_builders, plan_build, write_manifest
     from relforge.matrix import load_matrix
 
     matrix = load_matrix(file)
     selectors = parse_selectors(selects, matrix.release(release).axes)
-    plan = plan_build(
-        matrix,
+    request = BuildRequest(
+        matrix=matrix,
         matrix_file=file,
         release=release,
         channel=channel or matrix.channels.default,
@@ -119,6 +119,7 @@ def build(
         tag=tag,
         network=network,
     )
+    plan = plan_build(request)
     options = BuilderOptions(
         network=network, pull=_pull_policy(builder, pull), say=lambda t: click.echo(t, err=True)
     )

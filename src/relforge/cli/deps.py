@@ -83,22 +83,22 @@ def mirror(
     depends on (transitively, for the cell's platform and Python, as pip resolves them) from
     the upstream index into the cell's folder, each checked against the upstream's sha256;
     record them and re-index.  FILE is the matrix."""
-    from relforge.deps import built_wheels, plan_mirror, render_mirror
+    from relforge.deps import MirrorRequest, built_wheels, plan_mirror, render_mirror
     from relforge.promote import apply_mirror, open_publishing
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
     built = built_wheels(manifest_path, chosen) if manifest_path is not None else None
     here = open_publishing(matrix).channel(chosen)
-    plan = plan_mirror(
-        matrix,
-        chosen,
-        upstream,
-        here.store,
+    request = MirrorRequest(
+        matrix=matrix,
+        channel=chosen,
+        upstream=upstream,
         selectors=tuple(parse_selectors(selects)),
         version=version,
         built=built,
     )
+    plan = plan_mirror(here.store, request)
     say = progress_echo(fmt)
     render_mirror(plan, say)
     report = apply_mirror(plan, here, say, execute=execute, workers=workers)
@@ -115,14 +115,15 @@ def check(
 ) -> None:
     """Prove that pip resolves and would install each cell's wheel from the cell's folder
     index alone (exit 4 naming what is missing per cell).  FILE is the matrix file."""
-    from relforge.deps import check_channel, check_summary
+    from relforge.deps import DepsCheckRequest, check_channel, check_summary
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
     click.echo(f"deps check: the {chosen} channel, each cell from its folder index alone")
-    results = check_channel(
-        matrix, chosen, click.echo, selectors=tuple(parse_selectors(selects)), version=version
+    request = DepsCheckRequest(
+        matrix=matrix, channel=chosen, selectors=tuple(parse_selectors(selects)), version=version
     )
+    results = check_channel(click.echo, request)
     summary = check_summary(chosen, results)
     click.echo(summary)
     step_summary("relforge deps check", summary)

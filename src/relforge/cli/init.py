@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from relforge.init import default_path, plan_starter, read_project, write_starter
+from relforge.init import StarterRequest, default_path, plan_starter, read_project, write_starter
 
 
 @click.command()
@@ -47,7 +47,8 @@ def init(name: str | None, out: Path | None, download_url: str, force: bool) -> 
     root = Path()  # the current directory; messages name `pyproject.toml`, not a long path
     facts = read_project(root, name)
     path = out or default_path(facts)
-    starter = plan_starter(facts, path, root=root, download_url=download_url)
+    request = StarterRequest(facts=facts, path=path, root=root, download_url=download_url)
+    starter = plan_starter(request)
     write_starter(starter, force=force)
     click.echo(
         f"wrote {path.as_posix()}: release {starter.release}, {starter.cells} cells "

@@ -112,20 +112,20 @@ def publish(
     manifest there, prune old nightlies, and re-index.  A version appears on the pages only
     once every cell the matrix expects of it is there (--partial: at once).  FILE is the
     matrix file."""
-    from relforge.promote import install_lines, lease_scope, plan_publish
+    from relforge.promote import PublishRequest, install_lines, lease_scope, plan_publish
 
     matrix = load_matrix(file)
+    request = PublishRequest(
+        matrix=matrix,
+        manifest_path=manifest_path,
+        channel=channel,
+        workers=workers,
+        partial=partial,
+        index=not no_index,
+    )
     policy = lease_policy(execute, lease_wait, no_wait, lease_ttl)
     with lease_scope("publish", policy) as lease:
-        plan = plan_publish(
-            matrix,
-            manifest_path,
-            channel,
-            workers=workers,
-            partial=partial,
-            index=not no_index,
-            lease=lease,
-        )
+        plan = plan_publish(request, lease)
         report = _run_plan(plan, execute)
     _print_report(report)
     if execute:
@@ -174,6 +174,7 @@ def index(
     version).  Of the nightly channel, the wheels beyond publishing.nightly_keep whole
     nightlies are left off the pages and then deleted.  FILE is the matrix file."""
     from relforge.promote import (
+        IndexRequest,
         apply_channel_index,
         index_report,
         lease_scope,
@@ -182,9 +183,10 @@ def index(
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
+    request = IndexRequest(matrix=matrix, channel=chosen, partial=partial, workers=workers)
     policy = lease_policy(execute, lease_wait, no_wait, lease_ttl)
     with lease_scope("index", policy) as lease:
-        planned = plan_channel_index(matrix, chosen, partial=partial, workers=workers, lease=lease)
+        planned = plan_channel_index(request, lease)
         report = index_report(planned)
         say = progress_echo(fmt)
         for line in report.plan_lines():
@@ -242,20 +244,20 @@ def promote(
     """Copy the exact validated objects of one version between channels (server-side, each
     sha256 verified, never overwriting), back them up, and re-index the destination last.
     A killed run resumes when rerun.  FILE is the matrix file."""
-    from relforge.promote import lease_scope, plan_promote
+    from relforge.promote import PromoteRequest, lease_scope, plan_promote
 
+    request = PromoteRequest(
+        matrix=load_matrix(file),
+        version=version,
+        source=source,
+        target=target,
+        manifest_path=manifest_path,
+        manifest_digest=manifest_digest,
+        workers=workers,
+        partial=partial,
+    )
     policy = lease_policy(execute, lease_wait, no_wait, lease_ttl)
     with lease_scope("promote", policy) as lease:
-        plan = plan_promote(
-            load_matrix(file),
-            version,
-            source,
-            target,
-            manifest_path,
-            manifest_digest=manifest_digest,
-            workers=workers,
-            partial=partial,
-            lease=lease,
-        )
+        plan = plan_promote(request, lease)
         report = _run_plan(plan, execute)
     _print_report(report)

@@ -56,9 +56,15 @@ def stage(
 ) -> None:
     """Rewrite each platform's PyPI-default wheel without its local version (2.9.0+cu128 →
     2.9.0) into pypi-staging/X.Y.Z/ of the store.  FILE is the matrix file."""
-    from relforge.promote import plan_stage, stage_wheels
+    from relforge.promote import StageRequest, plan_stage, stage_wheels
 
-    plan = plan_stage(load_matrix(file), version, manifest_path, manifest_digest=manifest_digest)
+    request = StageRequest(
+        matrix=load_matrix(file),
+        version=version,
+        manifest_path=manifest_path,
+        manifest_digest=manifest_digest,
+    )
+    plan = plan_stage(request)
     result = stage_wheels(plan, progress_echo(fmt), execute=execute)
     print_outcome(result, fmt=fmt, title="relforge pypi stage")
 
@@ -91,13 +97,20 @@ def upload(
     skipped; one it has with another sha256 stops everything before any upload.  Credentials
     come from TWINE_USERNAME/TWINE_PASSWORD.  FILE is the matrix file."""
     from relforge.promote import (
+        UploadRequest,
         plan_pypi_upload,
         refuse_upload,
         upload_release,
     )
 
     say = progress_echo(fmt)
-    plan = plan_pypi_upload(load_matrix(file), version, repository_url, index_url)
+    request = UploadRequest(
+        matrix=load_matrix(file),
+        version=version,
+        repository_url=repository_url,
+        index_url=index_url,
+    )
+    plan = plan_pypi_upload(request)
     for line in plan.lines():
         say(line)
     refuse_upload(plan)

@@ -208,11 +208,12 @@ def status_command(
     version: str, trunk: str, version_file: str, repo: Path, remote: str, fmt: str
 ) -> None:
     """Branches, cut point, RCs and finals, commits since the last RC, and the next command."""
-    from relforge.release import release_status, status_lines
+    from relforge.release import StatusRequest, release_status, status_lines
 
-    status = release_status(
-        Git(repo), parse_line(version), remote=remote, trunk=trunk, version_file=version_file
+    request = StatusRequest(
+        line=parse_line(version), remote=remote, trunk=trunk, version_file=version_file
     )
+    status = release_status(Git(repo), request)
     if fmt == "json":
         print_json(status.to_json())
     else:
@@ -266,6 +267,7 @@ def audit_command(
     something is missing (unexecuted architectures are reported, not failed)."""
     from relforge.forges import project_repo
     from relforge.release import (
+        AuditRequest,
         audit_lines,
         audit_markdown,
         audit_release,
@@ -303,7 +305,8 @@ def audit_command(
             hint="the manifest records the GPUs; the matrix says each cell's arch list",
         )
     coverage = _gpu_coverage(matrix_file, manifest_path) if manifest_path else None
-    report = audit_release(git, line, milestone, remote=remote, trunk=trunk, repo=gh_repo)
+    request = AuditRequest(line=line, milestone=milestone, remote=remote, trunk=trunk, repo=gh_repo)
+    report = audit_release(git, request)
     if fmt == "json":
         document = report.to_json()
         if coverage is not None:

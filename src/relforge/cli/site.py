@@ -42,12 +42,13 @@ def site(
     """Static install-selector site: index.html, compatibility.html, published_versions.json."""
     from relforge.errors import UsageError
     from relforge.matrixstores import main_store
-    from relforge.site import build_site, publish_site
+    from relforge.site import SiteRequest, build_site, publish_site
 
     if execute and not publish:
         raise UsageError("--execute only applies to --publish", key="--execute")
     matrix = load_matrix(file)
-    result = build_site(matrix, out, releases=releases, download_url=download_url)
+    request = SiteRequest(matrix=matrix, out=out, releases=releases, download_url=download_url)
+    result = build_site(request)
     click.echo(
         f"wrote the site of {', '.join(result.releases)} to {result.out}/ "
         f"(open {result.out / 'index.html'})"

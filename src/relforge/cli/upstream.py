@@ -54,6 +54,7 @@ def check(file: str, release: str | None, index_url: str, date_text: str | None,
     from relforge.upstream import (
         Loaded,
         UpstreamIndex,
+        UpstreamRequest,
         check_lines,
         check_upstream,
         markdown,
@@ -61,9 +62,8 @@ def check(file: str, release: str | None, index_url: str, date_text: str | None,
     )
 
     loaded = Loaded.parse(file, read_text(file))
-    report = check_upstream(
-        loaded, UpstreamIndex(index_url), release=release, today=parse_date(date_text)
-    )
+    request = UpstreamRequest(loaded=loaded, release=release, today=parse_date(date_text))
+    report = check_upstream(UpstreamIndex(index_url), request)
     if fmt == "json":
         print_json(report.to_json())
     else:
@@ -112,11 +112,11 @@ def update(
     """Write the due changes into the matrix FILE, keeping its comments and layout: a new axis
     value, pins from the upstream wheel's METADATA, Pythons added or dropped.  The dry run
     prints each change with its reason and the diff."""
-    from relforge.upstream import plan_upstream_update
+    from relforge.upstream import UpdateRequest, plan_upstream_update
 
     say = progress_echo(fmt)
-    update = plan_upstream_update(
-        file,
+    request = UpdateRequest(
+        file=file,
         index_url=index_url,
         release=release,
         today=parse_date(date_text),
@@ -124,6 +124,7 @@ def update(
         remote=remote,
         github_repo=github_repo,
     )
+    update = plan_upstream_update(request)
     outcome = update.outcome
     for line in outcome.lines():
         say(line)

@@ -39,16 +39,21 @@ def publish_command(
     from relforge.manifest import load_manifest
     from relforge.matrix import load_matrix
     from relforge.matrixstores import main_store
-    from relforge.variants import apply_variants, plan_variants, staging_dir
+    from relforge.variants import VariantRequest, apply_variants, plan_variants, staging_dir
 
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
     manifest = load_manifest(manifest_path)
     store = main_store(matrix)
+    request = VariantRequest(
+        matrix=matrix,
+        release=manifest.release,
+        channel=chosen,
+        manifest=manifest,
+        dist=manifest_path.parent,
+    )
     with staging_dir(Path(".relforge") / "work") as work:
-        plan = plan_variants(
-            matrix, manifest.release, chosen, manifest, manifest_path.parent, store, work
-        )
+        plan = plan_variants(store, work, request)
         click.echo(f"variant wheels of {manifest.project} {manifest.release} → {store.url}:")
         for line in plan.lines():
             click.echo(line)

@@ -53,21 +53,22 @@ def verify(
     """Compare a channel with its stored manifests and index pages: missing, extra, drifted
     (bytes hashed), sidecar mismatch, page ≠ objects, mirror parity.  Exit 4 on any finding.
     FILE is the matrix file."""
-    from relforge.promote import check_channel
+    from relforge.promote import VerifyRequest, check_channel
 
     if execute and not repair:
         raise UsageError("--execute applies a repair", key="--execute", hint="add --repair")
     matrix = load_matrix(file)
     chosen = matrix.channels.pick(channel)
-    outcome = check_channel(
-        matrix,
-        chosen,
-        store_name,
+    request = VerifyRequest(
+        matrix=matrix,
+        channel=chosen,
+        store_name=store_name,
         repair=repair,
         execute=execute,
         workers=workers,
         trust_service=trust_service_checksums,
     )
+    outcome = check_channel(request)
     if fmt == "json":
         print_json(outcome.to_json())
     else:

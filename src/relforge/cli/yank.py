@@ -65,23 +65,23 @@ def yank(
     kept in the store (relforge/yanked/<channel>.json), so re-indexing keeps it.  FILE is the
     matrix file."""
     from relforge.errors import UsageError
-    from relforge.promote import apply_yank, lease_scope, plan_yank
+    from relforge.promote import YankRequest, apply_yank, lease_scope, plan_yank
 
     if not undo and not reason.strip():
         raise UsageError("a yank needs a reason", key="--reason", hint="--reason TEXT")
     if undo and reason:
         raise UsageError("--undo takes no --reason", key="--reason")
+    request = YankRequest(
+        matrix=load_matrix(file),
+        version=version,
+        reason=reason.strip(),
+        undo=undo,
+        cells=cells,
+        channels=channels,
+    )
     policy = lease_policy(execute, lease_wait, no_wait, lease_ttl)
     with lease_scope("yank", policy) as lease:
-        plan = plan_yank(
-            load_matrix(file),
-            version,
-            reason=reason.strip(),
-            undo=undo,
-            cells=cells,
-            channels=channels,
-            lease=lease,
-        )
+        plan = plan_yank(request, lease)
         say = progress_echo(fmt)
         for line in plan.lines():
             say(line)

@@ -36,15 +36,22 @@ class CellCheck:
         return bool(self.requirement) and not self.missing and not self.error
 
 
-def check_channel(
-    matrix: Matrix,
-    channel: ChannelName,
-    echo: Echo,
-    *,
-    selectors: tuple[Selector, ...] = (),
-    version: str | None = None,
-) -> list[CellCheck]:
-    """Check every cell; raises ValidationFailed (exit 4) naming what is missing per cell."""
+@dataclass(frozen=True, kw_only=True)
+class DepsCheckRequest:
+    """What `relforge deps check` asks for: the selected wheel cells of `channel` of `matrix`
+    (of `version` when given), each resolved from its folder index alone."""
+
+    matrix: Matrix
+    channel: ChannelName
+    selectors: tuple[Selector, ...] = ()
+    version: str | None = None
+
+
+def check_channel(echo: Echo, request: DepsCheckRequest) -> list[CellCheck]:
+    """Check every cell (`echo` says each as it is checked); raises ValidationFailed (exit 4)
+    naming what is missing per cell."""
+    matrix, channel = request.matrix, request.channel
+    selectors, version = request.selectors, request.version
     targets = wheel_targets(matrix, channel, selectors)
     if not targets:
         raise NothingToDoError(f"the {channel} channel has no wheel cells", key="--channel")

@@ -204,20 +204,28 @@ def _unpublished(upstream: str, items: list[Resolved]) -> list[str]:
     return sorted(out)
 
 
-def plan_mirror(
-    matrix: Matrix,
-    channel: ChannelName,
-    upstream: str,
-    store: ObjectStore,
-    *,
-    selectors: tuple[Selector, ...] = (),
-    version: str | None = None,
-    built: Mapping[str, Path] | None = None,
-) -> MirrorPlan:
+@dataclass(frozen=True, kw_only=True)
+class MirrorRequest:
+    """What `relforge deps mirror` asks for: the dependency closure of the selected wheel
+    cells of `channel` of `matrix` (of `version` when given), resolved against the `upstream`
+    index; `built` (cell id → wheel file, from a build manifest) stands in for wheels not yet
+    published."""
+
+    matrix: Matrix
+    channel: ChannelName
+    upstream: str
+    selectors: tuple[Selector, ...] = ()
+    version: str | None = None
+    built: Mapping[str, Path] | None = None
+
+
+def plan_mirror(store: ObjectStore, request: MirrorRequest) -> MirrorPlan:
     """Resolve every cell and compare the closure with the channel folders of `store` (the
     main store; reads only).  `built` (cell id → wheel file, from a build manifest) resolves
     wheels not yet published, so their closure is in the channel before they are validated
     and published."""
+    matrix, channel, upstream = request.matrix, request.channel, request.upstream
+    selectors, version, built = request.selectors, request.version, request.built
     targets = wheel_targets(matrix, channel, selectors)
     if not targets:
         raise NothingToDoError(f"the {channel} channel has no wheel cells", key="--channel")

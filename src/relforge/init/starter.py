@@ -93,21 +93,36 @@ def default_path(facts: ProjectFacts) -> Path:
     return Path("matrix") / f"{canonicalize_name(facts.name)}.yaml"
 
 
-def plan_starter(
-    facts: ProjectFacts,
-    path: Path,
-    *,
-    root: Path,
-    download_url: str = "",
-    today: datetime.date | None = None,
-    host: HostPlatform | None = None,
-    available: Callable[[str], bool] = python_on_host,
-    nvcc: Nvcc | Literal["find"] | None = "find",
-    torch: LocalWheels | Literal["find"] | None = "find",
-) -> Starter:
+@dataclass(frozen=True, kw_only=True)
+class StarterRequest:
+    """What `relforge init` asks for: the starter matrix of the project `facts` describe, to
+    be written at `path` (its build source is `root`), with `download_url` when given, for
+    `host` (default: this machine) with the Pythons `available` says a builder has, the CUDA of
+    `nvcc` and the torch wheels `torch` ("find": what this machine has)."""
+
+    facts: ProjectFacts
+    path: Path
+    root: Path
+    download_url: str = ""
+    today: datetime.date | None = None
+    host: HostPlatform | None = None
+    available: Callable[[str], bool] = python_on_host
+    nvcc: Nvcc | Literal["find"] | None = "find"
+    torch: LocalWheels | Literal["find"] | None = "find"
+
+
+def plan_starter(request: StarterRequest) -> Starter:
     """The starter matrix for `facts`, to be written at `path` (its build source is `root`),
     for `host` (default: this machine) with the Pythons `available` says a builder has, the
     CUDA of `nvcc` and the torch wheels `torch` (default: what this machine has)."""
+    facts, path, root, download_url = (
+        request.facts,
+        request.path,
+        request.root,
+        request.download_url,
+    )
+    today, host, available = request.today, request.host, request.available
+    nvcc, torch = request.nvcc, request.torch
     day = today or datetime.date.today()
     host = host or host_platform()
     build = facts.build

@@ -81,18 +81,24 @@ class AuditReport:
         }
 
 
-def audit_release(
-    git: Git,
-    line: Line,
-    milestone: ReleaseMilestone,
-    *,
-    remote: str,
-    trunk: str,
-    repo: str | None,
-) -> AuditReport:
+@dataclass(frozen=True, kw_only=True)
+class AuditRequest:
+    """What `relforge release audit` asks for: release `line` against `trunk` on `remote`,
+    judged by the items of `milestone`; `repo`: the GitHub repository the report links to."""
+
+    line: Line
+    milestone: ReleaseMilestone
+    remote: str
+    trunk: str
+    repo: str | None
+
+
+def audit_release(git: Git, request: AuditRequest) -> AuditReport:
     """What release/X.Y is missing against the trunk since the cut: picks of commits that
     reference a milestone item and reverts of commits it holds (see the module docstring),
     with what is already covered.  Reads only."""
+    line, milestone, repo = request.line, request.milestone, request.repo
+    remote, trunk = request.remote, request.trunk
     state = RemoteState.read(git, remote)
     hint = f"cut it first: relforge release cut {line} --execute"
     branch = state.require_branch(line.branch, hint=hint)

@@ -47,11 +47,22 @@ class LineStatus:
         }
 
 
-def release_status(
-    git: Git, line: Line, *, remote: str, trunk: str, version_file: str
-) -> LineStatus:
+@dataclass(frozen=True, kw_only=True)
+class StatusRequest:
+    """What `relforge release status` asks for: release `line` against `trunk` on `remote`,
+    its version read from `version_file`."""
+
+    line: Line
+    remote: str
+    trunk: str
+    version_file: str
+
+
+def release_status(git: Git, request: StatusRequest) -> LineStatus:
     """Where a release line stands on the remote: its branch, cut point, version, tags, the
     commits since the newest RC (or tag, or cut) and the command to run next.  Reads only."""
+    line, remote = request.line, request.remote
+    trunk, version_file = request.trunk, request.version_file
     state = RemoteState.read(git, remote)
     branch = state.branch(line.branch)
     orig = state.branch(line.orig_branch)

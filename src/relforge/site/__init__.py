@@ -1,9 +1,10 @@
 """`relforge site`: the install selector, `published_versions.json` and the compatibility page,
 rendered from the matrix as a static site with no external assets.
 
-Public entry points: `build_site` (render + write atomically) and `publish_site` (upload the
-rendered files to the store's `site/` folder; a dry run unless told to execute).  The commands
-come from `relforge.matrix.docs.install_command`, the function `matrix docs` prints with.
+Public entry points: `build_site` (given a `SiteRequest`: render + write atomically) and
+`publish_site` (upload the rendered files to the store's `site/` folder; a dry run unless told
+to execute).  The commands come from `relforge.matrix.docs.install_command`, the function
+`matrix docs` prints with.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from relforge.site.siteupload import SITE_PREFIX, SiteUpload, apply_site_upload,
 from relforge.site.write import write_site
 from relforge.stores.objectstore import ObjectStore
 
-__all__ = ["SiteResult", "build_site", "publish_site"]
+__all__ = ["SiteRequest", "SiteResult", "build_site", "publish_site"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,11 +53,21 @@ def _checked_download_url(matrix: Matrix, given: str | None) -> str:
     return url
 
 
-def build_site(
-    matrix: Matrix, out: Path, *, releases: Sequence[str] = (), download_url: str | None = None
-) -> SiteResult:
+@dataclass(frozen=True, kw_only=True)
+class SiteRequest:
+    """What `relforge site` asks for: the site of `releases` of `matrix` (default: every
+    release) in `out`, its links under `download_url` (default: the matrix's)."""
+
+    matrix: Matrix
+    out: Path
+    releases: Sequence[str] = ()
+    download_url: str | None = None
+
+
+def build_site(request: SiteRequest) -> SiteResult:
     """Render the site of `releases` (default: every release) into `out`, replacing it whole."""
-    url = _checked_download_url(matrix, download_url)
+    matrix, out, releases = request.matrix, request.out, request.releases
+    url = _checked_download_url(matrix, request.download_url)
     matrix = with_download_url(matrix, url)
     chosen = [matrix.release(r) for r in dict.fromkeys(releases)] or list(matrix.releases.values())
     order = list(matrix.releases)

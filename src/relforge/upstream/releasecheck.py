@@ -96,17 +96,22 @@ def pick_release(matrix: Matrix, given: str | None) -> Release:
     return matrix.releases[max(matrix.releases, key=Version)]
 
 
-def check_upstream(
-    loaded: Loaded,
-    index: UpstreamIndex,
-    *,
-    release: str | None = None,
-    today: datetime.date | None = None,
-) -> UpstreamReport:
+@dataclass(frozen=True, kw_only=True)
+class UpstreamRequest:
+    """What `relforge upstream check` asks for: `release` (default: the newest) of the loaded
+    matrix, judged as of `today` (default: the date today)."""
+
+    loaded: Loaded
+    release: str | None = None
+    today: datetime.date | None = None
+
+
+def check_upstream(index: UpstreamIndex, request: UpstreamRequest) -> UpstreamReport:
     """Everything upstream asks of one release (reads the index only)."""
+    loaded = request.loaded
     matrix = loaded.matrix
-    rel = pick_release(matrix, release)
-    today = today or datetime.date.today()
+    rel = pick_release(matrix, request.release)
+    today = request.today or datetime.date.today()
     policy_date = rel.date or today
     own = own_release(loaded.root, rel.name)
     sites = pin_sites(matrix, rel, own)

@@ -18,7 +18,7 @@ from relforge.upstream.pullrequest import (
     open_checkout,
     plan_pull_request,
 )
-from relforge.upstream.releasecheck import Loaded, check_upstream
+from relforge.upstream.releasecheck import Loaded, UpstreamRequest, check_upstream
 from relforge.upstream.update import plan_update
 from relforge.upstream.updateoutcome import UpdateOutcome
 
@@ -60,28 +60,44 @@ class PullRequestUpdate:
         return replace(self.outcome, executed=True, pushed=self.outcome.due, opened=pull)
 
 
-def plan_upstream_update(
-    file: str,
-    *,
-    index_url: str,
-    release: str | None,
-    today: datetime.date | None,
-    pull_request: bool = False,
-    remote: str = "origin",
-    github_repo: str | None = None,
-) -> MatrixUpdate | PullRequestUpdate:
+@dataclass(frozen=True, kw_only=True)
+class UpdateRequest:
+    """What `relforge upstream update` asks for: `release` (default: the newest) of the
+    matrix `file` updated against the index at `index_url` as of `today` (default: the date
+    today); `pull_request`: as a pull request pushed to `remote` of `github_repo` (default:
+    $GITHUB_REPOSITORY, else the remote's URL)."""
+
+    file: str
+    index_url: str
+    release: str | None
+    today: datetime.date | None
+    pull_request: bool = False
+    remote: str = "origin"
+    github_repo: str | None = None
+
+
+def plan_upstream_update(request: UpdateRequest) -> MatrixUpdate | PullRequestUpdate:
     """The update of `release` (default: the newest) of the matrix `file` against the index;
     with `pull_request`, read from the clone's committed matrix and planned as a pull request
     (needs GITHUB_TOKEN, refused before any request when it is missing).  Writes nothing."""
+    file, index_url, release, today = (
+        request.file,
+        request.index_url,
+        request.release,
+        request.today,
+    )
+    pull_request, remote, github_repo = request.pull_request, request.remote, request.github_repo
     if not pull_request:
         loaded = Loaded.parse(file, read_text(file))
-        report = check_upstream(loaded, UpstreamIndex(index_url), release=release, today=today)
+        check = UpstreamRequest(loaded=loaded, release=release, today=today)
+        report = check_upstream(UpstreamIndex(index_url), check)
         return MatrixUpdate(outcome=UpdateOutcome(plan=plan_update(loaded, report)), file=file)
     checkout = open_checkout(file, remote=remote, github_repo=github_repo)
     token = github_token()
     gh = GitHubClient(checkout.repo)
     loaded = Loaded.parse(file, checkout.text)
-    report = check_upstream(loaded, UpstreamIndex(index_url), release=release, today=today)
+    check = UpstreamRequest(loaded=loaded, release=release, today=today)
+    report = check_upstream(UpstreamIndex(index_url), check)
     plan = plan_update(loaded, report)
     pr = plan_pull_request(
         checkout.git, gh, plan, path=checkout.path, remote=remote, base=checkout.base

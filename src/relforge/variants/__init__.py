@@ -6,13 +6,28 @@ members copied without recompression) into one index folder per channel whose pr
 also link `{name}-{version}-variants.json`.  The format version is pinned in
 `relforge.matrix.variants.SCHEMA_URL`.
 
-Entry points: `variant_for` (the label and properties of a cell), `stage_variant_wheel`,
-`publish_variants`, `check_variant_folder`.
+Entry points: `plan_variants` (relforge.variants.variantupload), given the store, a staging
+folder from `staging_dir` and a `VariantRequest`, stages the wheels (each by
+`stage_variant_wheel`, relforge.variants.variantstage, with the label and properties
+`relforge.matrix.variants.variant_for` gives its cell) into a plan that `apply_variants`
+writes; `check_variant_folder` (relforge.variants.labelcheck) checks a folder of variant
+wheels.
 """
 
 from __future__ import annotations
 
 from relforge.variants.labelcheck import check_variant_folder
-from relforge.variants.variantupload import apply_variants, plan_variants, staging_dir
+from relforge.variants.variantupload import (
+    VariantRequest,
+    apply_variants,
+    plan_variants,
+    staging_dir,
+)
 
-__all__ = ["apply_variants", "check_variant_folder", "plan_variants", "staging_dir"]
+__all__ = [
+    "VariantRequest",
+    "apply_variants",
+    "check_variant_folder",
+    "plan_variants",
+    "staging_dir",
+]

@@ -80,16 +80,23 @@ class VariantPlan:
         yield f"then re-index {self.folder}/{self.project}/ (links the wheels and variants.json)"
 
 
-def plan_variants(
-    matrix: Matrix,
-    release: str,
-    channel: ChannelName,
-    manifest: ArtifactManifest,
-    dist: Path,
-    store: ObjectStore,
-    workdir: Path,
-) -> VariantPlan:
-    """Stage every validated wheel whose cell has a variant; nothing is written to the store."""
+@dataclass(frozen=True, kw_only=True)
+class VariantRequest:
+    """What `relforge variant publish` asks for: the validated wheels of `manifest` (its
+    files in `dist`), of `release` of `matrix`, as variant wheels of `channel`."""
+
+    matrix: Matrix
+    release: str
+    channel: ChannelName
+    manifest: ArtifactManifest
+    dist: Path
+
+
+def plan_variants(store: ObjectStore, workdir: Path, request: VariantRequest) -> VariantPlan:
+    """Stage every validated wheel whose cell has a variant into `workdir`; nothing is
+    written to the store."""
+    matrix, release, channel = request.matrix, request.release, request.channel
+    manifest, dist = request.manifest, request.dist
     rel = matrix.release(release)
     spec = rel.variants
     if spec is None:

@@ -61,17 +61,23 @@ class IndexOutcome:
     deleted: int = 0
 
 
-def plan_channel_index(
-    matrix: Matrix,
-    channel: ChannelName,
-    *,
-    partial: bool = False,
-    workers: int = 32,
-    lease: LeaseScope | None = None,
-) -> ChannelIndex:
+@dataclass(frozen=True, kw_only=True)
+class IndexRequest:
+    """What `relforge index` asks for: the pages of every wheel folder of `channel` of
+    `matrix`; `partial`: every version advertised, whole or not."""
+
+    matrix: Matrix
+    channel: ChannelName
+    partial: bool = False
+    workers: int = 32
+
+
+def plan_channel_index(request: IndexRequest, lease: LeaseScope | None = None) -> ChannelIndex:
     """Every wheel folder of `channel` planned against the stored manifests; refuses (exit 5)
     when an object's bytes differ from its manifest's.  Reads only (`lease`: the channel's
     lease is taken first, for the run that applies this plan)."""
+    matrix, channel = request.matrix, request.channel
+    partial, workers = request.partial, request.workers
     here = open_publishing(matrix).channel(channel)
     store = here.store
     if lease is not None:

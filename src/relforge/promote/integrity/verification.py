@@ -3,6 +3,8 @@ repair, optionally apply it and verify again."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from relforge.errors import NothingToDoError
 from relforge.matrix.schema import ChannelName, Matrix
 from relforge.promote.channelview import channel_view
@@ -13,17 +15,26 @@ from relforge.promote.mirrors import select_stores
 from relforge.promote.publishing import open_publishing
 
 
-def check_channel(
-    matrix: Matrix,
-    channel: ChannelName,
-    store_name: str | None = None,
-    *,
-    repair: bool = False,
-    execute: bool = False,
-    workers: int = 32,
-    trust_service: bool = False,
-) -> VerifyOutcome:
+@dataclass(frozen=True, kw_only=True)
+class VerifyRequest:
+    """What `relforge verify` asks for: `channel` of `matrix` compared with its manifests
+    and pages in the store named `store_name` (default: every store); `repair`: the repair
+    planned, `execute`: applied; `trust_service`: the store's own checksums taken for hashing."""
+
+    matrix: Matrix
+    channel: ChannelName
+    store_name: str | None = None
+    repair: bool = False
+    execute: bool = False
+    workers: int = 32
+    trust_service: bool = False
+
+
+def check_channel(request: VerifyRequest) -> VerifyOutcome:
     """Verify (and with `repair`, plan; with `execute`, apply and verify again)."""
+    matrix, channel, store_name = request.matrix, request.channel, request.store_name
+    repair, execute = request.repair, request.execute
+    workers, trust_service = request.workers, request.trust_service
     publishing = open_publishing(matrix)
     here = publishing.channel(channel)
     stores = publishing.named_stores()

@@ -191,22 +191,35 @@ def refuse_partial(
     return state
 
 
-def plan_promote(
-    matrix: Matrix,
-    version: str,
-    source: ChannelName,
-    target: ChannelName,
-    manifest_path: Path | None = None,
-    *,
-    manifest_digest: str | None = None,
-    workers: int = 32,
-    partial: bool = False,
-    lease: LeaseScope | None = None,
-) -> StorePlan:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PromoteRequest:
+    """What `relforge promote` asks for: `version` of `matrix` copied from channel `source` to
+    `target`, the artifacts chosen by the manifest at `manifest_path` (default: the manifests
+    publish stored in `source`), pinned to `manifest_digest` when given."""
+
+    matrix: Matrix
+    version: str
+    source: ChannelName
+    target: ChannelName
+    manifest_path: Path | None = None
+    manifest_digest: str | None = None
+    workers: int = 32
+    partial: bool = False
+
+
+def plan_promote(request: PromoteRequest, lease: LeaseScope | None = None) -> StorePlan:
     """The plan copying the validated artifacts of `version` from channel `source` to `target`
     (server-side, never overwriting), with their backups, the promoted manifest and the mirrors;
     refuses artifacts that are unvalidated, missing or changed in the source channel.  `lease`:
     the target channel's lease is taken there before the store is read."""
+    matrix, version, source, target = (
+        request.matrix,
+        request.version,
+        request.source,
+        request.target,
+    )
+    manifest_path, manifest_digest = request.manifest_path, request.manifest_digest
+    workers, partial = request.workers, request.partial
     if source == target:
         raise UsageError("--from and --to name the same channel", key="--to")
     version = public_version(version)

@@ -194,22 +194,29 @@ def _publish_channel(
     raise UsageError(f"{path} is for channel {channel!r}, which relforge does not know")
 
 
-def plan_publish(
-    matrix: Matrix,
-    manifest_path: Path,
-    channel: ChannelName | None,
-    *,
-    workers: int = 32,
-    partial: bool = False,
-    index: bool = True,
-    lease: LeaseScope | None = None,
-) -> StorePlan:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PublishRequest:
+    """What `relforge publish` asks for: the build manifest at `manifest_path` uploaded to
+    `channel` (the manifest's when None) of `matrix`'s store; `index=False` leaves the pages
+    (and the nightly pruning) to a later `relforge index`."""
+
+    matrix: Matrix
+    manifest_path: Path
+    channel: ChannelName | None
+    workers: int = 32
+    partial: bool = False
+    index: bool = True
+
+
+def plan_publish(request: PublishRequest, lease: LeaseScope | None = None) -> StorePlan:
     """The create-if-absent uploads of a build manifest's validated artifacts (with their
     PEP 658 metadata sidecars and the manifest record) to `channel` of the matrix's store and
     its mirrors, plus the nightly pruning.  `channel`: the manifest's when None.  Checks the
     manifest against the channel, project and files on disk and refuses unvalidated artifacts;
     reads the store, writes nothing.  `lease`: the channel's lease is taken there before the
     store is read (the run's writes then happen under it)."""
+    matrix, manifest_path, channel = request.matrix, request.manifest_path, request.channel
+    workers, partial, index = request.workers, request.partial, request.index
     manifest = load_manifest(manifest_path)
     channel = _publish_channel(matrix, manifest, manifest_path, channel)
     if manifest.project != matrix.project.name:

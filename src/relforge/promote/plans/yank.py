@@ -167,20 +167,27 @@ def _public(version: str) -> str:
         raise UsageError(f"{version!r} is not a version", key="--version") from None
 
 
-def plan_yank(
-    matrix: Matrix,
-    version: str,
-    *,
-    reason: str,
-    undo: bool = False,
-    cells: Sequence[str] = (),
-    channels: Sequence[ChannelName] = (),
-    workers: int = 16,
-    lease: LeaseScope | None = None,
-) -> YankPlan:
+@dataclass(frozen=True, kw_only=True)
+class YankRequest:
+    """What `relforge yank` asks for: the files of `version` of `matrix` marked yanked with
+    `reason` (`undo`: unmarked), only those of `cells` and `channels` when given (default:
+    every cell, every channel)."""
+
+    matrix: Matrix
+    version: str
+    reason: str
+    undo: bool = False
+    cells: Sequence[str] = ()
+    channels: Sequence[ChannelName] = ()
+    workers: int = 16
+
+
+def plan_yank(request: YankRequest, lease: LeaseScope | None = None) -> YankPlan:
     """The files of `version` each selected channel's manifests vouch for and the store holds,
     with their yank state now and after the change.  `lease`: the leases of the selected
     channels are taken there before the store is read."""
+    matrix, version, reason, undo = request.matrix, request.version, request.reason, request.undo
+    cells, channels, workers = request.cells, request.channels, request.workers
     public = _public(version)
     publishing = open_publishing(matrix)
     store = publishing.store

@@ -70,17 +70,24 @@ class StagePlan:
         }
 
 
-def plan_stage(
-    matrix: Matrix,
-    version: str,
-    manifest_path: Path | None = None,
-    *,
-    manifest_digest: str | None = None,
-) -> StagePlan:
+@dataclass(frozen=True, kw_only=True)
+class StageRequest:
+    """What `relforge pypi stage` asks for: `version` of `matrix` staged for PyPI from the
+    manifest at `manifest_path` (default: the manifests stored in the release channel),
+    pinned to `manifest_digest` when given."""
+
+    matrix: Matrix
+    version: str
+    manifest_path: Path | None = None
+    manifest_digest: str | None = None
+
+
+def plan_stage(request: StageRequest) -> StagePlan:
     """The copies of one version's PyPI-default wheels (chosen from the manifest in the release
     channel, or the one given) into the store's PyPI staging folder.  Writes nothing."""
-    version = public_version(version)
-    pin = check_digest(manifest_digest)
+    matrix, manifest_path = request.matrix, request.manifest_path
+    version = public_version(request.version)
+    pin = check_digest(request.manifest_digest)
     release = open_publishing(matrix).channel("release")
     store = release.store
     manifest, where = select_manifest(

@@ -179,10 +179,22 @@ class UploadResult:
         )
 
 
-def plan_pypi_upload(
-    matrix: Matrix, version: str, repository_url: str | None, index_url: str | None
-) -> UploadPlan:
+@dataclass(frozen=True, kw_only=True)
+class UploadRequest:
+    """What `relforge pypi upload` asks for: the staged files of `version` of `matrix`
+    uploaded to `repository_url` (default: TWINE_REPOSITORY_URL's, then the matrix's, then
+    PyPI's), checked against the index at `index_url` (default: the repository's)."""
+
+    matrix: Matrix
+    version: str
+    repository_url: str | None
+    index_url: str | None
+
+
+def plan_pypi_upload(request: UploadRequest) -> UploadPlan:
     """What uploading the staged files of `version` would do, file by file (no upload)."""
+    matrix, version = request.matrix, request.version
+    repository_url, index_url = request.repository_url, request.index_url
 
     repository = require_repository(repository_url, matrix)
     index = check_url(index_url, "--index-url") if index_url else default_index_url(repository)
