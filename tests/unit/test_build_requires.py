@@ -17,7 +17,7 @@ import pytest
 from relforge.builders.control.failures import BuildFailure
 from relforge.builders.inputs.buildreqs import (
     backend_requirements,
-    link_env,
+    linker_env,
     merged,
     static_requirements,
     write_control,
@@ -183,7 +183,7 @@ def test_pyenv_interpreters_link_without_their_prefix_in_the_runpath(
     prefix: what the host builder gets from link_env.py has none."""
     control = tmp_path / "control"
     write_control(control, None)
-    found = link_env(python, control, env={}, log=tmp_path / "log")
+    found = linker_env(python, control, env={}, log=tmp_path / "log")
     prefix = str(python.parent.parent)
     assert f"-L{prefix}/lib" in found["LDSHARED"] and "rpath" not in found["LDSHARED"]
     shell = subprocess.run(

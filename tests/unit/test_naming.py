@@ -106,3 +106,44 @@ def test_a_clash_is_seen_and_an_allowed_pair_is_not(tmp_path: Path) -> None:
     assert clashes(owners, allowed) == []
     classes = [(c, d) for d, p in found.items() for c in public_classes(p)]
     assert clashes(classes, {}) == ["  Plan: relforge.a.report, relforge.b.report, relforge.c.plan"]
+
+
+def shadowed_submodules(src: Path) -> list[str]:
+    """Names a package's front door binds to something from another module than its submodule of
+    that name: importing the submodule anywhere later (a test, a script run with -m) rebinds the
+    package's attribute, and `from package import name` then hands out the module instead.  A
+    function named like its own module (`from relforge.bot.dispatch import dispatch`) is safe:
+    the submodule is imported first, then the name rebound."""
+    found = []
+    for init in sorted((src / "relforge").rglob("__init__.py")):
+        package = ".".join(init.parent.relative_to(src).parts)
+        submodules = {p.stem for p in init.parent.glob("*.py")} | {
+            p.name for p in init.parent.iterdir() if (p / "__init__.py").is_file()
+        }
+        tree = ast.parse(init.read_text(encoding="utf-8"), filename=str(init))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module != package:
+                for alias in node.names:
+                    bound = alias.asname or alias.name
+                    if bound in submodules and node.module != f"{package}.{bound}":
+                        found.append(f"  {package}: {bound} from {node.module}")
+    return found
+
+
+def test_no_front_door_binds_a_name_its_submodule_has() -> None:
+    found = shadowed_submodules(SRC)
+    assert not found, "front doors that export a name one of their submodules has:\n" + "\n".join(
+        found
+    )
+
+
+def test_a_shadowed_submodule_is_seen(tmp_path: Path) -> None:
+    room = tmp_path / "relforge" / "room"
+    room.mkdir(parents=True)
+    (room / "script.py").write_text("")
+    (room / "tools.py").write_text("def script() -> None: ...\n")
+    (room / "__init__.py").write_text("from relforge.room.tools import script\n")
+    assert shadowed_submodules(tmp_path) == ["  relforge.room: script from relforge.room.tools"]
+    (room / "script.py").write_text("def script() -> None: ...\n")
+    (room / "__init__.py").write_text("from relforge.room.script import script\n")
+    assert shadowed_submodules(tmp_path) == []

@@ -32,7 +32,7 @@ from relforge.builders.inputs import (
     build_system,
     find_toolchain,
     install_into,
-    link_env,
+    linker_env,
     make_venv,
     pip_find_links_env,
     static_requirements,
@@ -152,7 +152,7 @@ def _build_env(
     env["PATH"] = os.pathsep.join([str(venv_python.parent), env["PATH"]])
     if job.dependencies is not None:
         install_axis_wheels(venv_python, job.dependencies, env, job.log, deadline)
-    env.update(link_env(venv_python, control, env=env, log=job.log))
+    env.update(linker_env(venv_python, control, env=env, log=job.log))
     if not job.command:  # the PEP 517 build: what the backend asks for on top
         asked = backend_requirements(
             venv_python, control, src, env=env, log=job.log, deadline=deadline

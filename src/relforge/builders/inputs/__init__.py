@@ -10,7 +10,7 @@ The other rooms of relforge.builders import this one by this front door only.
 from relforge.builders.inputs.buildenv import install_into, make_venv, requirements_layer
 from relforge.builders.inputs.buildreqs import (
     backend_requirements,
-    link_env,
+    linker_env,
     merged,
     read_requirements,
     remember,
@@ -47,7 +47,7 @@ __all__ = [
     "fetch_build_wheels",
     "find_toolchain",
     "install_into",
-    "link_env",
+    "linker_env",
     "make_venv",
     "merged",
     "nvcc_version",

@@ -73,7 +73,7 @@ def backend_requirements(
     return read_requirements(unmet)
 
 
-def link_env(python: Path, control: Path, *, env: Mapping[str, str], log: Path) -> dict[str, str]:
+def linker_env(python: Path, control: Path, *, env: Mapping[str, str], log: Path) -> dict[str, str]:
     """LDSHARED/LDCXXSHARED of `python` without rpath entries into its prefix (link_env.py)."""
     done = subprocess.run(
         [str(python), str(control / LINK_SCRIPT)],
