@@ -168,8 +168,7 @@ class DockerBuilder:
         pep517 = not job.command and job.cell.python is not None
         system = build_system(job.source) if job.cell.python else None
         write_control(control, system if pep517 else None)
-        script = resources.files("relforge.builders").joinpath("in_container.sh")
-        (control / "build.sh").write_text(script.read_text("utf-8"), encoding="utf-8")
+        (control / "build.sh").write_text(build_script(), encoding="utf-8")
         (control / "repair.sh").write_text(_repair_script(job.repair), encoding="utf-8")
         volumes, env = _mounts(job, control)
         command = job.command or default_command("/out/raw")
@@ -336,6 +335,13 @@ def _pump_logs(container: Any, log: Path) -> None:
         for chunk in container.logs(stream=True, follow=True):
             fh.write(chunk)
             fh.flush()
+
+
+def build_script() -> str:
+    """in_container.sh, the script a container runs: package data beside this module (found by
+    this module's own package, so that it moves with it)."""
+    package = __name__.rpartition(".")[0]
+    return resources.files(package).joinpath("in_container.sh").read_text("utf-8")
 
 
 def _repair_script(policy: RepairPolicy | None) -> str:
