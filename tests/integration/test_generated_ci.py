@@ -3,7 +3,7 @@ ubuntu-24.04 runner (tests/actkit.py), on the example project (tests/ciworld.py)
 
 - a pull request builds and tests the condensed cells (a CPU cell on the runner with the cell's
   Python set up, a CUDA cell in its image pulled from a registry) and uploads nothing;
-- an RC tag on release/1.0 builds, tests and uploads every cell (8 wheels and the archive) to the
+- an RC tag on release/1.0 builds, tests and uploads every cell (4 wheels and the archive) to the
   test channel on moto; the version reaches the pages only when whole, whichever workflow ends
   last; pip and uv then install it from the channel;
 - the release-day workflows promote it (a dry run first) and stage and upload it to PyPI;
@@ -57,7 +57,7 @@ from tests.ciworld import (
     wheelhouse,
 )
 from tests.fakegithub import TOKEN, start
-from tests.integration.builderimage import PYTHONS, builder_image
+from tests.integration.builderimage import builder_image
 from tests.integration.conftest import free_port
 from tests.integration.dockerd import running_dockerd
 
@@ -70,6 +70,9 @@ ARCHIVES = "relforge-linux-libtorch.yml"
 CU130 = "wheel-linux-x86_64-py3.13-cu130"
 OUT = ".github/workflows"
 ARCHS = 'arch_list: ["7.5", "8.0", "9.0", "12.0+PTX"]'  # the example's, in matrix/example.yaml
+EXAMPLE_PYTHONS = '    python: ["3.10", "3.11", "3.12", "3.13"]\n'  # the same
+CI_PYTHONS = ("3.12", "3.13")  # relforge's own Python on the runner (3.12) and the newest
+WHEEL_CELLS = len(CI_PYTHONS) * 2  # cpu and cu130
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,7 +138,7 @@ def world(
                 **AWS,
                 **AWS_REGION,
             )
-            make_tool_cache(root / "runner" / "act", PYTHONS)
+            make_tool_cache(root / "runner" / "act", CI_PYTHONS)
             cut_rc(project)
             # last: under `make test` the Docker build file may be making the image meanwhile
             # (tests/integration/builderimage.py); this file then loads that one
@@ -159,13 +162,15 @@ def world(
 def ci_edits(endpoint: str, bucket: str, pypi: Index, image: str) -> dict[str, str]:
     """The matrix edits the README's "Running the generated CI" asks for: a shared store, its
     endpoint and the site's URL; the CUDA image from a registry the runners reach; the CPU cells
-    and the archive built on the runner itself.  One more, for the test's time only: the CUDA
-    cells compile one architecture (with its PTX) instead of four, so that nvcc's share of the
-    five CUDA builds is two passes, not five (these scenarios test the CI around the build; the
-    example's four architectures are built and audited by test_build_docker.py and
-    test_gpu_truth.py)."""
+    and the archive built on the runner itself.  Two more, for the test's time only (these
+    scenarios test the CI around the builds, every job of which installs relforge; the example's
+    eight wheel cells, each with four CUDA architectures, are built and audited by
+    test_build_docker.py and test_gpu_truth.py): two Pythons instead of four (3.12, relforge's
+    own on the runner, and 3.13, the newest, which pull requests build), so an RC runs 5 cells'
+    15 jobs instead of 9 cells' 27; and one CUDA architecture with its PTX instead of four."""
     return {
         ARCHS: 'arch_list: ["12.0+PTX"]',
+        EXAMPLE_PYTHONS: f"    python: {json.dumps(list(CI_PYTHONS))}\n",
         "store: file://.relforge/store      # relative to the working directory": (
             f"store: s3://{bucket}/dl\n  s3_endpoint_url: {endpoint}\n"
             f"  pypi_repository_url: {pypi.url}/"
@@ -296,9 +301,9 @@ def test_an_rc_tag_builds_tests_and_uploads_every_cell(world: World, rc: RcRuns)
         assert run.code == 0, run.explain()
         assert set(run.jobs.values()) == {"success"}, run.failed()
     uploads = rc.wheels.job("/upload") + rc.archives.job("/upload")
-    assert len(uploads) == 9
+    assert len(uploads) == WHEEL_CELLS + 1
     wheels = [k for k in world.keys("whl/test/") if k.endswith(".whl")]
-    assert len(wheels) == 8
+    assert len(wheels) == WHEEL_CELLS
     assert {k.split("/")[3] for k in wheels} == {"cpu", "cu130"}
     assert all("1.0.0+" in k for k in wheels)  # RC wheels carry the final version
     archives = world.keys("libtorch/test/")
@@ -389,7 +394,7 @@ def test_the_promote_workflow_is_a_dry_run_unless_asked(promoted: Promotion) -> 
 def test_the_promote_workflow_copies_the_rc_to_release(world: World, promoted: Promotion) -> None:
     assert promoted.done.code == 0, promoted.done.explain()
     released = [k for k in world.keys("whl/") if k.startswith("dl/whl/cu") or "/whl/cpu/" in k]
-    assert sum(k.endswith(".whl") for k in released) == 8, released
+    assert sum(k.endswith(".whl") for k in released) == WHEEL_CELLS, released
     info = _install(
         world.root / f"venv-{uuid.uuid4().hex[:6]}",
         "pip",
