@@ -1,7 +1,7 @@
 """The world the generated-CI scenarios run in: a project repository with its generated
-workflows, the servers a hosted runner would reach (the runner's package index, the S3 store on
-moto, a registry holding the CUDA builder image, PyPI, GitHub's API), and act set up as a hosted
-ubuntu-24.04 runner (tests/actkit.py)."""
+workflows, the servers a hosted runner would reach (the S3 store on moto, a registry holding the
+CUDA builder image, PyPI, GitHub's API), the runner's package index (a PEP 503 index written as
+files), and act set up as a hosted ubuntu-24.04 runner (tests/actkit.py)."""
 
 from __future__ import annotations
 
@@ -116,6 +116,37 @@ def _requires(wheel: Path) -> list[str]:
             if req.marker is None or req.marker.evaluate({"extra": ""}):
                 out.append(f"{req.name}{req.specifier}")
     return out
+
+
+def file_index(packages: Path) -> str:
+    """A PEP 503 simple index of the wheels in `packages`, written as files beside them
+    (`simple/<name>/index.html`, each link with its sha256, as PyPI serves them); returns its
+    file:// URL, which pip reads as it reads PyPI's.  The runner's index of the CI scenarios:
+    no server process answering some fifty page requests per job."""
+    from html import escape
+
+    from packaging.utils import canonicalize_name, parse_wheel_filename
+
+    by_name: dict[str, list[Path]] = {}
+    for wheel in sorted(packages.glob("*.whl")):
+        project = canonicalize_name(parse_wheel_filename(wheel.name)[0])
+        by_name.setdefault(project, []).append(wheel)
+    simple = packages / "simple"
+    simple.mkdir(exist_ok=True)
+    root_links = []
+    for name, wheels in sorted(by_name.items()):
+        (simple / name).mkdir(exist_ok=True)
+        links = [
+            f'<a href="../../{escape(w.name)}#sha256={hashlib.sha256(w.read_bytes()).hexdigest()}"'
+            f">{escape(w.name)}</a><br/>"
+            for w in wheels
+        ]
+        page = "<!DOCTYPE html>\n<html><body>\n" + "\n".join(links) + "\n</body></html>\n"
+        (simple / name / "index.html").write_text(page, encoding="utf-8")
+        root_links.append(f'<a href="{name}/">{name}</a><br/>')
+    page = "<!DOCTYPE html>\n<html><body>\n" + "\n".join(root_links) + "\n</body></html>\n"
+    (simple / "index.html").write_text(page, encoding="utf-8")
+    return simple.as_uri() + "/"
 
 
 @dataclass(frozen=True)

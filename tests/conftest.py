@@ -166,7 +166,10 @@ def fake_github(monkeypatch: pytest.MonkeyPatch) -> Iterator[fakegithub.FakeGitH
 # test_suite.json); a file missing here only runs later.  The act scenarios are the longest
 # file: one worker runs them from start to end, so they start first.
 LONGEST_FIRST = (
-    "test_generated_ci.py",  # 886 s: act runs every generated workflow
+    # 886 s at 25b206f; alone, load ~5: 471 s wall, 423 CPU-s (containers included) before
+    # the runner's file index, 2 CI Pythons, 1 CUDA arch and the push in the background; 330 s,
+    # 382 CPU-s after (its act jobs' step time 854 -> 456 s)
+    "test_generated_ci.py",  # act runs every generated workflow
     "test_build_docker.py",  # 732 s: the torch extension in a container 372 s; alone, 2c626c1
     # (load 3-5): 320 s, torch 99 s (its runtime checks and install, not the compile now)
     "test_real_projects.py",  # 331 s: projects from init to installed on the host; alone,

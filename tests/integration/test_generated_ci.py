@@ -3,7 +3,7 @@ ubuntu-24.04 runner (tests/actkit.py), on the example project (tests/ciworld.py)
 
 - a pull request builds and tests the condensed cells (a CPU cell on the runner with the cell's
   Python set up, a CUDA cell in its image pulled from a registry) and uploads nothing;
-- an RC tag on release/1.0 builds, tests and uploads every cell (8 wheels and the archive) to the
+- an RC tag on release/1.0 builds, tests and uploads every cell (4 wheels and the archive) to the
   test channel on moto; the version reaches the pages only when whole, whichever workflow ends
   last; pip and uv then install it from the channel;
 - the release-day workflows promote it (a dry run first) and stage and upload it to PyPI;
@@ -27,12 +27,14 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from relforge.builders.images.pythons import find_host_pythons
 from tests.actkit import ActRun, HostedRunner, action_trees, make_tool_cache
 from tests.botworld import FIXES, comment_event, make_world
 from tests.botworld import REPO as BOT_REPO
@@ -43,6 +45,7 @@ from tests.ciworld import (
     Index,
     Project,
     example_project,
+    file_index,
     forget_image,
     git,
     keys_in,
@@ -56,7 +59,7 @@ from tests.ciworld import (
     wheelhouse,
 )
 from tests.fakegithub import TOKEN, start
-from tests.integration.builderimage import PYTHONS, builder_image
+from tests.integration.builderimage import builder_image
 from tests.integration.conftest import free_port
 from tests.integration.dockerd import running_dockerd
 
@@ -68,6 +71,11 @@ WHEELS = "relforge-linux-wheel.yml"
 ARCHIVES = "relforge-linux-archive.yml"
 CU130 = "wheel-linux-x86_64-py3.13-cu130"
 OUT = ".github/workflows"
+ARCHS = 'arch_list: ["7.5", "8.0", "9.0", "12.0+PTX"]'  # the example's, in matrix/example.yaml
+EXAMPLE_PYTHONS = '    python: ["3.10", "3.11", "3.12", "3.13"]\n'  # the same
+CI_PYTHONS = ("3.10", "3.13")  # the oldest and the newest (which pull requests build)
+WHEEL_CELLS = len(CI_PYTHONS) * 2  # cpu and cu130
+RELFORGE_PYTHON = "3.12"  # relforge's own on the runner (ci.python), from the tool cache too
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,6 +90,11 @@ class World:
     pypi: Index
     relforge_wheel: Path
     root: Path
+    image_pushed: Future[None]
+
+    def wait_for_image(self) -> None:
+        """Until the CUDA image is in the registry (pushed while the first act run went on)."""
+        self.image_pushed.result()
 
     def run(self, event: str, *names: str, **kw: Any) -> ActRun:
         """Each workflow in turn (act runs one per invocation), as one result."""
@@ -119,48 +132,61 @@ def world(
             wheelhouse(Path.home() / ".cache" / "relforge" / "tests", wheel, "3.12"), packages
         )
         shutil.copy2(wheel, packages)
+        runner_index = file_index(packages)
         (root / "pypi").mkdir()
-        with (
-            pypiserver(root, packages) as runner_index,
-            pypiserver(root, root / "pypi", {"__token__": PYPI_TOKEN}) as pypi,
-        ):
+        with pypiserver(root, root / "pypi", {"__token__": PYPI_TOKEN}) as pypi:
             bucket = new_bucket(moto_endpoint)
             download_url = f"{moto_endpoint}/{bucket}/dl"
             project = example_project(root, ci_edits(moto_endpoint, bucket, pypi, image))
             act = runner(
                 root / "runner",
                 action_trees(),
-                PIP_INDEX_URL=runner_index.simple,
+                PIP_INDEX_URL=runner_index,
                 DOCKER_HOST=docker_host,
                 **AWS,
                 **AWS_REGION,
             )
-            make_tool_cache(root / "runner" / "act", PYTHONS)
+            make_tool_cache(root / "runner" / "act", sorted({*CI_PYTHONS, RELFORGE_PYTHON}))
             cut_rc(project)
             # last: under `make test` the Docker build file may be making the image meanwhile
             # (tests/integration/builderimage.py); this file then loads that one
             builder_image(request, tmp_path_factory, docker_host, CUDA_TAG)
-            push_image(docker_host, CUDA_TAG, image)
-            forget_image(docker_host, CUDA_TAG)  # the engine keeps the layers, by other names
-            yield World(
-                project=project,
-                act=act,
-                endpoint=moto_endpoint,
-                bucket=bucket,
-                download_url=download_url,
-                image=image,
-                docker_host=docker_host,
-                pypi=pypi,
-                relforge_wheel=wheel,
-                root=root,
-            )
+            # the push (a gzip of 1.3 GB, about a minute) goes on while the scenarios that need
+            # no image run; those that do wait for it (World.wait_for_image)
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                pushed = pool.submit(_publish_image, docker_host, image)
+                yield World(
+                    project=project,
+                    act=act,
+                    endpoint=moto_endpoint,
+                    bucket=bucket,
+                    download_url=download_url,
+                    image=image,
+                    docker_host=docker_host,
+                    pypi=pypi,
+                    relforge_wheel=wheel,
+                    root=root,
+                    image_pushed=pushed,
+                )
+
+
+def _publish_image(docker_host: str, image: str) -> None:
+    push_image(docker_host, CUDA_TAG, image)
+    forget_image(docker_host, CUDA_TAG)  # the engine keeps the layers, by other names
 
 
 def ci_edits(endpoint: str, bucket: str, pypi: Index, image: str) -> dict[str, str]:
     """The matrix edits the README's "Running the generated CI" asks for: a shared store, its
     endpoint and the site's URL; the CUDA image from a registry the runners reach; the CPU cells
-    and the archive built on the runner itself."""
+    and the archive built on the runner itself.  Two more, for the test's time only (these
+    scenarios test the CI around the builds, every job of which installs relforge; the example's
+    eight wheel cells, each with four CUDA architectures, are built and audited by
+    test_build_docker.py and test_gpu_truth.py): two Pythons instead of four (the oldest, 3.10,
+    and the newest, 3.13, which pull requests build), so an RC runs 5 cells' 15 jobs instead of
+    9 cells' 27; and one CUDA architecture with its PTX instead of four."""
     return {
+        ARCHS: 'arch_list: ["12.0+PTX"]',
+        EXAMPLE_PYTHONS: f"    python: {json.dumps(list(CI_PYTHONS))}\n",
         "store: file://.relforge/store      # relative to the working directory": (
             f"store: s3://{bucket}/dl\n  s3_endpoint_url: {endpoint}\n"
             f"  pypi_repository_url: {pypi.url}/"
@@ -211,8 +237,10 @@ def tag_payload(tag: str) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def pull_request(world: World) -> ActRun:
     checkout(world, "release/1.0")
+    archives = world.run("pull_request", ARCHIVES, payload=pr_payload())  # no image: meanwhile
+    world.wait_for_image()  # the CUDA cell pulls it
     forget_image(world.docker_host, world.image)
-    return world.run("pull_request", WHEELS, ARCHIVES, payload=pr_payload())
+    return world.run("pull_request", WHEELS, payload=pr_payload()).merged(archives)
 
 
 def _cell(job: str) -> str:
@@ -276,6 +304,7 @@ class RcRuns:
 
 @pytest.fixture(scope="module")
 def rc(world: World) -> RcRuns:
+    world.wait_for_image()
     checkout(world, "v1.0.0-rc1")
     forget_image(world.docker_host, world.image)
     payload = tag_payload("v1.0.0-rc1")
@@ -291,9 +320,9 @@ def test_an_rc_tag_builds_tests_and_uploads_every_cell(world: World, rc: RcRuns)
         assert run.code == 0, run.explain()
         assert set(run.jobs.values()) == {"success"}, run.failed()
     uploads = rc.wheels.job("/upload") + rc.archives.job("/upload")
-    assert len(uploads) == 9
+    assert len(uploads) == WHEEL_CELLS + 1
     wheels = [k for k in world.keys("whl/test/") if k.endswith(".whl")]
-    assert len(wheels) == 8
+    assert len(wheels) == WHEEL_CELLS
     assert {k.split("/")[3] for k in wheels} == {"cpu", "cu130"}
     assert all("1.0.0+" in k for k in wheels)  # RC wheels carry the final version
     archives = world.keys("libtorch/test/")
@@ -334,7 +363,8 @@ def test_pip_and_uv_install_the_rc_from_the_test_channel(
 
 
 def _install(venv: Path, tool: str, index: str, requirement: str) -> dict[str, Any]:
-    python = "/root/.pyenv/versions/3.12.1/bin/python3"
+    [host], _ = find_host_pythons([CI_PYTHONS[-1]])  # a Python the RC has wheels for
+    python = str(host.executable)
     subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True)
     target = str(venv / "bin" / "python")
     if tool == "pip":
@@ -384,7 +414,7 @@ def test_the_promote_workflow_is_a_dry_run_unless_asked(promoted: Promotion) -> 
 def test_the_promote_workflow_copies_the_rc_to_release(world: World, promoted: Promotion) -> None:
     assert promoted.done.code == 0, promoted.done.explain()
     released = [k for k in world.keys("whl/") if k.startswith("dl/whl/cu") or "/whl/cpu/" in k]
-    assert sum(k.endswith(".whl") for k in released) == 8, released
+    assert sum(k.endswith(".whl") for k in released) == WHEEL_CELLS, released
     info = _install(
         world.root / f"venv-{uuid.uuid4().hex[:6]}",
         "pip",
@@ -498,6 +528,7 @@ def test_an_image_the_registry_lacks_or_cannot_serve_stops_the_build_with_its_co
 ) -> None:
     """--pull missing: a registry without the image is the matrix's fault (exit 2); one that
     cannot be reached is the environment's (exit 6); neither is a traceback."""
+    world.wait_for_image()
     registry = world.image.split("/", 1)[0]
     closed = f"127.0.0.1:{free_port()}"
     matrix = world.project.clone / "matrix" / "example.yaml"

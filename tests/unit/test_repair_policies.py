@@ -17,7 +17,7 @@ from relforge.builders.artifacts.postbuild import (
     repair_policy,
 )
 from relforge.builders.backends.base import BuildJob, build_phase, repair_phase
-from relforge.builders.backends.container import container_phase, container_script
+from relforge.builders.backends.container import container_phase
 from relforge.builders.buildplan import BuildRequest, plan_build
 from relforge.builders.executor import CellResult, run_build
 from relforge.matrix.cell import Cell
@@ -398,12 +398,3 @@ def test_a_docker_build_is_one_step_that_names_the_repair_and_the_image(tmp_path
     [job] = jobs
     assert repair_phase(job) == "repair (auditwheel)"
     assert container_phase(job) == f"pip wheel + repair (auditwheel) in {job.cell.image}"
-
-
-def test_every_container_runs_the_packaged_build_script() -> None:
-    """The script the Docker builder copies into each container is package data beside the
-    builder (a split of the package once left it behind: every Docker build failed with
-    FileNotFoundError, which only the Docker tests saw)."""
-    script = container_script()
-    assert script.startswith("#!/bin/sh\n# relforge's build driver inside a builder container")
-    assert "exit 86" in script and "exit 87" in script  # SKIP_EXIT, REQUIRES_EXIT

@@ -1,0 +1,62 @@
+"""The runner's package index of the generated-CI scenarios (tests/ciworld.py `file_index`): a
+PEP 503 index written as files, which pip resolves from by normalized name and whose sha256 links
+pip enforces."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from tests.ciworld import file_index
+
+
+def _wheel(folder: Path, dist: str, version: str) -> Path:
+    """A minimal pure-Python wheel (metadata only), as pip reads one."""
+    info = f"{dist}-{version}.dist-info"
+    path = folder / f"{dist}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(
+            f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n"
+        )
+        zf.writestr(
+            f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        zf.writestr(f"{info}/RECORD", "")
+    return path
+
+
+def _download(index: str, requirement: str, dest: Path) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "pip", "--isolated", "download", "--no-deps", "--index-url"]
+    argv += [index, "--dest", str(dest), "--disable-pip-version-check", requirement]
+    return subprocess.run(argv, capture_output=True, text=True, check=False)
+
+
+def test_pip_finds_each_wheel_by_its_normalized_name(tmp_path: Path) -> None:
+    packages = tmp_path / "packages"
+    packages.mkdir()
+    _wheel(packages, "foo_bar", "1.0")
+    _wheel(packages, "foo_bar", "2.0")
+    _wheel(packages, "other", "0.1")
+    index = file_index(packages)
+    assert index.startswith("file://") and index.endswith("/simple/")
+    assert sorted(p.name for p in (packages / "simple").iterdir()) == [
+        "foo-bar",
+        "index.html",
+        "other",
+    ]
+    done = _download(index, "Foo.Bar==1.0", tmp_path / "got")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [p.name for p in (tmp_path / "got").iterdir()] == ["foo_bar-1.0-py3-none-any.whl"]
+
+
+def test_a_wheel_changed_after_indexing_is_refused(tmp_path: Path) -> None:
+    packages = tmp_path / "packages"
+    packages.mkdir()
+    wheel = _wheel(packages, "foo_bar", "1.0")
+    index = file_index(packages)
+    wheel.write_bytes(wheel.read_bytes() + b"\0")  # other bytes than the link's sha256
+    done = _download(index, "foo-bar==1.0", tmp_path / "got")
+    assert done.returncode != 0
+    assert "THESE PACKAGES DO NOT MATCH THE HASHES" in done.stdout + done.stderr
