@@ -9,7 +9,6 @@ import json
 import os
 import platform
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from relforge.axiswheels import cached_folders
 from relforge.interpreters import find_interpreter
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
+from relforge.pipcommand import pip_for
 from relforge.wheelformat import metadata_headers
 from tests.realprojects import Kind, write_project
 
@@ -150,7 +150,7 @@ def install_from_channel(kind: Kind, root: Path, matrix: Path, release: str, cel
     links = [a for folder in cached_folders(cells[cell_id]) for a in ("--find-links", str(folder))]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "--isolated",
+        [*pip_for(venv / "bin" / "python"), "--isolated",
          "install", "--quiet", "--no-cache-dir", "--no-compile", "--index-url", index, *links,
          kind.name],
         check=True, env=env,

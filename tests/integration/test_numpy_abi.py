@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +16,7 @@ from relforge.interpreters import find_interpreter
 from relforge.manifest import load_manifest
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
+from relforge.pipcommand import pip_for as relforge_pip_for
 from tests.conftest import REPO, Result
 
 Run = Callable[..., Result]
@@ -45,12 +45,9 @@ def requires_dist(wheel: Path) -> list[str]:
 
 
 def pip_for(python: Path) -> list[str]:
-    """Real pip (this environment's) installing into the venv of `python`: a venv made
-    --without-pip skips ensurepip, seconds of CPU each."""
-    return [
-        sys.executable, "-m", "pip", "--python", str(python), "--isolated",
-        "--disable-pip-version-check",
-    ]  # fmt: skip
+    """Real pip (this environment's, as relforge runs it) installing into the venv of
+    `python`: a venv made --without-pip skips ensurepip, seconds of CPU each."""
+    return [*relforge_pip_for(python), "--isolated", "--disable-pip-version-check"]
 
 
 def numpy_env(venv: Path, numpy_wheels: list[Path], python: str = "3.12") -> Path:

@@ -47,6 +47,7 @@ _FOUNDATION_MODULES = [
     "simplepages",
     "versiontags",
     "envfaults",
+    "pipcommand",
     "forges",
     "manifest",
     "signing",

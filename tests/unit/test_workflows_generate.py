@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import io
 import os
 import re
 import subprocess
@@ -11,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from relforge.cli import main
 from relforge.matrix.expand import expand_cells
 from relforge.matrix.load import load_matrix
 from relforge.workflows.actionpins import load_pins
@@ -45,11 +49,30 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def rendered_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """PyTorch 2.9's workflows rendered once for the tests that only read them (a render of
+    the PyTorch matrix is seconds of CPU)."""
+    root = tmp_path_factory.mktemp("rendered") / "repo"
+    scratch_repo(root, PYTORCH.read_text(encoding="utf-8"), "matrix/pytorch.yaml")
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(io.StringIO()):
+        mp.chdir(root)
+        try:
+            main(["workflows", "generate", "matrix/pytorch.yaml", "--release", "2.9", "--out", OUT])
+        except SystemExit as exc:
+            assert not exc.code, exc.code
+    return root
+
+
+@pytest.fixture(scope="module")
+def _parsed(rendered_repo: Path) -> dict[str, dict[str, Any]]:
+    return load_workflows(rendered_repo / OUT)
+
+
 @pytest.fixture
-def rendered(repo: Path, run: Run) -> dict[str, dict[str, Any]]:
-    result = run("workflows", "generate", "matrix/pytorch.yaml", "--release", "2.9", "--out", OUT)
-    assert result.code == 0, result.err
-    return load_workflows(repo / OUT)
+def rendered(_parsed: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The rendered workflows, parsed; each test gets its own copy."""
+    return copy.deepcopy(_parsed)
 
 
 def _cell_jobs(workflow: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
@@ -272,7 +295,9 @@ def test_no_expression_inside_any_run_script(rendered: dict[str, dict[str, Any]]
         assert "${{" not in script, script  # values reach scripts through env: only
 
 
-def test_every_action_is_pinned_by_commit(rendered: dict[str, dict[str, Any]], repo: Path) -> None:
+def test_every_action_is_pinned_by_commit(
+    rendered: dict[str, dict[str, Any]], rendered_repo: Path
+) -> None:
     pins, _text = load_pins()
     used = set()
     for workflow in rendered.values():
@@ -286,7 +311,7 @@ def test_every_action_is_pinned_by_commit(rendered: dict[str, dict[str, Any]], r
             if "uses" in job:  # the documented form that act and GitHub Enterprise Server run
                 assert job["uses"] == "./.github/workflows/relforge-build.yml"
     assert used == set(pins)
-    for path in (repo / OUT).iterdir():  # each pin carries its tag as a comment
+    for path in (rendered_repo / OUT).iterdir():  # each pin carries its tag as a comment
         for line in path.read_text().splitlines():
             if re.search(r"uses: \S+@[0-9a-f]{40}", line):
                 assert re.search(r"@[0-9a-f]{40} # v\d", line), line

@@ -19,7 +19,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from relforge.axiswheels import cached_folders, fetched_folders
 from relforge.interpreters import find_interpreter
 from relforge.manifest import ProvenGpu, Verdict, VerdictStatus
 from relforge.matrix.cell import Cell
+from relforge.pipcommand import pip_for
 from relforge.validate.devicecode import DeviceCode
 from relforge.validate.gpus import Gpu, driver_problem, predict, query_gpus
 from relforge.validate.runtimedeps import (
@@ -261,7 +261,7 @@ def _install(
     each requirement on its own: those the sources lack are left out, and RF-R001 warns."""
     cell = req.cell
     pip = [
-        sys.executable, "-m", "pip", "--python", str(venv_python), "--isolated",
+        *pip_for(venv_python), "--isolated",
         "--disable-pip-version-check", "--no-input", "install", "--no-cache-dir", "--no-compile",
     ]  # fmt: skip
     # --no-compile: the venv lives for one smoke test; byte-compiling every module of the wheel

@@ -15,7 +15,6 @@ import importlib.util
 import json
 import os
 import shutil
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from relforge.builders.control import BuildFailure, run_logged
 from relforge.cachedir import locked, made_once
 from relforge.interpreters import Interpreter
 from relforge.locations import user_cache_dir
+from relforge.pipcommand import pip_for
 
 FRONTEND = ["pip"]  # drives the default PEP 517 build inside the venv
 _QUIET = ["--disable-pip-version-check", "--no-input"]
@@ -61,7 +61,7 @@ def install_into(
 ) -> None:
     """pip install `requirements` into the venv of `python` (what the build backend asks for
     on top of the layer: pip resolves them against what the venv holds, axes included)."""
-    pip = [sys.executable, "-m", "pip", "--python", str(python)]
+    pip = pip_for(python)
     _pip_install(pip, ["install", "--no-compile", *requirements], env, log, deadline)
 
 
@@ -96,7 +96,7 @@ def _layer(
     layer = user_cache_dir() / "build-env" / key
 
     def make(tmp: Path) -> object:
-        pip = [sys.executable, "-m", "pip", "--python", str(python)]
+        pip = pip_for(python)
         _pip_install(pip, ["install", "--target", str(tmp), *wanted], env, log, deadline)
         return ident
 
