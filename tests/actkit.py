@@ -87,13 +87,15 @@ def make_tool_cache(cache: Path, minors: Sequence[str]) -> dict[str, str]:
 
 
 def _relocated_copy(prefix: Path, stdlib: Path, dest: Path) -> None:
-    """The interpreter without its test suite, static libraries, byte code and the host's
-    site-packages (pip stays: a hosted runner's Python has it)."""
+    """The interpreter without its test suite, static libraries and the host's site-packages
+    (pip stays: a hosted runner's Python has it).  Its byte code stays too, as in the tool
+    cache of a hosted image: without it every job's first Python compiled the standard library
+    it imports."""
     lib = stdlib.relative_to(prefix).as_posix()  # lib/python3.12
 
     def ignore(folder: str, names: list[str]) -> set[str]:
         rel = Path(folder).relative_to(prefix).as_posix()
-        dropped = {n for n in names if n == "__pycache__" or n.endswith(".a")}
+        dropped = {n for n in names if n.endswith(".a")}
         if rel == lib:
             dropped |= {"test", "idlelib", "tkinter", "turtledemo"} & set(names)
         if rel == f"{lib}/site-packages":

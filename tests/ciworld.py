@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from relforge.workflows.toolpins import package_tool_pins
 from tests.actkit import HostedRunner
 from tests.integration.conftest import S3, free_port, start_server, stop_server
 
@@ -71,9 +72,11 @@ def relforge_wheel(out: Path) -> Path:
 
 
 def wheelhouse(cache: Path, wheel: Path, python: str) -> Path:
-    """relforge's dependencies and the build tools (pip, setuptools, wheel) as wheels for
-    `python`, downloaded once from the configured index into `cache` (keyed by what is asked)."""
-    wanted = ["pip", "setuptools", "wheel", *_requires(wheel)]
+    """relforge's dependencies, the build tools (pip, setuptools, wheel) and the pinned uv that
+    installs relforge in every job, as wheels for `python`, downloaded once from the configured
+    index into `cache` (keyed by what is asked)."""
+    uv = package_tool_pins()["uv"]
+    wanted = ["pip", "setuptools", "wheel", f"uv=={uv.version}", *_requires(wheel)]
     key = hashlib.sha256(json.dumps([python, sorted(wanted)]).encode()).hexdigest()[:16]
     folder = cache / f"wheelhouse-{key}"
     if (folder / ".complete").is_file():

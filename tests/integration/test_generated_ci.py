@@ -35,6 +35,7 @@ from typing import Any
 import pytest
 
 from relforge.builders.images.pythons import find_host_pythons
+from relforge.workflows.toolpins import package_tool_pins
 from tests.actkit import ActRun, HostedRunner, action_trees, make_tool_cache
 from tests.botworld import FIXES, comment_event, make_world
 from tests.botworld import REPO as BOT_REPO
@@ -289,6 +290,9 @@ def test_a_cpu_cell_builds_on_the_runner_with_the_cells_python(pull_request: Act
     build = _log(pull_request, "wheel-linux-x86_64-py3.13-cpu", "build")
     assert "Successfully set up CPython (3.13" in build  # setup-python, from the tool cache
     assert "(host)" in build
+    # relforge came through the pinned uv, which pip installed by the sha256 of its wheel
+    assert f"Successfully installed uv-{package_tool_pins()['uv'].version}" in build
+    assert re.search(r"Installed \d+ packages in ", build), build[-3000:]
 
 
 # --- an RC tag: every cell to the test channel --------------------------------------------------
@@ -519,7 +523,7 @@ def test_a_relforge_wheel_that_is_not_the_pinned_bytes_is_never_installed(
     assert run.code != 0
     [(job, step)] = [key for key, result in run.steps.items() if result == "failure"]
     assert step.startswith("Install relforge from file://"), (job, step)
-    assert "THESE PACKAGES DO NOT MATCH THE HASHES" in run.text(job)
+    assert f"Hash mismatch for `relforge @ file://{tampered}#sha256={sha}`" in run.text(job)
     assert not run.job("/test")  # nothing ran after the refused install
 
 

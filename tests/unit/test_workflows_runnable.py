@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from relforge import __version__
+from relforge.workflows.toolpins import package_tool_pins
 from tests.conftest import EXAMPLE, Result
 from tests.workflows_support import load_workflows, scratch_repo, steps
 
@@ -101,6 +102,9 @@ def test_every_job_installs_the_relforge_that_generated_it_by_default(
         assert 'venv --without-pip "$venv"' in step["run"]
         assert "--only-binary=:all:" in step["run"]
         assert '"$RELFORGE_REQUIREMENT"' in step["run"]
+        # by the pinned uv, itself installed by the sha256 of its wheels
+        assert step["env"]["RELFORGE_UV"] == package_tool_pins()["uv"].requirement
+        assert "--require-hashes" in step["run"] and '"$uv" pip install' in step["run"]
 
 
 @pytest.mark.parametrize(

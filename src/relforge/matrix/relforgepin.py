@@ -4,7 +4,8 @@ another one.
 Two forms are accepted, both parsed by `packaging`:
 - `relforge==X.Y.Z` — exactly one released version from the runner's index;
 - `relforge @ https://…/relforge-X.Y.Z-py3-none-any.whl#sha256=<64 hex>` — a direct URL whose
-  bytes pip checks against the hash before installing (http only to a loopback host, or file:).
+  bytes the job's installer (uv) checks against the hash before installing (http only to a
+  loopback host, or file:).
 
 Anything looser (a range, a wildcard, `===`, a URL without its sha256, a VCS URL, markers, another
 distribution) is refused: whoever could publish a matching release would run code in jobs that
@@ -92,7 +93,7 @@ def _url_pin(text: str, url: str) -> RelforgePin:
     parts = urlsplit(url)
     if "+" in parts.scheme:
         raise PinProblem(
-            f"{text!r} is a VCS URL, which pip cannot check against a hash",
+            f"{text!r} is a VCS URL, which no installer can check against a hash",
             hint=f"build a wheel of that commit and pin it by URL and sha256: {_FORMS}",
         )
     if parts.scheme not in ("https", "http", "file"):
@@ -105,8 +106,8 @@ def _url_pin(text: str, url: str) -> RelforgePin:
     found = _SHA256.match(parts.fragment)
     if found is None:
         raise PinProblem(
-            f"{text!r} has no #sha256=<64 lowercase hex digits> fragment: pip could not check "
-            "the file it downloads",
+            f"{text!r} has no #sha256=<64 lowercase hex digits> fragment: the installer could "
+            "not check the file it downloads",
             hint="append #sha256=$(sha256sum relforge-X.Y.Z-py3-none-any.whl) to the URL",
         )
     if not parts.path.endswith(".whl"):

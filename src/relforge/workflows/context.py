@@ -62,6 +62,10 @@ class RenderContext:
         default=f"relforge {__version__} from the runner's index",
         metadata={"doc": "how that requirement is pinned, for step names"},
     )
+    uv_requirement: str = field(
+        default="",
+        metadata={"doc": "the pinned uv that installs relforge, a --require-hashes line"},
+    )
     python: str = field(default="3.12", metadata={"doc": "relforge's own Python (ci.python)"})
     hosted_runner: str = field(
         default="ubuntu-24.04",
