@@ -292,7 +292,8 @@ def test_a_cpu_cell_builds_on_the_runner_with_the_cells_python(pull_request: Act
     assert "(host)" in build
     # relforge came through the pinned uv, which pip installed by the sha256 of its wheel
     assert f"Successfully installed uv-{package_tool_pins()['uv'].version}" in build
-    assert re.search(r"Installed \d+ packages in ", build), build[-3000:]
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", build)  # uv colours its lines on the runner
+    assert re.search(r"Installed \d+ packages in ", plain), plain[-3000:]
 
 
 # --- an RC tag: every cell to the test channel --------------------------------------------------
