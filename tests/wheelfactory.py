@@ -197,6 +197,21 @@ def write_wheel(spec: WheelSpec, directory: Path) -> Path:
     return path
 
 
+def metadata_wheel(folder: Path, dist: str, version: str) -> Path:
+    """A minimal pure-Python wheel (metadata only, empty RECORD), as pip reads one."""
+    info = f"{dist}-{version}.dist-info"
+    path = folder / f"{dist}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(
+            f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n"
+        )
+        zf.writestr(
+            f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        zf.writestr(f"{info}/RECORD", "")
+    return path
+
+
 def serve_index(
     root: Path, project: str, wheels: Sequence[Path], *, with_hash: bool = True
 ) -> None:

@@ -6,25 +6,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 from tests.ciworld import file_index
-
-
-def _wheel(folder: Path, dist: str, version: str) -> Path:
-    """A minimal pure-Python wheel (metadata only), as pip reads one."""
-    info = f"{dist}-{version}.dist-info"
-    path = folder / f"{dist}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as zf:
-        zf.writestr(
-            f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n"
-        )
-        zf.writestr(
-            f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-        )
-        zf.writestr(f"{info}/RECORD", "")
-    return path
+from tests.wheelfactory import metadata_wheel
 
 
 def _download(index: str, requirement: str, dest: Path) -> subprocess.CompletedProcess[str]:
@@ -36,9 +21,9 @@ def _download(index: str, requirement: str, dest: Path) -> subprocess.CompletedP
 def test_pip_finds_each_wheel_by_its_normalized_name(tmp_path: Path) -> None:
     packages = tmp_path / "packages"
     packages.mkdir()
-    _wheel(packages, "foo_bar", "1.0")
-    _wheel(packages, "foo_bar", "2.0")
-    _wheel(packages, "other", "0.1")
+    metadata_wheel(packages, "foo_bar", "1.0")
+    metadata_wheel(packages, "foo_bar", "2.0")
+    metadata_wheel(packages, "other", "0.1")
     index = file_index(packages)
     assert index.startswith("file://") and index.endswith("/simple/")
     assert sorted(p.name for p in (packages / "simple").iterdir()) == [
@@ -54,7 +39,7 @@ def test_pip_finds_each_wheel_by_its_normalized_name(tmp_path: Path) -> None:
 def test_a_wheel_changed_after_indexing_is_refused(tmp_path: Path) -> None:
     packages = tmp_path / "packages"
     packages.mkdir()
-    wheel = _wheel(packages, "foo_bar", "1.0")
+    wheel = metadata_wheel(packages, "foo_bar", "1.0")
     index = file_index(packages)
     wheel.write_bytes(wheel.read_bytes() + b"\0")  # other bytes than the link's sha256
     done = _download(index, "foo-bar==1.0", tmp_path / "got")

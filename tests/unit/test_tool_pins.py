@@ -10,7 +10,6 @@ import json
 import subprocess
 import sys
 import threading
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 from relforge.errors import ConfigError
 from relforge.workflows.toolpins import TOOL_PINS_NAME, package_tool_pins, parse_tool_pins
 from tests.conftest import REPO
+from tests.wheelfactory import metadata_wheel
 
 PINS_FILE = REPO / "src" / "relforge" / "resources" / TOOL_PINS_NAME
 SCRIPT = REPO / "scripts" / "refresh_tool_pins.py"
@@ -75,28 +75,12 @@ def test_not_a_mapping_is_refused() -> None:
         parse_tool_pins("- uv\n", "pins.yaml")
 
 
-def _wheel(folder: Path, name: str, version: str) -> Path:
-    """A well-formed wheel of `name` (a module and its dist-info)."""
-    path = folder / f"{name}-{version}-py3-none-any.whl"
-    info = f"{name}-{version}.dist-info"
-    with zipfile.ZipFile(path, "w") as zf:
-        zf.writestr(f"{name}/__init__.py", "")
-        zf.writestr(
-            f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
-        )
-        zf.writestr(
-            f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-        )
-        zf.writestr(f"{info}/RECORD", "")
-    return path
-
-
 def test_pip_refuses_a_uv_whose_bytes_match_no_pinned_hash(tmp_path: Path) -> None:
     """The step's own command, given another wheel of the pinned version: nothing installed."""
     uv = package_tool_pins()["uv"]
     links = tmp_path / "links"
     links.mkdir()
-    _wheel(links, "uv", uv.version)
+    metadata_wheel(links, "uv", uv.version)
     requirements = tmp_path / "relforge-uv.txt"
     requirements.write_text(uv.requirement + "\n", encoding="utf-8")
     target = tmp_path / "relforge-uv"
