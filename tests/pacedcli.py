@@ -33,6 +33,12 @@ from relforge.stores.registry import STORES, StoreOptions
 from relforge.stores.s3 import S3Store
 
 SCRIPT = Path(__file__).resolve()
+# What a test adds to the command line of a run it is about to SIGKILL: the channel's lease then
+# outlives the killed run by 3 s, not the default 60 s, and the rerun takes it over (saying so)
+# instead of waiting out a minute in every kill test.  Renewed every second while the run lives.
+KILLED_LEASE = ("--lease-ttl", "3")
+# the rerun says on stderr: "took over the test channel's lease in …"
+TOOK_OVER = "took over the "
 
 
 def paced_relforge(

@@ -32,7 +32,7 @@ from relforge.manifest import (
 from tests.conftest import Result
 from tests.integration.conftest import S3
 from tests.integration.verify_kit import LocalRaw, Raw, S3Raw, flip
-from tests.pacedcli import paced_relforge
+from tests.pacedcli import KILLED_LEASE, TOOK_OVER, paced_relforge
 from tests.promote_kit import matrix_text, release_wheels, write_manifest
 
 pytestmark = pytest.mark.slow
@@ -376,7 +376,7 @@ def test_a_killed_promotion_of_an_archive_finishes_on_rerun(
     args += ["--execute", "--workers", "1", "--partial"]  # the archive alone (see promote())
     argv = [sys.executable, "-m", "relforge", *args]
     proc = subprocess.Popen(
-        [*paced_relforge(transfer_delay=0.4), *args],
+        [*paced_relforge(transfer_delay=0.4), *args, *KILLED_LEASE],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -394,6 +394,7 @@ def test_a_killed_promotion_of_an_archive_finishes_on_rerun(
     assert verify(run, s, "release").code == 4  # part-way: not everything is there
     resumed = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert TOOK_OVER in resumed.stderr, resumed.stderr  # the killed run's lease, once it expired
     assert "resuming" in resumed.stdout
     assert s.raw.read(RELEASE_KEY) == s.archive.read_bytes()
     assert s.raw.read(f"{RELEASE_KEY}.sha256") == checksum_text(sha256_file(s.archive))

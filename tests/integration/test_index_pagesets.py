@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import Result
 from tests.integration.conftest import S3, free_port
 from tests.integration.test_promote_flow import s3_matrix
-from tests.pacedcli import paced_relforge
+from tests.pacedcli import KILLED_LEASE, TOOK_OVER, paced_relforge
 from tests.promote_kit import matrix_text, release_wheels, write_manifest
 
 pytestmark = pytest.mark.slow
@@ -50,7 +50,7 @@ def kill_after_json_page(argv: list[str], cwd: Path, page_has_new: Callable[[], 
     """Run `argv` with slow page writes and SIGKILL it right after the project's JSON page
     lists the new wheel (before the marker commits the set; the HTML page may or may not
     have been written: the pages of a set are written in parallel)."""
-    paced = [*paced_relforge(page_delay=0.6), *argv[len(RELFORGE) :]]
+    paced = [*paced_relforge(page_delay=0.6), *argv[len(RELFORGE) :], *KILLED_LEASE]
     proc = subprocess.Popen(paced, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while not page_has_new() and time.monotonic() < deadline and proc.poll() is None:
@@ -66,6 +66,7 @@ def finish_and_check(
     read: Callable[[str], bytes | None],
     dirs: bool,
     rerun: tuple[str, ...] = (),
+    killed: bool = True,
 ) -> None:
     """The incomplete set is seen as such, finished by `index` (or by rerunning the command
     `rerun`), and then up to date."""
@@ -81,6 +82,8 @@ def finish_and_check(
     assert plan.code == 0 and "rebuild rfdemo" in plan.out, plan.out + plan.err
     done = run(*(rerun or ("index", str(matrix), "--channel", "test", "--execute")))
     assert done.code == 0, done.out + done.err
+    if killed:  # the killed run's lease, taken over once it expired
+        assert TOOK_OVER in done.err, done.err
     names = ["index.html", "index.json", *([""] if dirs else [])]
     for name in names:
         page = read(f"whl/test/cpu/rfdemo/{name}")
@@ -248,4 +251,4 @@ def test_a_failed_html_upload_is_finished_by_the_next_index(
 
     assert NEW.encode() in (read("whl/test/cpu/rfdemo/index.json") or b"")  # half a set
     html_faults.failing = False
-    finish_and_check(run, matrix, read, dirs=True)
+    finish_and_check(run, matrix, read, dirs=True, killed=False)

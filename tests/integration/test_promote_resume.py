@@ -21,7 +21,7 @@ from tests.integration.test_promote_flow import (
     s3_matrix,
     without_pages,
 )
-from tests.pacedcli import paced_relforge
+from tests.pacedcli import KILLED_LEASE, TOOK_OVER, paced_relforge
 from tests.promote_kit import release_wheels, write_manifest
 
 pytestmark = pytest.mark.slow
@@ -55,7 +55,7 @@ def test_killed_promotion_resumes_to_the_same_end_state(
     args = ["promote", str(matrix), "--version", "1.0.0", "--execute", "--workers", "1"]
     argv = [*RELFORGE, *args]
     proc = subprocess.Popen(
-        [*paced_relforge(transfer_delay=0.3), *args],
+        [*paced_relforge(transfer_delay=0.3), *args, *KILLED_LEASE],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -72,6 +72,7 @@ def test_killed_promotion_resumes_to_the_same_end_state(
 
     resumed = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert TOOK_OVER in resumed.stderr, resumed.stderr  # the killed run's lease, once it expired
     assert "resuming" in resumed.stdout and f"{interrupted} action(s) done" in resumed.stdout
 
     after = objects(s3)

@@ -33,6 +33,7 @@ from tests.conftest import Result
 from tests.faultproxy import FaultProxy
 from tests.integration.conftest import S3
 from tests.integration.test_promote_flow import objects
+from tests.pacedcli import KILLED_LEASE, TOOK_OVER
 from tests.promote_kit import matrix_text, padded_wheel, release_wheels, write_manifest
 
 pytestmark = pytest.mark.slow
@@ -236,7 +237,7 @@ def test_a_killed_publish_resends_only_the_missing_parts(
         proxy.hold("UploadPart", after=2)  # two parts land, the others hang in flight
         argv = [sys.executable, "-m", "relforge", "publish", str(matrix), "--channel", "test"]
         killed = subprocess.Popen(
-            [*argv, "--manifest", str(manifest), "--execute"],
+            [*argv, "--manifest", str(manifest), "--execute", *KILLED_LEASE],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -252,6 +253,7 @@ def test_a_killed_publish_resends_only_the_missing_parts(
         sent, count = proxy.sent["UploadPart"], proxy.operations["UploadPart"]
         done = _publish(run, matrix, manifest)
         _ok(done)
+        assert TOOK_OVER in done.err, done.err  # the killed run's lease, once it expired
         assert proxy.operations["UploadPart"] - count == PARTS - 2
         assert proxy.sent["UploadPart"] - sent == BIG - 3000 + _padding(manifest) - 2 * 5 * MIB
     sha = _big_sha(manifest)
@@ -272,7 +274,7 @@ def test_a_killed_promote_resumes_its_part_copies(
         proxy.hold("UploadPartCopy", after=2)
         promote = ["promote", str(matrix), "--version", "1.0.0", "--execute"]
         killed = subprocess.Popen(
-            [sys.executable, "-m", "relforge", *promote],
+            [sys.executable, "-m", "relforge", *promote, *KILLED_LEASE],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -284,7 +286,9 @@ def test_a_killed_promote_resumes_its_part_copies(
         proxy.drop_held()
         assert proxy.operations["UploadPartCopy"] >= 3, proxy.operations
         count = proxy.operations["UploadPartCopy"]
-        _ok(run(*promote))
+        resumed = run(*promote)
+        _ok(resumed)
+        assert TOOK_OVER in resumed.err, resumed.err  # the killed run's lease, once it expired
         assert proxy.operations["UploadPartCopy"] - count == 2 * PARTS - 2
     sha = _big_sha(manifest)
     assert objects(s3, bucket)["dl/" + BIG_KEY.replace("whl/test/", "whl/")] == (sha, sha)

@@ -18,6 +18,7 @@ from relforge.matrix.cell import Cell
 from relforge.matrix.expand import on_channel
 from relforge.matrix.schema import CHANNEL_NAMES, ChannelName, Matrix, Release
 from relforge.workflows.layout import MAX_MATRIX_JOBS, Shard, matrix_entry, shards
+from relforge.workflows.toolpins import package_tool_pins
 
 BUILD_WORKFLOW = "relforge-build.yml"
 _REPOSITORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+\Z")
@@ -63,8 +64,8 @@ class RenderContext:
         metadata={"doc": "how that requirement is pinned, for step names"},
     )
     uv_requirement: str = field(
-        default="",
-        metadata={"doc": "the pinned uv that installs relforge, a --require-hashes line"},
+        default_factory=lambda: package_tool_pins()["uv"].requirement,
+        metadata={"doc": "the pinned uv that installs relforge (a --require-hashes line)"},
     )
     python: str = field(default="3.12", metadata={"doc": "relforge's own Python (ci.python)"})
     hosted_runner: str = field(

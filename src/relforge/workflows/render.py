@@ -42,7 +42,6 @@ from relforge.workflows.templating import (
     template_closure,
     templates_digest,
 )
-from relforge.workflows.toolpins import package_tool_pins
 
 if TYPE_CHECKING:
     from jinja2.sandbox import SandboxedEnvironment
@@ -129,7 +128,6 @@ def render_workflows(request: RenderRequest) -> WorkflowSet:
         pypi=any(c.pypi_default for c in cells),
         relforge_requirement=pin.requirement,
         relforge_pin=pin.summary,
-        uv_requirement=package_tool_pins()["uv"].requirement,
         python=str(matrix.ci.python),
         hosted_runner=matrix.ci.runner,
     )
