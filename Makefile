@@ -7,12 +7,15 @@ STAMP := $(VENV)/.installed
 .PHONY: demo demo-ci test test-unit test-tmpdir lint format docs bench golden screenshot clean
 
 # uv installs the hundred-odd packages in a few seconds where pip takes most of a minute (the
-# start of every `make test` on a clean clone); pip does it when uv cannot (no index it reaches).
+# start of every `make test` on a clean clone): from its own cache alone first (about 1 s; asking
+# the index again about every package took 6 s more), from the index when the cache lacks
+# something, and pip does it when uv cannot (no index it reaches).
 UV_VERSION := 0.13.9
+UV_INSTALL = $(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[test]' --upgrade-package pip pip
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
-	$(BIN)/uv pip install --quiet --refresh --python $(BIN)/python -e '.[test]' --upgrade-package pip pip \
+	$(UV_INSTALL) --offline 2>/dev/null || $(UV_INSTALL) \
 	  || $(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $@
 
@@ -55,10 +58,14 @@ test-unit: $(STAMP)
 test-tmpdir:
 	@echo $(TEST_TMPDIR)
 
+# mypy keeps its cache in the user's cache folder, not in the checkout: a clean clone then checks
+# in under a second what took 11 s cold (mypy re-reads a file whose path or mtime changed and
+# trusts its cache only when the content hash agrees).  MYPY_CACHE_DIR=… picks another place.
+MYPY_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/relforge/mypy
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/ruff format --check src tests benchmarks scripts
-	$(BIN)/mypy
+	MYPY_CACHE_DIR=$(MYPY_CACHE_DIR) $(BIN)/mypy
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks scripts
