@@ -1,14 +1,17 @@
 """`make test` on clean clones of two commits, one after the other on the same machine: the
-suite's wall and CPU time as CI sees it (the venv created and installed, ruff, mypy with cold
-caches, pytest on 4 workers), before and after a change.  Run by hand, on a machine with
-nothing else running (the suite is CPU-bound: wall seconds only compare at equal load):
+suite's wall and CPU time as CI sees it (the venv created and installed, ruff, mypy with the
+cache the Makefile keeps outside the checkout, pytest on 4 workers), before and after a change.
+Run by hand, on a machine with nothing else running (the suite is CPU-bound: wall seconds only
+compare at equal load):
 
     .venv/bin/python benchmarks/bench_make_test.py BEFORE_REV AFTER_REV
 
 Each clone goes to a fresh temporary folder; its JUnit report gives the tests, failures and the
 slowest files.  The figures replace the `clean_clone_make_test` entry of
 benchmarks/results/test_suite.json (--out: another file).  CPU seconds are those of `make` and
-every child it waited for; what runs inside Docker containers is not in them.
+every child it waited for (what runs inside Docker containers is not in them); the machine's
+busy CPU seconds (/proc/stat, every process: containers, dockerd's pushes) are beside them, and
+on an otherwise idle machine they are what the wall clock follows (2 cores: wall ≈ busy / 2).
 """
 
 from __future__ import annotations
@@ -26,6 +29,14 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULT = ROOT / "benchmarks" / "results" / "test_suite.json"
+
+
+def _machine_busy() -> float:
+    """Seconds the machine's cores were busy since boot (user, nice, system, irq, softirq,
+    steal), from the first line of /proc/stat."""
+    fields = Path("/proc/stat").read_text(encoding="ascii").splitlines()[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def _children() -> tuple[float, float]:
@@ -72,11 +83,13 @@ def measure(rev: str) -> dict[str, Any]:
         env = {**os.environ, "PYTEST_ADDOPTS": f"--junitxml={junit} -p no:cacheprovider"}
         load = os.getloadavg()[0]
         user, system = _children()
+        busy = _machine_busy()
         start = time.perf_counter()
         done = subprocess.run(
             ["make", "test"], cwd=clone, env=env, stdout=subprocess.DEVNULL, check=False
         )
         wall = time.perf_counter() - start
+        busy = _machine_busy() - busy
         user2, system2 = _children()
         return {
             "commit": commit,
@@ -84,6 +97,7 @@ def measure(rev: str) -> dict[str, Any]:
             "make_test_wall_s": round(wall, 1),
             "user_s": round(user2 - user, 1),
             "sys_s": round(system2 - system, 1),
+            "machine_busy_cpu_s": round(busy, 1),
             "load_average_before": round(load, 2),
             "load_average_after": round(os.getloadavg()[0], 2),
             **_report(junit),
@@ -100,7 +114,7 @@ def main() -> int:
     results = json.loads(args.out.read_text()) if args.out.exists() else {}
     results["clean_clone_make_test"] = {
         "how": "benchmarks/bench_make_test.py: a clean clone of each commit, `make test` "
-        "(venv install, ruff, mypy cold, pytest -n 4), one after the other",
+        "(venv install, ruff, mypy, pytest -n 4), one after the other",
         "machine": f"{os.cpu_count()} cores",
         **runs,
     }

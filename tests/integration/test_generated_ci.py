@@ -155,7 +155,7 @@ def world(
             # the push (a gzip of 1.3 GB, about a minute) goes on while the scenarios that need
             # no image run; those that do wait for it (World.wait_for_image)
             with ThreadPoolExecutor(max_workers=1) as pool:
-                pushed = pool.submit(_publish_image, docker_host, image)
+                pushed = pool.submit(_publish_image, docker_host, image, root / "push")
                 yield World(
                     project=project,
                     act=act,
@@ -171,8 +171,8 @@ def world(
                 )
 
 
-def _publish_image(docker_host: str, image: str) -> None:
-    push_image(docker_host, CUDA_TAG, image)
+def _publish_image(docker_host: str, image: str, scratch: Path) -> None:
+    push_image(docker_host, CUDA_TAG, image, scratch)
     forget_image(docker_host, CUDA_TAG)  # the engine keeps the layers, by other names
 
 
