@@ -9,6 +9,10 @@ loads that archive into its engine and asks `make_python_image` again, which mus
 the same inputs and only name it.  Making the image is the costliest setup of the suite (a gigabyte
 of context, a layer commit, a container per interpreter): measured on the 2-core machine, making it
 took 49 CPU-s (save included), loading it and the cached rerun 18 CPU-s.
+
+The act scenarios need the image only in their registry, never in their engine (a build pulls
+it): `builder_image_archive` hands them the session's archive itself when the other file made
+it (no load), else the image made in their engine and saved.
 """
 
 from __future__ import annotations
@@ -65,10 +69,41 @@ def builder_image(
             return again.id
         first = _make_and_check(spec)
         if _another_file_needs_it(request):
-            content = f"{name.rpartition(':')[0]}:inputs-{first.digest[:16]}"
+            content = _content_tag(name, first.digest)
             _docker(docker_host, "save", "--output", str(archive), content, SPEC.base.name)
             record.write_text(json.dumps({"id": first.id, "digest": first.digest}), "utf-8")
         return first.id
+
+
+def builder_image_archive(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    docker_host: str,
+    scratch: Path,
+    name: str = NAME,
+) -> tuple[Path, str]:
+    """The image as a `docker save` archive in `scratch`, and the name it has in the archive,
+    for a file that needs it only in a registry: the session's archive when another file made
+    it (taken, as a load would take it: this file is its last user), else the image made in the
+    engine at `docker_host` (as `builder_image` makes it) and saved.  The caller deletes it."""
+    shared = _session_root(tmp_path_factory)
+    scratch.mkdir(parents=True, exist_ok=True)
+    taken = scratch / "builder-image.tar"
+    with locked(shared / "builder-image.lock"):
+        archive, record = shared / "builder-image.tar", shared / "builder-image.json"
+        if record.is_file():
+            made = json.loads(record.read_text(encoding="utf-8"))
+            archive.replace(taken)
+            record.unlink()
+            return taken, _content_tag(name, made["digest"])
+    builder_image(request, tmp_path_factory, docker_host, name)
+    _docker(docker_host, "save", "--output", str(taken), name)
+    return taken, name
+
+
+def _content_tag(name: str, digest: str) -> str:
+    """The tag `make_python_image` gives an image of these inputs (its content digest)."""
+    return f"{name.rpartition(':')[0]}:inputs-{digest[:16]}"
 
 
 def _make_and_check(spec: PythonImageSpec) -> PythonImageResult:

@@ -60,7 +60,7 @@ from tests.ciworld import (
     wheelhouse,
 )
 from tests.fakegithub import TOKEN, start
-from tests.integration.builderimage import builder_image
+from tests.integration.builderimage import builder_image_archive
 from tests.integration.conftest import free_port
 from tests.integration.dockerd import running_dockerd
 
@@ -150,12 +150,16 @@ def world(
             make_tool_cache(root / "runner" / "act", sorted({*CI_PYTHONS, RELFORGE_PYTHON}))
             cut_rc(project)
             # last: under `make test` the Docker build file may be making the image meanwhile
-            # (tests/integration/builderimage.py); this file then loads that one
-            builder_image(request, tmp_path_factory, docker_host, CUDA_TAG)
-            # the push (a gzip of 1.3 GB, about a minute) goes on while the scenarios that need
-            # no image run; those that do wait for it (World.wait_for_image)
+            # (tests/integration/builderimage.py); this file then takes its archive (the engine
+            # here never needs the image: its builds pull it from the registry)
+            archive, local = builder_image_archive(
+                request, tmp_path_factory, docker_host, root / "push", CUDA_TAG
+            )
+            forget_image(docker_host, CUDA_TAG)  # made here: the engine keeps only its layers
+            # the push goes on while the scenarios that need no image run; those that do wait
+            # for it (World.wait_for_image)
             with ThreadPoolExecutor(max_workers=1) as pool:
-                pushed = pool.submit(_publish_image, docker_host, image, root / "push")
+                pushed = pool.submit(_publish_image, archive, local, image)
                 yield World(
                     project=project,
                     act=act,
@@ -171,9 +175,11 @@ def world(
                 )
 
 
-def _publish_image(docker_host: str, image: str, scratch: Path) -> None:
-    push_image(docker_host, CUDA_TAG, image, scratch)
-    forget_image(docker_host, CUDA_TAG)  # the engine keeps the layers, by other names
+def _publish_image(archive: Path, local: str, image: str) -> None:
+    try:
+        push_image(archive, local, image)
+    finally:
+        archive.unlink()  # a gigabyte (in memory under `make test`)
 
 
 def ci_edits(endpoint: str, bucket: str, pypi: Index, image: str) -> dict[str, str]:
