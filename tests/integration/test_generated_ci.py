@@ -530,8 +530,23 @@ def test_a_relforge_wheel_that_is_not_the_pinned_bytes_is_never_installed(
     assert run.code != 0
     [(job, step)] = [key for key, result in run.steps.items() if result == "failure"]
     assert step.startswith("Install relforge from file://"), (job, step)
-    assert f"Hash mismatch for `relforge @ file://{tampered}#sha256={sha}`" in run.text(job)
     assert not run.job("/test")  # nothing ran after the refused install
+    # Why the step failed, from the step's own uv and requirement run here: act on the host
+    # reads a step's output through a terminal and, when the step exits non-zero, stops without
+    # draining it, so uv's last lines (its reason) reach act's log only now and then.
+    requirement = f"relforge @ file://{tampered}#sha256={sha}"
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    uv = Path(sys.executable).parent / "uv"
+    version = subprocess.run([str(uv), "--version"], capture_output=True, text=True, check=True)
+    assert package_tool_pins()["uv"].version in version.stdout  # the version the jobs pin
+    argv = [str(uv), "pip", "install", "--python", str(venv / "bin" / "python"), "--no-deps"]
+    refused = subprocess.run(
+        [*argv, "--only-binary", ":all:", requirement], capture_output=True, text=True, check=False
+    )
+    said = " ".join(refused.stderr.split())  # uv wraps its lines
+    assert refused.returncode != 0 and f"Hash mismatch for `{requirement}`" in said, said
+    assert f"Computed: sha256:{hashlib.sha256(tampered.read_bytes()).hexdigest()}" in said
 
 
 def test_an_image_the_registry_lacks_or_cannot_serve_stops_the_build_with_its_code(
