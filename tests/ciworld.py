@@ -269,34 +269,53 @@ def _member(tar: tarfile.TarFile, name: str) -> IO[bytes]:
 
 
 def _upload_blob(host: str, repository: str, tar: tarfile.TarFile, name: str) -> dict[str, Any]:
-    """One member of the saved image as a blob of `repository`: its digest and size."""
-    digest = hashlib.sha256()
-    with _member(tar, name) as data:
-        for chunk in iter(lambda: data.read(1 << 20), b""):
-            digest.update(chunk)
-    size = tar.getmember(name).size
-    blob = f"sha256:{digest.hexdigest()}"
+    """One member of the saved image as a blob of `repository`, read once: started, sent as
+    one chunk (PATCH) while its sha256 is taken, then committed under that digest (PUT).
+    Returns its digest and size."""
     started = _registry_call(host, "POST", f"/v2/{repository}/blobs/uploads/")
-    location = urllib.parse.urlsplit(started["Location"])
-    query = f"{location.query}&" if location.query else ""
+    size = tar.getmember(name).size
     with _member(tar, name) as data:
-        _registry_call(
+        reader = _Hashing(data)
+        sent = _registry_call(
             host,
-            "PUT",
-            f"{location.path}?{query}digest={blob}",
-            data,
+            "PATCH",
+            _path(started["Location"]),
+            reader,
             {"Content-Type": "application/octet-stream", "Content-Length": str(size)},
         )
+    blob = f"sha256:{reader.sha256.hexdigest()}"
+    location = urllib.parse.urlsplit(sent["Location"])
+    query = f"{location.query}&" if location.query else ""
+    _registry_call(host, "PUT", f"{location.path}?{query}digest={blob}", b"")
     return {"digest": blob, "size": size}
+
+
+class _Hashing:
+    """A file's reader that takes the sha256 of what is read through it."""
+
+    def __init__(self, data: IO[bytes]) -> None:
+        self.data = data
+        self.sha256 = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self.data.read(size)
+        self.sha256.update(chunk)
+        return chunk
+
+
+def _path(location: str) -> str:
+    """The path and query of an upload's Location (the registry may answer a full URL)."""
+    parts = urllib.parse.urlsplit(location)
+    return f"{parts.path}?{parts.query}" if parts.query else parts.path
 
 
 def _registry_call(
     host: str,
     method: str,
     path: str,
-    body: bytes | IO[bytes] | None = None,
+    body: bytes | _Hashing | None = None,
     headers: dict[str, str] | None = None,
-) -> dict[str, str]:
+) -> http.client.HTTPMessage:
     """One request to the registry at `host` (host:port); returns the answer's headers."""
     connection = http.client.HTTPConnection(host, timeout=300, blocksize=1 << 20)
     try:
@@ -305,7 +324,7 @@ def _registry_call(
         text = answer.read()
         if answer.status >= 300:
             raise RuntimeError(f"{method} {path}: {answer.status} {text[:500]!r}")
-        return dict(answer.getheaders())
+        return answer.headers
     finally:
         connection.close()
 

@@ -30,6 +30,7 @@ from relforge.builders.images.pyimage import (
     PythonImageResult,
     PythonImageSpec,
     base_spec,
+    content_tag,
     make_python_image,
 )
 from relforge.cachedir import locked
@@ -69,7 +70,7 @@ def builder_image(
             return again.id
         first = _make_and_check(spec)
         if _another_file_needs_it(request):
-            content = _content_tag(name, first.digest)
+            content = content_tag(name, first.digest)
             _docker(docker_host, "save", "--output", str(archive), content, SPEC.base.name)
             record.write_text(json.dumps({"id": first.id, "digest": first.digest}), "utf-8")
         return first.id
@@ -95,15 +96,10 @@ def builder_image_archive(
             made = json.loads(record.read_text(encoding="utf-8"))
             archive.replace(taken)
             record.unlink()
-            return taken, _content_tag(name, made["digest"])
+            return taken, content_tag(name, made["digest"])
     builder_image(request, tmp_path_factory, docker_host, name)
     _docker(docker_host, "save", "--output", str(taken), name)
     return taken, name
-
-
-def _content_tag(name: str, digest: str) -> str:
-    """The tag `make_python_image` gives an image of these inputs (its content digest)."""
-    return f"{name.rpartition(':')[0]}:inputs-{digest[:16]}"
 
 
 def _make_and_check(spec: PythonImageSpec) -> PythonImageResult:

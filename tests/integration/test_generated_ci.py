@@ -155,7 +155,9 @@ def world(
             archive, local = builder_image_archive(
                 request, tmp_path_factory, docker_host, root / "push", CUDA_TAG
             )
-            forget_image(docker_host, CUDA_TAG)  # made here: the engine keeps only its layers
+            # made here: the engine keeps it by its content tag only, so CUDA_TAG's pulls fetch
+            # every layer from the registry (it never saw these uncompressed blobs)
+            forget_image(docker_host, CUDA_TAG)
             # the push goes on while the scenarios that need no image run; those that do wait
             # for it (World.wait_for_image)
             with ThreadPoolExecutor(max_workers=1) as pool:

@@ -81,6 +81,12 @@ def base_spec(spec: ImageSpec, name: str) -> ImageSpec:
     )
 
 
+def content_tag(name: str, digest: str) -> str:
+    """The tag an image of these inputs gets beside `name` (its repository): it is how a rerun,
+    or another engine that loaded the image, finds it again."""
+    return f"{name.rpartition(':')[0]}:inputs-{digest[:16]}"
+
+
 def make_python_image(
     spec: PythonImageSpec, *, rebuild: bool = False, say: Callable[[str], None] = print
 ) -> PythonImageResult:
@@ -106,7 +112,7 @@ def make_python_image(
     layers = {p.tag: _site_layer(p, spec.requirements) for p in pythons if not p.system}
     plan = ImageRoot(pythons=pythons, layers=layers, cuda=toolkits, base=spec.base.name)
     digest = plan.digest(base.id, spec.requirements)
-    content = f"{repository}:inputs-{digest[:16]}"
+    content = content_tag(spec.name, digest)
     client = connect(timeout=900)
     existing = image_id(client, content)
     result: dict[str, Any] = {
